@@ -1,0 +1,12 @@
+/* dlock — distributed lock primitives. The whole public API. */
+#ifndef DLOCK_H
+#define DLOCK_H
+
+#include "dlock/errors.h"
+#include "dlock/client.h"
+#include "dlock/rlock.h"
+#include "dlock/reentrant.h"
+#include "dlock/mock.h"
+#include "dlock/redis.h"
+
+#endif /* DLOCK_H */

@@ -1,0 +1,93 @@
+/*
+ * dlock — the generic lock functions.
+ *
+ * Every lock object (reentrant, and the types to come) is a dlock_rlock *;
+ * these functions dispatch through its method table. A slot a type does not
+ * support gives DLOCK_ENOTSUP.
+ *
+ * Times are milliseconds. lease_ms = 0 means "held until unlocked": the
+ * client's watchdog keeps renewing a watchdog_timeout lease. A blocking call
+ * never blocks longer than asked, plus one backend round trip.
+ *
+ * Owners: the plain functions act for the calling thread's owner id; the
+ * *_as functions take an explicit owner id (from dlock_client_owner, or any
+ * string up to DLOCK_OWNER_MAX - 1 bytes) so that one thread may lock and
+ * another unlock.
+ *
+ * Errors: besides the codes named per function, every call may return
+ * DLOCK_EINVAL (bad argument; nothing changed), DLOCK_ECONN / DLOCK_ETIMEDOUT
+ * (backend unreachable or slow), DLOCK_EPROTO (e.g. a key of another type is
+ * stored under the lock's name) and DLOCK_EFORKED. dlock_errmsg() then tells
+ * the detail.
+ *
+ * Thread-safety: a lock object may be used by any number of threads at once.
+ */
+#ifndef DLOCK_RLOCK_H
+#define DLOCK_RLOCK_H
+
+#include "types.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+
+/* Longest lock name in bytes (without NUL). Any bytes but NUL are allowed. */
+#define DLOCK_NAME_MAX 1024
+
+/* Blocks until acquired. Re-entrant: the owner may lock again; each lock
+ * needs its unlock. While the backend is unreachable it keeps retrying (with
+ * back-off) for as long as it takes. 0 or an error. */
+int dlock_lock(dlock_rlock *l, int64_t lease_ms);
+int dlock_lock_as(dlock_rlock *l, const char *owner, int64_t lease_ms);
+
+/* Waits up to wait_ms (0 = one attempt). 0 when acquired, DLOCK_EBUSY when
+ * wait_ms is 0 and someone else holds it, DLOCK_ETIMEDOUT when the wait ran
+ * out, DLOCK_EDEADLK when waiting could only deadlock. */
+int dlock_try_lock(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
+int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                      int64_t lease_ms);
+
+/* Decrements the owner's hold count; at zero releases and wakes waiters.
+ * 0, DLOCK_ENOTOWNER (the owner does not hold it), DLOCK_ELOST (the owner held
+ * it through this client but the lease expired or was taken away). One round
+ * trip. */
+int dlock_unlock(dlock_rlock *l);
+int dlock_unlock_as(dlock_rlock *l, const char *owner);
+
+/* Deletes the lock whoever holds it and wakes waiters. *existed (may be
+ * NULL) tells whether it was held. */
+int dlock_force_unlock(dlock_rlock *l, int *existed);
+
+/* One read each, no side effects. */
+int dlock_is_locked(dlock_rlock *l, int *out);
+int dlock_is_held(dlock_rlock *l, int *out);
+int dlock_is_held_as(dlock_rlock *l, const char *owner, int *out);
+int dlock_hold_count(dlock_rlock *l, int64_t *out);
+int dlock_hold_count_as(dlock_rlock *l, const char *owner, int64_t *out);
+/* -2: not held, -1: held without expiry, else ms left. */
+int dlock_remain_ttl(dlock_rlock *l, int64_t *out);
+
+/* The detail of the last failure of a call on l (by any thread), or "" if
+ * none. The string is a per-thread copy, valid until the thread's next call
+ * of dlock_errmsg. */
+const char *dlock_errmsg(dlock_rlock *l);
+
+/* The lock's name (borrowed). */
+const char *dlock_rlock_name(const dlock_rlock *l);
+
+/* Releases local resources only (never the remote lock; stops the watchdog
+ * renewing holds made through this object). NULL is a no-op. */
+void dlock_rlock_free(dlock_rlock *l);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_RLOCK_H */

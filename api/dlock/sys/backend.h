@@ -1,0 +1,135 @@
+/*
+ * dlock — the backend interface (for people who write a backend).
+ *
+ * A backend is a store that runs one atomic Lua script at a time, carries
+ * pub/sub messages and tells time. That is all the lock objects need; they
+ * know a backend only through this table.
+ *
+ * The table starts with a version field and only ever grows at its end.
+ * A backend is thread-safe: any number of threads may call any slot at once.
+ */
+#ifndef DLOCK_SYS_BACKEND_H
+#define DLOCK_SYS_BACKEND_H
+
+#include "../types.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../errors.h"
+#include "clock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- replies ----------------------------------------------------------- */
+
+typedef enum dlock_reply_type {
+    DLOCK_REPLY_NIL = 0,
+    DLOCK_REPLY_INTEGER,
+    DLOCK_REPLY_BULK,   /* str/len: binary-safe, NUL-terminated for convenience */
+    DLOCK_REPLY_STATUS, /* str/len, e.g. "OK" */
+    DLOCK_REPLY_ERROR,  /* str/len, e.g. "WRONGTYPE Operation against ..." */
+    DLOCK_REPLY_ARRAY   /* elems/n */
+} dlock_reply_type;
+
+/* A reply owns everything it points to; free it with dlock_reply_free. */
+typedef struct dlock_reply {
+    dlock_reply_type type;
+    long long integer;
+    char *str;
+    size_t len;
+    struct dlock_reply **elems;
+    size_t n;
+} dlock_reply;
+
+void dlock_reply_free(dlock_reply *r);
+/* Constructors for backends. Each returns NULL when out of memory. */
+dlock_reply *dlock_reply_nil(void);
+dlock_reply *dlock_reply_integer(long long v);
+dlock_reply *dlock_reply_string(dlock_reply_type type, const char *s, size_t len);
+dlock_reply *dlock_reply_array(size_t n); /* n NULL slots to fill */
+
+/* ---- scripts ----------------------------------------------------------- */
+
+/* A Lua script. Scripts are static data (the .lua files of objects/scripts, embedded at
+ * build time); backends identify a script by its address and may cache
+ * per-script state (e.g. the SHA1 the server returned) keyed by it. */
+typedef struct dlock_script {
+    const char *name;   /* "reentrant_acquire": used in error details */
+    const char *source; /* NUL-terminated Lua 5.1 source */
+} dlock_script;
+
+/* ---- pub/sub ----------------------------------------------------------- */
+
+/* Called for each message on a subscribed channel. Runs on a backend thread
+ * (the mock: on the publishing thread, after the publishing script has
+ * finished). Must be quick and must not call back into the backend. The
+ * strings are valid for the duration of the call only. */
+typedef void (*dlock_message_fn)(void *arg, const char *channel,
+                                 const char *message, size_t len);
+
+
+/* ---- the backend ------------------------------------------------------- */
+
+
+typedef struct dlock_backend_methods {
+    int version; /* 1 */
+    const char *name; /* "mock", "redis" */
+
+    /* Runs script atomically with KEYS = argv[0..nkeys) and
+     * ARGV = argv[nkeys..nkeys+nargs). argvlen may be NULL (then every
+     * argument is a NUL-terminated string). On success returns 0 and *out
+     * holds the reply, which the caller owns and frees with
+     * dlock_reply_free; a script error is a successful call whose reply has
+     * type DLOCK_REPLY_ERROR. On failure returns DLOCK_ECONN, DLOCK_ETIMEDOUT,
+     * DLOCK_EAUTH, DLOCK_EPROTO or DLOCK_ENOMEM, sets *out = NULL, and writes
+     * a one-line detail into errbuf (may be NULL) of size errlen.
+     * Blocks for at most one round trip (bounded by the command timeout). */
+    int (*eval)(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                size_t nkeys, size_t nargs, const char *const *argv,
+                const size_t *argvlen, char *errbuf, size_t errlen);
+
+    /* Adds a listener on channel. Returns only once the server confirmed the
+     * subscription (0) or on failure (negative code, *out = NULL). The
+     * backend references counts listeners per channel: the channel is
+     * subscribed on the server once, and restored after a reconnect.
+     * fn/arg must stay valid until the matching unsubscribe returns. May block
+     * for one round trip. */
+    int (*subscribe)(dlock_backend *b, dlock_subscription **out,
+                     const char *channel, dlock_message_fn fn, void *arg);
+
+    /* Removes a listener. When it returns, fn is not running and will not be
+     * called again for this subscription. Never fails; may block briefly. */
+    void (*unsubscribe)(dlock_backend *b, dlock_subscription *sub);
+
+    /* The clock this backend's time and waits follow. Borrowed: valid as
+     * long as the backend. Never blocks. */
+    dlock_clock *(*clock)(dlock_backend *b);
+
+    /* Closes connections, joins threads, frees b. Every subscription must
+     * have been removed before. */
+    void (*free)(dlock_backend *b);
+} dlock_backend_methods;
+
+struct dlock_backend {
+    const dlock_backend_methods *methods;
+};
+
+/* Dispatchers (no validation beyond NULL checks). */
+int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
+                       const dlock_script *script, size_t nkeys, size_t nargs,
+                       const char *const *argv, const size_t *argvlen,
+                       char *errbuf, size_t errlen);
+int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
+                            const char *channel, dlock_message_fn fn, void *arg);
+void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
+dlock_clock *dlock_backend_clock(dlock_backend *b);
+void dlock_backend_free(dlock_backend *b); /* NULL is a no-op */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_SYS_BACKEND_H */

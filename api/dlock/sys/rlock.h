@@ -1,0 +1,152 @@
+/*
+ * dlock — the RLock interface (for people who write a lock type).
+ *
+ * A lock type is a few Lua scripts plus a method table. The instance struct
+ * starts with a pointer to the table; the table starts with a version field
+ * and only ever grows at its end. A slot a type does not support is NULL and
+ * the generic function (api/dlock/rlock.h) returns DLOCK_ENOTSUP.
+ *
+ * The generic functions validate their arguments before dispatching, so a
+ * slot is always called with: l non-NULL, owner a non-empty NUL-terminated
+ * id shorter than DLOCK_OWNER_MAX, wait_ms >= 0 or DLOCK_WAIT_FOREVER,
+ * lease_ms >= 0, out non-NULL.
+ *
+ * The services below (eval with error mapping, the wait loop, hold tracking
+ * and the watchdog) are what the built-in types are made of.
+ */
+#ifndef DLOCK_SYS_RLOCK_H
+#define DLOCK_SYS_RLOCK_H
+
+#include "../types.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../client.h"
+#include "../errors.h"
+#include "../rlock.h"
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLOCK_WAIT_FOREVER ((int64_t)-1)
+
+typedef struct dlock_rlock_methods {
+    int version;      /* 1 */
+    const char *type; /* "reentrant" */
+
+    /* Acquire for owner, waiting up to wait_ms (DLOCK_WAIT_FOREVER: no
+     * limit). Blocks. 0, DLOCK_EBUSY, DLOCK_ETIMEDOUT, DLOCK_EDEADLK or an
+     * error. */
+    int (*acquire)(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                   int64_t lease_ms);
+    /* One hold of owner released. One round trip. 0, DLOCK_ENOTOWNER,
+     * DLOCK_ELOST or an error. */
+    int (*release)(dlock_rlock *l, const char *owner);
+    /* Delete whoever holds it, wake waiters; *existed set (never NULL). */
+    int (*force_unlock)(dlock_rlock *l, int *existed);
+    /* Reads: one round trip each, no side effects. */
+    int (*is_locked)(dlock_rlock *l, int *out);
+    int (*is_held)(dlock_rlock *l, const char *owner, int *out);
+    int (*hold_count)(dlock_rlock *l, const char *owner, int64_t *out);
+    int (*remain_ttl)(dlock_rlock *l, int64_t *out);
+    /* Frees what the type allocated beyond struct dlock_rlock, including
+     * the instance itself (it knows the size). Called by dlock_rlock_free
+     * after dlock_rlock_fini. May be NULL when the instance is a plain
+     * malloc'ed struct dlock_rlock. */
+    void (*destroy)(dlock_rlock *l);
+} dlock_rlock_methods;
+
+/* The base every lock type embeds first. */
+struct dlock_rlock {
+    const dlock_rlock_methods *methods;
+    dlock_client *client; /* a reference, dropped by dlock_rlock_fini */
+    char *name;           /* owned */
+    size_t name_len;
+    pthread_mutex_t err_mutex;
+    char errmsg[256];
+};
+
+/* Fills the base: validates name (1..DLOCK_NAME_MAX bytes), copies it,
+ * takes a reference on c. 0, DLOCK_EINVAL (errmsg-less: the instance does
+ * not exist yet), DLOCK_ENOMEM, DLOCK_EFORKED. */
+int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
+                     dlock_client *c, const char *name);
+/* Undoes dlock_rlock_init (and forgets l's holds in the client). */
+void dlock_rlock_fini(dlock_rlock *l);
+
+/* Records code and a printf-style detail as l's last failure; returns code
+ * so that `return dlock_rlock_fail(l, DLOCK_EINVAL, "...")` reads well. */
+int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Builds "prefix{name}suffix", or "prefix" name "suffix" when name already
+ * contains '{' (Redisson's rule). Returns a malloc'ed string or NULL. */
+char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
+                      const char *suffix);
+
+/* Runs script on the client's backend. A transport failure and an error
+ * reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last failure and a code;
+ * on success *out is the caller's. Blocks for one round trip. */
+int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
+                     const dlock_script *script, size_t nkeys, size_t nargs,
+                     const char *const *argv);
+
+/* ---- waiting ----------------------------------------------------------- */
+
+/* One acquisition attempt. Returns 0 when acquired; DLOCK_EBUSY with
+ * *retry_ms = how long until a retry makes sense (the holder's TTL; -1 when
+ * unknown: wait for a message only); or another error, which ends the wait. */
+typedef int (*dlock_attempt_fn)(dlock_rlock *l, const char *owner,
+                                int64_t lease_ms, int64_t *retry_ms);
+
+typedef struct dlock_wait_spec {
+    int version;                 /* 1 */
+    const char *channel;         /* wake-up channel (owned by the caller) */
+    dlock_attempt_fn attempt;
+    /* Called once when the wait gives up (budget spent or error) after at
+     * least one DLOCK_EBUSY attempt, e.g. to leave a queue. May be NULL. */
+    void (*give_up)(dlock_rlock *l, const char *owner);
+} dlock_wait_spec;
+
+/* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
+ * channel (shared per client), attempt again (a release published before the
+ * subscription is not lost), then sleep until a message, the retry time or
+ * the budget, and repeat. With DLOCK_WAIT_FOREVER, transport errors are
+ * retried with back-off. Returns 0, DLOCK_EBUSY (wait_ms 0),
+ * DLOCK_ETIMEDOUT, or the attempt's error. */
+int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
+                     const char *owner, int64_t wait_ms, int64_t lease_ms);
+
+/* ---- holds and the watchdog -------------------------------------------- */
+
+/* The renewal script of a lock type: KEYS = lock names (one per hold),
+ * ARGV[1] = lease ms, ARGV[1 + i] = the owner of KEYS[i]. Replies an array
+ * with 1 (renewed) or 0 (no longer held) per key. */
+
+/* Records that owner acquired l once more. With lease_ms 0 the client's
+ * watchdog renews it with renew until the last release. Never blocks on the
+ * network. 0 or DLOCK_ENOMEM. */
+int dlock_hold_acquired(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                        const dlock_script *renew);
+
+/* Records a release: released_all = the lock is no longer held by owner
+ * (the script said so), else one hold less. */
+void dlock_hold_released(dlock_rlock *l, const char *owner, int released_all);
+
+/* After the backend said owner does not hold l: DLOCK_ELOST if this client
+ * believed owner held it (and forgets the hold), else DLOCK_ENOTOWNER. */
+int dlock_hold_missing(dlock_rlock *l, const char *owner);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_SYS_RLOCK_H */
