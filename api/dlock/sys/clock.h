@@ -71,6 +71,13 @@ typedef struct dlock_clock_methods {
     /* Reference counting; the real-time clock ignores both. */
     void (*ref)(dlock_clock *c);
     void (*unref)(dlock_clock *c);
+
+    /* Declares that the thread owning s is running and will soon sleep on the
+     * clock (or call done): called by whoever starts such a thread, before
+     * starting it, so that a virtual-clock advance waits for the thread to
+     * reach its first sleep instead of racing past it. May be NULL. Never
+     * blocks. */
+    void (*busy)(dlock_clock *c, dlock_signal *s);
 } dlock_clock_methods;
 
 struct dlock_clock {
@@ -86,6 +93,7 @@ int64_t dlock_clock_now(dlock_clock *c);
 int64_t dlock_clock_wall(dlock_clock *c);
 int dlock_clock_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms);
 void dlock_clock_done(dlock_clock *c, dlock_signal *s);
+void dlock_clock_busy(dlock_clock *c, dlock_signal *s);
 
 #ifdef __cplusplus
 }

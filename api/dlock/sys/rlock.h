@@ -103,7 +103,8 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
 
 /* One acquisition attempt. Returns 0 when acquired; DLOCK_EBUSY with
  * *retry_ms = how long until a retry makes sense (the holder's TTL; -1 when
- * unknown: wait for a message only); or another error, which ends the wait. */
+ * unknown: wait for a message only; 0: retry at once); or another error,
+ * which ends the wait. */
 typedef int (*dlock_attempt_fn)(dlock_rlock *l, const char *owner,
                                 int64_t lease_ms, int64_t *retry_ms);
 

@@ -1,0 +1,83 @@
+/*
+ * dlock — what the object system's files share and nobody outside objects/
+ * sees: the client's innards, the hold registry and the watchdog.
+ */
+#ifndef DLOCK_OBJECTS_INTERNAL_H
+#define DLOCK_OBJECTS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dlock/client.h"
+#include "dlock/sys/backend.h"
+#include "dlock/sys/clock.h"
+#include "dlock/sys/rlock.h"
+
+/* One hold: owner holds lock object l (made through this client). */
+typedef struct dlock__hold {
+    struct dlock__hold *next_bucket;
+    struct dlock__hold *prev, *next; /* all holds, for the watchdog */
+    dlock_rlock *lock;               /* borrowed; entries go before l */
+    char owner[DLOCK_OWNER_MAX];
+    uint64_t id;                     /* tells a reused slot from the old */
+    int64_t count;                   /* local acquisitions not yet released */
+    int64_t lease_ms;                /* of the latest acquisition */
+    const dlock_script *renew;       /* non-NULL while the watchdog renews */
+    int64_t renew_since_ms;          /* for max_hold_ms */
+} dlock__hold;
+
+typedef struct dlock__holds {
+    pthread_mutex_t mutex;
+    dlock__hold **buckets;
+    size_t nbuckets, count;
+    dlock__hold head; /* sentinel of the all-holds list */
+    uint64_t next_id;
+} dlock__holds;
+
+struct dlock_client {
+    dlock_backend *backend;
+    dlock_clock *clock; /* the backend's */
+    char id[37];
+    pid_t pid;
+    dlock_client_options opts;
+
+    pthread_mutex_t ref_mutex;
+    int refs;
+
+    dlock__holds holds;
+
+    /* the watchdog */
+    pthread_t wd_thread;
+    int wd_started;
+    int wd_stop; /* under holds.mutex */
+    dlock_signal wd_signal;
+};
+
+/* client.c */
+void dlock__client_ref(dlock_client *c);
+void dlock__client_unref(dlock_client *c);
+/* DLOCK_EFORKED when called in a fork() child of the client's process. */
+int dlock__client_check(const dlock_client *c);
+/* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
+void dlock__client_owner(const dlock_client *c, char *buf);
+
+/* holds.c */
+int dlock__holds_init(dlock__holds *h);
+void dlock__holds_fini(dlock__holds *h);
+/* The lease to re-apply when owner releases one of several holds of l: the
+ * watchdog's for a watchdog-renewed hold, else the latest acquisition's; 0
+ * (keep the current TTL) when this client knows of no hold. */
+int64_t dlock__hold_lease(dlock_rlock *l, const char *owner);
+/* Forget every hold made through l (its handle is going away). */
+void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
+
+/* watchdog.c */
+int dlock__watchdog_start(dlock_client *c);
+void dlock__watchdog_stop(dlock_client *c);
+
+/* rlock.c: records the detail of a failed eval on l. */
+int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
+                     const char *detail);
+
+#endif /* DLOCK_OBJECTS_INTERNAL_H */

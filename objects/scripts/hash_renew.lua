@@ -1,0 +1,15 @@
+-- Watchdog renewal for locks kept as a hash with one field per owner.
+-- KEYS[i] a lock hash; ARGV[1] lease ms; ARGV[1 + i] the owner of KEYS[i].
+-- Reply: an array with 1 (renewed) or 0 (no longer held) per key. A key of
+-- another type counts as not held instead of failing the whole batch.
+local out = {}
+for i = 1, #KEYS do
+    local held = redis.pcall('hexists', KEYS[i], ARGV[i + 1])
+    if held == 1 then
+        redis.call('pexpire', KEYS[i], ARGV[1])
+        out[i] = 1
+    else
+        out[i] = 0
+    end
+end
+return out

@@ -1,0 +1,11 @@
+-- Reentrant lock, one acquisition attempt.
+-- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
+-- Reply: nil when the owner now holds it (first time or re-entry),
+-- else the remaining TTL of the current holder in ms (-1: no expiry).
+if redis.call('exists', KEYS[1]) == 0
+   or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
+return redis.call('pttl', KEYS[1])

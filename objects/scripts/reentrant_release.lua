@@ -1,0 +1,19 @@
+-- Reentrant lock, release one hold.
+-- KEYS[1] the lock hash, KEYS[2] the wake-up channel;
+-- ARGV[1] the release message, ARGV[2] lease ms to re-apply while still held
+-- (0: keep the current TTL), ARGV[3] owner id.
+-- Reply: nil the owner does not hold it; 0 still held (count > 0);
+-- 1 released and waiters told.
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if left > 0 then
+    if tonumber(ARGV[2]) > 0 then
+        redis.call('pexpire', KEYS[1], ARGV[2])
+    end
+    return 0
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], ARGV[1])
+return 1
