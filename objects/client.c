@@ -159,7 +159,10 @@ void dlock__client_unref(dlock_client *c)
     pthread_mutex_lock(&c->ref_mutex);
     last = --c->refs == 0;
     pthread_mutex_unlock(&c->ref_mutex);
-    if (!last)
+    /* In a fork() child the watchdog thread and the connections are the
+     * parent's: joining or closing them here would be wrong, so the child
+     * leaves them alone (the memory goes with the child's exit). */
+    if (!last || dlock__client_check(c) != 0)
         return;
     dlock__watchdog_stop(c);
     dlock__holds_fini(&c->holds);

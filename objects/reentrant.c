@@ -34,8 +34,8 @@ static int unexpected(dlock_rlock *l, const dlock_script *s, dlock_reply *r)
                             s->name, type);
 }
 
-static int attempt(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                   int64_t *retry_ms)
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_reentrant_acquire;
     char lease[24];
@@ -67,7 +67,7 @@ static int attempt(dlock_rlock *l, const char *owner, int64_t lease_ms,
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL};
+    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
 
     spec.channel = ((reentrant *)l)->channel;
     return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);

@@ -51,13 +51,16 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     int rc;
 
     deadline = forever ? INT64_MAX : dlock_clock_now(clk) + wait_ms;
-    rc = spec->attempt(l, owner, lease_ms, &retry_ms);
+    rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
     if (rc != DLOCK_EBUSY && !(forever && is_transport_error(rc)))
         return rc;
-    if (wait_ms == 0)
+    if (wait_ms == 0 || dlock_signal_init(&sig) != 0) {
+        if (wait_ms != 0)
+            rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
+        if (spec->give_up)
+            spec->give_up(l, spec, owner);
         return rc;
-    if (dlock_signal_init(&sig) != 0)
-        return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
+    }
 
     for (;;) {
         int64_t now, wake;
@@ -75,7 +78,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
             }
         }
         /* After subscribing, or after a wake-up: look again. */
-        rc = spec->attempt(l, owner, lease_ms, &retry_ms);
+        rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
         if (rc == 0)
             break;
         if (rc != DLOCK_EBUSY) {
@@ -104,6 +107,6 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     dlock_clock_done(clk, &sig);
     dlock_signal_destroy(&sig);
     if (rc != 0 && spec->give_up)
-        spec->give_up(l, owner);
+        spec->give_up(l, spec, owner);
     return rc;
 }

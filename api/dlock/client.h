@@ -22,7 +22,8 @@
  *
  * fork(): a child must not act under its parent's identity. Every call on a
  * client (or its lock objects) made in a forked child returns DLOCK_EFORKED;
- * the child creates its own client.
+ * the child creates its own client. In the child, dlock_client_free and
+ * dlock_rlock_free release no threads or connections (they are the parent's).
  *
  * Thread-safety: a client and its lock objects may be used from any number of
  * threads at once.

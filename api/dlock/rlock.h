@@ -56,7 +56,7 @@ int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
 
 /* Decrements the owner's hold count; at zero releases and wakes waiters.
  * 0, DLOCK_ENOTOWNER (the owner does not hold it), DLOCK_ELOST (the owner held
- * it through this client but the lease expired or was taken away). One round
+ * it through this lock object but the lease expired or was taken away). One round
  * trip. */
 int dlock_unlock(dlock_rlock *l);
 int dlock_unlock_as(dlock_rlock *l, const char *owner);

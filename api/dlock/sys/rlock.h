@@ -101,21 +101,27 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
 
 /* ---- waiting ----------------------------------------------------------- */
 
+typedef struct dlock_wait_spec dlock_wait_spec;
+
 /* One acquisition attempt. Returns 0 when acquired; DLOCK_EBUSY with
  * *retry_ms = how long until a retry makes sense (the holder's TTL; -1 when
  * unknown: wait for a message only; 0: retry at once); or another error,
  * which ends the wait. */
-typedef int (*dlock_attempt_fn)(dlock_rlock *l, const char *owner,
-                                int64_t lease_ms, int64_t *retry_ms);
+typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
+                                const char *owner, int64_t lease_ms,
+                                int64_t *retry_ms);
 
-typedef struct dlock_wait_spec {
+struct dlock_wait_spec {
     int version;                 /* 1 */
     const char *channel;         /* wake-up channel (owned by the caller) */
     dlock_attempt_fn attempt;
-    /* Called once when the wait gives up (budget spent or error) after at
-     * least one DLOCK_EBUSY attempt, e.g. to leave a queue. May be NULL. */
-    void (*give_up)(dlock_rlock *l, const char *owner);
-} dlock_wait_spec;
+    /* Called once when the wait ends without the lock after at least one
+     * DLOCK_EBUSY attempt (budget spent, wait 0, or an error), e.g. to
+     * leave a queue. May be NULL. */
+    void (*give_up)(dlock_rlock *l, const dlock_wait_spec *spec,
+                    const char *owner);
+    void *arg;                   /* for attempt and give_up */
+};
 
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
  * channel (shared per client), attempt again (a release published before the
