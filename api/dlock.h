@@ -6,6 +6,7 @@
 #include "dlock/client.h"
 #include "dlock/rlock.h"
 #include "dlock/reentrant.h"
+#include "dlock/fair.h"
 #include "dlock/mock.h"
 #include "dlock/redis.h"
 

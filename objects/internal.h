@@ -76,8 +76,19 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 int dlock__watchdog_start(dlock_client *c);
 void dlock__watchdog_stop(dlock_client *c);
 
+/* rlock.c: the answer to "the backend says owner does not hold l":
+ * DLOCK_ELOST or DLOCK_ENOTOWNER (dlock_hold_missing), with the detail. */
+int dlock__release_missing(dlock_rlock *l, const char *owner);
 /* rlock.c: records the detail of a failed eval on l. */
 int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                      const char *detail);
+
+/* hash_lock.c: the reads of locks kept as a hash with a field per owner. */
+int dlock__hash_is_locked(dlock_rlock *l, int *out);
+int dlock__hash_is_held(dlock_rlock *l, const char *owner, int *out);
+int dlock__hash_hold_count(dlock_rlock *l, const char *owner, int64_t *out);
+int dlock__hash_remain_ttl(dlock_rlock *l, int64_t *out);
+/* Frees r and records "unexpected reply" for script s: DLOCK_EPROTO. */
+int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r);
 
 #endif /* DLOCK_OBJECTS_INTERNAL_H */

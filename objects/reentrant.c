@@ -25,15 +25,6 @@ static int64_t effective_lease(dlock_rlock *l, int64_t lease_ms)
     return lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms;
 }
 
-static int unexpected(dlock_rlock *l, const dlock_script *s, dlock_reply *r)
-{
-    int type = r->type;
-
-    dlock_reply_free(r);
-    return dlock_rlock_fail(l, DLOCK_EPROTO, "script %s: unexpected reply type %d",
-                            s->name, type);
-}
-
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                    const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
@@ -55,7 +46,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
         return dlock_hold_acquired(l, owner, lease_ms, &dlock__script_hash_renew);
     }
     if (r->type != DLOCK_REPLY_INTEGER)
-        return unexpected(l, s, r);
+        return dlock__unexpected_reply(l, s, r);
     /* The holder's TTL: sleep at most that long; without expiry (-1) only
      * a release message can end the wait. */
     *retry_ms = r->integer >= 0 ? (r->integer > 0 ? r->integer : 1) : -1;
@@ -92,13 +83,10 @@ static int release(dlock_rlock *l, const char *owner)
         return rc;
     if (r->type == DLOCK_REPLY_NIL) {
         dlock_reply_free(r);
-        rc = dlock_hold_missing(l, owner);
-        return dlock_rlock_fail(l, rc, rc == DLOCK_ELOST
-                                ? "\"%.64s\": the lease ran out or the lock was taken away"
-                                : "\"%.64s\" is not held by this owner", l->name);
+        return dlock__release_missing(l, owner);
     }
     if (r->type != DLOCK_REPLY_INTEGER)
-        return unexpected(l, s, r);
+        return dlock__unexpected_reply(l, s, r);
     dlock_hold_released(l, owner, r->integer == 1);
     dlock_reply_free(r);
     return 0;
@@ -118,75 +106,10 @@ static int force_unlock(dlock_rlock *l, int *existed)
     if (rc != 0)
         return rc;
     if (r->type != DLOCK_REPLY_INTEGER)
-        return unexpected(l, s, r);
+        return dlock__unexpected_reply(l, s, r);
     *existed = r->integer == 1;
     dlock_reply_free(r);
     return 0;
-}
-
-/* exists, the owner's hold count and the PTTL, in one read. */
-static int state(dlock_rlock *l, const char *owner, int64_t st[3])
-{
-    const dlock_script *s = &dlock__script_hash_state;
-    const char *argv[2];
-    dlock_reply *r;
-    size_t i;
-    int rc;
-
-    argv[0] = l->name;
-    argv[1] = owner ? owner : "";
-    rc = dlock_rlock_eval(l, &r, s, 1, 1, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_ARRAY || r->n != 3)
-        return unexpected(l, s, r);
-    for (i = 0; i < 3; i++) {
-        if (r->elems[i]->type != DLOCK_REPLY_INTEGER)
-            return unexpected(l, s, r);
-        st[i] = r->elems[i]->integer;
-    }
-    dlock_reply_free(r);
-    return 0;
-}
-
-static int is_locked(dlock_rlock *l, int *out)
-{
-    int64_t st[3];
-    int rc = state(l, NULL, st);
-
-    if (rc == 0)
-        *out = st[0] != 0;
-    return rc;
-}
-
-static int is_held(dlock_rlock *l, const char *owner, int *out)
-{
-    int64_t st[3];
-    int rc = state(l, owner, st);
-
-    if (rc == 0)
-        *out = st[1] > 0;
-    return rc;
-}
-
-static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
-{
-    int64_t st[3];
-    int rc = state(l, owner, st);
-
-    if (rc == 0)
-        *out = st[1];
-    return rc;
-}
-
-static int remain_ttl(dlock_rlock *l, int64_t *out)
-{
-    int64_t st[3];
-    int rc = state(l, NULL, st);
-
-    if (rc == 0)
-        *out = st[2];
-    return rc;
 }
 
 static void destroy(dlock_rlock *l)
@@ -196,8 +119,8 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods reentrant_methods = {
-    1, "reentrant", acquire, release, force_unlock, is_locked, is_held,
-    hold_count, remain_ttl, destroy,
+    1, "reentrant", acquire, release, force_unlock, dlock__hash_is_locked,
+    dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
 };
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -145,6 +145,15 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
     return 0;
 }
 
+int dlock__release_missing(dlock_rlock *l, const char *owner)
+{
+    int rc = dlock_hold_missing(l, owner);
+
+    return dlock_rlock_fail(l, rc, rc == DLOCK_ELOST
+                            ? "\"%.64s\": the lease ran out or the lock was taken away"
+                            : "\"%.64s\" is not held by this owner", l->name);
+}
+
 /* ---- the generic functions ------------------------------------------------ */
 
 /* Checks l and resolves owner (NULL = the calling thread's) into buf. */

@@ -2,6 +2,9 @@
 # Turns objects/scripts/*.lua into C: one `const dlock_script dlock__script_<name>`
 # per file (the .c on stdout when called with "c", the declarations with "h").
 # The .lua files stay the single source of truth; nothing is edited by hand.
+# A line "-- #include x.luainc" is replaced by that fragment (same folder), so
+# that scripts sharing a step (e.g. purging dead fair-lock waiters) share its
+# one copy.
 set -eu
 mode=$1; shift
 if [ "$mode" = h ]; then
@@ -21,6 +24,8 @@ echo '#include "scripts.h"'
 for f in "$@"; do
   n=$(basename "$f" .lua)
   echo "const dlock_script dlock__script_$n = {\"$n\","
-  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/' "$f"
+  dir=$(dirname "$f")
+  awk -v dir="$dir" '/^-- #include / { f = dir "/" $3; while ((getline l < f) > 0) print l; close(f); next } { print }' "$f" |
+    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/'
   echo '};'
 done

@@ -1,0 +1,211 @@
+/*
+ * dlock — the fair lock (Redisson's RFairLock layout, honest answers).
+ * See api/dlock/fair.h for the semantics; the scripts are fair_*.lua.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/fair.h"
+#include "internal.h"
+#include "scripts.h"
+
+typedef struct fair {
+    dlock_rlock base;
+    char *queue, *deadlines, *channel;
+} fair;
+
+/* What one acquire call tells its attempts. */
+typedef struct fair_wait {
+    int64_t slack_ms;
+    int join; /* 0: a single attempt that must not queue */
+} fair_wait;
+
+#define WAKE_MESSAGE "0"
+#define NKEYS 4
+
+static void keys(fair *f, const char **argv)
+{
+    argv[0] = f->base.name;
+    argv[1] = f->queue;
+    argv[2] = f->deadlines;
+    argv[3] = f->channel;
+}
+
+static int64_t wall_now(dlock_rlock *l)
+{
+    return dlock_clock_wall(l->client->clock);
+}
+
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+{
+    const dlock_script *s = &dlock__script_fair_acquire;
+    const fair_wait *fw = spec->arg;
+    char lease[24], slack[24], now[24];
+    const char *argv[NKEYS + 6];
+    dlock_reply *r;
+    int64_t v;
+    int rc;
+
+    snprintf(lease, sizeof(lease), "%" PRId64,
+             lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms);
+    snprintf(slack, sizeof(slack), "%" PRId64, fw->slack_ms);
+    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = lease;
+    argv[NKEYS + 1] = owner;
+    argv[NKEYS + 2] = slack;
+    argv[NKEYS + 3] = now;
+    argv[NKEYS + 4] = WAKE_MESSAGE;
+    argv[NKEYS + 5] = fw->join ? "1" : "0";
+    rc = dlock_rlock_eval(l, &r, s, NKEYS, 6, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_NIL) {
+        dlock_reply_free(r);
+        return dlock_hold_acquired(l, owner, lease_ms, &dlock__script_hash_renew);
+    }
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, s, r);
+    v = r->integer;
+    dlock_reply_free(r);
+    /* Look again when the lease in front ends, and in any case before our
+     * own deadline, to prove we are alive. */
+    *retry_ms = v >= 0 ? (v > 0 ? v : 1) : -1;
+    if (*retry_ms < 0 || *retry_ms > fw->slack_ms / 2)
+        *retry_ms = fw->slack_ms / 2 > 0 ? fw->slack_ms / 2 : 1;
+    return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held or another waiter is first in line",
+                            l->name);
+}
+
+static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+{
+    const char *argv[NKEYS + 2];
+    dlock_reply *r;
+
+    if (!((const fair_wait *)spec->arg)->join)
+        return; /* never queued */
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = owner;
+    argv[NKEYS + 1] = WAKE_MESSAGE;
+    /* If this fails the deadline still purges us; nothing more to do. */
+    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 2, argv) == 0)
+        dlock_reply_free(r);
+}
+
+static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                   int64_t lease_ms)
+{
+    fair *f = (fair *)l;
+    fair_wait fw;
+    dlock_wait_spec spec = {1, NULL, attempt, give_up, NULL};
+    size_t n = strlen(f->channel) + strlen(owner) + 2;
+    char *channel = malloc(n);
+    int rc;
+
+    if (!channel)
+        return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    snprintf(channel, n, "%s:%s", f->channel, owner);
+    fw.slack_ms = wait_ms > 0 ? wait_ms : l->client->opts.fair_wait_slack_ms;
+    fw.join = wait_ms != 0;
+    spec.channel = channel;
+    spec.arg = &fw;
+    rc = dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    free(channel);
+    return rc;
+}
+
+static int release(dlock_rlock *l, const char *owner)
+{
+    const dlock_script *s = &dlock__script_fair_release;
+    char lease[24], now[24];
+    const char *argv[NKEYS + 4];
+    dlock_reply *r;
+    int rc;
+
+    snprintf(lease, sizeof(lease), "%" PRId64, dlock__hold_lease(l, owner));
+    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = WAKE_MESSAGE;
+    argv[NKEYS + 1] = lease;
+    argv[NKEYS + 2] = owner;
+    argv[NKEYS + 3] = now;
+    rc = dlock_rlock_eval(l, &r, s, NKEYS, 4, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_NIL) {
+        dlock_reply_free(r);
+        return dlock__release_missing(l, owner);
+    }
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, s, r);
+    dlock_hold_released(l, owner, r->integer == 1);
+    dlock_reply_free(r);
+    return 0;
+}
+
+static int force_unlock(dlock_rlock *l, int *existed)
+{
+    const dlock_script *s = &dlock__script_fair_force_unlock;
+    char now[24];
+    const char *argv[NKEYS + 2];
+    dlock_reply *r;
+    int rc;
+
+    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = WAKE_MESSAGE;
+    argv[NKEYS + 1] = now;
+    rc = dlock_rlock_eval(l, &r, s, NKEYS, 2, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, s, r);
+    *existed = r->integer == 1;
+    dlock_reply_free(r);
+    return 0;
+}
+
+static void destroy(dlock_rlock *l)
+{
+    fair *f = (fair *)l;
+
+    free(f->queue);
+    free(f->deadlines);
+    free(f->channel);
+    free(f);
+}
+
+static const dlock_rlock_methods fair_methods = {
+    1, "fair", acquire, release, force_unlock, dlock__hash_is_locked,
+    dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
+};
+
+int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
+{
+    fair *f;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return DLOCK_ENOMEM;
+    rc = dlock_rlock_init(&f->base, &fair_methods, c, name);
+    if (rc != 0) {
+        free(f);
+        return rc;
+    }
+    f->queue = dlock_rlock_key(&f->base, "redisson_lock_queue:", "");
+    f->deadlines = dlock_rlock_key(&f->base, "redisson_lock_timeout:", "");
+    f->channel = dlock_rlock_key(&f->base, "redisson_lock__channel:", "");
+    if (!f->queue || !f->deadlines || !f->channel) {
+        dlock_rlock_free(&f->base);
+        return DLOCK_ENOMEM;
+    }
+    *out = &f->base;
+    return 0;
+}

@@ -1,0 +1,18 @@
+-- Fair lock: delete it whoever holds it and wake the first live waiter.
+-- KEYS as fair_release; ARGV[1] the wake-up message, ARGV[2] now (wall ms).
+-- Reply: 1 it existed, 0 it did not. A key of another type is left alone.
+local now = tonumber(ARGV[2])
+local t = redis.call('type', KEYS[1]).ok
+if t ~= 'none' and t ~= 'hash' then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+-- #include fair_purge.luainc
+if t == 'none' then
+    return 0
+end
+redis.call('del', KEYS[1])
+local head = redis.call('lindex', KEYS[2], 0)
+if head then
+    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+end
+return 1

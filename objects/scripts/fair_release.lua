@@ -1,0 +1,26 @@
+-- Fair lock, release one hold.
+-- KEYS[1] the lock hash, KEYS[2] the queue, KEYS[3] the deadlines,
+-- KEYS[4] the channel prefix.
+-- ARGV[1] the wake-up message, ARGV[2] lease ms to re-apply while still held
+-- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms).
+-- Reply: nil not held by the owner; 0 still held; 1 released (only the first
+-- live waiter is woken, on its own channel).
+local now = tonumber(ARGV[4])
+-- #include fair_purge.luainc
+
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+    return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if left > 0 then
+    if tonumber(ARGV[2]) > 0 then
+        redis.call('pexpire', KEYS[1], ARGV[2])
+    end
+    return 0
+end
+redis.call('del', KEYS[1])
+local head = redis.call('lindex', KEYS[2], 0)
+if head then
+    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+end
+return 1
