@@ -60,13 +60,10 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[NKEYS + 3] = now;
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = fw->join ? "1" : "0";
-    rc = dlock_rlock_eval(l, &r, s, NKEYS, 6, argv);
-    if (rc != 0)
+    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
+                                  s, NKEYS, 6, argv);
+    if (rc != 0 || !r)
         return rc;
-    if (r->type == DLOCK_REPLY_NIL) {
-        dlock_reply_free(r);
-        return dlock_hold_acquired(l, owner, lease_ms, &dlock__script_hash_renew);
-    }
     if (r->type != DLOCK_REPLY_INTEGER)
         return dlock__unexpected_reply(l, s, r);
     v = r->integer;
@@ -122,8 +119,6 @@ static int release(dlock_rlock *l, const char *owner)
     const dlock_script *s = &dlock__script_fair_release;
     char lease[24], now[24];
     const char *argv[NKEYS + 4];
-    dlock_reply *r;
-    int rc;
 
     snprintf(lease, sizeof(lease), "%" PRId64, dlock__hold_lease(l, owner));
     snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
@@ -132,18 +127,7 @@ static int release(dlock_rlock *l, const char *owner)
     argv[NKEYS + 1] = lease;
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = now;
-    rc = dlock_rlock_eval(l, &r, s, NKEYS, 4, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type == DLOCK_REPLY_NIL) {
-        dlock_reply_free(r);
-        return dlock__release_missing(l, owner);
-    }
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    dlock_hold_released(l, owner, r->integer == 1);
-    dlock_reply_free(r);
-    return 0;
+    return dlock_rlock_eval_release(l, owner, s, NKEYS, 4, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)

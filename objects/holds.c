@@ -6,6 +6,7 @@
  * A hash table keyed by (lock object, owner) plus a list of all holds that the
  * watchdog walks. One mutex; never held across network I/O.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,48 +100,72 @@ static void remove_hold(dlock__holds *h, dlock__hold **slot)
     free(e);
 }
 
-int dlock_hold_acquired(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                        const dlock_script *renew)
+/* Finds owner's hold of l, creating it when create is set (NULL when out of
+ * memory or absent). Under h->mutex. */
+static dlock__hold **lookup(dlock__holds *h, dlock_rlock *l, const char *owner,
+                            int create)
+{
+    dlock__hold **slot = find_slot(h, l, owner), *e;
+
+    if (*slot || !create)
+        return slot;
+    if (h->count >= h->nbuckets) {
+        grow(h);
+        slot = find_slot(h, l, owner);
+    }
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->lock = l;
+    snprintf(e->owner, sizeof(e->owner), "%s", owner);
+    e->id = h->next_id++;
+    *slot = e;
+    e->next = &h->head;
+    e->prev = h->head.prev;
+    h->head.prev->next = e;
+    h->head.prev = e;
+    h->count++;
+    return slot;
+}
+
+/* A hold nobody holds and no call is changing is forgotten. */
+static void settle(dlock__holds *h, dlock__hold **slot)
+{
+    dlock__hold *e = *slot;
+
+    if (e->count <= 0)
+        e->renew = NULL;
+    if (e->count <= 0 && e->acquiring == 0 && e->releasing == 0)
+        remove_hold(h, slot);
+}
+
+int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
+                             int64_t lease_ms, const dlock_script *renew)
 {
     dlock__holds *h;
-    dlock__hold **slot, *e;
+    dlock__hold **slot;
 
-    if (!l || !owner || strlen(owner) >= DLOCK_OWNER_MAX)
+    if (!l || !owner)
         return DLOCK_EINVAL;
     h = &l->client->holds;
     pthread_mutex_lock(&h->mutex);
-    slot = find_slot(h, l, owner);
-    e = *slot;
-    if (!e) {
-        if (h->count >= h->nbuckets)
-            grow(h), slot = find_slot(h, l, owner);
-        e = calloc(1, sizeof(*e));
-        if (!e) {
-            pthread_mutex_unlock(&h->mutex);
-            return DLOCK_ENOMEM;
-        }
-        e->lock = l;
-        strcpy(e->owner, owner);
-        e->id = h->next_id++;
-        *slot = e;
-        e->next = &h->head;
-        e->prev = h->head.prev;
-        h->head.prev->next = e;
-        h->head.prev = e;
-        h->count++;
+    slot = lookup(h, l, owner, 1);
+    if (!slot) {
+        pthread_mutex_unlock(&h->mutex);
+        return DLOCK_ENOMEM;
     }
-    e->count++;
-    e->lease_ms = lease_ms;
-    if (lease_ms == 0 && renew) {
-        if (!e->renew)
-            e->renew_since_ms = dlock_clock_now(l->client->clock);
-        e->renew = renew;
+    (*slot)->acquiring++;
+    (*slot)->changes++;
+    if (lease_ms == 0 && renew && !(*slot)->renew) {
+        (*slot)->renew = renew;
+        (*slot)->renew_since_ms = dlock_clock_now(l->client->clock);
     }
     pthread_mutex_unlock(&h->mutex);
     return 0;
 }
 
-void dlock_hold_released(dlock_rlock *l, const char *owner, int released_all)
+void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                            int acquired)
 {
     dlock__holds *h;
     dlock__hold **slot;
@@ -149,30 +174,70 @@ void dlock_hold_released(dlock_rlock *l, const char *owner, int released_all)
         return;
     h = &l->client->holds;
     pthread_mutex_lock(&h->mutex);
-    slot = find_slot(h, l, owner);
+    slot = lookup(h, l, owner, 0);
     if (*slot) {
-        if (released_all || --(*slot)->count <= 0)
-            remove_hold(h, slot);
+        (*slot)->acquiring--;
+        if (acquired) {
+            (*slot)->count++;
+            (*slot)->lease_ms = lease_ms;
+        }
+        settle(h, slot);
     }
     pthread_mutex_unlock(&h->mutex);
 }
 
-int dlock_hold_missing(dlock_rlock *l, const char *owner)
+void dlock_hold_release_begin(dlock_rlock *l, const char *owner)
 {
     dlock__holds *h;
     dlock__hold **slot;
-    int held;
 
     if (!l || !owner)
-        return DLOCK_EINVAL;
+        return;
     h = &l->client->holds;
     pthread_mutex_lock(&h->mutex);
-    slot = find_slot(h, l, owner);
-    held = *slot != NULL;
-    if (held)
-        remove_hold(h, slot);
+    slot = lookup(h, l, owner, 0);
+    if (*slot) {
+        (*slot)->releasing++;
+        (*slot)->changes++;
+    }
     pthread_mutex_unlock(&h->mutex);
-    return held ? DLOCK_ELOST : DLOCK_ENOTOWNER;
+}
+
+/* Ends a release; returns whether the hold was believed held before. */
+static int release_end(dlock_rlock *l, const char *owner, int how)
+{
+    dlock__holds *h = &l->client->holds;
+    dlock__hold **slot;
+    int held = 0;
+
+    pthread_mutex_lock(&h->mutex);
+    slot = lookup(h, l, owner, 0);
+    if (*slot) {
+        dlock__hold *e = *slot;
+        held = e->count > 0;
+        if (e->releasing > 0)
+            e->releasing--;
+        if (how == DLOCK_HOLD_ALL)
+            e->count = 0;
+        else if (how == DLOCK_HOLD_ONE)
+            e->count--;
+        settle(h, slot);
+    }
+    pthread_mutex_unlock(&h->mutex);
+    return held;
+}
+
+void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how)
+{
+    if (l && owner)
+        release_end(l, owner, how);
+}
+
+int dlock_hold_missing(dlock_rlock *l, const char *owner)
+{
+    if (!l || !owner)
+        return DLOCK_EINVAL;
+    return release_end(l, owner, DLOCK_HOLD_ALL) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
 }
 
 int64_t dlock__hold_lease(dlock_rlock *l, const char *owner)

@@ -22,6 +22,9 @@ typedef struct dlock__hold {
     char owner[DLOCK_OWNER_MAX];
     uint64_t id;                     /* tells a reused slot from the old */
     int64_t count;                   /* local acquisitions not yet released */
+    int acquiring;                   /* acquisition attempts under way */
+    int releasing;                   /* releases under way */
+    uint64_t changes;                /* acquisitions and releases begun */
     int64_t lease_ms;                /* of the latest acquisition */
     const dlock_script *renew;       /* non-NULL while the watchdog renews */
     int64_t renew_since_ms;          /* for max_hold_ms */
@@ -76,9 +79,6 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 int dlock__watchdog_start(dlock_client *c);
 void dlock__watchdog_stop(dlock_client *c);
 
-/* rlock.c: the answer to "the backend says owner does not hold l":
- * DLOCK_ELOST or DLOCK_ENOTOWNER (dlock_hold_missing), with the detail. */
-int dlock__release_missing(dlock_rlock *l, const char *owner);
 /* rlock.c: records the detail of a failed eval on l. */
 int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                      const char *detail);

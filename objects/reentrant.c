@@ -38,13 +38,10 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[0] = l->name;
     argv[1] = lease;
     argv[2] = owner;
-    rc = dlock_rlock_eval(l, &r, s, 1, 2, argv);
-    if (rc != 0)
+    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
+                                  s, 1, 2, argv);
+    if (rc != 0 || !r)
         return rc;
-    if (r->type == DLOCK_REPLY_NIL) {
-        dlock_reply_free(r);
-        return dlock_hold_acquired(l, owner, lease_ms, &dlock__script_hash_renew);
-    }
     if (r->type != DLOCK_REPLY_INTEGER)
         return dlock__unexpected_reply(l, s, r);
     /* The holder's TTL: sleep at most that long; without expiry (-1) only
@@ -69,8 +66,6 @@ static int release(dlock_rlock *l, const char *owner)
     const dlock_script *s = &dlock__script_reentrant_release;
     char lease[24];
     const char *argv[5];
-    dlock_reply *r;
-    int rc;
 
     snprintf(lease, sizeof(lease), "%" PRId64, dlock__hold_lease(l, owner));
     argv[0] = l->name;
@@ -78,18 +73,7 @@ static int release(dlock_rlock *l, const char *owner)
     argv[2] = RELEASE_MESSAGE;
     argv[3] = lease;
     argv[4] = owner;
-    rc = dlock_rlock_eval(l, &r, s, 2, 3, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type == DLOCK_REPLY_NIL) {
-        dlock_reply_free(r);
-        return dlock__release_missing(l, owner);
-    }
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    dlock_hold_released(l, owner, r->integer == 1);
-    dlock_reply_free(r);
-    return 0;
+    return dlock_rlock_eval_release(l, owner, s, 2, 3, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)

@@ -145,13 +145,59 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
     return 0;
 }
 
-int dlock__release_missing(dlock_rlock *l, const char *owner)
+int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
+                             const char *owner, int64_t lease_ms,
+                             const dlock_script *renew,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv)
 {
-    int rc = dlock_hold_missing(l, owner);
+    dlock_reply *r;
+    int rc, acquired;
 
-    return dlock_rlock_fail(l, rc, rc == DLOCK_ELOST
-                            ? "\"%.64s\": the lease ran out or the lock was taken away"
-                            : "\"%.64s\" is not held by this owner", l->name);
+    *out = NULL;
+    rc = dlock_hold_acquire_begin(l, owner, lease_ms, renew);
+    if (rc != 0)
+        return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
+                                l->name);
+    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+    acquired = rc == 0 && r->type == DLOCK_REPLY_NIL;
+    dlock_hold_acquire_end(l, owner, lease_ms, acquired);
+    if (rc != 0)
+        return rc;
+    if (acquired)
+        dlock_reply_free(r);
+    else
+        *out = r;
+    return 0;
+}
+
+int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv)
+{
+    dlock_reply *r;
+    int rc;
+
+    dlock_hold_release_begin(l, owner);
+    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+    if (rc != 0) {
+        dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
+        return rc;
+    }
+    if (r->type == DLOCK_REPLY_NIL) {
+        dlock_reply_free(r);
+        rc = dlock_hold_missing(l, owner);
+        return dlock_rlock_fail(l, rc, rc == DLOCK_ELOST
+                                ? "\"%.64s\": the lease ran out or the lock was taken away"
+                                : "\"%.64s\" is not held by this owner", l->name);
+    }
+    if (r->type != DLOCK_REPLY_INTEGER) {
+        dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
+        return dlock__unexpected_reply(l, script, r);
+    }
+    dlock_hold_release_end(l, owner, r->integer == 1 ? DLOCK_HOLD_ALL : DLOCK_HOLD_ONE);
+    dlock_reply_free(r);
+    return 0;
 }
 
 /* ---- the generic functions ------------------------------------------------ */

@@ -23,6 +23,8 @@
 
 typedef struct renewal {
     uint64_t id;
+    uint64_t changes;   /* the hold's change count when collected */
+    int settled;        /* held, and no call changing it, when collected */
     dlock_rlock *lock; /* compared, never dereferenced outside the mutex */
     const dlock_script *script;
     char *name;
@@ -53,6 +55,8 @@ static renewal *collect(dlock_client *c, size_t *n_out)
         if (!list[n].name)
             continue; /* retried next period */
         list[n].id = e->id;
+        list[n].changes = e->changes;
+        list[n].settled = e->count > 0 && e->acquiring == 0 && e->releasing == 0;
         list[n].lock = e->lock;
         list[n].script = e->renew;
         memcpy(list[n].owner, e->owner, sizeof(e->owner));
@@ -63,21 +67,28 @@ static renewal *collect(dlock_client *c, size_t *n_out)
     return list;
 }
 
-/* The hold is gone on the backend: stop renewing it, keep it for ELOST.
- * Returns 1 when the hold was still the one we renewed. */
+/* The backend says the hold is gone: stop renewing it and keep it for
+ * DLOCK_ELOST. Returns 1 when that is news to report. A "gone" is believed
+ * only for a hold that was held and quiet when collected and has not changed
+ * since: an acquisition or a release in flight (or begun since) explains a
+ * missing lock, and that call answers for itself. */
 static int mark_lost(dlock_client *c, const renewal *r)
 {
     dlock__holds *h = &c->holds;
     dlock__hold *e;
     int found = 0;
 
+    if (!r->settled)
+        return 0;
     pthread_mutex_lock(&h->mutex);
     for (e = h->head.next; e != &h->head; e = e->next) {
-        if (e->id == r->id) {
+        if (e->id != r->id)
+            continue;
+        if (e->changes == r->changes && e->acquiring == 0 && e->releasing == 0) {
             found = e->renew != NULL;
             e->renew = NULL;
-            break;
         }
+        break;
     }
     pthread_mutex_unlock(&h->mutex);
     return found;

@@ -30,6 +30,9 @@
 extern "C" {
 #endif
 
+/* Timeouts of 0 mean no limit. The connect timeout also bounds the
+ * connection handshake (AUTH, SELECT) and the wait for a free pooled
+ * connection; the command timeout bounds one round trip. */
 typedef struct dlock_redis_options {
     int version;                 /* 1 */
     int64_t connect_timeout_ms;  /* default 2000 */

@@ -66,7 +66,9 @@ typedef struct dlock_script {
 /* Called for each message on a subscribed channel. Runs on a backend thread
  * (the mock: on the publishing thread, after the publishing script has
  * finished). Must be quick and must not call back into the backend. The
- * strings are valid for the duration of the call only. */
+ * strings are valid for the duration of the call only. After a lost
+ * connection is restored, a backend may call it once with an empty message
+ * (len 0): messages may have been missed meanwhile, so look again. */
 typedef void (*dlock_message_fn)(void *arg, const char *channel,
                                  const char *message, size_t len);
 

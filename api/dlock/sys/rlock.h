@@ -99,6 +99,24 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
                      const dlock_script *script, size_t nkeys, size_t nargs,
                      const char *const *argv);
 
+/* Runs an acquisition script whose reply is nil when owner got the lock,
+ * bracketed by dlock_hold_acquire_begin/_end (see below). Returns 0 with
+ * *out = NULL when acquired, 0 with *out = the reply (the caller's) when not,
+ * or an error code. */
+int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
+                             const char *owner, int64_t lease_ms,
+                             const dlock_script *renew,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv);
+
+/* Runs a release script whose reply is nil (owner does not hold it), 0 (one
+ * hold less, still held) or 1 (released), bracketed by
+ * dlock_hold_release_begin/_end. Returns 0, DLOCK_ENOTOWNER, DLOCK_ELOST or
+ * an error code. */
+int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv);
+
 /* ---- waiting ----------------------------------------------------------- */
 
 typedef struct dlock_wait_spec dlock_wait_spec;
@@ -138,18 +156,38 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
  * ARGV[1] = lease ms, ARGV[1 + i] = the owner of KEYS[i]. Replies an array
  * with 1 (renewed) or 0 (no longer held) per key. */
 
-/* Records that owner acquired l once more. With lease_ms 0 the client's
- * watchdog renews it with renew until the last release. Never blocks on the
- * network. 0 or DLOCK_ENOMEM. */
-int dlock_hold_acquired(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                        const dlock_script *renew);
+/* Every acquisition attempt and every release is bracketed, so that the
+ * watchdog never mistakes a lock in the middle of changing hands for a lost
+ * one: a hold is renewed from before the acquire script runs (a thread
+ * stalled right after acquiring keeps its lock), and a lock found missing
+ * while a release or an acquisition of that owner is under way is not
+ * reported lost (that call answers for itself). */
 
-/* Records a release: released_all = the lock is no longer held by owner
- * (the script said so), else one hold less. */
-void dlock_hold_released(dlock_rlock *l, const char *owner, int released_all);
+/* Before an acquisition attempt of owner. With lease_ms 0 the client's
+ * watchdog renews the hold with renew (from now until the last release, or
+ * until the attempt turns out to have failed). Never blocks on the network.
+ * 0 or DLOCK_ENOMEM (then do not send the attempt). */
+int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
+                             int64_t lease_ms, const dlock_script *renew);
+/* Ends it: acquired = the script granted one more hold. */
+void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                            int acquired);
 
-/* After the backend said owner does not hold l: DLOCK_ELOST if this client
- * believed owner held it (and forgets the hold), else DLOCK_ENOTOWNER. */
+/* Before sending a release of owner's hold of l. Ended by exactly one
+ * dlock_hold_release_end or dlock_hold_missing. */
+void dlock_hold_release_begin(dlock_rlock *l, const char *owner);
+
+/* how: DLOCK_HOLD_ALL the lock is no longer held by owner (the script said
+ * so), DLOCK_HOLD_ONE one hold less, DLOCK_HOLD_FAILED the call failed and
+ * nothing is known to have changed. */
+#define DLOCK_HOLD_ONE 0
+#define DLOCK_HOLD_ALL 1
+#define DLOCK_HOLD_FAILED (-1)
+void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how);
+
+/* Ends a release after the backend said owner does not hold l: DLOCK_ELOST
+ * if this lock object believed owner held it (and forgets the hold), else
+ * DLOCK_ENOTOWNER. */
 int dlock_hold_missing(dlock_rlock *l, const char *owner);
 
 #ifdef __cplusplus

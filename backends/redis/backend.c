@@ -1,0 +1,159 @@
+/*
+ * Redis backend: the dlock_backend vtable and its constructor.
+ *
+ * The backend is the sum of three independent parts sharing one immutable
+ * configuration: the connection pool (pool.c) with the script runner
+ * (scripts.c), and the subscriber (subscriber.c). Time comes from the
+ * process-wide real-time clock: Redis expires keys on its own clock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/redis.h"
+#include "dlock/sys/clock.h"
+#include "internal.h"
+#include "pool.h"
+#include "scripts.h"
+#include "subscriber.h"
+
+typedef struct redis_backend {
+    dlock_backend base; /* first: a dlock_backend * is a redis_backend * */
+    dlock__redis_config cfg;
+    dlock__redis_pool *pool;
+    dlock__redis_scripts *scripts;
+    dlock__redis_subscriber *sub;
+} redis_backend;
+
+static int rb_eval(dlock_backend *b, dlock_reply **out,
+                   const dlock_script *script, size_t nkeys, size_t nargs,
+                   const char *const *argv, const size_t *argvlen,
+                   char *errbuf, size_t errlen)
+{
+    redis_backend *rb = (redis_backend *)b;
+    return dlock__redis_eval(rb->pool, rb->scripts, &rb->cfg, out, script,
+                             nkeys, nargs, argv, argvlen, errbuf, errlen);
+}
+
+static int rb_subscribe(dlock_backend *b, dlock_subscription **out,
+                        const char *channel, dlock_message_fn fn, void *arg)
+{
+    redis_backend *rb = (redis_backend *)b;
+    return dlock__redis_subscriber_add(rb->sub, out, channel, fn, arg);
+}
+
+static void rb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
+{
+    redis_backend *rb = (redis_backend *)b;
+    dlock__redis_subscriber_remove(rb->sub, sub);
+}
+
+static dlock_clock *rb_clock(dlock_backend *b)
+{
+    (void)b;
+    return dlock_clock_realtime();
+}
+
+static void rb_free(dlock_backend *b)
+{
+    redis_backend *rb = (redis_backend *)b;
+    if (!rb)
+        return;
+    /* The subscriber first: its thread reads cfg until joined. */
+    dlock__redis_subscriber_free(rb->sub);
+    dlock__redis_pool_free(rb->pool);
+    dlock__redis_scripts_free(rb->scripts);
+    dlock__redis_url_clear(&rb->cfg.url);
+    free(rb);
+}
+
+static const dlock_backend_methods redis_methods = {
+    1,
+    "redis",
+    rb_eval,
+    rb_subscribe,
+    rb_unsubscribe,
+    rb_clock,
+    rb_free,
+};
+
+static int check_options(const dlock_redis_options *o, char *errbuf,
+                         size_t errlen)
+{
+    const char *bad = NULL;
+    if (o->version < 1)
+        bad = "version must be 1 (use DLOCK_REDIS_OPTIONS_INIT)";
+    else if (o->connect_timeout_ms < 0)
+        bad = "connect_timeout_ms is negative";
+    else if (o->command_timeout_ms < 0)
+        bad = "command_timeout_ms is negative";
+    else if (o->pool_size < 1)
+        bad = "pool_size must be at least 1";
+    else if (o->reconnect_min_ms < 0)
+        bad = "reconnect_min_ms is negative";
+    else if (o->reconnect_max_ms < o->reconnect_min_ms)
+        bad = "reconnect_max_ms is below reconnect_min_ms";
+    if (!bad)
+        return 0;
+    dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
+    return DLOCK_EINVAL;
+}
+
+int dlock_redis_backend_new(dlock_backend **out, const char *url,
+                            const dlock_redis_options *opts, char *errbuf,
+                            size_t errlen)
+{
+    static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
+    redis_backend *rb;
+    redisContext *c;
+    int rc;
+
+    if (errbuf && errlen > 0)
+        errbuf[0] = '\0';
+    if (!out) {
+        dlock__redis_errf(errbuf, errlen, "NULL out");
+        return DLOCK_EINVAL;
+    }
+    *out = NULL;
+    if (!opts)
+        opts = &defaults;
+    rc = check_options(opts, errbuf, errlen);
+    if (rc != 0)
+        return rc;
+
+    rb = calloc(1, sizeof *rb);
+    if (!rb) {
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
+    rb->base.methods = &redis_methods;
+    rb->cfg.connect_timeout_ms = opts->connect_timeout_ms;
+    rb->cfg.command_timeout_ms = opts->command_timeout_ms;
+    rb->cfg.pool_size = opts->pool_size;
+    rb->cfg.reconnect_min_ms = opts->reconnect_min_ms;
+    rb->cfg.reconnect_max_ms = opts->reconnect_max_ms;
+
+    rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
+    if (rc != 0)
+        goto fail;
+    rc = dlock__redis_pool_new(&rb->pool, &rb->cfg);
+    if (rc == 0)
+        rc = dlock__redis_scripts_new(&rb->scripts);
+    if (rc == 0)
+        rc = dlock__redis_subscriber_new(&rb->sub, &rb->cfg);
+    if (rc != 0) {
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        goto fail;
+    }
+    /* One connection now, so a wrong URL, password or db fails here rather
+     * than at the first lock; it stays in the pool for that first lock. */
+    rc = dlock__redis_pool_acquire(rb->pool, &c, errbuf, errlen);
+    if (rc != 0)
+        goto fail;
+    dlock__redis_pool_release(rb->pool, c, 0);
+    *out = &rb->base;
+    return 0;
+
+fail:
+    rb_free(&rb->base);
+    return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * Redis backend (private): what the backend's files share — the
+ * configuration, error details, and time helpers for bounded waits.
+ */
+#ifndef DLOCK_REDIS_INTERNAL_H
+#define DLOCK_REDIS_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "dlock/errors.h"
+#include "url.h"
+
+/* Everything needed to open a connection; immutable once the backend is
+ * built, so every thread reads it without locking. Timeouts of 0 mean "no
+ * limit" (as for SO_RCVTIMEO). */
+typedef struct dlock__redis_config {
+    dlock__redis_url url;
+    int64_t connect_timeout_ms;
+    int64_t command_timeout_ms;
+    int pool_size;
+    int64_t reconnect_min_ms;
+    int64_t reconnect_max_ms;
+} dlock__redis_config;
+
+/* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */
+void dlock__redis_errf(char *errbuf, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The back-off before connect attempt number failures+1 (failures >= 1):
+ * min, 2*min, 4*min ... capped at max. */
+int64_t dlock__redis_backoff_ms(const dlock__redis_config *cfg, int failures);
+
+static inline int64_t dlock__redis_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A condition variable whose timed waits follow CLOCK_MONOTONIC, so a
+ * wall-clock step never stretches or cuts a time budget. */
+static inline int dlock__redis_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    int rc;
+    if (pthread_condattr_init(&a) != 0)
+        return -1;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Waits on cv until deadline_ms (monotonic); INT64_MAX waits untimed. */
+static inline void dlock__redis_cond_wait_until(pthread_cond_t *cv,
+                                                pthread_mutex_t *mu,
+                                                int64_t deadline_ms)
+{
+    struct timespec ts;
+    if (deadline_ms == INT64_MAX) {
+        pthread_cond_wait(cv, mu);
+        return;
+    }
+    ts.tv_sec = (time_t)(deadline_ms / 1000);
+    ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* now + ms, or INT64_MAX when ms is 0 ("no limit"). */
+static inline int64_t dlock__redis_deadline(int64_t ms)
+{
+    if (ms <= 0)
+        return INT64_MAX;
+    return dlock__redis_now_ms() + ms;
+}
+
+#endif /* DLOCK_REDIS_INTERNAL_H */

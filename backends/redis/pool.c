@@ -1,0 +1,195 @@
+/*
+ * Redis backend: the connection pool (see pool.h).
+ */
+#include "pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "dlock/errors.h"
+
+struct dlock__redis_pool {
+    const dlock__redis_config *cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t freed; /* a connection came back, or a slot opened */
+    redisContext **idle;  /* LIFO: the warmest connection goes out first */
+    int nidle;
+    int open;             /* lent + idle + being opened; <= pool_size */
+    int failures;         /* consecutive failed connects */
+    int probing;          /* an attempt runs while failures > 0 */
+    int64_t retry_at_ms;  /* no new attempt before this */
+    int last_rc;
+    char last_err[256];
+};
+
+int64_t dlock__redis_backoff_ms(const dlock__redis_config *cfg, int failures)
+{
+    int64_t d = cfg->reconnect_min_ms;
+    int i;
+    for (i = 1; i < failures && d < cfg->reconnect_max_ms; i++)
+        d = d > INT64_MAX / 2 ? INT64_MAX : d * 2;
+    return d < cfg->reconnect_max_ms ? d : cfg->reconnect_max_ms;
+}
+
+int dlock__redis_pool_new(dlock__redis_pool **out,
+                          const dlock__redis_config *cfg)
+{
+    dlock__redis_pool *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p)
+        return DLOCK_ENOMEM;
+    p->cfg = cfg;
+    p->idle = calloc((size_t)cfg->pool_size, sizeof *p->idle);
+    if (!p->idle) {
+        free(p);
+        return DLOCK_ENOMEM;
+    }
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p->idle);
+        free(p);
+        return DLOCK_ENOMEM;
+    }
+    if (dlock__redis_cond_init(&p->freed) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        free(p->idle);
+        free(p);
+        return DLOCK_ENOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+void dlock__redis_pool_free(dlock__redis_pool *p)
+{
+    int i;
+    if (!p)
+        return;
+    for (i = 0; i < p->nidle; i++)
+        redisFree(p->idle[i]);
+    pthread_cond_destroy(&p->freed);
+    pthread_mutex_destroy(&p->mu);
+    free(p->idle);
+    free(p);
+}
+
+/* Called with p->mu held when no new connection may be tried yet. */
+static int fail_fast(dlock__redis_pool *p, int64_t now, char *errbuf,
+                     size_t errlen)
+{
+    const char *where = p->cfg->url.where;
+    int rc = p->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
+    if (p->probing)
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: connection down, a reconnect attempt is "
+                          "in progress (last error: %s)",
+                          where, p->last_err);
+    else
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: connection down, backing off; next "
+                          "attempt in %lld ms (last error: %s)",
+                          where, (long long)(p->retry_at_ms - now),
+                          p->last_err);
+    return rc;
+}
+
+int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
+                              char *errbuf, size_t errlen)
+{
+    const dlock__redis_config *cfg = p->cfg;
+    int64_t deadline = dlock__redis_deadline(cfg->connect_timeout_ms);
+    redisContext *c;
+    char detail[256];
+    int rc;
+
+    *out = NULL;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        int64_t now;
+        if (p->nidle > 0) {
+            c = p->idle[--p->nidle];
+            pthread_mutex_unlock(&p->mu);
+            if (!dlock__redis_conn_stale(c)) {
+                *out = c;
+                return 0;
+            }
+            redisFree(c);
+            pthread_mutex_lock(&p->mu);
+            p->open--;
+            continue;
+        }
+        now = dlock__redis_now_ms();
+        if (p->open < cfg->pool_size) {
+            int64_t budget = 0;
+            int probe = 0;
+            if (p->failures > 0) {
+                if (p->probing || now < p->retry_at_ms) {
+                    rc = fail_fast(p, now, errbuf, errlen);
+                    pthread_mutex_unlock(&p->mu);
+                    return rc;
+                }
+                p->probing = probe = 1;
+            }
+            p->open++;
+            pthread_mutex_unlock(&p->mu);
+
+            if (deadline != INT64_MAX) {
+                budget = deadline - now;
+                if (budget < 1)
+                    budget = 1;
+            }
+            detail[0] = '\0';
+            rc = dlock__redis_connect(&c, cfg, budget, detail, sizeof detail);
+
+            pthread_mutex_lock(&p->mu);
+            if (probe)
+                p->probing = 0;
+            if (rc != 0) {
+                p->open--;
+                p->failures++;
+                p->retry_at_ms = dlock__redis_now_ms() +
+                                 dlock__redis_backoff_ms(cfg, p->failures);
+                p->last_rc = rc;
+                snprintf(p->last_err, sizeof p->last_err, "%s", detail);
+                dlock__redis_errf(errbuf, errlen, "%s", detail);
+                pthread_cond_signal(&p->freed);
+                pthread_mutex_unlock(&p->mu);
+                return rc;
+            }
+            p->failures = 0;
+            pthread_mutex_unlock(&p->mu);
+            *out = c;
+            return 0;
+        }
+        if (now >= deadline) {
+            pthread_mutex_unlock(&p->mu);
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: all %d connections stayed busy for "
+                              "%lld ms (raise pool_size?)",
+                              cfg->url.where, cfg->pool_size,
+                              (long long)cfg->connect_timeout_ms);
+            return DLOCK_ETIMEDOUT;
+        }
+        dlock__redis_cond_wait_until(&p->freed, &p->mu, deadline);
+    }
+}
+
+void dlock__redis_pool_release(dlock__redis_pool *p, redisContext *c,
+                               int broken)
+{
+    if (!c)
+        return;
+    if (broken || c->err) {
+        redisFree(c);
+        pthread_mutex_lock(&p->mu);
+        p->open--;
+        pthread_cond_signal(&p->freed);
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->idle[p->nidle++] = c;
+    pthread_cond_signal(&p->freed);
+    pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,52 @@
+/*
+ * Redis backend (private): the connection pool.
+ *
+ * Up to pool_size connections. A borrower has its connection to itself; the
+ * mutex guards the free list and counters only and is never held across
+ * network I/O (connect, send, read).
+ *
+ * When every connection is lent out, a borrower waits on a condition
+ * variable. Acquiring — waiting for a free connection and/or opening a new
+ * one — takes at most connect_timeout_ms in all, so that a call's total
+ * stays within the bound api/dlock/redis.h promises: the connect timeout
+ * plus the command timeout.
+ *
+ * A connection that failed (hiredis error, timeout, protocol error) is
+ * closed, never returned to the free list. Idle connections are checked
+ * with a zero-timeout poll() before being lent, so those the server closed
+ * meanwhile (restart, idle timeout) are replaced instead of failing a call.
+ *
+ * Reconnection: new connections are opened on demand. After a failed
+ * connect, further attempts wait min, 2*min, 4*min ... (capped at max); while
+ * that back-off runs, and while one attempt is already probing a server
+ * known to be down, callers fail fast with DLOCK_ECONN and a detail saying
+ * so (DLOCK_EAUTH if the last attempt failed on credentials) instead of
+ * piling up connect timeouts.
+ */
+#ifndef DLOCK_REDIS_POOL_H
+#define DLOCK_REDIS_POOL_H
+
+#include <hiredis/hiredis.h>
+
+#include "internal.h"
+
+typedef struct dlock__redis_pool dlock__redis_pool;
+
+/* cfg is borrowed and must outlive the pool. 0 or DLOCK_ENOMEM. */
+int dlock__redis_pool_new(dlock__redis_pool **out,
+                          const dlock__redis_config *cfg);
+
+/* Closes every idle connection. Every borrowed one must have been returned. */
+void dlock__redis_pool_free(dlock__redis_pool *p);
+
+/* Lends a ready connection (connected, authenticated, db selected). Returns
+ * 0, DLOCK_ETIMEDOUT (none free within the budget), or what
+ * dlock__redis_connect returns; errbuf gets the detail. */
+int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
+                              char *errbuf, size_t errlen);
+
+/* Gives c back; broken != 0 (or c->err set) closes it instead. */
+void dlock__redis_pool_release(dlock__redis_pool *p, redisContext *c,
+                               int broken);
+
+#endif /* DLOCK_REDIS_POOL_H */

@@ -1,0 +1,878 @@
+/*
+ * Redis backend: pub/sub on one dedicated connection (see subscriber.h).
+ *
+ * Ownership: the mutex guards the channel table, the listener lists, the
+ * connection status shown to callers and the delivery snapshot's bounds.
+ * The thread alone owns the hiredis context, the output buffer and the
+ * queue of expected acknowledgements, and it alone frees channels (a
+ * channel stays while any command about it awaits its acknowledgement, so
+ * the queue never points at freed memory).
+ */
+#include "subscriber.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "conn.h"
+
+#define PING_INTERVAL_MS 5000
+
+enum { L_PENDING, L_ACTIVE, L_FAILED };
+enum { X_SUBSCRIBE, X_UNSUBSCRIBE, X_PING };
+
+typedef struct channel channel;
+
+struct dlock_subscription {
+    channel *ch;
+    dlock_message_fn fn;
+    void *arg;
+    int state;  /* L_*; only L_ACTIVE listeners receive messages */
+    int rc;     /* why an L_FAILED listener failed */
+    int dead;   /* removed from inside a callback: skip, free after */
+    dlock_subscription *prev, *next;
+    dlock_subscription *grave_next;
+};
+
+struct channel {
+    char *name;
+    size_t len;
+    unsigned hash;
+    channel *hnext;
+    dlock_subscription *listeners;
+    int nlisteners;
+    int sent_sub;  /* the last command sent about it was SUBSCRIBE */
+    int inflight;  /* commands sent, acknowledgement not yet seen */
+    int confirmed; /* the server has it subscribed, by our last SUBSCRIBE */
+    int resync;    /* restored after a reconnect: deliver "" when confirmed */
+    int dirty;     /* queued for the thread to reconcile */
+    channel *dnext;
+};
+
+typedef struct expect {
+    int kind;
+    channel *ch;
+} expect;
+
+struct dlock__redis_subscriber {
+    const dlock__redis_config *cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* acks, failed attempts, deliveries ending */
+
+    channel **buckets;
+    size_t nbuckets, nchannels;
+    channel *dirty;
+    int nlisteners; /* all channels, pending ones included */
+
+    int pipefd[2];
+    pthread_t thread;
+    int started, stopping;
+
+    /* Status shown to subscribe(). */
+    int connected;
+    int failures;
+    int64_t retry_at_ms;
+    int last_rc;
+    uint64_t fail_seq; /* bumped by every failed connect attempt */
+
+    /* The delivery in progress: snap[0..nsnap) is being called. */
+    int delivering;
+    dlock_subscription **snap;
+    size_t nsnap, capsnap;
+    dlock_subscription *graveyard;
+
+    /* The thread's own. */
+    redisContext *ctx;
+    dlock__redis_cmdbuf out;
+    expect *fifo;
+    size_t fifo_head, fifo_len, fifo_cap;
+    int64_t last_rx_ms;
+    int64_t ping_sent_ms;
+    int ping_outstanding;
+};
+
+/* ---- the channel table (mutex held) ----------------------------------- */
+
+static unsigned hash_bytes(const char *s, size_t n)
+{
+    unsigned h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static channel *chan_find(dlock__redis_subscriber *s, const char *name,
+                          size_t len)
+{
+    unsigned h = hash_bytes(name, len);
+    channel *c;
+    for (c = s->buckets[h & (s->nbuckets - 1)]; c; c = c->hnext)
+        if (c->hash == h && c->len == len && memcmp(c->name, name, len) == 0)
+            return c;
+    return NULL;
+}
+
+static void chan_grow(dlock__redis_subscriber *s)
+{
+    size_t n = s->nbuckets * 2, i;
+    channel **b = calloc(n, sizeof *b);
+    if (!b)
+        return; /* longer chains, still correct */
+    for (i = 0; i < s->nbuckets; i++) {
+        channel *c = s->buckets[i];
+        while (c) {
+            channel *next = c->hnext;
+            c->hnext = b[c->hash & (n - 1)];
+            b[c->hash & (n - 1)] = c;
+            c = next;
+        }
+    }
+    free(s->buckets);
+    s->buckets = b;
+    s->nbuckets = n;
+}
+
+static channel *chan_get(dlock__redis_subscriber *s, const char *name,
+                         size_t len)
+{
+    channel *c = chan_find(s, name, len);
+    size_t i;
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->name = malloc(len + 1);
+    if (!c->name) {
+        free(c);
+        return NULL;
+    }
+    memcpy(c->name, name, len);
+    c->name[len] = '\0';
+    c->len = len;
+    c->hash = hash_bytes(name, len);
+    if (s->nchannels >= s->nbuckets)
+        chan_grow(s);
+    i = c->hash & (s->nbuckets - 1);
+    c->hnext = s->buckets[i];
+    s->buckets[i] = c;
+    s->nchannels++;
+    return c;
+}
+
+static void chan_free(dlock__redis_subscriber *s, channel *c)
+{
+    channel **pp = &s->buckets[c->hash & (s->nbuckets - 1)];
+    while (*pp != c)
+        pp = &(*pp)->hnext;
+    *pp = c->hnext;
+    s->nchannels--;
+    free(c->name);
+    free(c);
+}
+
+static void mark_dirty(dlock__redis_subscriber *s, channel *c)
+{
+    if (c->dirty)
+        return;
+    c->dirty = 1;
+    c->dnext = s->dirty;
+    s->dirty = c;
+}
+
+static void wake(dlock__redis_subscriber *s)
+{
+    char b = 1;
+    ssize_t n;
+    /* A full pipe already holds a wake-up; nothing is lost. */
+    do {
+        n = write(s->pipefd[1], &b, 1);
+    } while (n < 0 && errno == EINTR);
+}
+
+static void listener_unlink(dlock__redis_subscriber *s, dlock_subscription *l)
+{
+    channel *c = l->ch;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        c->listeners = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    l->prev = l->next = NULL;
+    c->nlisteners--;
+    s->nlisteners--;
+    if (c->nlisteners == 0) {
+        mark_dirty(s, c);
+        wake(s);
+    }
+}
+
+/* ---- the thread: commands and acknowledgements ------------------------ */
+
+static int fifo_push(dlock__redis_subscriber *s, int kind, channel *c)
+{
+    if (s->fifo_len == s->fifo_cap) {
+        size_t cap = s->fifo_cap ? s->fifo_cap * 2 : 16, i;
+        expect *f = malloc(cap * sizeof *f);
+        if (!f)
+            return DLOCK_ENOMEM;
+        for (i = 0; i < s->fifo_len; i++)
+            f[i] = s->fifo[(s->fifo_head + i) % s->fifo_cap];
+        free(s->fifo);
+        s->fifo = f;
+        s->fifo_cap = cap;
+        s->fifo_head = 0;
+    }
+    s->fifo[(s->fifo_head + s->fifo_len) % s->fifo_cap].kind = kind;
+    s->fifo[(s->fifo_head + s->fifo_len) % s->fifo_cap].ch = c;
+    s->fifo_len++;
+    return 0;
+}
+
+static int fifo_pop(dlock__redis_subscriber *s, expect *e)
+{
+    if (s->fifo_len == 0)
+        return -1;
+    *e = s->fifo[s->fifo_head];
+    s->fifo_head = (s->fifo_head + 1) % s->fifo_cap;
+    s->fifo_len--;
+    return 0;
+}
+
+/* Queues one command (mutex held; touches only thread-owned buffers). */
+static int queue_command(dlock__redis_subscriber *s, int kind, channel *c)
+{
+    const char *argv[2];
+    size_t argvlen[2];
+    size_t mark = s->out.len;
+    argv[0] = kind == X_SUBSCRIBE ? "SUBSCRIBE"
+              : kind == X_UNSUBSCRIBE ? "UNSUBSCRIBE" : "PING";
+    argvlen[0] = strlen(argv[0]);
+    if (c) {
+        argv[1] = c->name;
+        argvlen[1] = c->len;
+    }
+    if (dlock__redis_cmdbuf_add(&s->out, c ? 2 : 1, argv, argvlen) != 0)
+        return DLOCK_ENOMEM;
+    if (fifo_push(s, kind, c) != 0) {
+        s->out.len = mark;
+        return DLOCK_ENOMEM;
+    }
+    return 0;
+}
+
+/* Brings the server's view of each dirty channel in line with its
+ * listeners, and frees the channels nobody needs any more (mutex held). */
+static void reconcile(dlock__redis_subscriber *s)
+{
+    channel *c = s->dirty, *retry = NULL;
+    s->dirty = NULL;
+    while (c) {
+        channel *next = c->dnext;
+        int want = c->nlisteners > 0;
+        c->dirty = 0;
+        if (s->ctx && want != c->sent_sub) {
+            if (queue_command(s, want ? X_SUBSCRIBE : X_UNSUBSCRIBE, c) == 0) {
+                c->sent_sub = want;
+                c->inflight++;
+                c->confirmed = 0;
+            } else {
+                c->dnext = retry; /* out of memory: try on the next wake */
+                retry = c;
+                c->dirty = 1;
+            }
+        } else if (!want && !c->sent_sub && c->inflight == 0) {
+            chan_free(s, c);
+        }
+        c = next;
+    }
+    while (retry) {
+        channel *next = retry->dnext;
+        retry->dnext = s->dirty;
+        s->dirty = retry;
+        retry = next;
+    }
+}
+
+/* Calls the active listeners of c with msg (thread, mutex not held). */
+static void deliver(dlock__redis_subscriber *s, channel *c, const char *msg,
+                    size_t len)
+{
+    dlock_subscription *l, *grave;
+    size_t i, n = 0;
+
+    pthread_mutex_lock(&s->mu);
+    for (l = c->listeners; l; l = l->next)
+        if (l->state == L_ACTIVE)
+            n++;
+    if (n > s->capsnap) {
+        dlock_subscription **v = realloc(s->snap, n * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&s->mu);
+            return; /* the waiters' own deadlines cover a lost wake-up */
+        }
+        s->snap = v;
+        s->capsnap = n;
+    }
+    n = 0;
+    for (l = c->listeners; l; l = l->next)
+        if (l->state == L_ACTIVE)
+            s->snap[n++] = l;
+    s->nsnap = n;
+    s->delivering = 1;
+    pthread_mutex_unlock(&s->mu);
+
+    for (i = 0; i < n; i++)
+        if (!s->snap[i]->dead)
+            s->snap[i]->fn(s->snap[i]->arg, c->name, msg, len);
+
+    pthread_mutex_lock(&s->mu);
+    s->delivering = 0;
+    s->nsnap = 0;
+    grave = s->graveyard;
+    s->graveyard = NULL;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    while (grave) {
+        l = grave->grave_next;
+        free(grave);
+        grave = l;
+    }
+}
+
+static void lose_connection(dlock__redis_subscriber *s)
+{
+    size_t i;
+    if (s->ctx) {
+        redisFree(s->ctx);
+        s->ctx = NULL;
+    }
+    dlock__redis_cmdbuf_reset(&s->out);
+    s->fifo_len = 0;
+    s->fifo_head = 0;
+    s->ping_outstanding = 0;
+
+    pthread_mutex_lock(&s->mu);
+    s->connected = 0;
+    for (i = 0; i < s->nbuckets; i++) {
+        channel *c;
+        for (c = s->buckets[i]; c; c = c->hnext) {
+            if (c->confirmed && c->nlisteners > 0)
+                c->resync = 1;
+            c->sent_sub = 0;
+            c->inflight = 0;
+            c->confirmed = 0;
+            mark_dirty(s, c);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int reply_is(const redisReply *r, const char *s)
+{
+    size_t n = strlen(s);
+    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+           r->len == n && strncasecmp(r->str, s, n) == 0;
+}
+
+/* An acknowledgement for (kind, name): it must be the next one expected. */
+static int on_ack(dlock__redis_subscriber *s, int kind, const redisReply *name)
+{
+    expect e;
+    channel *c, *resync = NULL;
+    dlock_subscription *l;
+
+    if (fifo_pop(s, &e) != 0 || e.kind != kind || !e.ch ||
+        name->type != REDIS_REPLY_STRING || name->len != e.ch->len ||
+        memcmp(name->str, e.ch->name, name->len) != 0)
+        return -1;
+    c = e.ch;
+    pthread_mutex_lock(&s->mu);
+    c->inflight--;
+    if (c->inflight == 0 && c->sent_sub && kind == X_SUBSCRIBE) {
+        c->confirmed = 1;
+        for (l = c->listeners; l; l = l->next)
+            if (l->state == L_PENDING)
+                l->state = L_ACTIVE;
+        if (c->resync) {
+            c->resync = 0;
+            resync = c;
+        }
+        pthread_cond_broadcast(&s->cv);
+    }
+    if (c->inflight == 0 && !c->sent_sub)
+        mark_dirty(s, c); /* may be freed by the next reconcile */
+    pthread_mutex_unlock(&s->mu);
+    if (resync)
+        deliver(s, resync, "", 0);
+    return 0;
+}
+
+static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
+{
+    expect e;
+    channel *c;
+    dlock_subscription *l, *next;
+    int rc;
+
+    if (fifo_pop(s, &e) != 0)
+        return;
+    if (e.kind == X_PING) {
+        s->ping_outstanding = 0;
+        return;
+    }
+    c = e.ch;
+    rc = (strncmp(r->str, "NOPERM", 6) == 0 || strncmp(r->str, "NOAUTH", 6) == 0)
+             ? DLOCK_EAUTH : DLOCK_EPROTO;
+    pthread_mutex_lock(&s->mu);
+    c->inflight--;
+    if (e.kind == X_SUBSCRIBE) {
+        /* Not subscribed after all. Pending listeners fail; active ones
+         * (a restore refused, e.g. ACL changed) keep their deadlines and
+         * the next reconnect tries again. */
+        c->sent_sub = 0;
+        for (l = c->listeners; l; l = next) {
+            next = l->next;
+            if (l->state == L_PENDING) {
+                l->state = L_FAILED;
+                l->rc = rc;
+            }
+        }
+        pthread_cond_broadcast(&s->cv);
+    }
+    if (c->inflight == 0 && !c->sent_sub && c->nlisteners == 0)
+        mark_dirty(s, c);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Returns -1 when the stream no longer matches what was sent. */
+static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING) {
+        const redisReply *kind = r->element[0];
+        if (reply_is(kind, "message") && r->elements == 3) {
+            const redisReply *name = r->element[1], *msg = r->element[2];
+            channel *c;
+            if (name->type != REDIS_REPLY_STRING ||
+                msg->type != REDIS_REPLY_STRING)
+                return -1;
+            pthread_mutex_lock(&s->mu);
+            c = chan_find(s, name->str, name->len);
+            pthread_mutex_unlock(&s->mu);
+            /* Only this thread frees channels, so c stays valid. */
+            if (c)
+                deliver(s, c, msg->str, msg->len);
+            return 0;
+        }
+        if (reply_is(kind, "subscribe") && r->elements == 3)
+            return on_ack(s, X_SUBSCRIBE, r->element[1]);
+        if (reply_is(kind, "unsubscribe") && r->elements == 3)
+            return on_ack(s, X_UNSUBSCRIBE, r->element[1]);
+        if (reply_is(kind, "pong")) {
+            expect e;
+            if (fifo_pop(s, &e) != 0 || e.kind != X_PING)
+                return -1;
+            s->ping_outstanding = 0;
+            return 0;
+        }
+        return 0; /* nothing else is asked for; ignore */
+    }
+    if (reply_is(r, "PONG")) {
+        expect e;
+        if (fifo_pop(s, &e) != 0 || e.kind != X_PING)
+            return -1;
+        s->ping_outstanding = 0;
+        return 0;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        on_error_reply(s, r);
+        return 0;
+    }
+    return -1;
+}
+
+/* Reads what the socket has and handles every complete reply. -1 when the
+ * connection must be dropped. */
+static int read_replies(dlock__redis_subscriber *s)
+{
+    if (redisBufferRead(s->ctx) != REDIS_OK)
+        return -1;
+    s->last_rx_ms = dlock__redis_now_ms();
+    for (;;) {
+        void *r = NULL;
+        int bad;
+        if (redisGetReplyFromReader(s->ctx, &r) != REDIS_OK)
+            return -1;
+        if (!r)
+            return 0;
+        bad = on_reply(s, r);
+        freeReplyObject(r);
+        if (bad)
+            return -1;
+    }
+}
+
+static void drain_pipe(int fd)
+{
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+}
+
+/* Sleeps until woken or timeout_ms passes (-1: no timeout). */
+static void wait_pipe(dlock__redis_subscriber *s, int timeout_ms)
+{
+    struct pollfd p;
+    p.fd = s->pipefd[0];
+    p.events = POLLIN;
+    p.revents = 0;
+    if (poll(&p, 1, timeout_ms) > 0)
+        drain_pipe(s->pipefd[0]);
+}
+
+static int ms_to_poll(int64_t ms)
+{
+    if (ms < 0)
+        return 0;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* One connect attempt; mutex held on entry and exit, released meanwhile. */
+static void try_connect(dlock__redis_subscriber *s)
+{
+    const dlock__redis_config *cfg = s->cfg;
+    redisContext *c = NULL;
+    char detail[256];
+    size_t i;
+    int rc;
+
+    pthread_mutex_unlock(&s->mu);
+    rc = dlock__redis_connect(&c, cfg, cfg->connect_timeout_ms, detail,
+                              sizeof detail);
+    pthread_mutex_lock(&s->mu);
+    if (rc != 0) {
+        s->failures++;
+        s->retry_at_ms = dlock__redis_now_ms() +
+                         dlock__redis_backoff_ms(cfg, s->failures);
+        s->last_rc = rc;
+        s->fail_seq++;
+        pthread_cond_broadcast(&s->cv);
+        return;
+    }
+    s->ctx = c;
+    s->connected = 1;
+    s->failures = 0;
+    s->last_rx_ms = dlock__redis_now_ms();
+    for (i = 0; i < s->nbuckets; i++) {
+        channel *ch;
+        for (ch = s->buckets[i]; ch; ch = ch->hnext)
+            mark_dirty(s, ch);
+    }
+}
+
+static void *run(void *arg)
+{
+    dlock__redis_subscriber *s = arg;
+    const dlock__redis_config *cfg = s->cfg;
+
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        struct pollfd p[2];
+        int64_t now, due;
+        int n, lost = 0;
+
+        if (s->stopping)
+            break;
+        if (!s->ctx) {
+            if (s->nlisteners == 0) {
+                reconcile(s); /* frees what listeners left behind */
+                pthread_mutex_unlock(&s->mu);
+                wait_pipe(s, -1);
+                pthread_mutex_lock(&s->mu);
+                continue;
+            }
+            now = dlock__redis_now_ms();
+            if (s->failures > 0 && now < s->retry_at_ms) {
+                pthread_mutex_unlock(&s->mu);
+                wait_pipe(s, ms_to_poll(s->retry_at_ms - now));
+                pthread_mutex_lock(&s->mu);
+                continue;
+            }
+            try_connect(s);
+            continue;
+        }
+        reconcile(s);
+        pthread_mutex_unlock(&s->mu);
+
+        now = dlock__redis_now_ms();
+        if (s->ping_outstanding) {
+            due = cfg->command_timeout_ms > 0
+                      ? s->ping_sent_ms + cfg->command_timeout_ms : INT64_MAX;
+            if (now >= due)
+                lost = 1;
+        } else {
+            due = s->last_rx_ms + PING_INTERVAL_MS;
+            if (now >= due) {
+                pthread_mutex_lock(&s->mu);
+                if (queue_command(s, X_PING, NULL) == 0) {
+                    s->ping_outstanding = 1;
+                    s->ping_sent_ms = now;
+                }
+                pthread_mutex_unlock(&s->mu);
+                due = cfg->command_timeout_ms > 0
+                          ? now + cfg->command_timeout_ms : INT64_MAX;
+            }
+        }
+        if (!lost && s->out.len > 0) {
+            lost = dlock__redis_send(s->ctx, &s->out, cfg, NULL, 0) != 0;
+            dlock__redis_cmdbuf_reset(&s->out);
+        }
+        if (!lost) {
+            p[0].fd = s->ctx->fd;
+            p[0].events = POLLIN;
+            p[0].revents = 0;
+            p[1].fd = s->pipefd[0];
+            p[1].events = POLLIN;
+            p[1].revents = 0;
+            n = poll(p, 2, due == INT64_MAX ? -1 : ms_to_poll(due - now));
+            if (n > 0) {
+                if (p[1].revents)
+                    drain_pipe(s->pipefd[0]);
+                if (p[0].revents)
+                    lost = read_replies(s) != 0;
+            }
+        }
+        if (lost)
+            lose_connection(s);
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (s->ctx) {
+        redisFree(s->ctx);
+        s->ctx = NULL;
+    }
+    return NULL;
+}
+
+/* ---- the API ---------------------------------------------------------- */
+
+int dlock__redis_subscriber_new(dlock__redis_subscriber **out,
+                                const dlock__redis_config *cfg)
+{
+    dlock__redis_subscriber *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s)
+        return DLOCK_ENOMEM;
+    s->cfg = cfg;
+    s->pipefd[0] = s->pipefd[1] = -1;
+    s->nbuckets = 64;
+    s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
+    if (!s->buckets)
+        goto fail;
+    if (pthread_mutex_init(&s->mu, NULL) != 0)
+        goto fail;
+    if (dlock__redis_cond_init(&s->cv) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        goto fail;
+    }
+    *out = s;
+    return 0;
+fail:
+    free(s->buckets);
+    free(s);
+    return DLOCK_ENOMEM;
+}
+
+/* Mutex held. */
+static int start_thread(dlock__redis_subscriber *s)
+{
+    if (pipe2(s->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
+        s->pipefd[0] = s->pipefd[1] = -1;
+        return DLOCK_ENOMEM;
+    }
+    if (pthread_create(&s->thread, NULL, run, s) != 0) {
+        close(s->pipefd[0]);
+        close(s->pipefd[1]);
+        s->pipefd[0] = s->pipefd[1] = -1;
+        return DLOCK_ENOMEM;
+    }
+    s->started = 1;
+    return 0;
+}
+
+void dlock__redis_subscriber_free(dlock__redis_subscriber *s)
+{
+    size_t i;
+    if (!s)
+        return;
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = 1;
+        pthread_mutex_unlock(&s->mu);
+        wake(s);
+        pthread_join(s->thread, NULL);
+        close(s->pipefd[0]);
+        close(s->pipefd[1]);
+    }
+    for (i = 0; i < s->nbuckets; i++) {
+        channel *c = s->buckets[i];
+        while (c) {
+            channel *next = c->hnext;
+            dlock_subscription *l = c->listeners;
+            while (l) {
+                dlock_subscription *ln = l->next;
+                free(l);
+                l = ln;
+            }
+            free(c->name);
+            free(c);
+            c = next;
+        }
+    }
+    dlock__redis_cmdbuf_free(&s->out);
+    free(s->fifo);
+    free(s->snap);
+    free(s->buckets);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
+                                dlock_subscription **out, const char *channel_name,
+                                dlock_message_fn fn, void *arg)
+{
+    const dlock__redis_config *cfg = s->cfg;
+    dlock_subscription *l;
+    channel *c;
+    int64_t now, deadline;
+    uint64_t seq;
+    int rc = 0;
+
+    if (out)
+        *out = NULL;
+    if (!out || !channel_name || !channel_name[0] || !fn)
+        return DLOCK_EINVAL;
+    l = calloc(1, sizeof *l);
+    if (!l)
+        return DLOCK_ENOMEM;
+    l->fn = fn;
+    l->arg = arg;
+
+    pthread_mutex_lock(&s->mu);
+    if (!s->started && (rc = start_thread(s)) != 0) {
+        pthread_mutex_unlock(&s->mu);
+        free(l);
+        return rc;
+    }
+    now = dlock__redis_now_ms();
+    if (!s->connected && s->failures > 0 && now < s->retry_at_ms) {
+        rc = s->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
+        pthread_mutex_unlock(&s->mu);
+        free(l);
+        return rc;
+    }
+    c = chan_get(s, channel_name, strlen(channel_name));
+    if (!c) {
+        pthread_mutex_unlock(&s->mu);
+        free(l);
+        return DLOCK_ENOMEM;
+    }
+    if (!c->confirmed && pthread_equal(pthread_self(), s->thread)) {
+        /* From inside a callback (forbidden by the contract): the ack this
+         * call would wait for can only be read by this very thread. */
+        mark_dirty(s, c); /* lets the thread free c if it is new */
+        pthread_mutex_unlock(&s->mu);
+        free(l);
+        return DLOCK_EDEADLK;
+    }
+    l->ch = c;
+    l->next = c->listeners;
+    if (c->listeners)
+        c->listeners->prev = l;
+    c->listeners = l;
+    c->nlisteners++;
+    s->nlisteners++;
+    if (c->confirmed) {
+        l->state = L_ACTIVE;
+        pthread_mutex_unlock(&s->mu);
+        *out = l;
+        return 0;
+    }
+    l->state = L_PENDING;
+    mark_dirty(s, c);
+    wake(s);
+
+    deadline = cfg->command_timeout_ms > 0 ? now + cfg->command_timeout_ms
+                                           : INT64_MAX;
+    if (!s->connected && deadline != INT64_MAX)
+        deadline = cfg->connect_timeout_ms > 0
+                       ? deadline + cfg->connect_timeout_ms : INT64_MAX;
+    seq = s->fail_seq;
+    while (l->state == L_PENDING) {
+        if (s->fail_seq != seq) {
+            rc = s->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
+            break;
+        }
+        if (dlock__redis_now_ms() >= deadline) {
+            rc = DLOCK_ETIMEDOUT;
+            break;
+        }
+        dlock__redis_cond_wait_until(&s->cv, &s->mu, deadline);
+    }
+    if (l->state == L_ACTIVE) {
+        pthread_mutex_unlock(&s->mu);
+        *out = l;
+        return 0;
+    }
+    if (l->state == L_FAILED)
+        rc = l->rc;
+    /* Never active, so in no delivery snapshot: free it right away. */
+    listener_unlink(s, l);
+    pthread_mutex_unlock(&s->mu);
+    free(l);
+    return rc;
+}
+
+void dlock__redis_subscriber_remove(dlock__redis_subscriber *s,
+                                    dlock_subscription *l)
+{
+    size_t i;
+    int in_snapshot;
+    if (!l)
+        return;
+    pthread_mutex_lock(&s->mu);
+    listener_unlink(s, l);
+    if (s->started && pthread_equal(pthread_self(), s->thread)) {
+        /* From inside a callback (the contract forbids it, but a deadlock
+         * would be worse): the delivery loop skips it and frees it. */
+        l->dead = 1;
+        l->grave_next = s->graveyard;
+        s->graveyard = l;
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    for (;;) {
+        in_snapshot = 0;
+        if (s->delivering)
+            for (i = 0; i < s->nsnap; i++)
+                if (s->snap[i] == l)
+                    in_snapshot = 1;
+        if (!in_snapshot)
+            break;
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(l);
+}

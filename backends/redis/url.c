@@ -1,0 +1,396 @@
+/*
+ * Redis backend: URL parsing.
+ *
+ * Error messages quote the bad part so the user can find it, but only parts
+ * that cannot hold a secret: for redis:// nothing before the last '@' (the
+ * user information) is ever quoted, and for unix:// query parameters only
+ * their names are. The scheme is quoted only when it looks like one.
+ */
+#include "url.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "dlock/errors.h"
+#include "internal.h"
+
+#define QUOTE_MAX 40 /* longest piece of user input quoted in a message */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decodes s[0..n) into a fresh string. %00 is refused: every string here
+ * ends up as a C string (or a hiredis argument built from one). Returns 0,
+ * DLOCK_EINVAL or DLOCK_ENOMEM. */
+static int pct_decode(char **out, const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    size_t i, j = 0;
+    *out = NULL;
+    if (!d)
+        return DLOCK_ENOMEM;
+    for (i = 0; i < n; i++) {
+        if (s[i] == '%') {
+            int hi, lo;
+            if (i + 2 >= n || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
+                (lo = hexval((unsigned char)s[i + 2])) < 0 || (hi | lo) == 0) {
+                memset(d, 0, n + 1);
+                free(d);
+                return DLOCK_EINVAL;
+            }
+            d[j++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            d[j++] = s[i];
+        }
+    }
+    d[j] = '\0';
+    *out = d;
+    return 0;
+}
+
+/* Decimal digits only (no sign, no blanks), at least one, value <= max. */
+static int parse_uint(const char *s, size_t n, long max, long *out)
+{
+    long v = 0;
+    size_t i;
+    if (n == 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        if (v > (max - (s[i] - '0')) / 10)
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static int scheme_is(const char *s, size_t n, const char *want)
+{
+    return strlen(want) == n && strncasecmp(s, want, n) == 0;
+}
+
+/* RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) */
+static int looks_like_scheme(const char *s, size_t n)
+{
+    size_t i;
+    if (n == 0 || n > 32 || !isalpha((unsigned char)s[0]))
+        return 0;
+    for (i = 1; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("+-.", s[i]))
+            return 0;
+    return 1;
+}
+
+static int valid_hostname(const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-._", s[i]))
+            return 0;
+    return 1;
+}
+
+static int valid_ipv6(const char *s, size_t n)
+{
+    size_t i;
+    int colon = 0;
+    for (i = 0; i < n; i++) {
+        if (s[i] == ':')
+            colon = 1;
+        else if (!isalnum((unsigned char)s[i]) && !strchr(".%-_", s[i]))
+            return 0;
+    }
+    return colon;
+}
+
+static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
+                          char *errbuf, size_t errlen)
+{
+    const char *colon = memchr(s, ':', n);
+    size_t ulen;
+    int rc;
+    if (!colon) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis URL: credentials must be 'user:password@' "
+                          "or ':password@' (percent-encode '@', ':' and '/' "
+                          "inside them)");
+        return DLOCK_EINVAL;
+    }
+    ulen = (size_t)(colon - s);
+    if (ulen > 0) {
+        rc = pct_decode(&u->user, s, ulen);
+        if (rc != 0) {
+            if (rc == DLOCK_EINVAL)
+                dlock__redis_errf(errbuf, errlen,
+                                  "bad redis URL: bad percent-encoding in the "
+                                  "user name");
+            return rc;
+        }
+    }
+    rc = pct_decode(&u->password, colon + 1, n - ulen - 1);
+    if (rc != 0) {
+        if (rc == DLOCK_EINVAL)
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: bad percent-encoding in the "
+                              "password");
+        return rc;
+    }
+    /* ":@" carries no credentials; "user:@" is an ACL user whose password
+     * is empty (a "nopass" user), so AUTH must still be sent. */
+    if (!u->user && u->password[0] == '\0') {
+        free(u->password);
+        u->password = NULL;
+    }
+    return 0;
+}
+
+static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
+                     size_t errlen)
+{
+    const char *at = strrchr(rest, '@');
+    const char *p, *h, *hend;
+    long v;
+    int rc;
+
+    u->port = 6379;
+    if (at) {
+        rc = parse_userinfo(u, rest, (size_t)(at - rest), errbuf, errlen);
+        if (rc != 0)
+            return rc;
+        p = at + 1;
+    } else {
+        p = rest;
+    }
+
+    if (*p == '[') {
+        h = p + 1;
+        hend = strchr(h, ']');
+        if (!hend) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: unterminated '[' in the host");
+            return DLOCK_EINVAL;
+        }
+        if (!valid_ipv6(h, (size_t)(hend - h))) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: bad IPv6 host '[%.*s]'",
+                              (int)((size_t)(hend - h) < QUOTE_MAX
+                                        ? (size_t)(hend - h) : QUOTE_MAX),
+                              h);
+            return DLOCK_EINVAL;
+        }
+        p = hend + 1;
+        if (*p != '\0' && *p != ':' && *p != '/') {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: unexpected '%.*s' after the "
+                              "host",
+                              QUOTE_MAX, p);
+            return DLOCK_EINVAL;
+        }
+    } else {
+        h = p;
+        hend = p + strcspn(p, ":/?#");
+        if (hend == h) {
+            dlock__redis_errf(errbuf, errlen, "bad redis URL: empty host");
+            return DLOCK_EINVAL;
+        }
+        if (!valid_hostname(h, (size_t)(hend - h))) {
+            size_t n = (size_t)(hend - h);
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: bad host '%.*s'",
+                              (int)(n < QUOTE_MAX ? n : QUOTE_MAX), h);
+            return DLOCK_EINVAL;
+        }
+        p = hend;
+    }
+    u->host = strndup(h, (size_t)(hend - h));
+    if (!u->host)
+        return DLOCK_ENOMEM;
+
+    if (*p == ':') {
+        const char *ps = p + 1;
+        size_t n = strcspn(ps, "/");
+        if (parse_uint(ps, n, 65535, &v) != 0 || v == 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis URL: bad port '%.*s' (expected "
+                              "1..65535)",
+                              (int)(n < QUOTE_MAX ? n : QUOTE_MAX), ps);
+            return DLOCK_EINVAL;
+        }
+        u->port = (int)v;
+        p = ps + n;
+    }
+    if (*p == '/') {
+        const char *ds = p + 1;
+        size_t n = strlen(ds);
+        /* "redis://host/" is common and means the default database. */
+        if (n > 0) {
+            if (parse_uint(ds, n, INT_MAX, &v) != 0) {
+                dlock__redis_errf(errbuf, errlen,
+                                  "bad redis URL: bad database number '%.*s' "
+                                  "(expected a non-negative integer)",
+                                  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), ds);
+                return DLOCK_EINVAL;
+            }
+            u->db = (int)v;
+        }
+        p = ds + n;
+    }
+    if (*p != '\0') {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis URL: unexpected '%.*s' after the host "
+                          "(expected [:port][/db])",
+                          QUOTE_MAX, p);
+        return DLOCK_EINVAL;
+    }
+    if (strchr(u->host, ':'))
+        snprintf(u->where, sizeof u->where, "[%s]:%d", u->host, u->port);
+    else
+        snprintf(u->where, sizeof u->where, "%s:%d", u->host, u->port);
+    return 0;
+}
+
+static int parse_unix(dlock__redis_url *u, const char *rest, char *errbuf,
+                      size_t errlen)
+{
+    const char *q = strchr(rest, '?');
+    size_t plen = q ? (size_t)(q - rest) : strlen(rest);
+    int rc, have_db = 0;
+
+    if (plen == 0) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad unix URL: empty socket path "
+                          "(expected unix:///path/to/socket)");
+        return DLOCK_EINVAL;
+    }
+    if (rest[0] != '/') {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad unix URL: the socket path must be absolute "
+                          "(unix:///path/to/socket); no host or credentials "
+                          "go before it");
+        return DLOCK_EINVAL;
+    }
+    rc = pct_decode(&u->path, rest, plen);
+    if (rc != 0) {
+        if (rc == DLOCK_EINVAL)
+            dlock__redis_errf(errbuf, errlen,
+                              "bad unix URL: bad percent-encoding in the "
+                              "socket path");
+        return rc;
+    }
+    if (strlen(u->path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad unix URL: socket path too long (at most %zu "
+                          "bytes)",
+                          sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+        return DLOCK_EINVAL;
+    }
+    while (q) {
+        const char *ps = q + 1;
+        size_t n = strcspn(ps, "&");
+        size_t klen = strcspn(ps, "=&");
+        long v;
+        if (klen == 2 && strncmp(ps, "db", 2) == 0 && ps[2] == '=') {
+            if (have_db) {
+                dlock__redis_errf(errbuf, errlen,
+                                  "bad unix URL: 'db' given twice");
+                return DLOCK_EINVAL;
+            }
+            if (parse_uint(ps + 3, n - 3, INT_MAX, &v) != 0) {
+                size_t vn = n - 3;
+                dlock__redis_errf(errbuf, errlen,
+                                  "bad unix URL: bad database number '%.*s' "
+                                  "(expected a non-negative integer)",
+                                  (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX),
+                                  ps + 3);
+                return DLOCK_EINVAL;
+            }
+            u->db = (int)v;
+            have_db = 1;
+        } else {
+            /* Only the name: a value might be a secret. */
+            dlock__redis_errf(errbuf, errlen,
+                              "bad unix URL: unknown parameter '%.*s' (only "
+                              "db=N is supported)",
+                              (int)(klen < QUOTE_MAX ? klen : QUOTE_MAX), ps);
+            return DLOCK_EINVAL;
+        }
+        q = ps[n] == '&' ? ps + n : NULL;
+    }
+    snprintf(u->where, sizeof u->where, "%s", u->path);
+    return 0;
+}
+
+int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
+                           char *errbuf, size_t errlen)
+{
+    const char *sep;
+    size_t slen;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if (!url) {
+        dlock__redis_errf(errbuf, errlen, "bad URL: NULL");
+        return DLOCK_EINVAL;
+    }
+    if (url[0] == '\0') {
+        dlock__redis_errf(errbuf, errlen, "bad URL: empty string");
+        return DLOCK_EINVAL;
+    }
+    sep = strstr(url, "://");
+    slen = sep ? (size_t)(sep - url) : 0;
+    if (!sep || !looks_like_scheme(url, slen)) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad URL: missing scheme (expected redis://... or "
+                          "unix://...)");
+        return DLOCK_EINVAL;
+    }
+    if (scheme_is(url, slen, "redis")) {
+        rc = parse_tcp(out, sep + 3, errbuf, errlen);
+    } else if (scheme_is(url, slen, "unix")) {
+        rc = parse_unix(out, sep + 3, errbuf, errlen);
+        out->is_unix = 1;
+    } else {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad URL: unknown scheme '%.*s' (expected redis:// "
+                          "or unix://%s)",
+                          (int)slen, url,
+                          scheme_is(url, slen, "rediss")
+                              ? "; TLS is not supported" : "");
+        return DLOCK_EINVAL;
+    }
+    if (rc != 0)
+        dlock__redis_url_clear(out);
+    return rc;
+}
+
+void dlock__redis_url_clear(dlock__redis_url *u)
+{
+    if (!u)
+        return;
+    if (u->password) {
+        /* volatile: keep the compiler from dropping a wipe before free. */
+        volatile char *p = u->password;
+        while (*p)
+            *p++ = '\0';
+    }
+    free(u->host);
+    free(u->path);
+    free(u->user);
+    free(u->password);
+    memset(u, 0, sizeof *u);
+}

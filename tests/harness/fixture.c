@@ -1,0 +1,438 @@
+/*
+ * The conformance fixture (see fixture.h).
+ */
+#include "fixture.h"
+#include "runner.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const dlock_fx_backend fx_mock = {"mock"};
+static const dlock_fx_backend fx_redis = {"redis"};
+static const char *fx_redis_url;
+static unsigned fx_counter;
+
+void dlock_fx_set_redis_url(const char *url) { fx_redis_url = url; }
+const char *dlock_fx_redis_url(void) { return fx_redis_url; }
+
+int dlock_fx_group_mock(void **state)
+{
+    *state = (void *)&fx_mock;
+    return 0;
+}
+
+int dlock_fx_group_redis(void **state)
+{
+    if (!fx_redis_url) {
+        fprintf(stderr, "redis group: no server URL\n");
+        return -1;
+    }
+    *state = (void *)&fx_redis;
+    return 0;
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+int64_t dlock_fx_real_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void dlock_fx_sleep_real(int64_t ms)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+void dlock_fx_advance(dlock_fx *fx, int64_t ms)
+{
+    if (fx->is_mock) {
+        int rc = dlock_vclock_advance(fx->vclock, ms);
+        assert_int_equal(rc, 0);
+    } else {
+        dlock_fx_sleep_real(ms);
+    }
+}
+
+int64_t dlock_fx_now(dlock_fx *fx)
+{
+    if (fx->is_mock)
+        return dlock_vclock_now(fx->vclock);
+    return dlock_fx_real_ms();
+}
+
+int dlock_fx_settle(dlock_fx *fx)
+{
+    int64_t deadline, stable_since;
+    int last;
+
+    if (!fx->is_mock)
+        return 0;
+    deadline = dlock_fx_real_ms() + 3000;
+    last = dlock_vclock_sleepers(fx->vclock);
+    stable_since = dlock_fx_real_ms();
+    while (dlock_fx_real_ms() < deadline) {
+        int now_sleeping;
+        dlock_fx_sleep_real(2);
+        now_sleeping = dlock_vclock_sleepers(fx->vclock);
+        if (now_sleeping != last) {
+            last = now_sleeping;
+            stable_since = dlock_fx_real_ms();
+        } else if (dlock_fx_real_ms() - stable_since >= 30) {
+            break;
+        }
+    }
+    return last;
+}
+
+int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms)
+{
+    if (!fx->is_mock) {
+        dlock_fx_sleep_real(redis_real_ms);
+        return 0;
+    }
+    if (dlock_vclock_wait_sleepers(fx->vclock, base + 1, 5000) != 0)
+        return -1;
+    /* A thread may sleep briefly on its way (e.g. a back-off); only a count
+     * that stays put means everyone is parked. */
+    return dlock_fx_settle(fx) >= base + 1 ? 0 : -1;
+}
+
+/* ---- lost-lock callbacks ------------------------------------------------ */
+
+static void fx_on_lost(void *arg, const char *name, const char *owner)
+{
+    struct dlock_fx_tag *tag = arg;
+    dlock_fx *fx = tag->fx;
+
+    pthread_mutex_lock(&fx->lost_mutex);
+    fx->lost_count++;
+    fx->lost_client = tag->client;
+    snprintf(fx->lost_name, sizeof(fx->lost_name), "%s", name ? name : "(null)");
+    snprintf(fx->lost_owner, sizeof(fx->lost_owner), "%s", owner ? owner : "(null)");
+    pthread_mutex_unlock(&fx->lost_mutex);
+}
+
+int dlock_fx_lost_count(dlock_fx *fx)
+{
+    int n;
+    pthread_mutex_lock(&fx->lost_mutex);
+    n = fx->lost_count;
+    pthread_mutex_unlock(&fx->lost_mutex);
+    return n;
+}
+
+int dlock_fx_lost_last(dlock_fx *fx, char *name, size_t name_len, char *owner,
+                       size_t owner_len, int *client)
+{
+    int n;
+    pthread_mutex_lock(&fx->lost_mutex);
+    n = fx->lost_count;
+    snprintf(name, name_len, "%s", fx->lost_name);
+    snprintf(owner, owner_len, "%s", fx->lost_owner);
+    *client = fx->lost_client;
+    pthread_mutex_unlock(&fx->lost_mutex);
+    return n;
+}
+
+int dlock_fx_wait_lost(dlock_fx *fx, int n, int64_t max_ms)
+{
+    int64_t step = fx->is_mock ? fx->watchdog_ms / 3 : 10;
+    int64_t spent = 0;
+
+    while (dlock_fx_lost_count(fx) < n && spent < max_ms) {
+        dlock_fx_advance(fx, step);
+        spent += step;
+    }
+    return dlock_fx_lost_count(fx);
+}
+
+/* ---- setup and teardown -------------------------------------------------- */
+
+static int fx_client(dlock_fx *fx, int idx, dlock_client **out)
+{
+    dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    char err[256] = "";
+    int rc;
+
+    if (fx->is_mock)
+        rc = dlock_mock_backend_new(&b, fx->store);
+    else
+        rc = dlock_redis_backend_new(&b, fx_redis_url, NULL, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(stderr, "fixture: %s backend: %s %s\n", fx->backend,
+                dlock_errname(rc), err);
+        return rc;
+    }
+    opts.watchdog_timeout_ms = fx->watchdog_ms;
+    opts.on_lost = fx_on_lost;
+    fx->tags[idx].fx = fx;
+    fx->tags[idx].client = idx + 1;
+    opts.on_lost_arg = &fx->tags[idx];
+    rc = dlock_client_new(out, b, &opts);
+    if (rc != 0) {
+        fprintf(stderr, "fixture: client: %s\n", dlock_errname(rc));
+        dlock_backend_free(b); /* a failed client_new leaves it to us */
+    }
+    return rc;
+}
+
+int dlock_fx_setup(void **state)
+{
+    const dlock_fx_backend *kind = *state;
+    dlock_fx *fx;
+
+    if (!kind)
+        return -1;
+    fx = calloc(1, sizeof(*fx));
+    if (!fx)
+        return -1;
+    *state = fx;
+    pthread_mutex_init(&fx->lost_mutex, NULL);
+    fx->backend = kind->kind;
+    fx->is_mock = strcmp(kind->kind, "mock") == 0;
+    if (fx->is_mock) {
+        /* Virtual time: long, realistic values cost nothing. */
+        fx->watchdog_ms = 30000;
+        fx->lease_ms = 10000;
+        fx->long_lease_ms = 600000;
+        /* Not 0: a clock that starts at 0 could hide "0 means unset" bugs. */
+        if (dlock_vclock_new(&fx->vclock, 1000000) != 0 ||
+            dlock_mock_store_new(&fx->store, dlock_vclock_clock(fx->vclock)) != 0)
+            goto fail;
+    } else {
+        /* Real time: short enough that waiting out a few watchdog periods
+         * costs about a second, long enough for loaded CI machines. */
+        fx->watchdog_ms = 300;
+        fx->lease_ms = 200;
+        fx->long_lease_ms = 60000;
+    }
+    if (fx_client(fx, 0, &fx->c1) != 0 || fx_client(fx, 1, &fx->c2) != 0)
+        goto fail;
+    if (dlock_client_owner(fx->c1, fx->owner1, sizeof(fx->owner1)) != 0 ||
+        dlock_client_owner(fx->c2, fx->owner2, sizeof(fx->owner2)) != 0)
+        goto fail;
+    snprintf(fx->name, sizeof(fx->name), "dlock-test:%s:%u:%ld", fx->backend,
+             ++fx_counter, (long)getpid());
+    /* Let the watchdogs reach their first sleep, so that sleeper counts
+     * taken by the cases mean what they say. */
+    dlock_fx_settle(fx);
+    return 0;
+fail:
+    /* cmocka skips the teardown of a failed setup: clean up here. */
+    dlock_fx_teardown(state);
+    return -1;
+}
+
+int dlock_fx_teardown(void **state)
+{
+    dlock_fx *fx = *state;
+    size_t i;
+
+    if (!fx)
+        return 0;
+    /* Handles first: they keep the clients alive, and a client's watchdog
+     * (which may call fx_on_lost) must be gone before fx is. */
+    for (i = fx->nlocks; i > 0; i--)
+        dlock_rlock_free(fx->locks[i - 1]);
+    dlock_client_free(fx->c1);
+    dlock_client_free(fx->c2);
+    dlock_mock_store_free(fx->store);
+    dlock_vclock_free(fx->vclock);
+    pthread_mutex_destroy(&fx->lost_mutex);
+    free(fx);
+    *state = NULL;
+    return 0;
+}
+
+dlock_fx *dlock_fx_begin(void **state, const char *case_name)
+{
+    dlock_fx *fx = *state;
+    char base[96];
+
+    assert_non_null(fx);
+    dlock_test_set_phase("conformance on %s: %s", fx->backend, case_name);
+    memcpy(base, fx->name, sizeof(base));
+    snprintf(fx->name, sizeof(fx->name), "%.40s:%.48s", base, case_name);
+    return fx;
+}
+
+dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name)
+{
+    dlock_rlock *l = NULL;
+    int rc;
+
+    assert_true(fx->nlocks < DLOCK_FX_MAX_LOCKS);
+    rc = dlock_reentrant_new(&l, c, name);
+    assert_int_equal(rc, 0);
+    assert_non_null(l);
+    fx->locks[fx->nlocks++] = l;
+    return l;
+}
+
+/* ---- direct access to the store ------------------------------------------ */
+
+/* Static: backends may key per-script state (the server's SHA1) by address. */
+static const dlock_script fx_call_script = {
+    "test_call", "return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))\n"};
+static const dlock_script fx_get_script = {
+    "test_counter_get", "return redis.call('get', KEYS[1])\n"};
+static const dlock_script fx_set_script = {
+    "test_counter_set", "return redis.call('set', KEYS[1], ARGV[1])\n"};
+
+int dlock_fx_call(dlock_client *c, dlock_reply **out, const char *cmd,
+                  const char *key, int nargs, ...)
+{
+    const char *argv[16];
+    char err[256] = "";
+    va_list ap;
+    int i, rc;
+
+    if (nargs > 13)
+        return DLOCK_EINVAL;
+    argv[0] = key;
+    argv[1] = cmd;
+    va_start(ap, nargs);
+    for (i = 0; i < nargs; i++)
+        argv[2 + i] = va_arg(ap, const char *);
+    va_end(ap);
+    rc = dlock_backend_eval(dlock_client_backend(c), out, &fx_call_script, 1,
+                            (size_t)nargs + 1, argv, NULL, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "fixture: %s %s: %s %s\n", cmd, key, dlock_errname(rc), err);
+    return rc;
+}
+
+int dlock_fx_counter_get(dlock_client *c, const char *key, long long *out)
+{
+    const char *argv[1] = {key};
+    dlock_reply *r = NULL;
+    int rc = dlock_backend_eval(dlock_client_backend(c), &r, &fx_get_script, 1,
+                                0, argv, NULL, NULL, 0);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_NIL)
+        *out = 0;
+    else if (r->type == DLOCK_REPLY_BULK)
+        *out = strtoll(r->str, NULL, 10);
+    else
+        rc = DLOCK_EPROTO;
+    dlock_reply_free(r);
+    return rc;
+}
+
+int dlock_fx_counter_set(dlock_client *c, const char *key, long long v)
+{
+    char num[32];
+    const char *argv[2] = {key, num};
+    dlock_reply *r = NULL;
+    int rc;
+
+    snprintf(num, sizeof(num), "%lld", v);
+    rc = dlock_backend_eval(dlock_client_backend(c), &r, &fx_set_script, 1, 1,
+                            argv, NULL, NULL, 0);
+    if (rc == 0 && r->type == DLOCK_REPLY_ERROR)
+        rc = DLOCK_EPROTO;
+    dlock_reply_free(r);
+    return rc;
+}
+
+/* ---- helper threads -------------------------------------------------------- */
+
+static void *fx_thread_main(void *arg)
+{
+    dlock_fx_thread *t = arg;
+
+    t->fn(t->arg);
+    pthread_mutex_lock(&t->mutex);
+    t->done = 1;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->mutex);
+    return NULL;
+}
+
+void dlock_fx_start(dlock_fx_thread *t, void (*fn)(void *), void *arg)
+{
+    pthread_condattr_t ca;
+
+    t->fn = fn;
+    t->arg = arg;
+    t->done = 0;
+    pthread_mutex_init(&t->mutex, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    assert_int_equal(pthread_create(&t->th, NULL, fx_thread_main, t), 0);
+    t->started = 1;
+}
+
+int dlock_fx_done(dlock_fx_thread *t)
+{
+    int d;
+    pthread_mutex_lock(&t->mutex);
+    d = t->done;
+    pthread_mutex_unlock(&t->mutex);
+    return d;
+}
+
+int dlock_fx_wait_done(dlock_fx_thread *t, int64_t real_ms)
+{
+    struct timespec ts;
+    int d;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(real_ms / 1000);
+    ts.tv_nsec += (long)(real_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->mutex);
+    while (!t->done && pthread_cond_timedwait(&t->cond, &t->mutex, &ts) == 0)
+        ;
+    d = t->done;
+    pthread_mutex_unlock(&t->mutex);
+    return d ? 0 : -1;
+}
+
+int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
+                  dlock_rlock *rescue)
+{
+    int in_time, tries;
+
+    if (!t->started)
+        return -1;
+    in_time = dlock_fx_wait_done(t, real_ms) == 0;
+    for (tries = 0; !in_time && !dlock_fx_done(t) && tries < 100; tries++) {
+        /* The thread is stuck in the library: take the lock away and let
+         * (virtual) time run out for every sleeper, until it comes back. */
+        if (tries == 0)
+            fprintf(stderr, "  [%s] helper thread still blocked after %lld ms: "
+                    "releasing it by force\n", fx->backend, (long long)real_ms);
+        if (rescue)
+            dlock_force_unlock(rescue, NULL);
+        if (fx->is_mock)
+            dlock_vclock_advance(fx->vclock, fx->long_lease_ms * 4);
+        dlock_fx_wait_done(t, 100);
+    }
+    if (!dlock_fx_done(t))
+        dlock_test_fatal("a helper thread is stuck inside the library and "
+                         "cannot be released");
+    pthread_join(t->th, NULL);
+    pthread_mutex_destroy(&t->mutex);
+    pthread_cond_destroy(&t->cond);
+    t->started = 0;
+    return in_time ? 0 : -1;
+}

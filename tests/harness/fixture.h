@@ -1,0 +1,158 @@
+/*
+ * The conformance fixture: every lock case is written once, against this
+ * struct, and runs on every backend.
+ *
+ * A cmocka group picks the backend: its group setup
+ * (dlock_fx_group_mock / dlock_fx_group_redis) stores a static descriptor in
+ * the group state, which cmocka hands to each test's setup (dlock_fx_setup)
+ * because the tests have no initial state of their own. dlock_fx_setup
+ * replaces it with a fresh dlock_fx; dlock_fx_teardown frees it all, so a
+ * leak in a case shows up under ASan.
+ *
+ * Two clients on the same store/server stand for two processes. Times are
+ * chosen per backend: on the mock they are virtual (a 30 s watchdog costs
+ * nothing because the clock only moves when a case advances it); on Redis
+ * they are real and short (ms), so the suite stays fast.
+ *
+ * Threads: cmocka assertions must run on the test's own thread. Helper
+ * threads only record what they saw; the case joins them (dlock_fx_join,
+ * which never leaves a thread behind) and asserts afterwards.
+ */
+#ifndef DLOCK_TEST_FIXTURE_H
+#define DLOCK_TEST_FIXTURE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlock.h"
+
+/* Defined in tests/main.c: what the watchdog alarm reports if the run hangs,
+ * and a way out when a helper thread cannot be released (the run cannot go
+ * on safely with a thread stuck inside the library). */
+void dlock_test_set_phase(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void dlock_test_fatal(const char *msg);
+
+/* The group state: which backend a group runs on. */
+typedef struct dlock_fx_backend {
+    const char *kind; /* "mock" | "redis" */
+} dlock_fx_backend;
+
+/* The Redis group's server (set by main before running the Redis group). */
+void dlock_fx_set_redis_url(const char *url);
+const char *dlock_fx_redis_url(void);
+
+/* cmocka group setups: *state = the backend descriptor. */
+int dlock_fx_group_mock(void **state);
+int dlock_fx_group_redis(void **state);
+
+#define DLOCK_FX_MAX_LOCKS 32
+
+typedef struct dlock_fx {
+    const char *backend;     /* "mock" | "redis" */
+    int is_mock;
+    dlock_vclock *vclock;    /* mock: the virtual clock; redis: NULL */
+    dlock_mock_store *store; /* mock only */
+    dlock_client *c1, *c2;   /* two clients = two processes on one store */
+    int64_t watchdog_ms;     /* the clients' watchdog timeout */
+    int64_t lease_ms;        /* a short lease, for expiry cases */
+    int64_t long_lease_ms;   /* a lease no case outlives */
+    char name[96];           /* a lock name unique to this test */
+    char owner1[DLOCK_OWNER_MAX]; /* the test thread's owner id on c1 */
+    char owner2[DLOCK_OWNER_MAX]; /* ... and on c2 */
+
+    /* lost-lock callbacks of c1 and c2 */
+    pthread_mutex_t lost_mutex;
+    int lost_count;
+    int lost_client; /* 1 or 2: whose callback fired last */
+    char lost_name[DLOCK_NAME_MAX + 1];
+    char lost_owner[DLOCK_OWNER_MAX];
+    struct dlock_fx_tag {
+        struct dlock_fx *fx;
+        int client;
+    } tags[2];
+
+    dlock_rlock *locks[DLOCK_FX_MAX_LOCKS]; /* freed by teardown */
+    size_t nlocks;
+} dlock_fx;
+
+int dlock_fx_setup(void **state);
+int dlock_fx_teardown(void **state);
+
+/* First line of every case: the fixture, a unique fx->name built from
+ * case_name, and the phase the hang alarm reports. */
+dlock_fx *dlock_fx_begin(void **state, const char *case_name);
+
+/* A reentrant lock handle on client c, freed by teardown. Fails the test if
+ * it cannot be made. */
+dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
+
+/* Lets ms pass: mock, dlock_vclock_advance (instant, renewals and expiries
+ * happen on the way); redis, a real sleep. */
+void dlock_fx_advance(dlock_fx *fx, int64_t ms);
+
+/* Now on the backend's clock (virtual on the mock). */
+int64_t dlock_fx_now(dlock_fx *fx);
+/* Real monotonic time in ms, for latency measurements. */
+int64_t dlock_fx_real_ms(void);
+void dlock_fx_sleep_real(int64_t ms);
+
+/* Mock: waits until the number of threads asleep on the virtual clock stops
+ * changing (for ~30 ms of real time) and returns it. Redis: returns 0. */
+int dlock_fx_settle(dlock_fx *fx);
+
+/* Lost-lock record. */
+int dlock_fx_lost_count(dlock_fx *fx);
+/* Copies the last callback's arguments; returns the count. */
+int dlock_fx_lost_last(dlock_fx *fx, char *name, size_t name_len, char *owner,
+                       size_t owner_len, int *client);
+/* Mock: advances the clock by up to max_ms in watchdog periods until the
+ * count reaches n; redis: sleeps. Returns the count. */
+int dlock_fx_wait_lost(dlock_fx *fx, int n, int64_t max_ms);
+
+/* ---- direct access to the store (separate script calls) --------------- */
+
+/* Runs one command on the key through a script on c's backend:
+ * redis.call(cmd, key, args...). The reply is the caller's. 0 or a code. */
+int dlock_fx_call(dlock_client *c, dlock_reply **out, const char *cmd,
+                  const char *key, int nargs, ...);
+/* The integer in key (0 when absent); two separate scripts for get and set,
+ * so that only the lock around them can make get+set atomic. */
+int dlock_fx_counter_get(dlock_client *c, const char *key, long long *out);
+int dlock_fx_counter_set(dlock_client *c, const char *key, long long v);
+
+/* ---- helper threads ----------------------------------------------------- */
+
+typedef struct dlock_fx_thread {
+    pthread_t th;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    int started, done;
+    void (*fn)(void *arg);
+    void *arg;
+} dlock_fx_thread;
+
+/* Starts fn(arg) on a new thread. Fails the test if it cannot. */
+void dlock_fx_start(dlock_fx_thread *t, void (*fn)(void *), void *arg);
+/* Whether fn has returned. Never blocks. */
+int dlock_fx_done(dlock_fx_thread *t);
+/* Waits up to real_ms of real time for fn to return: 0, or -1. */
+int dlock_fx_wait_done(dlock_fx_thread *t, int64_t real_ms);
+/* Waits up to real_ms for fn to return, then joins. If it has not returned,
+ * frees it the hard way (force_unlock of rescue, if any, and on the mock
+ * big clock advances) before joining, and returns -1 so the case can fail;
+ * 0 when it returned in time. Never leaves the thread running. */
+int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
+                  dlock_rlock *rescue);
+
+/* Mock: after dlock_fx_start of a thread that is going to block on the
+ * clock, waits until base + 1 threads sleep on the clock and the count has
+ * settled (base = dlock_fx_settle() before the start). Returns 0 or -1.
+ * Redis: sleeps real_ms (the thread has blocked by then) and returns 0. */
+int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms);
+
+#endif /* DLOCK_TEST_FIXTURE_H */

@@ -1,0 +1,496 @@
+/*
+ * Test harness: a throwaway redis-server (see redis_server.h).
+ */
+#include "redis_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READY_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 5000
+#define IO_TIMEOUT_MS 5000
+#define START_ATTEMPTS 5
+
+struct dlock_test_redis {
+    pid_t pid;
+    int port;
+    char dir[256];
+    char sock[300];
+    char log[300];
+    char url[64];
+    char **extra;   /* copy of the extra arguments, NULL-terminated */
+    char *password; /* the --requirepass value, if any */
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* The kernel picks a free port; it may be taken again before redis binds
+ * it, which start() handles by retrying. */
+static int free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static int connect_to(int port)
+{
+    struct sockaddr_in a;
+    struct timeval tv;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((unsigned short)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    tv.tv_sec = IO_TIMEOUT_MS / 1000;
+    tv.tv_usec = 0;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Byte at a time: simple, and replies in tests are tiny. */
+static int read_line(int fd, char *line, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        char ch;
+        ssize_t r = recv(fd, &ch, 1, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        if (ch == '\n') {
+            if (n > 0 && line[n - 1] == '\r')
+                n--;
+            line[n] = '\0';
+            return 0;
+        }
+        if (n + 1 < cap)
+            line[n++] = ch;
+    }
+}
+
+static void append(char *out, size_t outlen, size_t *pos, const char *s,
+                   size_t n)
+{
+    if (*pos + 1 >= outlen)
+        return;
+    if (n > outlen - *pos - 1)
+        n = outlen - *pos - 1;
+    memcpy(out + *pos, s, n);
+    *pos += n;
+    out[*pos] = '\0';
+}
+
+static int read_value(int fd, char *out, size_t outlen, size_t *pos, int depth)
+{
+    char line[512];
+    long n, i;
+    if (depth > 8 || read_line(fd, line, sizeof line) != 0)
+        return -1;
+    switch (line[0]) {
+    case '+':
+    case ':':
+        append(out, outlen, pos, line + 1, strlen(line + 1));
+        return 0;
+    case '-':
+        append(out, outlen, pos, line, strlen(line));
+        return 0;
+    case '$':
+        n = strtol(line + 1, NULL, 10);
+        if (n < 0) {
+            append(out, outlen, pos, "(nil)", 5);
+            return 0;
+        }
+        while (n > 0) {
+            char buf[256];
+            size_t want = (size_t)n < sizeof buf ? (size_t)n : sizeof buf;
+            ssize_t got = recv(fd, buf, want, 0);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                return -1;
+            append(out, outlen, pos, buf, (size_t)got);
+            n -= (long)got;
+        }
+        /* The CRLF after the payload reads as an empty line. */
+        if (read_line(fd, line, sizeof line) != 0)
+            return -1;
+        return 0;
+    case '*':
+        n = strtol(line + 1, NULL, 10);
+        if (n < 0) {
+            append(out, outlen, pos, "(nil)", 5);
+            return 0;
+        }
+        for (i = 0; i < n; i++) {
+            if (i > 0)
+                append(out, outlen, pos, "\n", 1);
+            if (read_value(fd, out, outlen, pos, depth + 1) != 0)
+                return -1;
+        }
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int send_command(int fd, const char *const *argv)
+{
+    char head[64];
+    int argc = 0, i;
+    while (argv[argc])
+        argc++;
+    snprintf(head, sizeof head, "*%d\r\n", argc);
+    if (write_all(fd, head, strlen(head)) != 0)
+        return -1;
+    for (i = 0; i < argc; i++) {
+        snprintf(head, sizeof head, "$%zu\r\n", strlen(argv[i]));
+        if (write_all(fd, head, strlen(head)) != 0 ||
+            write_all(fd, argv[i], strlen(argv[i])) != 0 ||
+            write_all(fd, "\r\n", 2) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int dlock_test_redis_command(dlock_test_redis *r, char *out, size_t outlen,
+                             const char *const *argv)
+{
+    char scratch[256];
+    size_t pos = 0;
+    int fd, rc = -1;
+    if (!r || !out || outlen == 0 || !argv || !argv[0])
+        return -1;
+    out[0] = '\0';
+    fd = connect_to(r->port);
+    if (fd < 0)
+        return -1;
+    if (r->password) {
+        const char *auth[3];
+        size_t spos = 0;
+        auth[0] = "AUTH";
+        auth[1] = r->password;
+        auth[2] = NULL;
+        if (send_command(fd, auth) != 0 ||
+            read_value(fd, scratch, sizeof scratch, &spos, 0) != 0)
+            goto done;
+    }
+    if (send_command(fd, argv) == 0 &&
+        read_value(fd, out, outlen, &pos, 0) == 0)
+        rc = 0;
+done:
+    close(fd);
+    return rc;
+}
+
+/* Up means: it answers an inline PING, with +PONG or -NOAUTH alike. */
+static int answers(int port)
+{
+    char line[128];
+    int fd = connect_to(port), ok = 0;
+    if (fd < 0)
+        return 0;
+    if (write_all(fd, "PING\r\n", 6) == 0 &&
+        read_line(fd, line, sizeof line) == 0)
+        ok = line[0] == '+' || line[0] == '-';
+    close(fd);
+    return ok;
+}
+
+static int reap(dlock_test_redis *r, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        pid_t w = waitpid(r->pid, NULL, WNOHANG);
+        if (w == r->pid || (w < 0 && errno == ECHILD)) {
+            r->pid = 0;
+            return 0;
+        }
+        if (now_ms() >= deadline)
+            return -1;
+        sleep_ms(5);
+    }
+}
+
+/* 0 = running and answering, 1 = exited (e.g. port taken), -1 = other. */
+static int spawn(dlock_test_redis *r)
+{
+    const char *bin = getenv("DLOCK_REDIS_SERVER");
+    char port[16];
+    const char *fixed[24];
+    const char **argv;
+    size_t nextra = 0, i, n = 0;
+    pid_t parent = getpid(), pid;
+    int64_t deadline;
+
+    if (!bin || !bin[0])
+        bin = "redis-server";
+    while (r->extra && r->extra[nextra])
+        nextra++;
+    snprintf(port, sizeof port, "%d", r->port);
+    fixed[n++] = bin;
+    fixed[n++] = "--port";
+    fixed[n++] = port;
+    fixed[n++] = "--bind";
+    fixed[n++] = "127.0.0.1";
+    fixed[n++] = "--save";
+    fixed[n++] = "";
+    fixed[n++] = "--appendonly";
+    fixed[n++] = "no";
+    fixed[n++] = "--dir";
+    fixed[n++] = r->dir;
+    fixed[n++] = "--unixsocket";
+    fixed[n++] = r->sock;
+    fixed[n++] = "--unixsocketperm";
+    fixed[n++] = "700";
+    fixed[n++] = "--logfile";
+    fixed[n++] = r->log;
+    fixed[n++] = "--daemonize";
+    fixed[n++] = "no";
+    argv = calloc(n + nextra + 1, sizeof *argv);
+    if (!argv)
+        return -1;
+    for (i = 0; i < n; i++)
+        argv[i] = fixed[i];
+    for (i = 0; i < nextra; i++)
+        argv[n + i] = r->extra[i];
+
+    pid = fork();
+    if (pid < 0) {
+        free(argv);
+        return -1;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(126);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execvp(bin, (char *const *)argv);
+        _exit(127);
+    }
+    free(argv);
+    r->pid = pid;
+
+    deadline = now_ms() + READY_TIMEOUT_MS;
+    while (now_ms() < deadline) {
+        int status;
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            r->pid = 0;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+                fprintf(stderr, "redis harness: cannot run %s\n", bin);
+            return 1;
+        }
+        if (answers(r->port))
+            return 0;
+        sleep_ms(10);
+    }
+    fprintf(stderr, "redis harness: no answer on port %d within %d ms\n",
+            r->port, READY_TIMEOUT_MS);
+    dlock_test_redis_kill(r);
+    return -1;
+}
+
+static void free_server(dlock_test_redis *r)
+{
+    size_t i;
+    if (!r)
+        return;
+    for (i = 0; r->extra && r->extra[i]; i++)
+        free(r->extra[i]);
+    free(r->extra);
+    free(r);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+int dlock_test_redis_start(dlock_test_redis **out,
+                           const char *const *extra_args)
+{
+    dlock_test_redis *r;
+    const char *tmp = getenv("TMPDIR");
+    size_t n = 0, i;
+    int attempt;
+
+    if (!out)
+        return -1;
+    *out = NULL;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    while (extra_args && extra_args[n])
+        n++;
+    r->extra = calloc(n + 1, sizeof *r->extra);
+    if (!r->extra) {
+        free_server(r);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        r->extra[i] = strdup(extra_args[i]);
+        if (!r->extra[i]) {
+            free_server(r);
+            return -1;
+        }
+        if (i > 0 && strcmp(extra_args[i - 1], "--requirepass") == 0)
+            r->password = r->extra[i];
+    }
+    /* A unix socket path must stay short (108 bytes). */
+    if (!tmp || !tmp[0] || strlen(tmp) > 64)
+        tmp = "/tmp";
+    snprintf(r->dir, sizeof r->dir, "%s/dlock-redis-XXXXXX", tmp);
+    if (!mkdtemp(r->dir)) {
+        fprintf(stderr, "redis harness: mkdtemp: %s\n", strerror(errno));
+        free_server(r);
+        return -1;
+    }
+    snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
+    snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
+
+    for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        int rc;
+        r->port = free_port();
+        if (r->port <= 0)
+            continue;
+        rc = spawn(r);
+        if (rc == 0) {
+            snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+            *out = r;
+            return 0;
+        }
+        if (rc < 0)
+            break;
+    }
+    fprintf(stderr, "redis harness: could not start redis-server (log: %s)\n",
+            r->log);
+    nftw(r->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free_server(r);
+    return -1;
+}
+
+const char *dlock_test_redis_url(dlock_test_redis *r)
+{
+    return r ? r->url : NULL;
+}
+
+int dlock_test_redis_port(dlock_test_redis *r)
+{
+    return r ? r->port : -1;
+}
+
+const char *dlock_test_redis_socket(dlock_test_redis *r)
+{
+    return r ? r->sock : NULL;
+}
+
+int dlock_test_redis_kill(dlock_test_redis *r)
+{
+    if (!r)
+        return -1;
+    if (r->pid <= 0)
+        return 0;
+    kill(r->pid, SIGTERM);
+    if (reap(r, STOP_TIMEOUT_MS) == 0)
+        return 0;
+    kill(r->pid, SIGKILL);
+    return reap(r, STOP_TIMEOUT_MS);
+}
+
+int dlock_test_redis_restart(dlock_test_redis *r)
+{
+    int64_t deadline;
+    if (!r || dlock_test_redis_kill(r) != 0)
+        return -1;
+    /* The old socket may linger briefly; redis exits if it cannot bind. */
+    deadline = now_ms() + READY_TIMEOUT_MS;
+    while (now_ms() < deadline) {
+        int rc = spawn(r);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return -1;
+        sleep_ms(50);
+    }
+    return -1;
+}
+
+void dlock_test_redis_stop(dlock_test_redis *r)
+{
+    if (!r)
+        return;
+    dlock_test_redis_kill(r);
+    nftw(r->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free_server(r);
+}

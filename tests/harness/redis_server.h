@@ -1,0 +1,54 @@
+/*
+ * Test harness: a throwaway redis-server.
+ *
+ * dlock_test_redis_start runs `redis-server` (or $DLOCK_REDIS_SERVER) on
+ * 127.0.0.1 with a free TCP port, a unix socket and a fresh directory from
+ * mkdtemp, no persistence, and waits until it answers. The server dies with
+ * the thread that started it (PR_SET_PDEATHSIG), so a crashed test run
+ * leaves no server behind; start servers from the test's main thread.
+ *
+ * Talks to the server over a raw socket: tests need no hiredis.
+ * Not thread-safe: one thread drives a given server.
+ */
+#ifndef DLOCK_TEST_REDIS_SERVER_H
+#define DLOCK_TEST_REDIS_SERVER_H
+
+#include <stddef.h>
+
+typedef struct dlock_test_redis dlock_test_redis;
+
+/* Starts a server. extra_args: NULL, or a NULL-terminated list appended to
+ * the command line, e.g. {"--requirepass", "secret", NULL}. Retries with
+ * another port if the chosen one was taken meanwhile. Returns 0, or -1 with
+ * a reason on stderr (*out = NULL). */
+int dlock_test_redis_start(dlock_test_redis **out,
+                           const char *const *extra_args);
+
+/* "redis://127.0.0.1:<port>" (no credentials), the port, and the unix
+ * socket path. Valid until dlock_test_redis_stop. */
+const char *dlock_test_redis_url(dlock_test_redis *r);
+int dlock_test_redis_port(dlock_test_redis *r);
+const char *dlock_test_redis_socket(dlock_test_redis *r);
+
+/* Stops the process (SIGTERM, then SIGKILL after 5 s) but keeps the port and
+ * the directory: the server is down until dlock_test_redis_restart.
+ * 0 or -1. */
+int dlock_test_redis_kill(dlock_test_redis *r);
+
+/* Starts the server again on the same port with the same arguments
+ * (stopping it first if it runs). Data is lost (no persistence). 0 or -1. */
+int dlock_test_redis_restart(dlock_test_redis *r);
+
+/* Stops the server and removes its directory. NULL is a no-op. */
+void dlock_test_redis_stop(dlock_test_redis *r);
+
+/* Runs one command on a fresh connection (authenticating first with the
+ * --requirepass given at start, if any) and writes the reply into out as
+ * text: a status or bulk string as is, an error as "-<message>", an integer
+ * in decimal, nil as "(nil)", an array as its elements joined by '\n'.
+ * argv is NULL-terminated. Returns 0, or -1 (no reply within 5 s, connection
+ * refused, ...). */
+int dlock_test_redis_command(dlock_test_redis *r, char *out, size_t outlen,
+                             const char *const *argv);
+
+#endif /* DLOCK_TEST_REDIS_SERVER_H */

@@ -1,0 +1,145 @@
+/*
+ * The test program behind `make check`: the mock store's and the Redis
+ * backend's own tests, then every conformance case on the mock and on one
+ * throwaway redis-server that this program starts and stops.
+ *
+ * Last line: "N passed, N failed"; the exit status is non-zero on any
+ * failure. A watchdog alarm turns a hang into a failure that names the phase
+ * (CI would otherwise sit until its own timeout).
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/fixture.h"
+#include "harness/redis_server.h"
+#include "harness/runner.h"
+
+int dlock_test_total, dlock_test_failed;
+
+/* The suites (tests/mock_store_test.c, tests/redis_backend_test.c,
+ * tests/conformance/). Each returns its number of failures and adds its
+ * cases to the two counters above through DLOCK_RUN_GROUP. */
+int dlock_test_mock_store(void);
+int dlock_test_redis_backend(void);
+int dlock_test_conformance(const char *backend);
+int dlock_test_conformance_count(void);
+
+/* Default: generous for a sanitizer build on a slow 2-core machine, far
+ * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
+#define DEFAULT_TIMEOUT_S 900
+
+static dlock_test_redis *server;
+static char phase[512] = "starting";
+
+void dlock_test_set_phase(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(phase, sizeof(phase), fmt, ap);
+    va_end(ap);
+}
+
+static void stop_server(void)
+{
+    dlock_test_redis *s = server;
+    server = NULL;
+    if (s)
+        dlock_test_redis_stop(s);
+}
+
+void dlock_test_fatal(const char *msg)
+{
+    fprintf(stderr, "\nFATAL during %s: %s\n", phase, msg);
+    fprintf(stdout, "%d passed, %d failed\n",
+            dlock_test_total - dlock_test_failed - 1, dlock_test_failed + 1);
+    fflush(NULL);
+    stop_server();
+    _exit(2);
+}
+
+static void write_str(const char *s)
+{
+    ssize_t r = write(STDERR_FILENO, s, strlen(s));
+    (void)r;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    /* A second alarm with the default action ends us if stopping the
+     * server hangs too. */
+    signal(SIGALRM, SIG_DFL);
+    alarm(10);
+    write_str("\nTIMEOUT: the test run hung during: ");
+    write_str(phase);
+    write_str("\n");
+    /* Not async-signal-safe, but we are leaving anyway; an orphaned
+     * redis-server would outlive the run. */
+    stop_server();
+    _exit(3);
+}
+
+/* Adds a suite's failures when it returned failures without counting them
+ * (e.g. it could not start at all). */
+static void run_suite(const char *name, int (*fn)(void))
+{
+    int before = dlock_test_failed, rc;
+
+    dlock_test_set_phase("%s", name);
+    rc = fn();
+    if (rc > 0 && dlock_test_failed == before) {
+        dlock_test_total += rc;
+        dlock_test_failed += rc;
+    } else if (rc < 0 && dlock_test_failed == before) {
+        dlock_test_total += 1;
+        dlock_test_failed += 1;
+    }
+}
+
+int main(void)
+{
+    const char *env = getenv("DLOCK_TEST_TIMEOUT");
+    unsigned timeout = env && atoi(env) > 0 ? (unsigned)atoi(env) : DEFAULT_TIMEOUT_S;
+    int rc;
+
+    /* Tests kill and restart servers on purpose; a write to a dead socket
+     * must come back as an error, not end the run. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGALRM, on_alarm);
+    alarm(timeout);
+    atexit(stop_server);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    run_suite("mock store tests", dlock_test_mock_store);
+    run_suite("redis backend tests", dlock_test_redis_backend);
+
+    dlock_test_set_phase("conformance on mock");
+    dlock_test_conformance("mock");
+
+    dlock_test_set_phase("starting redis-server for the conformance suite");
+    rc = dlock_test_redis_start(&server, NULL);
+    if (rc != 0 || !server) {
+        int n = dlock_test_conformance_count();
+        fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
+                "cases on redis count as failed\n", rc, n);
+        dlock_test_total += n;
+        dlock_test_failed += n;
+    } else {
+        dlock_fx_set_redis_url(dlock_test_redis_url(server));
+        printf("conformance on redis at %s\n", dlock_test_redis_url(server));
+        dlock_test_set_phase("conformance on redis");
+        dlock_test_conformance("redis");
+        dlock_fx_set_redis_url(NULL);
+        dlock_test_set_phase("stopping redis-server");
+        stop_server();
+    }
+    alarm(0);
+
+    printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
+           dlock_test_failed);
+    return dlock_test_failed == 0 ? 0 : 1;
+}
