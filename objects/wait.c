@@ -63,7 +63,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     }
 
     for (;;) {
-        int64_t now, wake;
+        int64_t now, wake, sent;
 
         if (!sub) {
             int src = dlock_backend_subscribe(b, &sub, spec->channel, on_message, &sig);
@@ -77,7 +77,10 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                 continue;
             }
         }
-        /* After subscribing, or after a wake-up: look again. */
+        /* After subscribing, or after a wake-up: look again. The TTL the
+         * attempt returns counts from before it was sent: time spent on the
+         * way must not push our wake-up past the holder's expiry. */
+        sent = dlock_clock_now(clk);
         rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
         if (rc == 0)
             break;
@@ -97,7 +100,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
         }
         /* The holder's TTL bounds the sleep: an expired lease sends no
          * message. */
-        wake = retry_ms >= 0 ? min64(deadline, now + retry_ms) : deadline;
+        wake = retry_ms >= 0 ? min64(deadline, sent + retry_ms) : deadline;
         if (wake > now)
             dlock_clock_sleep_until(clk, &sig, wake);
     }

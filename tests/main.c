@@ -28,6 +28,7 @@ int dlock_test_redis_backend(void);
 int dlock_test_conformance(const char *backend);
 int dlock_test_conformance_count(void);
 int dlock_test_fair(const char *backend);
+int dlock_test_rwlock(const char *backend);
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -122,6 +123,8 @@ int main(void)
     dlock_test_conformance("mock");
     dlock_test_set_phase("fair lock on mock");
     dlock_test_fair("mock");
+    dlock_test_set_phase("read-write lock on mock");
+    dlock_test_rwlock("mock");
 
     dlock_test_set_phase("starting redis-server for the conformance suite");
     rc = dlock_test_redis_start(&server, NULL);
@@ -138,6 +141,8 @@ int main(void)
         dlock_test_conformance("redis");
         dlock_test_set_phase("fair lock on redis");
         dlock_test_fair("redis");
+        dlock_test_set_phase("read-write lock on redis");
+        dlock_test_rwlock("redis");
         dlock_fx_set_redis_url(NULL);
         dlock_test_set_phase("stopping redis-server");
         stop_server();

@@ -8,6 +8,7 @@
  * [a, b].
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -406,7 +407,7 @@ static void test_store_list(void **state)
     CMD(e->st, "+OK", "LSET", "r", "0", "z");
     CMD(e->st, "-ERR index out of range", "LSET", "r", "1", "z");
     CMD(e->st, "-ERR no such key", "LSET", "nokey", "0", "z");
-    CMD(e->st, "1", "LREM", "r", "0", "z");
+    CMD(e->st, "1", "LREM", "r", "-9223372036854775808", "z");
     CMD(e->st, "0", "EXISTS", "r");
 
     CMD(e->st, "5", "RPUSH", "t", "1", "2", "3", "4", "5");
@@ -766,6 +767,16 @@ static void test_lua_errors(void **state)
           "\"function\"]");
     EVAL0(e->b, "local function f(n) return n + 1 end return f(1)", "2");
     EVAL0(e->b, "redis.log(redis.LOG_WARNING, 'hi') return 1", "1");
+    /* pcall, xpcall and coroutines behave as in plain Lua 5.1. */
+    EVAL0(e->b, "return {pcall(function() return 1, 2, 3 end)}", "[1, 1, 2, 3]");
+    EVAL0(e->b, "local ok, e = pcall(error, 'x') return {tostring(ok), e}",
+          "[\"false\", \"x\"]");
+    EVAL0(e->b, "return {xpcall(function() error('y') end, function(m) return 'h:' .. m end)}",
+          "[nil, \"h:user_script:1: y\"]");
+    EVAL0(e->b, "local co = coroutine.create(function(a) local b = coroutine.yield(a + 1) "
+                "return b * 2 end) local _, r1 = coroutine.resume(co, 1) "
+                "local _, r2 = coroutine.resume(co, 5) return {r1, r2}",
+          "[2, 10]");
     /* The state survives errors. */
     EVAL0(e->b, "return 'still fine'", "\"still fine\"");
 }
