@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
+/* The constructor of the lock type the group runs on (reentrant, fair...). */
+#define MAKE_LOCK(out, c, name) dlock_fx_lock_type_current()->make(out, c, name)
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -781,7 +783,7 @@ static void freed_handle_stops_renewal(void **state)
     dlock_rlock *lf = NULL;
     int64_t ttl;
 
-    assert_int_equal(dlock_reentrant_new(&lf, fx->c1, fx->name), 0);
+    assert_int_equal(MAKE_LOCK(&lf, fx->c1, fx->name), 0);
     assert_int_equal(dlock_lock(lf, 0), 0);
     dlock_rlock_free(lf); /* the remote lock stays */
     assert_int_equal(is_held_as(l2, fx->owner1), 1);
@@ -856,7 +858,7 @@ static void forked_child_refused(void **state)
         rcs[0] = dlock_lock(l1, 0);
         rcs[1] = dlock_try_lock(l1, 0, 0);
         rcs[2] = dlock_is_locked(l1, &v);
-        rcs[3] = dlock_reentrant_new(&x, fx->c1, "child");
+        rcs[3] = MAKE_LOCK(&x, fx->c1, "child");
         put = write(fds[1], rcs, sizeof(rcs));
         _exit(put == (ssize_t)sizeof(rcs) ? 0 : 1);
     }
@@ -1211,11 +1213,11 @@ static void bad_input_null(void **state)
     dlock_client_free(NULL);
 
     /* the constructor */
-    assert_int_equal(dlock_reentrant_new(NULL, fx->c1, fx->name), DLOCK_EINVAL);
-    assert_int_equal(dlock_reentrant_new(&nl, NULL, fx->name), DLOCK_EINVAL);
+    assert_int_equal(MAKE_LOCK(NULL, fx->c1, fx->name), DLOCK_EINVAL);
+    assert_int_equal(MAKE_LOCK(&nl, NULL, fx->name), DLOCK_EINVAL);
     assert_null(nl);
     nl = (dlock_rlock *)&nl;
-    assert_int_equal(dlock_reentrant_new(&nl, fx->c1, NULL), DLOCK_EINVAL);
+    assert_int_equal(MAKE_LOCK(&nl, fx->c1, NULL), DLOCK_EINVAL);
     assert_null(nl);
     dlock_rlock_free(NULL);
 
@@ -1283,13 +1285,13 @@ static void bad_names(void **state)
     dlock_rlock *l = (dlock_rlock *)&l, *l1, *l2;
 
     assert_non_null(name);
-    assert_int_equal(dlock_reentrant_new(&l, fx->c1, ""), DLOCK_EINVAL);
+    assert_int_equal(MAKE_LOCK(&l, fx->c1, ""), DLOCK_EINVAL);
     assert_null(l);
     memset(name, 'n', DLOCK_NAME_MAX + 1);
     memcpy(name, fx->name, strlen(fx->name)); /* unique on this server */
     name[DLOCK_NAME_MAX + 1] = '\0';
     l = (dlock_rlock *)&l;
-    assert_int_equal(dlock_reentrant_new(&l, fx->c1, name), DLOCK_EINVAL);
+    assert_int_equal(MAKE_LOCK(&l, fx->c1, name), DLOCK_EINVAL);
     assert_null(l);
 
     /* exactly DLOCK_NAME_MAX bytes: a lock like any other */
@@ -1490,7 +1492,7 @@ static void lock_outlives_client(void **state)
     assert_int_equal(dlock_client_connect(&c, fx->is_mock ? "mock:" : dlock_fx_redis_url(),
                                           NULL, err, sizeof(err)),
                      0);
-    assert_int_equal(dlock_reentrant_new(&l, c, fx->name), 0);
+    assert_int_equal(MAKE_LOCK(&l, c, fx->name), 0);
     dlock_client_free(c);
     assert_int_equal(dlock_lock(l, 0), 0);
     assert_int_equal(dlock_hold_count(l, &(int64_t){0}), 0);
@@ -1540,22 +1542,36 @@ static const struct CMUnitTest reentrant_cases[] = {
     CASE(lock_outlives_client),
 };
 
+/* The lock types that promise the reentrant lock's whole RLock contract:
+ * every case here runs, unchanged, for each of them. */
+static const dlock_fx_lock_type lock_types[] = {
+    {"reentrant", dlock_reentrant_new},
+    {"fair", dlock_fair_new},
+};
+
+#define NTYPES (sizeof(lock_types) / sizeof(lock_types[0]))
+
 int dlock_test_conformance_count(void)
 {
-    return (int)(sizeof(reentrant_cases) / sizeof(reentrant_cases[0]));
+    return (int)(NTYPES * sizeof(reentrant_cases) / sizeof(reentrant_cases[0]));
 }
 
 /* Runs every case on backend ("mock" or "redis"; for redis, main has set the
- * server URL with dlock_fx_set_redis_url). Returns the number of failures. */
+ * server URL with dlock_fx_set_redis_url), once per lock type. Returns the
+ * number of failures. */
 int dlock_test_conformance(const char *backend)
 {
-    int before = dlock_test_failed;
+    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    char group[96];
+    size_t i;
 
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/reentrant on mock", reentrant_cases,
-                        dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/reentrant on redis", reentrant_cases,
-                        dlock_fx_group_redis, NULL);
+    for (i = 0; i < NTYPES; i++) {
+        dlock_fx_use_lock_type(&lock_types[i]);
+        snprintf(group, sizeof(group), "conformance/%s on %s", lock_types[i].name,
+                 backend);
+        DLOCK_RUN_GROUP(group, reentrant_cases,
+                        mock ? dlock_fx_group_mock : dlock_fx_group_redis, NULL);
+    }
+    dlock_fx_use_lock_type(NULL);
     return dlock_test_failed - before;
 }

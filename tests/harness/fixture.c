@@ -268,13 +268,26 @@ dlock_fx *dlock_fx_begin(void **state, const char *case_name)
     return fx;
 }
 
+static const dlock_fx_lock_type fx_reentrant = {"reentrant", dlock_reentrant_new};
+static const dlock_fx_lock_type *fx_type = &fx_reentrant;
+
+void dlock_fx_use_lock_type(const dlock_fx_lock_type *type)
+{
+    fx_type = type ? type : &fx_reentrant;
+}
+
+const dlock_fx_lock_type *dlock_fx_lock_type_current(void)
+{
+    return fx_type;
+}
+
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name)
 {
     dlock_rlock *l = NULL;
     int rc;
 
     assert_true(fx->nlocks < DLOCK_FX_MAX_LOCKS);
-    rc = dlock_reentrant_new(&l, c, name);
+    rc = fx_type->make(&l, c, name);
     assert_int_equal(rc, 0);
     assert_non_null(l);
     fx->locks[fx->nlocks++] = l;

@@ -87,8 +87,19 @@ int dlock_fx_teardown(void **state);
  * case_name, and the phase the hang alarm reports. */
 dlock_fx *dlock_fx_begin(void **state, const char *case_name);
 
-/* A reentrant lock handle on client c, freed by teardown. Fails the test if
- * it cannot be made. */
+/* The lock type the generic cases run on: the reentrant lock's cases run
+ * again, unchanged, for every type that promises the same RLock contract. */
+typedef struct dlock_fx_lock_type {
+    const char *name; /* "reentrant", "fair", ... */
+    int (*make)(dlock_rlock **out, dlock_client *c, const char *name);
+} dlock_fx_lock_type;
+
+/* Selects the type for the groups run next (default: reentrant). */
+void dlock_fx_use_lock_type(const dlock_fx_lock_type *type);
+const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
+
+/* A lock handle of the current type on client c, freed by teardown. Fails
+ * the test if it cannot be made. */
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
 
 /* Lets ms pass: mock, dlock_vclock_advance (instant, renewals and expiries
