@@ -135,21 +135,17 @@ static int force_unlock(dlock_rlock *l, int *existed)
     const dlock_script *s = &dlock__script_fair_force_unlock;
     char now[24];
     const char *argv[NKEYS + 2];
-    dlock_reply *r;
+    int64_t existed_now;
     int rc;
 
     snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
     argv[NKEYS + 1] = now;
-    rc = dlock_rlock_eval(l, &r, s, NKEYS, 2, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    *existed = r->integer == 1;
-    dlock_reply_free(r);
-    return 0;
+    rc = dlock_rlock_eval_integer(l, &existed_now, s, NKEYS, 2, argv);
+    if (rc == 0)
+        *existed = existed_now == 1;
+    return rc;
 }
 
 static void destroy(dlock_rlock *l)

@@ -80,20 +80,16 @@ static int force_unlock(dlock_rlock *l, int *existed)
 {
     const dlock_script *s = &dlock__script_hash_force_unlock;
     const char *argv[3];
-    dlock_reply *r;
+    int64_t existed_now;
     int rc;
 
     argv[0] = l->name;
     argv[1] = ((reentrant *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
-    rc = dlock_rlock_eval(l, &r, s, 2, 1, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    *existed = r->integer == 1;
-    dlock_reply_free(r);
-    return 0;
+    rc = dlock_rlock_eval_integer(l, &existed_now, s, 2, 1, argv);
+    if (rc == 0)
+        *existed = existed_now == 1;
+    return rc;
 }
 
 static void destroy(dlock_rlock *l)

@@ -145,6 +145,22 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
     return 0;
 }
 
+int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv)
+{
+    dlock_reply *r;
+    int rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, script, r);
+    *out = r->integer;
+    dlock_reply_free(r);
+    return 0;
+}
+
 int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
                              const char *owner, int64_t lease_ms,
                              const dlock_script *renew,
@@ -202,8 +218,16 @@ int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
 
 /* ---- the generic functions ------------------------------------------------ */
 
-/* Checks l and resolves owner (NULL = the calling thread's) into buf. */
-static int prepare(dlock_rlock *l, const char *owner, char *buf)
+/* How a generic call names its owner. */
+enum { SELF, GIVEN };
+
+#define NO_OUT ((const void *)1) /* for calls without an out-parameter */
+
+/* The checks every generic call makes before dispatching: l usable, not in
+ * a fork() child, the owner (the calling thread's, or a given one that must
+ * be a proper id) resolved into who, out present, and the slot implemented. */
+static int enter(dlock_rlock *l, int mode, const char *owner, char *who,
+                 const void *out, const char *slot_name, int has_slot)
 {
     int rc;
 
@@ -212,185 +236,116 @@ static int prepare(dlock_rlock *l, const char *owner, char *buf)
     rc = dlock__client_check(l->client);
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "lock object used in a fork() child");
-    if (!owner) {
-        dlock__client_owner(l->client, buf);
-        return 0;
+    if (mode == SELF) {
+        dlock__client_owner(l->client, who);
+    } else if (!owner || owner[0] == '\0' ||
+               strnlen(owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX) {
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id must be 1..%d bytes",
+                                DLOCK_OWNER_MAX - 1);
+    } else {
+        memcpy(who, owner, strlen(owner) + 1);
     }
-    if (owner[0] == '\0' || strnlen(owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX)
-        return dlock_rlock_fail(l, DLOCK_EINVAL,
-                                "owner id must be 1..%d bytes", DLOCK_OWNER_MAX - 1);
-    memcpy(buf, owner, strlen(owner) + 1);
+    if (!out)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
+    if (!has_slot)
+        return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks do not support %s",
+                                l->methods->type, slot_name);
     return 0;
 }
 
-#define NOTSUP(l, slot)                                                       \
-    dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks do not support " slot,       \
-                     (l)->methods->type)
+/* Declares who and rc, and returns from the caller when a check fails. */
+#define ENTER(l, mode, owner, out, slot)                                       \
+    char who[DLOCK_OWNER_MAX];                                                \
+    int rc = enter(l, mode, owner, who, out, #slot,                           \
+                   (l) && (l)->methods && (l)->methods->slot != NULL);        \
+    if (rc != 0)                                                              \
+        return rc
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, int mode, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, owner, who);
-
-    if (rc != 0)
-        return rc;
+    ENTER(l, mode, owner, NO_OUT, acquire);
     if (lease_ms < 0)
         return dlock_rlock_fail(l, DLOCK_EINVAL, "lease must be >= 0 ms (0: watchdog)");
+    /* DLOCK_WAIT_FOREVER comes from dlock_lock only: a negative wait given
+     * to try_lock is an error, never "forever". */
     if (wait_ms < 0 && wait_ms != DLOCK_WAIT_FOREVER)
         return dlock_rlock_fail(l, DLOCK_EINVAL, "wait must be >= 0 ms");
-    if (!l->methods->acquire)
-        return NOTSUP(l, "lock");
     return l->methods->acquire(l, who, wait_ms, lease_ms);
 }
 
 int dlock_lock(dlock_rlock *l, int64_t lease_ms)
 {
-    return acquire(l, NULL, DLOCK_WAIT_FOREVER, lease_ms);
+    return acquire(l, SELF, NULL, DLOCK_WAIT_FOREVER, lease_ms);
 }
 
 int dlock_lock_as(dlock_rlock *l, const char *owner, int64_t lease_ms)
 {
-    if (!owner)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "owner is NULL") : DLOCK_EINVAL;
-    return acquire(l, owner, DLOCK_WAIT_FOREVER, lease_ms);
-}
-
-static int try_acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
-                       int64_t lease_ms)
-{
-    /* DLOCK_WAIT_FOREVER is -1: a negative wait from the caller is an
-     * error here, never "forever". */
-    if (wait_ms < 0)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "wait must be >= 0 ms") : DLOCK_EINVAL;
-    return acquire(l, owner, wait_ms, lease_ms);
+    return acquire(l, GIVEN, owner, DLOCK_WAIT_FOREVER, lease_ms);
 }
 
 int dlock_try_lock(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms)
 {
-    return try_acquire(l, NULL, wait_ms, lease_ms);
+    return acquire(l, SELF, NULL, wait_ms < 0 ? INT64_MIN : wait_ms, lease_ms);
 }
 
 int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
                       int64_t lease_ms)
 {
-    if (!owner)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "owner is NULL") : DLOCK_EINVAL;
-    return try_acquire(l, owner, wait_ms, lease_ms);
-}
-
-static int release(dlock_rlock *l, const char *owner)
-{
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, owner, who);
-
-    if (rc != 0)
-        return rc;
-    if (!l->methods->release)
-        return NOTSUP(l, "unlock");
-    return l->methods->release(l, who);
+    return acquire(l, GIVEN, owner, wait_ms < 0 ? INT64_MIN : wait_ms, lease_ms);
 }
 
 int dlock_unlock(dlock_rlock *l)
 {
-    return release(l, NULL);
+    ENTER(l, SELF, NULL, NO_OUT, release);
+    return l->methods->release(l, who);
 }
 
 int dlock_unlock_as(dlock_rlock *l, const char *owner)
 {
-    if (!owner)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "owner is NULL") : DLOCK_EINVAL;
-    return release(l, owner);
+    ENTER(l, GIVEN, owner, NO_OUT, release);
+    return l->methods->release(l, who);
 }
 
 int dlock_force_unlock(dlock_rlock *l, int *existed)
 {
-    char who[DLOCK_OWNER_MAX];
-    int dummy, rc = prepare(l, NULL, who);
-
-    if (rc != 0)
-        return rc;
-    if (!l->methods->force_unlock)
-        return NOTSUP(l, "force_unlock");
+    int dummy;
+    ENTER(l, SELF, NULL, NO_OUT, force_unlock);
     return l->methods->force_unlock(l, existed ? existed : &dummy);
 }
 
 int dlock_is_locked(dlock_rlock *l, int *out)
 {
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, NULL, who);
-
-    if (rc != 0)
-        return rc;
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if (!l->methods->is_locked)
-        return NOTSUP(l, "is_locked");
+    ENTER(l, SELF, NULL, out, is_locked);
     return l->methods->is_locked(l, out);
-}
-
-static int is_held(dlock_rlock *l, const char *owner, int *out)
-{
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, owner, who);
-
-    if (rc != 0)
-        return rc;
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if (!l->methods->is_held)
-        return NOTSUP(l, "is_held");
-    return l->methods->is_held(l, who, out);
 }
 
 int dlock_is_held(dlock_rlock *l, int *out)
 {
-    return is_held(l, NULL, out);
+    ENTER(l, SELF, NULL, out, is_held);
+    return l->methods->is_held(l, who, out);
 }
 
 int dlock_is_held_as(dlock_rlock *l, const char *owner, int *out)
 {
-    if (!owner)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "owner is NULL") : DLOCK_EINVAL;
-    return is_held(l, owner, out);
-}
-
-static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
-{
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, owner, who);
-
-    if (rc != 0)
-        return rc;
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if (!l->methods->hold_count)
-        return NOTSUP(l, "hold_count");
-    return l->methods->hold_count(l, who, out);
+    ENTER(l, GIVEN, owner, out, is_held);
+    return l->methods->is_held(l, who, out);
 }
 
 int dlock_hold_count(dlock_rlock *l, int64_t *out)
 {
-    return hold_count(l, NULL, out);
+    ENTER(l, SELF, NULL, out, hold_count);
+    return l->methods->hold_count(l, who, out);
 }
 
 int dlock_hold_count_as(dlock_rlock *l, const char *owner, int64_t *out)
 {
-    if (!owner)
-        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "owner is NULL") : DLOCK_EINVAL;
-    return hold_count(l, owner, out);
+    ENTER(l, GIVEN, owner, out, hold_count);
+    return l->methods->hold_count(l, who, out);
 }
 
 int dlock_remain_ttl(dlock_rlock *l, int64_t *out)
 {
-    char who[DLOCK_OWNER_MAX];
-    int rc = prepare(l, NULL, who);
-
-    if (rc != 0)
-        return rc;
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if (!l->methods->remain_ttl)
-        return NOTSUP(l, "remain_ttl");
+    ENTER(l, SELF, NULL, out, remain_ttl);
     return l->methods->remain_ttl(l, out);
 }

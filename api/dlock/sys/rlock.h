@@ -99,6 +99,12 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
                      const dlock_script *script, size_t nkeys, size_t nargs,
                      const char *const *argv);
 
+/* Runs a script whose reply must be an integer (anything else:
+ * DLOCK_EPROTO) and stores it in *out. */
+int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv);
+
 /* Runs an acquisition script whose reply is nil when owner got the lock,
  * bracketed by dlock_hold_acquire_begin/_end (see below). Returns 0 with
  * *out = NULL when acquired, 0 with *out = the reply (the caller's) when not,
