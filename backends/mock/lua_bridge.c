@@ -274,7 +274,7 @@ static int l_call(lua_State *L)
     return redis_generic(L, 1);
 }
 
-static int l_pcall(lua_State *L)
+static int l_redis_pcall(lua_State *L)
 {
     return redis_generic(L, 0);
 }
@@ -324,6 +324,57 @@ static int l_true(lua_State *L)
     return 1;
 }
 
+/* pcall and xpcall as in Lua 5.1's base library, except that they do not
+ * catch the time-limit kill: otherwise a loop around pcall would survive
+ * it forever. */
+static int finish_pcall(lua_State *L, int status)
+{
+    if (bridge_of(L)->killed) {
+        lua_pushliteral(L, KILL_MSG);
+        return lua_error(L);
+    }
+    lua_pushboolean(L, status == 0);
+    lua_replace(L, 1);
+    return lua_gettop(L);
+}
+
+static int l_pcall(lua_State *L)
+{
+    if (lua_gettop(L) == 0) {
+        /* Redis 7.0 answers rather than raises here. */
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "bad argument #1 to 'pcall' (value expected)");
+        return 2;
+    }
+    lua_pushnil(L); /* becomes the status slot */
+    lua_insert(L, 1);
+    return finish_pcall(L, lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0));
+}
+
+static int l_xpcall(lua_State *L)
+{
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    lua_insert(L, 1); /* handler below the function */
+    return finish_pcall(L, lua_pcall(L, 0, LUA_MULTRET, 1));
+}
+
+/* coroutine.resume catches errors too; same treatment. The original is
+ * upvalue 1. */
+static int l_resume(lua_State *L)
+{
+    int n = lua_gettop(L);
+
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    if (bridge_of(L)->killed) {
+        lua_pushliteral(L, KILL_MSG);
+        return lua_error(L);
+    }
+    return lua_gettop(L);
+}
+
 static int l_nothing(lua_State *L)
 {
     (void)L;
@@ -351,7 +402,7 @@ static int init_state(lua_State *L)
         lua_CFunction fn;
     } fns[] = {
         {"call", l_call},
-        {"pcall", l_pcall},
+        {"pcall", l_redis_pcall},
         {"status_reply", l_status_reply},
         {"error_reply", l_error_reply},
         {"log", l_log},
@@ -371,6 +422,15 @@ static int init_state(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, LUA_GLOBALSINDEX, drop[i]);
     }
+    lua_pushcfunction(L, l_pcall);
+    lua_setfield(L, LUA_GLOBALSINDEX, "pcall");
+    lua_pushcfunction(L, l_xpcall);
+    lua_setfield(L, LUA_GLOBALSINDEX, "xpcall");
+    lua_getfield(L, LUA_GLOBALSINDEX, "coroutine");
+    lua_getfield(L, -1, "resume");
+    lua_pushcclosure(L, l_resume, 1);
+    lua_setfield(L, -2, "resume");
+    lua_pop(L, 1);
 
     lua_newtable(L);
     for (i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
