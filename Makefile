@@ -4,6 +4,7 @@
 #   make check      the whole suite, every case on the mock and on a throwaway
 #                   redis-server (started and stopped by the test program)
 #   make demo       the samples, on the mock backend
+#   make bench      the benchmarks (tests/bench/), on a throwaway redis-server
 #   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the suite under ThreadSanitizer (build-tsan/)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -17,7 +18,7 @@ BUILD     ?= build
 CC        ?= cc
 OPT       ?= -O2 -g
 SANITIZE  ?=
-PKGS      := hiredis lua5.1 uuid
+PKGS      := hiredis lua5.1 uuid jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
@@ -99,5 +100,21 @@ install: all
 
 clean:
 	rm -rf build build-asan build-tsan
+
+# ---- benchmarks ------------------------------------------------------------
+# `make bench` builds tests/bench/ against the static library and the
+# harness's redis_server.c, and runs it: the program starts its own throwaway
+# redis-server, runs every figure, stops the server. Not part of `make check`;
+# figures only print (the program fails only when it cannot run at all).
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: bench
+$(BUILD)/bench/dlock_bench: $(BENCH_OBJ) $(BUILD)/libdlock.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(BENCH_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+
+bench: $(BUILD)/bench/dlock_bench
+	$(BUILD)/bench/dlock_bench --scripts objects/scripts
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

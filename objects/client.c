@@ -106,6 +106,14 @@ int dlock_client_connect(dlock_client **out, const char *url,
                          const dlock_client_options *opts, char *errbuf,
                          size_t errlen)
 {
+    return dlock__client_connect(out, url, NULL, opts, errbuf, errlen);
+}
+
+int dlock__client_connect(dlock_client **out, const char *url,
+                          const dlock_redis_options *redis_opts,
+                          const dlock_client_options *opts, char *errbuf,
+                          size_t errlen)
+{
     dlock_backend *b = NULL;
     int rc;
 
@@ -124,7 +132,7 @@ int dlock_client_connect(dlock_client **out, const char *url,
         rc = dlock_mock_backend_new(&b, store);
         dlock_mock_store_free(store); /* the backend keeps it */
     } else if (has_prefix(url, "redis://") || has_prefix(url, "unix://")) {
-        rc = dlock_redis_backend_new(&b, url, NULL, errbuf, errlen);
+        rc = dlock_redis_backend_new(&b, url, redis_opts, errbuf, errlen);
     } else {
         /* Echo only the scheme: the rest may carry a password. */
         size_t n = strcspn(url, ":");

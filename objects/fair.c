@@ -158,9 +158,18 @@ static void destroy(dlock_rlock *l)
     free(f);
 }
 
+/* The holders and the queue with the waiters' deadlines. */
+static int state(dlock_rlock *l, struct json_t **out)
+{
+    fair *f = (fair *)l;
+
+    return dlock__hash_state(l, out, NULL, f->queue, f->deadlines);
+}
+
 static const dlock_rlock_methods fair_methods = {
-    1, "fair", acquire, release, force_unlock, dlock__hash_is_locked,
+    2, "fair", acquire, release, force_unlock, dlock__hash_is_locked,
     dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
+    state, dlock__hash_guard_field,
 };
 
 int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -1,8 +1,11 @@
 /*
  * dlock — the reads shared by every lock kept as a hash with one field per
  * owner (reentrant, fair, fenced): one script call answers is_locked,
- * is_held, hold_count and remain_ttl.
+ * is_held, hold_count and remain_ttl; and the guard field of a guarded
+ * write (the owner's field itself).
  */
+#include <string.h>
+
 #include "internal.h"
 #include "scripts.h"
 
@@ -78,4 +81,15 @@ int dlock__hash_remain_ttl(dlock_rlock *l, int64_t *out)
     if (rc == 0)
         *out = st[2];
     return rc;
+}
+
+int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len)
+{
+    size_t n = strlen(owner);
+
+    (void)l;
+    if (n + 1 > len)
+        return DLOCK_EINVAL;
+    memcpy(buf, owner, n + 1);
+    return 0;
 }

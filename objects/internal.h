@@ -64,6 +64,13 @@ void dlock__client_unref(dlock_client *c);
 int dlock__client_check(const dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
 void dlock__client_owner(const dlock_client *c, char *buf);
+/* dlock_client_connect with the Redis backend's options (NULL: defaults;
+ * ignored for "mock:"), for clients made from a configuration. */
+struct dlock_redis_options;
+int dlock__client_connect(dlock_client **out, const char *url,
+                          const struct dlock_redis_options *redis_opts,
+                          const dlock_client_options *opts, char *errbuf,
+                          size_t errlen);
 
 /* holds.c */
 int dlock__holds_init(dlock__holds *h);
@@ -79,9 +86,26 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 int dlock__watchdog_start(dlock_client *c);
 void dlock__watchdog_stop(dlock_client *c);
 
+/* rlock.c: the checks every generic call makes before dispatching (see
+ * api/dlock/sys/rlock.h): l usable, not in a fork() child, the owner
+ * resolved into who (DLOCK__OWNER_SELF: the calling thread's; _GIVEN: owner,
+ * which must be a proper id), out non-NULL (DLOCK__NO_OUT when the call has
+ * none) and has_slot. 0 or the code, recorded as l's last failure. */
+#define DLOCK__OWNER_SELF 0
+#define DLOCK__OWNER_GIVEN 1
+#define DLOCK__NO_OUT ((const void *)1)
+int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
+                       const void *out, const char *slot_name, int has_slot);
+/* rlock.c: lease >= 0; wait >= 0 or DLOCK_WAIT_FOREVER. 0 or DLOCK_EINVAL. */
+int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
 /* rlock.c: records the detail of a failed eval on l. */
 int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                      const char *detail);
+/* rlock.c: dlock_rlock_eval with binary-safe arguments (argvlen as in the
+ * backend's eval; NULL = NUL-terminated strings), for stored values. */
+int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
+                          const dlock_script *script, size_t nkeys, size_t nargs,
+                          const char *const *argv, const size_t *argvlen);
 
 /* hash_lock.c: the reads of locks kept as a hash with a field per owner. */
 int dlock__hash_is_locked(dlock_rlock *l, int *out);
@@ -90,5 +114,19 @@ int dlock__hash_hold_count(dlock_rlock *l, const char *owner, int64_t *out);
 int dlock__hash_remain_ttl(dlock_rlock *l, int64_t *out);
 /* Frees r and records "unexpected reply" for script s: DLOCK_EPROTO. */
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r);
+/* The guard_field slot of hash locks: the owner's own field. */
+int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
+
+/* inspect.c: the state slot of locks kept as a hash with a field per owner.
+ * token_key (fenced lock) adds the latest token; queue and deadlines (fair
+ * lock) add the waiters. Either may be NULL. */
+struct json_t;
+int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key,
+                      const char *queue, const char *deadlines);
+/* The state slot of the reentrant lock (no extras). */
+int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out);
+
+/* fenced.c: the token counter's key if l is a fenced lock, else NULL. */
+const char *dlock__fenced_token_key(const dlock_rlock *l);
 
 #endif /* DLOCK_OBJECTS_INTERNAL_H */

@@ -99,8 +99,9 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods reentrant_methods = {
-    1, "reentrant", acquire, release, force_unlock, dlock__hash_is_locked,
+    2, "reentrant", acquire, release, force_unlock, dlock__hash_is_locked,
     dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
+    dlock__hash_state_plain, dlock__hash_guard_field,
 };
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -126,13 +126,20 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
                      const dlock_script *script, size_t nkeys, size_t nargs,
                      const char *const *argv)
 {
+    return dlock__rlock_eval_bin(l, out, script, nkeys, nargs, argv, NULL);
+}
+
+int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
+                          const dlock_script *script, size_t nkeys, size_t nargs,
+                          const char *const *argv, const size_t *argvlen)
+{
     char detail[160] = "";
     dlock_reply *r = NULL;
     int rc;
 
     *out = NULL;
     rc = dlock_backend_eval(l->client->backend, &r, script, nkeys, nargs, argv,
-                            NULL, detail, sizeof(detail));
+                            argvlen, detail, sizeof(detail));
     if (rc != 0)
         return dlock__eval_fail(l, rc, script, detail[0] ? detail : dlock_strerror(rc));
     if (r->type == DLOCK_REPLY_ERROR) {
@@ -218,16 +225,15 @@ int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
 
 /* ---- the generic functions ------------------------------------------------ */
 
-/* How a generic call names its owner. */
-enum { SELF, GIVEN };
-
-#define NO_OUT ((const void *)1) /* for calls without an out-parameter */
+#define SELF DLOCK__OWNER_SELF
+#define GIVEN DLOCK__OWNER_GIVEN
+#define NO_OUT DLOCK__NO_OUT
 
 /* The checks every generic call makes before dispatching: l usable, not in
  * a fork() child, the owner (the calling thread's, or a given one that must
  * be a proper id) resolved into who, out present, and the slot implemented. */
-static int enter(dlock_rlock *l, int mode, const char *owner, char *who,
-                 const void *out, const char *slot_name, int has_slot)
+int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
+                       const void *out, const char *slot_name, int has_slot)
 {
     int rc;
 
@@ -256,22 +262,28 @@ static int enter(dlock_rlock *l, int mode, const char *owner, char *who,
 /* Declares who and rc, and returns from the caller when a check fails. */
 #define ENTER(l, mode, owner, out, slot)                                       \
     char who[DLOCK_OWNER_MAX];                                                \
-    int rc = enter(l, mode, owner, who, out, #slot,                           \
+    int rc = dlock__rlock_enter(l, mode, owner, who, out, #slot,                           \
                    (l) && (l)->methods && (l)->methods->slot != NULL);        \
     if (rc != 0)                                                              \
         return rc
+
+int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms)
+{
+    if (lease_ms < 0)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "lease must be >= 0 ms (0: watchdog)");
+    /* DLOCK_WAIT_FOREVER comes from the lock calls only: the try_lock calls
+     * turn a negative wait into INT64_MIN, an error, never "forever". */
+    if (wait_ms < 0 && wait_ms != DLOCK_WAIT_FOREVER)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "wait must be >= 0 ms");
+    return 0;
+}
 
 static int acquire(dlock_rlock *l, int mode, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
     ENTER(l, mode, owner, NO_OUT, acquire);
-    if (lease_ms < 0)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "lease must be >= 0 ms (0: watchdog)");
-    /* DLOCK_WAIT_FOREVER comes from dlock_lock only: a negative wait given
-     * to try_lock is an error, never "forever". */
-    if (wait_ms < 0 && wait_ms != DLOCK_WAIT_FOREVER)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "wait must be >= 0 ms");
-    return l->methods->acquire(l, who, wait_ms, lease_ms);
+    rc = dlock__rlock_check_times(l, wait_ms, lease_ms);
+    return rc != 0 ? rc : l->methods->acquire(l, who, wait_ms, lease_ms);
 }
 
 int dlock_lock(dlock_rlock *l, int64_t lease_ms)

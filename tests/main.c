@@ -27,8 +27,10 @@ int dlock_test_mock_store(void);
 int dlock_test_redis_backend(void);
 int dlock_test_conformance(const char *backend);
 int dlock_test_conformance_count(void);
+int dlock_test_semaphore(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_rwlock(const char *backend);
+int dlock_test_values(const char *backend);
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -121,10 +123,13 @@ int main(void)
 
     dlock_test_set_phase("conformance on mock");
     dlock_test_conformance("mock");
+    dlock_test_semaphore("mock");
     dlock_test_set_phase("fair lock on mock");
     dlock_test_fair("mock");
     dlock_test_set_phase("read-write lock on mock");
     dlock_test_rwlock("mock");
+    dlock_test_set_phase("values on mock");
+    dlock_test_values("mock");
 
     dlock_test_set_phase("starting redis-server for the conformance suite");
     rc = dlock_test_redis_start(&server, NULL);
@@ -139,10 +144,13 @@ int main(void)
         printf("conformance on redis at %s\n", dlock_test_redis_url(server));
         dlock_test_set_phase("conformance on redis");
         dlock_test_conformance("redis");
+        dlock_test_semaphore("redis");
         dlock_test_set_phase("fair lock on redis");
         dlock_test_fair("redis");
         dlock_test_set_phase("read-write lock on redis");
         dlock_test_rwlock("redis");
+        dlock_test_set_phase("values on redis");
+        dlock_test_values("redis");
         dlock_fx_set_redis_url(NULL);
         dlock_test_set_phase("stopping redis-server");
         stop_server();

@@ -86,6 +86,40 @@ const char *dlock_rlock_name(const dlock_rlock *l);
  * renewing holds made through this object). NULL is a no-op. */
 void dlock_rlock_free(dlock_rlock *l);
 
+/* ---- introspection ------------------------------------------------------ */
+
+struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
+
+/*
+ * The lock's state as stored, as a JSON object: for debugging, logs and the
+ * samples. One round trip, no side effects.
+ *
+ * Every lock type reports at least
+ *   "type":    "reentrant", "fair", "fenced", ... (the method table's type)
+ *   "name":    the lock's name
+ *   "locked":  whether anyone holds it
+ *   "ttl_ms":  the lock's remaining lease (-2 not held, -1 no expiry)
+ *   "holders": [{"owner": id, "holds": hold count, "ttl_ms": that holder's
+ *              remaining lease}, ...]
+ * and its own extras:
+ *   fenced:    "token": the latest fencing token handed out (0: none yet)
+ *   fair:      "queue": the waiters in line, first first:
+ *              [{"owner": id, "deadline_ms": when it is presumed dead (wall
+ *              ms, as stored), "remaining_ms": deadline minus this client's
+ *              wall clock (<= 0: it is purged by the next call)}, ...]
+ * Strings that are not UTF-8 (names and owner ids may hold any bytes) show
+ * U+FFFD for each bad byte.
+ *
+ * dlock_rlock_state: *out is a new Jansson reference, the caller's
+ * (json_decref, or dlock_codec_value_free(dlock_codec_json(), v)).
+ * dlock_rlock_state_text: the same document as compact JSON text (the JSON
+ * codec's encoding, keys sorted), malloc'ed, the caller's to free().
+ * 0, DLOCK_ENOTSUP (the type reports no state), or an error as above; *out
+ * is NULL on failure.
+ */
+int dlock_rlock_state(dlock_rlock *l, struct json_t **out);
+int dlock_rlock_state_text(dlock_rlock *l, char **out);
+
 #ifdef __cplusplus
 }
 #endif

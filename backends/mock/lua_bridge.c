@@ -25,6 +25,7 @@
 #include <lualib.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,10 +230,17 @@ static int redis_generic(lua_State *L, int raise)
 
         if (t == LUA_TNUMBER) {
             /* Not lua_tostring: its "%.14g" loses precision; Redis 7.0 uses
-             * "%.17g". */
+             * "%.17g". Integers below 1e15 (what lock scripts pass) print
+             * the same with "%lld", which skips printf's floating-point path
+             * (~1 700 instructions a call, a fifth of a fair-lock pair). */
             char buf[64];
+            double d = (double)lua_tonumber(L, i);
 
-            snprintf(buf, sizeof(buf), "%.17g", (double)lua_tonumber(L, i));
+            if (d > -1e15 && d < 1e15 && d == (double)(long long)d &&
+                !(d == 0 && signbit(d)))
+                snprintf(buf, sizeof(buf), "%lld", (long long)d);
+            else
+                snprintf(buf, sizeof(buf), "%.17g", d);
             lua_pushstring(L, buf);
             lua_replace(L, i);
         } else if (t != LUA_TSTRING) {

@@ -35,8 +35,10 @@ extern "C" {
 
 #define DLOCK_WAIT_FOREVER ((int64_t)-1)
 
+struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
+
 typedef struct dlock_rlock_methods {
-    int version;      /* 1 */
+    int version;      /* 1, or 2 with the slots after destroy */
     const char *type; /* "reentrant" */
 
     /* Acquire for owner, waiting up to wait_ms (DLOCK_WAIT_FOREVER: no
@@ -59,7 +61,27 @@ typedef struct dlock_rlock_methods {
      * after dlock_rlock_fini. May be NULL when the instance is a plain
      * malloc'ed struct dlock_rlock. */
     void (*destroy)(dlock_rlock *l);
+
+    /* ---- version 2 ---- */
+
+    /* The lock's state as a JSON object (api/dlock/rlock.h,
+     * dlock_rlock_state, documents the common fields): *out is a new
+     * reference, the caller's. One round trip, no side effects. May be NULL
+     * (DLOCK_ENOTSUP). Build it with Jansson, or in objects/ with
+     * codecs/json_doc.h. */
+    int (*state)(dlock_rlock *l, struct json_t **out);
+
+    /* For guarded writes (api/dlock/bucket.h): writes into buf (len bytes)
+     * the field of the hash stored at the lock's name whose presence proves
+     * that owner holds l, so that one script can check the hold and write
+     * atomically. Never blocks. 0, or DLOCK_EINVAL (buf too small). May be
+     * NULL: the type cannot prove a hold by one hash field (DLOCK_ENOTSUP). */
+    int (*guard_field)(dlock_rlock *l, const char *owner, char *buf, size_t len);
 } dlock_rlock_methods;
+
+/* Whether a table has a version-2 slot (a table built against an older
+ * header is shorter: never read past what its version promises). */
+#define DLOCK_RLOCK_HAS_SLOT(m, slot) ((m)->version >= 2 && (m)->slot != NULL)
 
 /* The base every lock type embeds first. */
 struct dlock_rlock {

@@ -1,0 +1,74 @@
+/*
+ * dlock — a client from a JSON configuration (a file or a string).
+ *
+ *     {
+ *       "url": "redis://:secret@127.0.0.1:6379/0",
+ *       "connect_timeout_ms": 2000,
+ *       "command_timeout_ms": 2000,
+ *       "pool_size": 8,
+ *       "reconnect_min_ms": 50,
+ *       "reconnect_max_ms": 2000,
+ *       "watchdog_timeout_ms": 30000,
+ *       "max_hold_ms": 0,
+ *       "fair_wait_slack_ms": 300000
+ *     }
+ *
+ * One JSON object. "url" is required: "mock:" (a private in-memory store on
+ * the real-time clock), redis:// or unix:// (api/dlock/redis.h). Every other
+ * field is optional, an integer, and defaults to DLOCK_REDIS_OPTIONS_INIT /
+ * DLOCK_CLIENT_OPTIONS_INIT:
+ *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
+ *   pool_size                               1..4096
+ *   reconnect_min_ms, reconnect_max_ms      >= 0, the reconnection back-off
+ *                                           (first step, cap; max >= min)
+ *   watchdog_timeout_ms                     >= 3
+ *   max_hold_ms                             >= 0 (0: renew for ever)
+ *   fair_wait_slack_ms                      >= 1
+ * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
+ * The Redis fields are accepted, and unused, with "mock:", so one file can
+ * switch backends by its URL alone.
+ *
+ * Errors: DLOCK_EINVAL for a configuration that is not valid, with errbuf
+ * "<where>:<line>:<column>: <what>" (where: the path, or "json" for a
+ * string; lines and columns from 1). A syntax error gives Jansson's
+ * position; an unknown field, a field of the wrong type (a string for a
+ * number, a real number for an integer) or out of range, and a field given
+ * twice name the field and give the position of its key. A file that cannot
+ * be read is DLOCK_EINVAL too ("<path>: <strerror>"). Otherwise the codes of
+ * dlock_client_connect (api/dlock/client.h): the backend is connected once,
+ * so a wrong address or password fails here.
+ *
+ * Thread-safety: both functions may be called from any thread at once.
+ */
+#ifndef DLOCK_CONFIG_H
+#define DLOCK_CONFIG_H
+
+#include "types.h"
+
+#include <stddef.h>
+
+#include "client.h"
+#include "errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest configuration file read, in bytes. */
+#define DLOCK_CONFIG_MAX (1024 * 1024)
+
+/* Creates a client from the JSON text json (NUL-terminated). errbuf (may
+ * be NULL) receives a one-line detail on failure. Blocks for at most the
+ * connect timeout (plus one command). */
+int dlock_client_from_json_string(dlock_client **out, const char *json,
+                                  char *errbuf, size_t errlen);
+
+/* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
+int dlock_client_from_json_file(dlock_client **out, const char *path,
+                                char *errbuf, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_CONFIG_H */

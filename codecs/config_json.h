@@ -1,0 +1,31 @@
+/*
+ * dlock — the JSON configuration's parser (codecs/config_json.c), which
+ * turns the text into the options structs; objects/config.c makes the
+ * client from them. The split keeps Jansson in codecs/ and the client's
+ * making in objects/.
+ */
+#ifndef DLOCK_CODECS_CONFIG_JSON_H
+#define DLOCK_CODECS_CONFIG_JSON_H
+
+#include <stddef.h>
+
+#include "dlock/client.h"
+#include "dlock/redis.h"
+
+typedef struct dlock__config {
+    char *url; /* malloc'ed */
+    dlock_redis_options redis;
+    dlock_client_options client;
+} dlock__config;
+
+/* Parses len bytes of JSON text (api/dlock/config.h tells the format) into
+ * out: every field not given keeps its default. On failure errbuf gets
+ * "<line>:<column>: what", naming the field, and out holds nothing to free.
+ * 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
+int dlock__config_parse(dlock__config *out, const char *text, size_t len,
+                        char *errbuf, size_t errlen);
+
+/* Frees what parse allocated. */
+void dlock__config_fini(dlock__config *c);
+
+#endif /* DLOCK_CODECS_CONFIG_JSON_H */

@@ -1,0 +1,178 @@
+/*
+ * dlock — the count-down latch (Redisson's RCountDownLatch layout). See
+ * api/dlock/latch.h for the semantics; the scripts are latch_*.lua (and
+ * semaphore_get.lua, which reads the count: the same layout).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "dlock/latch.h"
+#include "object.h"
+#include "scripts.h"
+
+struct dlock_latch {
+    dlock__object o; /* channel: "redisson_countdownlatch__channel__{name}" */
+};
+
+#define BASE(l) (&(l)->o.base)
+
+/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+static const dlock_rlock_methods latch_methods = {
+    .version = 1, .type = "latch", .destroy = dlock__object_destroy,
+};
+
+int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
+{
+    dlock__object *o = NULL;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    rc = dlock__object_new(&o, sizeof(dlock_latch), &latch_methods, c, name,
+                           "redisson_countdownlatch__channel__", "");
+    *out = (dlock_latch *)o;
+    return rc;
+}
+
+void dlock_latch_free(dlock_latch *l)
+{
+    if (l)
+        dlock_rlock_free(BASE(l));
+}
+
+const char *dlock_latch_name(const dlock_latch *l)
+{
+    return l ? l->o.base.name : NULL;
+}
+
+const char *dlock_latch_errmsg(dlock_latch *l)
+{
+    return l ? dlock_errmsg(BASE(l)) : "latch object is NULL";
+}
+
+static int enter(dlock_latch *l)
+{
+    return l ? dlock__object_check(BASE(l)) : DLOCK_EINVAL;
+}
+
+int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
+{
+    char n[DLOCK__I64_SIZE];
+    const char *argv[3];
+    int64_t set;
+    int rc = enter(l);
+
+    if (rc != 0)
+        return rc;
+    if (count == 0)
+        return dlock_rlock_fail(BASE(l), DLOCK_EINVAL,
+                                "count must be >= 1 (a count of 0 is an open latch)");
+    if ((rc = dlock__object_count_arg(BASE(l), count, 0, "count")) != 0)
+        return rc;
+    argv[0] = l->o.base.name;
+    argv[1] = dlock__i64(n, count);
+    argv[2] = l->o.channel;
+    rc = dlock__object_eval_int(BASE(l), &set, &dlock__script_latch_try_set, 1, 2, argv);
+    if (rc == 0 && out)
+        *out = set == 1;
+    return rc;
+}
+
+int dlock_latch_count_down(dlock_latch *l)
+{
+    const char *argv[2];
+    int64_t left;
+    int rc = enter(l);
+
+    if (rc != 0)
+        return rc;
+    argv[0] = l->o.base.name;
+    argv[1] = l->o.channel;
+    return dlock__object_eval_int(BASE(l), &left, &dlock__script_latch_count_down, 1, 1,
+                                  argv);
+}
+
+int dlock_latch_count(dlock_latch *l, int64_t *out)
+{
+    const char *argv[1];
+    int64_t v;
+    int rc = enter(l);
+
+    if (rc != 0)
+        return rc;
+    if (!out)
+        return dlock_rlock_fail(BASE(l), DLOCK_EINVAL, "out is NULL");
+    argv[0] = l->o.base.name;
+    rc = dlock__object_eval_int(BASE(l), &v, &dlock__script_semaphore_get, 1, 0, argv);
+    if (rc == 0)
+        *out = v > 0 ? v : 0; /* a count stored at or below zero is an open latch */
+    return rc;
+}
+
+static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owner,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    const char *argv[1];
+    int64_t v;
+    int rc;
+
+    (void)spec, (void)owner, (void)lease_ms;
+    argv[0] = b->name;
+    rc = dlock__object_eval_int(b, &v, &dlock__script_semaphore_get, 1, 0, argv);
+    if (rc != 0 || v <= 0)
+        return rc;
+    /* only a message ("0" at zero) changes anything for an awaiter */
+    *retry_ms = -1;
+    return dlock_rlock_fail(b, DLOCK_EBUSY, "\"%.64s\" still counts %" PRId64,
+                            b->name, v);
+}
+
+static int await(dlock_latch *l, int64_t timeout_ms)
+{
+    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
+    int rc;
+
+    spec.channel = l->o.channel;
+    rc = dlock_rlock_wait(BASE(l), &spec, "", timeout_ms, 0);
+    /* A latch has no holder: a single look that finds it closed is a
+     * timeout of 0 ms, not "busy". */
+    if (rc == DLOCK_EBUSY)
+        rc = dlock_rlock_fail(BASE(l), DLOCK_ETIMEDOUT, "\"%.64s\" is not open yet",
+                              l->o.base.name);
+    return rc;
+}
+
+int dlock_latch_await(dlock_latch *l)
+{
+    int rc = enter(l);
+
+    return rc != 0 ? rc : await(l, DLOCK_WAIT_FOREVER);
+}
+
+int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms)
+{
+    int rc = enter(l);
+
+    if (rc != 0)
+        return rc;
+    if (timeout_ms < 0)
+        return dlock_rlock_fail(BASE(l), DLOCK_EINVAL, "timeout must be >= 0 ms");
+    return await(l, timeout_ms);
+}
+
+int dlock_latch_delete(dlock_latch *l, int *out)
+{
+    const char *argv[2];
+    int64_t existed;
+    int rc = enter(l);
+
+    if (rc != 0)
+        return rc;
+    argv[0] = l->o.base.name;
+    argv[1] = l->o.channel;
+    rc = dlock__object_eval_int(BASE(l), &existed, &dlock__script_latch_delete, 1, 1,
+                                argv);
+    if (rc == 0 && out)
+        *out = existed == 1;
+    return rc;
+}

@@ -1,0 +1,55 @@
+/*
+ * dlock — what the semaphores and the latch share. The objects that are not
+ * locks (the semaphore, the permit-expirable semaphore, the latch) are built
+ * on the RLock base (api/dlock/sys/rlock.h) for its name, client reference,
+ * script calls, wait loop and per-object error detail, with a method table
+ * whose lock slots are all NULL: such an object is never handed out as a
+ * dlock_rlock *, so the generic lock functions never see it. The semaphore
+ * as a lock is a real lock type on the same head (for the shared channel).
+ */
+#ifndef DLOCK_OBJECTS_OBJECT_H
+#define DLOCK_OBJECTS_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* Room for any int64 in decimal, with sign and NUL. */
+#define DLOCK__I64_SIZE 24
+
+/* Writes v in decimal into buf (DLOCK__I64_SIZE bytes) and returns buf. */
+char *dlock__i64(char *buf, int64_t v);
+
+/* The head of every such object: the base, then its wake-up channel. */
+typedef struct dlock__object {
+    dlock_rlock base;
+    char *channel; /* owned */
+} dlock__object;
+
+/* Allocates size bytes (the type's struct, which starts with a
+ * dlock__object), fills the base with dlock_rlock_init and builds the
+ * channel "prefix{name}suffix". 0 or the constructor errors of
+ * api/dlock/rlock.h; on failure nothing is left. */
+int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_methods *m,
+                      dlock_client *c, const char *name, const char *prefix,
+                      const char *suffix);
+
+/* Frees the channel and the instance: the destroy slot of a type with no
+ * further allocations, and the last step of the others'. */
+void dlock__object_destroy(dlock_rlock *b);
+
+/* The check at the top of every call: 0, or DLOCK_EFORKED (recorded). The
+ * object itself must have been checked for NULL. */
+int dlock__object_check(dlock_rlock *b);
+
+/* Checks a permit count or delta: |n| <= DLOCK_PERMITS_MAX, and n >= 0 unless
+ * negative_ok. 0 or DLOCK_EINVAL (recorded, naming what). */
+int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
+                            const char *what);
+
+/* Runs a script whose reply must be an integer (else DLOCK_EPROTO). */
+int dlock__object_eval_int(dlock_rlock *b, int64_t *out, const dlock_script *s,
+                           size_t nkeys, size_t nargs, const char *const *argv);
+
+#endif /* DLOCK_OBJECTS_OBJECT_H */

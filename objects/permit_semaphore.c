@@ -1,0 +1,525 @@
+/*
+ * dlock — the permit-expirable semaphore (Redisson's
+ * RPermitExpirableSemaphore layout, honest release answers). See
+ * api/dlock/permit_semaphore.h for the semantics; the scripts are
+ * permit_*.lua.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid/uuid.h>
+
+#include "dlock/permit_semaphore.h"
+#include "object.h"
+#include "scripts.h"
+
+struct dlock_permit_semaphore {
+    dlock__object o; /* channel: "redisson_sc:{name}" */
+    char *timeout;   /* "{name}:timeout" */
+    char *expired;   /* "{name}:expired" */
+};
+
+#define BASE(p) (&(p)->o.base)
+#define NKEYS 3
+#define NCOMMON 4 /* now, keep, max, channel */
+
+/* Statuses of permit_check.luainc's permit_status (and -2 for a repeat). */
+#define ST_TAKEN 1
+#define ST_FREE 0
+#define ST_EXPIRED (-1)
+#define ST_REPEATED (-2)
+
+/* The KEYS and common ARGV of every permit script; bufs holds the numbers. */
+typedef struct call_args {
+    char now[DLOCK__I64_SIZE], keep[DLOCK__I64_SIZE], max[DLOCK__I64_SIZE];
+} call_args;
+
+static void common_args(dlock_permit_semaphore *p, call_args *a, const char **argv)
+{
+    argv[0] = p->o.base.name;
+    argv[1] = p->timeout;
+    argv[2] = p->expired;
+    argv[3] = dlock__i64(a->now, dlock_clock_wall(p->o.base.client->clock));
+    argv[4] = dlock__i64(a->keep, DLOCK_PERMIT_EXPIRED_KEEP_MS);
+    argv[5] = dlock__i64(a->max, DLOCK_PERMIT_EXPIRED_MAX);
+    argv[6] = p->o.channel;
+}
+
+static void destroy(dlock_rlock *l)
+{
+    dlock_permit_semaphore *p = (dlock_permit_semaphore *)l;
+
+    free(p->timeout);
+    free(p->expired);
+    dlock__object_destroy(l);
+}
+
+/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+static const dlock_rlock_methods permit_methods = {
+    .version = 1, .type = "permit_semaphore", .destroy = destroy,
+};
+
+int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
+                               const char *name)
+{
+    dlock__object *o = NULL;
+    dlock_permit_semaphore *p;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    rc = dlock__object_new(&o, sizeof(*p), &permit_methods, c, name,
+                           "redisson_sc:", "");
+    if (rc != 0)
+        return rc;
+    p = (dlock_permit_semaphore *)o;
+    p->timeout = dlock_rlock_key(&o->base, "", ":timeout");
+    p->expired = dlock_rlock_key(&o->base, "", ":expired");
+    if (!p->timeout || !p->expired) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_ENOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+void dlock_permit_semaphore_free(dlock_permit_semaphore *p)
+{
+    if (p)
+        dlock_rlock_free(BASE(p));
+}
+
+const char *dlock_permit_semaphore_name(const dlock_permit_semaphore *p)
+{
+    return p ? p->o.base.name : NULL;
+}
+
+const char *dlock_permit_semaphore_errmsg(dlock_permit_semaphore *p)
+{
+    return p ? dlock_errmsg(BASE(p)) : "permit semaphore object is NULL";
+}
+
+void dlock_permit_ids_free(char **ids)
+{
+    free(ids); /* one block: the pointers and the strings behind them */
+}
+
+static int enter(dlock_permit_semaphore *p)
+{
+    return p ? dlock__object_check(BASE(p)) : DLOCK_EINVAL;
+}
+
+static int lease_arg(dlock_permit_semaphore *p, int64_t lease_ms)
+{
+    if (lease_ms <= 0)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
+                                "lease must be > 0 ms (a permit never lives forever)");
+    return 0;
+}
+
+/* A permit id is exactly what acquire makes: 32 lower-case hex digits. */
+static int id_arg(dlock_permit_semaphore *p, const char *id, size_t index)
+{
+    size_t i;
+
+    if (!id)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "permit id #%zu is NULL", index);
+    for (i = 0; i < DLOCK_PERMIT_ID_LEN; i++)
+        if (!id[i] || !strchr("0123456789abcdef", id[i]))
+            break;
+    if (i != DLOCK_PERMIT_ID_LEN || id[i] != '\0')
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
+                                "\"%.40s\" (#%zu) is not a permit id "
+                                "(32 lower-case hex digits)",
+                                id, index);
+    return 0;
+}
+
+/* ---- acquiring ------------------------------------------------------------- */
+
+/* One acquire call: the script's arguments, ids included, built once; the
+ * ids are only visible to others once the script has granted them. */
+typedef struct permit_wait {
+    dlock_permit_semaphore *p;
+    const char **argv;
+    size_t nargs;
+    char lease[DLOCK__I64_SIZE];
+} permit_wait;
+
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+{
+    const dlock_script *sc = &dlock__script_permit_acquire;
+    permit_wait *w = spec->arg;
+    call_args a;
+    dlock_reply *r;
+    int rc;
+
+    (void)owner, (void)lease_ms;
+    common_args(w->p, &a, w->argv); /* a fresh "now" for every attempt */
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, w->nargs, w->argv);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_NIL) {
+        dlock_reply_free(r);
+        return 0;
+    }
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, sc, r);
+    /* Look again when the first lease ends: expiries send no message. */
+    *retry_ms = r->integer >= 0 ? (r->integer > 0 ? r->integer : 1) : -1;
+    dlock_reply_free(r);
+    return dlock_rlock_fail(l, DLOCK_EBUSY, "too few permits of \"%.64s\" are free",
+                            l->name);
+}
+
+/* n ids in one block: n + 1 pointers, then the strings. */
+static char **make_ids(size_t n)
+{
+    char **ids = malloc((n + 1) * sizeof(char *) + n * DLOCK_PERMIT_ID_SIZE);
+    char *text;
+    size_t i, j;
+
+    if (!ids)
+        return NULL;
+    text = (char *)(ids + n + 1);
+    for (i = 0; i < n; i++) {
+        static const char hex[] = "0123456789abcdef";
+        uuid_t u;
+
+        uuid_generate_random(u);
+        ids[i] = text + i * DLOCK_PERMIT_ID_SIZE;
+        for (j = 0; j < sizeof(u); j++) {
+            ids[i][2 * j] = hex[u[j] >> 4];
+            ids[i][2 * j + 1] = hex[u[j] & 15];
+        }
+        ids[i][DLOCK_PERMIT_ID_LEN] = '\0';
+    }
+    ids[n] = NULL;
+    return ids;
+}
+
+static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
+                   int64_t wait_ms, int64_t lease_ms)
+{
+    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
+    permit_wait w;
+    char **ids;
+    size_t n, i;
+    int rc;
+
+    if (!out)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
+    *out = NULL;
+    if (permits < 0 || permits > DLOCK_PERMITS_PER_CALL)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
+                                "permits must be 0..%d (got %" PRId64 ")",
+                                DLOCK_PERMITS_PER_CALL, permits);
+    if ((rc = lease_arg(p, lease_ms)) != 0)
+        return rc;
+    n = (size_t)permits;
+    ids = make_ids(n);
+    if (!ids)
+        return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
+    if (n == 0) {
+        *out = ids;
+        return 0;
+    }
+    w.p = p;
+    w.nargs = NCOMMON + 1 + n;
+    w.argv = malloc((NKEYS + w.nargs) * sizeof(*w.argv));
+    if (!w.argv) {
+        free(ids);
+        return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
+    }
+    w.argv[NKEYS + NCOMMON] = dlock__i64(w.lease, lease_ms);
+    for (i = 0; i < n; i++)
+        w.argv[NKEYS + NCOMMON + 1 + i] = ids[i];
+    spec.channel = p->o.channel;
+    spec.arg = &w;
+    rc = dlock_rlock_wait(BASE(p), &spec, "", wait_ms, 0);
+    free(w.argv);
+    if (rc != 0) {
+        free(ids);
+        return rc;
+    }
+    *out = ids;
+    return 0;
+}
+
+int dlock_permit_semaphore_acquire(dlock_permit_semaphore *p, char ***out,
+                                   int64_t permits, int64_t lease_ms)
+{
+    int rc = enter(p);
+
+    return rc != 0 ? rc : acquire(p, out, permits, DLOCK_WAIT_FOREVER, lease_ms);
+}
+
+int dlock_permit_semaphore_try_acquire(dlock_permit_semaphore *p, char ***out,
+                                       int64_t permits, int64_t wait_ms,
+                                       int64_t lease_ms)
+{
+    int rc = enter(p);
+
+    if (rc != 0)
+        return rc;
+    if (wait_ms < 0) {
+        if (out)
+            *out = NULL;
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "wait must be >= 0 ms");
+    }
+    return acquire(p, out, permits, wait_ms, lease_ms);
+}
+
+/* ---- releasing --------------------------------------------------------------- */
+
+/* The code of a status, recorded for the id at index. */
+static int status_code(dlock_permit_semaphore *p, long long st, const char *id,
+                       size_t index)
+{
+    switch (st) {
+    case ST_TAKEN:
+        return 0;
+    case ST_EXPIRED:
+        return dlock_rlock_fail(BASE(p), DLOCK_ELOST,
+                                "permit %s (#%zu) of \"%.64s\": its lease ran out",
+                                id, index, p->o.base.name);
+    case ST_FREE:
+        return dlock_rlock_fail(BASE(p), DLOCK_ENOTOWNER,
+                                "permit %s (#%zu) of \"%.64s\" is not taken (already "
+                                "released, or never issued)", id, index, p->o.base.name);
+    case ST_REPEATED:
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
+                                "permit %s (#%zu) is listed twice", id, index);
+    default:
+        return dlock_rlock_fail(BASE(p), DLOCK_EPROTO,
+                                "script permit_release: unexpected status %lld", st);
+    }
+}
+
+/* Runs permit_release on ids. *bad = index of the first id not released
+ * (n when all were), and its code is returned; 0 when all were released. */
+static int release_ids(dlock_permit_semaphore *p, size_t *bad,
+                       const char *const *ids, size_t n)
+{
+    const dlock_script *sc = &dlock__script_permit_release;
+    const char **argv;
+    call_args a;
+    dlock_reply *r;
+    size_t i;
+    int rc;
+
+    *bad = n;
+    if (n > DLOCK_PERMITS_PER_CALL)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "at most %d ids per call",
+                                DLOCK_PERMITS_PER_CALL);
+    if (n > 0 && !ids)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "ids is NULL");
+    for (i = 0; i < n; i++) {
+        rc = id_arg(p, ids[i], i);
+        if (rc != 0) {
+            *bad = i;
+            return rc;
+        }
+    }
+    if (n == 0)
+        return 0; /* releasing nothing is a no-op */
+    argv = malloc((NKEYS + NCOMMON + n) * sizeof(*argv));
+    if (!argv)
+        return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
+    common_args(p, &a, argv);
+    for (i = 0; i < n; i++)
+        argv[NKEYS + NCOMMON + i] = ids[i];
+    rc = dlock_rlock_eval(BASE(p), &r, sc, NKEYS, NCOMMON + n, argv);
+    free(argv);
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_ARRAY || r->n != n)
+        return dlock__unexpected_reply(BASE(p), sc, r);
+    for (i = 0; i < n; i++)
+        if (r->elems[i]->type != DLOCK_REPLY_INTEGER)
+            return dlock__unexpected_reply(BASE(p), sc, r);
+    /* Bad input (a repeated id) is reported before any "not taken". */
+    for (i = 0; i < n && *bad == n; i++)
+        if (r->elems[i]->integer == ST_REPEATED)
+            *bad = i;
+    for (i = 0; i < n && *bad == n; i++)
+        if (r->elems[i]->integer != ST_TAKEN)
+            *bad = i;
+    rc = *bad < n ? status_code(p, r->elems[*bad]->integer, ids[*bad], *bad) : 0;
+    dlock_reply_free(r);
+    return rc;
+}
+
+int dlock_permit_semaphore_release(dlock_permit_semaphore *p, const char *id)
+{
+    size_t bad;
+    int rc = enter(p);
+
+    return rc != 0 ? rc : release_ids(p, &bad, &id, 1);
+}
+
+int dlock_permit_semaphore_release_all(dlock_permit_semaphore *p, size_t *out,
+                                       const char *const *ids, size_t n)
+{
+    size_t bad = 0;
+    int rc = enter(p);
+
+    if (rc == 0)
+        rc = release_ids(p, &bad, ids, n);
+    if (out && p)
+        *out = bad;
+    return rc;
+}
+
+/* "Not taken" becomes *out = 0; bad input and failures stay errors. */
+static int try_release(dlock_permit_semaphore *p, int *out, const char *const *ids,
+                       size_t n)
+{
+    size_t bad;
+    int rc = enter(p);
+
+    if (rc == 0)
+        rc = release_ids(p, &bad, ids, n);
+    if (rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) {
+        if (out)
+            *out = 0;
+        return 0;
+    }
+    if (rc == 0 && out)
+        *out = 1;
+    return rc;
+}
+
+int dlock_permit_semaphore_try_release(dlock_permit_semaphore *p, int *out,
+                                       const char *id)
+{
+    return try_release(p, out, &id, 1);
+}
+
+int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
+                                           const char *const *ids, size_t n)
+{
+    return try_release(p, out, ids, n);
+}
+
+/* ---- leases ------------------------------------------------------------------ */
+
+int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
+                                        int64_t lease_ms)
+{
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + NCOMMON + 2];
+    call_args a;
+    int64_t st;
+    int rc = enter(p);
+
+    if (rc != 0 || (rc = lease_arg(p, lease_ms)) != 0 || (rc = id_arg(p, id, 0)) != 0)
+        return rc;
+    common_args(p, &a, argv);
+    argv[NKEYS + NCOMMON] = dlock__i64(lease, lease_ms);
+    argv[NKEYS + NCOMMON + 1] = id;
+    rc = dlock__object_eval_int(BASE(p), &st, &dlock__script_permit_update_lease,
+                                NKEYS, NCOMMON + 2, argv);
+    return rc != 0 ? rc : status_code(p, st, id, 0);
+}
+
+int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
+                                    const char *id)
+{
+    const char *argv[NKEYS + NCOMMON + 1];
+    call_args a;
+    int rc = enter(p);
+
+    if (rc != 0 || (rc = id_arg(p, id, 0)) != 0)
+        return rc;
+    if (!out)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
+    common_args(p, &a, argv);
+    argv[NKEYS + NCOMMON] = id;
+    return dlock__object_eval_int(BASE(p), out, &dlock__script_permit_lease, NKEYS,
+                                  NCOMMON + 1, argv);
+}
+
+/* ---- counts -------------------------------------------------------------------- */
+
+enum { ST_AVAILABLE, ST_ACQUIRED, ST_TOTAL };
+
+static int counts(dlock_permit_semaphore *p, int64_t *out, int which)
+{
+    const dlock_script *sc = &dlock__script_permit_state;
+    const char *argv[NKEYS + NCOMMON];
+    call_args a;
+    dlock_reply *r;
+    int rc = enter(p);
+
+    if (rc != 0)
+        return rc;
+    if (!out)
+        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
+    common_args(p, &a, argv);
+    rc = dlock_rlock_eval(BASE(p), &r, sc, NKEYS, NCOMMON, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_ARRAY || r->n != 3 ||
+        r->elems[which]->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(BASE(p), sc, r);
+    *out = r->elems[which]->integer;
+    dlock_reply_free(r);
+    return 0;
+}
+
+int dlock_permit_semaphore_available_permits(dlock_permit_semaphore *p, int64_t *out)
+{
+    return counts(p, out, ST_AVAILABLE);
+}
+
+int dlock_permit_semaphore_acquired_permits(dlock_permit_semaphore *p, int64_t *out)
+{
+    return counts(p, out, ST_ACQUIRED);
+}
+
+int dlock_permit_semaphore_total_permits(dlock_permit_semaphore *p, int64_t *out)
+{
+    return counts(p, out, ST_TOTAL);
+}
+
+/* permit_set.lua in one of its modes. */
+static int set(dlock_permit_semaphore *p, int *out, const char *mode, int64_t v,
+               int negative_ok, const char *what)
+{
+    char val[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + NCOMMON + 2];
+    call_args a;
+    int64_t done;
+    int rc = enter(p);
+
+    if (rc != 0 || (rc = dlock__object_count_arg(BASE(p), v, negative_ok, what)) != 0)
+        return rc;
+    common_args(p, &a, argv);
+    argv[NKEYS + NCOMMON] = mode;
+    argv[NKEYS + NCOMMON + 1] = dlock__i64(val, v);
+    rc = dlock__object_eval_int(BASE(p), &done, &dlock__script_permit_set, NKEYS,
+                                NCOMMON + 2, argv);
+    if (rc == 0 && out)
+        *out = done == 1;
+    return rc;
+}
+
+int dlock_permit_semaphore_set_permits(dlock_permit_semaphore *p, int64_t permits)
+{
+    return set(p, NULL, "total", permits, 0, "permits");
+}
+
+int dlock_permit_semaphore_try_set_permits(dlock_permit_semaphore *p, int *out,
+                                           int64_t permits)
+{
+    return set(p, out, "try", permits, 0, "permits");
+}
+
+int dlock_permit_semaphore_add_permits(dlock_permit_semaphore *p, int64_t delta)
+{
+    return set(p, NULL, "add", delta, 1, "delta");
+}

@@ -1,0 +1,16 @@
+-- Fenced lock, one acquisition attempt: the reentrant lock's, plus a new
+-- fencing token for every acquisition (the first and each re-entry).
+-- KEYS[1] the lock hash, KEYS[2] the token counter; ARGV[1] lease ms,
+-- ARGV[2] owner id.
+-- Reply: {1, token} when the owner now holds it (token greater than every
+-- token handed out before: INCR never goes back); {0, PTTL of the holder}
+-- (-1: no expiry) when another owner holds it. Nothing changes when the
+-- counter is not an integer (the INCR error comes before any write).
+if redis.call('exists', KEYS[1]) == 0
+   or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    local token = redis.call('incr', KEYS[2])
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return {1, token}
+end
+return {0, redis.call('pttl', KEYS[1])}

@@ -1,0 +1,20 @@
+-- Introspection of a lock kept as a hash with one field per owner: one read,
+-- no side effects (dead fair-lock waiters are reported, not purged).
+-- KEYS[1] the lock hash; ARGV[1] what else to read: 'plain'; 'fenced' with
+-- KEYS[2] the token counter; 'fair' with KEYS[2] the queue, KEYS[3] the
+-- waiters' deadlines.
+-- Reply: {PTTL of the hash, {owner, hold count, ...}, extra}, extra being
+-- 0 ('plain'), the latest token handed out, 0 if none ('fenced'), or
+-- {owner, deadline (wall ms, -1 unknown), ...} in queue order ('fair').
+local holders = redis.call('hgetall', KEYS[1])
+local extra = 0
+if ARGV[1] == 'fenced' then
+    extra = tonumber(redis.call('get', KEYS[2])) or 0
+elseif ARGV[1] == 'fair' then
+    extra = {}
+    for _, owner in ipairs(redis.call('lrange', KEYS[2], 0, -1)) do
+        extra[#extra + 1] = owner
+        extra[#extra + 1] = tonumber(redis.call('zscore', KEYS[3], owner)) or -1
+    end
+end
+return {redis.call('pttl', KEYS[1]), holders, extra}

@@ -1,0 +1,15 @@
+-- Permit-expirable semaphore: a taken permit's lease becomes lease ms from now.
+-- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] lease ms (> 0), ARGV[6]
+-- the id.
+-- Reply: the id's status (permit_status): only 1 changed the lease.
+-- #include semaphore_count.luainc
+-- #include permit_check.luainc
+-- #include permit_reclaim.luainc
+local s = permit_status(ARGV[6])
+if s == 1 then
+    redis.call('zadd', KEYS[2], now + tonumber(ARGV[5]), ARGV[6])
+end
+if reclaimed > 0 then
+    wake(count)
+end
+return s

@@ -1,0 +1,26 @@
+-- Read-write lock, read half: one acquisition attempt.
+-- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
+-- Reply: nil when the owner now holds one more read hold (free, read mode,
+-- or the owner is the writer: a downgrade); else the hash's PTTL (the
+-- writer's time left; -1 no expiry).
+-- #include rwlock_common.luainc
+-- The first command reads N: a key of another type fails here, before any
+-- change.
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == 'write'
+   and redis.call('hexists', KEYS[1], rw_write_field(ARGV[2])) == 0 then
+    return redis.call('pttl', KEYS[1])
+end
+local ttl = redis.call('pttl', KEYS[1])
+if not mode then
+    redis.call('hset', KEYS[1], 'mode', 'read')
+end
+local k = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1, 'px', ARGV[1])
+-- The hash outlives every live hold: a writer gets in when the longest ends.
+if ttl == -2 then
+    redis.call('pexpire', KEYS[1], ARGV[1])
+else
+    rw_extend(KEYS[1], ARGV[1])
+end
+return nil

@@ -1,0 +1,33 @@
+-- Read-write lock, read half: release the owner's newest read hold.
+-- KEYS[1] the lock hash, KEYS[2] the wake-up channel; ARGV[1] owner id.
+-- Reply: nil the owner holds no read lock, or the hold's lease had run out
+-- (then all of the owner's read holds are dropped: the caller forgets them
+-- too); 0 one hold less, still held; 1 the owner's last read hold released.
+-- A read hold keeps its own lease: nothing is re-applied.
+-- #include rwlock_common.luainc
+local mode = redis.call('hget', KEYS[1], 'mode')
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+if not mode or not count or count < 1 then
+    return nil
+end
+local alive = redis.call('del', rw_marker(KEYS[1], ARGV[1], count)) == 1
+if alive and count > 1 then
+    redis.call('hset', KEYS[1], ARGV[1], count - 1)
+else
+    for k = 1, count - 1 do
+        redis.call('del', rw_marker(KEYS[1], ARGV[1], k))
+    end
+    redis.call('hdel', KEYS[1], ARGV[1])
+end
+-- In write mode the hash's TTL is the writer's; in read mode it follows the
+-- live readers, and when none is left a waiting writer is told.
+if mode == 'read' and rw_fit_to_readers(KEYS[1]) then
+    redis.call('publish', KEYS[2], '0')
+end
+if not alive then
+    return nil
+end
+if count > 1 then
+    return 0
+end
+return 1

@@ -1,0 +1,24 @@
+-- Read-write lock, write half: one acquisition attempt.
+-- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
+-- Reply: nil when the owner now holds one more write hold (free, or
+-- re-entry); the string 'upgrade' when the owner holds a read lock but not
+-- the write lock (waiting would wait for itself: the caller fails with
+-- DLOCK_EDEADLK, and nothing is changed); else the hash's PTTL (-1 no
+-- expiry).
+-- #include rwlock_common.luainc
+local mode = redis.call('hget', KEYS[1], 'mode')
+local field = rw_write_field(ARGV[2])
+if not mode then
+    redis.call('hset', KEYS[1], 'mode', 'write', field, 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], field) == 1 then
+    redis.call('hincrby', KEYS[1], field, 1)
+    rw_write_ttl(KEYS[1], ARGV[1])
+    return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    return 'upgrade'
+end
+return redis.call('pttl', KEYS[1])

@@ -1,0 +1,18 @@
+-- Semaphore: set the permits if the semaphore does not exist yet.
+-- KEYS[1] the count; ARGV[1] permits (>= 0), ARGV[2] TTL ms (0: none),
+-- ARGV[3] the wake-up channel.
+-- Reply: 1 set, 0 it existed (unchanged).
+-- #include semaphore_count.luainc
+if redis.call('exists', KEYS[1]) == 1 then
+    return 0
+end
+if tonumber(ARGV[2]) > 0 then
+    redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
+else
+    redis.call('set', KEYS[1], ARGV[1])
+end
+-- Acquirers may have been waiting for the semaphore to be set up.
+if tonumber(ARGV[1]) > 0 then
+    redis.call('publish', ARGV[3], ARGV[1])
+end
+return 1

@@ -1,0 +1,241 @@
+/*
+ * dlock — the semaphore (Redisson's RSemaphore layout). See
+ * api/dlock/semaphore.h for the semantics; the scripts are semaphore_*.lua.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "dlock/semaphore.h"
+#include "object.h"
+#include "scripts.h"
+
+struct dlock_semaphore {
+    dlock__object o; /* channel: "redisson_sc:{name}" */
+};
+
+#define BASE(s) (&(s)->o.base)
+
+/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+static const dlock_rlock_methods semaphore_methods = {
+    .version = 1, .type = "semaphore", .destroy = dlock__object_destroy,
+};
+
+int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name)
+{
+    dlock__object *o = NULL;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    rc = dlock__object_new(&o, sizeof(dlock_semaphore), &semaphore_methods, c,
+                           name, "redisson_sc:", "");
+    *out = (dlock_semaphore *)o;
+    return rc;
+}
+
+void dlock_semaphore_free(dlock_semaphore *s)
+{
+    if (s)
+        dlock_rlock_free(BASE(s));
+}
+
+const char *dlock_semaphore_name(const dlock_semaphore *s)
+{
+    return s ? s->o.base.name : NULL;
+}
+
+const char *dlock_semaphore_errmsg(dlock_semaphore *s)
+{
+    return s ? dlock_errmsg(BASE(s)) : "semaphore object is NULL";
+}
+
+/* NULL, fork and count checks shared by every call. */
+static int enter(dlock_semaphore *s, int64_t n, int negative_ok, const char *what)
+{
+    int rc;
+
+    if (!s)
+        return DLOCK_EINVAL;
+    rc = dlock__object_check(BASE(s));
+    if (rc == 0 && what)
+        rc = dlock__object_count_arg(BASE(s), n, negative_ok, what);
+    return rc;
+}
+
+static int try_set(dlock_semaphore *s, int *out, int64_t permits, int64_t ttl_ms)
+{
+    char n[DLOCK__I64_SIZE], ttl[DLOCK__I64_SIZE];
+    const char *argv[4];
+    int64_t set;
+    int rc;
+
+    argv[0] = s->o.base.name;
+    argv[1] = dlock__i64(n, permits);
+    argv[2] = dlock__i64(ttl, ttl_ms);
+    argv[3] = s->o.channel;
+    rc = dlock__object_eval_int(BASE(s), &set, &dlock__script_semaphore_try_set,
+                                1, 3, argv);
+    if (rc == 0 && out)
+        *out = set == 1;
+    return rc;
+}
+
+int dlock_semaphore_try_set_permits(dlock_semaphore *s, int *out, int64_t permits)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    return rc != 0 ? rc : try_set(s, out, permits, 0);
+}
+
+int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
+                                        int64_t permits, int64_t ttl_ms)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    if (rc != 0)
+        return rc;
+    if (ttl_ms <= 0)
+        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "ttl must be > 0 ms");
+    return try_set(s, out, permits, ttl_ms);
+}
+
+/* ---- acquiring ------------------------------------------------------------- */
+
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+{
+    const dlock_script *sc = &dlock__script_semaphore_acquire;
+    const char *argv[2];
+    dlock_reply *r;
+    long long avail;
+    int rc;
+
+    (void)owner, (void)lease_ms;
+    argv[0] = l->name;
+    argv[1] = spec->arg; /* the permits wanted, in decimal */
+    rc = dlock_rlock_eval(l, &r, sc, 1, 1, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_NIL) {
+        dlock_reply_free(r);
+        return 0;
+    }
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, sc, r);
+    avail = r->integer;
+    dlock_reply_free(r);
+    /* Permits only come back through releases, which publish: no timer. */
+    *retry_ms = -1;
+    return dlock_rlock_fail(l, DLOCK_EBUSY,
+                            "\"%.64s\": %lld permit(s) available, %s wanted",
+                            l->name, avail, argv[1]);
+}
+
+static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
+{
+    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
+    char n[DLOCK__I64_SIZE];
+
+    if (permits == 0)
+        return 0;
+    spec.channel = s->o.channel;
+    spec.arg = dlock__i64(n, permits);
+    /* no owner: the plain semaphore does not record who holds permits */
+    return dlock_rlock_wait(BASE(s), &spec, "", wait_ms, 0);
+}
+
+int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    return rc != 0 ? rc : acquire(s, permits, DLOCK_WAIT_FOREVER);
+}
+
+int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    if (rc != 0)
+        return rc;
+    if (wait_ms < 0)
+        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "wait must be >= 0 ms");
+    return acquire(s, permits, wait_ms);
+}
+
+/* ---- releasing and changing the count ---------------------------------------- */
+
+static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
+{
+    char d[DLOCK__I64_SIZE];
+    const char *argv[4];
+    int64_t done;
+    int rc;
+
+    argv[0] = s->o.base.name;
+    argv[1] = dlock__i64(d, delta);
+    argv[2] = s->o.channel;
+    argv[3] = only_if_exists ? "1" : "0";
+    rc = dlock__object_eval_int(BASE(s), &done, &dlock__script_semaphore_add, 1, 3, argv);
+    if (rc == 0 && out)
+        *out = done == 1;
+    return rc;
+}
+
+int dlock_semaphore_release(dlock_semaphore *s, int64_t permits)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    if (rc != 0 || permits == 0)
+        return rc;
+    return add(s, NULL, permits, 0);
+}
+
+int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits)
+{
+    int rc = enter(s, permits, 0, "permits");
+
+    if (rc != 0)
+        return rc;
+    /* 0 permits change nothing; a round trip only to answer "existed" */
+    if (permits == 0 && !out)
+        return 0;
+    return add(s, out, permits, 1);
+}
+
+int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta)
+{
+    int rc = enter(s, delta, 1, "delta");
+
+    if (rc != 0 || delta == 0)
+        return rc;
+    return add(s, NULL, delta, 0);
+}
+
+int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out)
+{
+    const char *argv[1];
+    int64_t drained;
+    int rc = enter(s, 0, 0, NULL);
+
+    if (rc != 0)
+        return rc;
+    argv[0] = s->o.base.name;
+    rc = dlock__object_eval_int(BASE(s), &drained, &dlock__script_semaphore_drain,
+                                1, 0, argv);
+    if (rc == 0 && out)
+        *out = drained;
+    return rc;
+}
+
+int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out)
+{
+    const char *argv[1];
+    int rc = enter(s, 0, 0, NULL);
+
+    if (rc != 0)
+        return rc;
+    if (!out)
+        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "out is NULL");
+    argv[0] = s->o.base.name;
+    return dlock__object_eval_int(BASE(s), out, &dlock__script_semaphore_get, 1, 0, argv);
+}

@@ -1,0 +1,209 @@
+/*
+ * dlock — the semaphore as a lock: each owner holds at most one permit of
+ * the semaphore's count, with a lease (see api/dlock/semaphore.h for the
+ * semantics and the data layout; the scripts are semaphore_lock_*.lua).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dlock/semaphore.h"
+#include "object.h"
+#include "scripts.h"
+
+typedef struct semlock {
+    dlock__object o;    /* channel: the semaphore's, "redisson_sc:{name}" */
+    char *holders;      /* "{name}:holders" */
+    char *lease_prefix; /* "{name}:lease:", the owner id follows */
+} semlock;
+
+#define NKEYS 2
+
+/* KEYS and the first two ARGV of every writing script. */
+static void common_args(semlock *s, const char **argv)
+{
+    argv[0] = s->o.base.name;
+    argv[1] = s->holders;
+    argv[2] = s->lease_prefix;
+    argv[3] = s->o.channel;
+}
+
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+{
+    const dlock_script *sc = &dlock__script_semaphore_lock_acquire;
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 4];
+    dlock_reply *r;
+    int rc;
+
+    (void)spec;
+    common_args((semlock *)l, argv);
+    argv[NKEYS + 2] = dlock__i64(lease, lease_ms > 0 ? lease_ms
+                                 : l->client->opts.watchdog_timeout_ms);
+    argv[NKEYS + 3] = owner;
+    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms,
+                                  &dlock__script_semaphore_lock_renew, sc, NKEYS, 4,
+                                  argv);
+    if (rc != 0 || !r)
+        return rc;
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, sc, r);
+    /* A holder's lease ending sends no message: look again by then. */
+    *retry_ms = r->integer >= 0 ? (r->integer > 0 ? r->integer : 1) : -1;
+    dlock_reply_free(r);
+    return dlock_rlock_fail(l, DLOCK_EBUSY, "no permit of \"%.64s\" is free", l->name);
+}
+
+static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                   int64_t lease_ms)
+{
+    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
+
+    spec.channel = ((semlock *)l)->o.channel;
+    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+}
+
+static int release(dlock_rlock *l, const char *owner)
+{
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 4];
+
+    common_args((semlock *)l, argv);
+    argv[NKEYS + 2] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 3] = owner;
+    return dlock_rlock_eval_release(l, owner, &dlock__script_semaphore_lock_release,
+                                    NKEYS, 4, argv);
+}
+
+static int force_unlock(dlock_rlock *l, int *existed)
+{
+    const char *argv[NKEYS + 2];
+    int64_t v;
+    int rc;
+
+    common_args((semlock *)l, argv);
+    rc = dlock__object_eval_int(l, &v, &dlock__script_semaphore_lock_force_unlock,
+                                NKEYS, 2, argv);
+    if (rc == 0)
+        *existed = v == 1;
+    return rc;
+}
+
+/* {live holders, owner's hold count, longest lease left}, in one read. */
+static int state(dlock_rlock *l, const char *owner, int64_t st[3])
+{
+    const dlock_script *sc = &dlock__script_semaphore_lock_state;
+    semlock *s = (semlock *)l;
+    const char *argv[NKEYS + 2];
+    dlock_reply *r;
+    size_t i;
+    int rc;
+
+    argv[0] = l->name;
+    argv[1] = s->holders;
+    argv[2] = s->lease_prefix;
+    argv[3] = owner ? owner : "";
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 2, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_ARRAY || r->n != 3)
+        return dlock__unexpected_reply(l, sc, r);
+    for (i = 0; i < 3; i++) {
+        if (r->elems[i]->type != DLOCK_REPLY_INTEGER)
+            return dlock__unexpected_reply(l, sc, r);
+        st[i] = r->elems[i]->integer;
+    }
+    dlock_reply_free(r);
+    return 0;
+}
+
+static int is_locked(dlock_rlock *l, int *out)
+{
+    int64_t st[3];
+    int rc = state(l, NULL, st);
+
+    if (rc == 0)
+        *out = st[0] > 0;
+    return rc;
+}
+
+static int is_held(dlock_rlock *l, const char *owner, int *out)
+{
+    int64_t st[3];
+    int rc = state(l, owner, st);
+
+    if (rc == 0)
+        *out = st[1] > 0;
+    return rc;
+}
+
+static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
+{
+    int64_t st[3];
+    int rc = state(l, owner, st);
+
+    if (rc == 0)
+        *out = st[1];
+    return rc;
+}
+
+static int remain_ttl(dlock_rlock *l, int64_t *out)
+{
+    int64_t st[3];
+    int rc = state(l, NULL, st);
+
+    if (rc == 0)
+        *out = st[2];
+    return rc;
+}
+
+static void destroy(dlock_rlock *l)
+{
+    semlock *s = (semlock *)l;
+
+    free(s->holders);
+    free(s->lease_prefix);
+    dlock__object_destroy(l);
+}
+
+/* Version 1: no state or guard_field slot (a hold is not a field of a hash
+ * at the name, so it cannot guard writes; DLOCK_ENOTSUP for both). */
+static const dlock_rlock_methods semlock_methods = {
+    .version = 1,
+    .type = "semaphore",
+    .acquire = acquire,
+    .release = release,
+    .force_unlock = force_unlock,
+    .is_locked = is_locked,
+    .is_held = is_held,
+    .hold_count = hold_count,
+    .remain_ttl = remain_ttl,
+    .destroy = destroy,
+};
+
+int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)
+{
+    dlock__object *o = NULL;
+    semlock *s;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    rc = dlock__object_new(&o, sizeof(semlock), &semlock_methods, c, name,
+                           "redisson_sc:", "");
+    if (rc != 0)
+        return rc;
+    s = (semlock *)o;
+    /* The renewal script derives both keys from the name with the same
+     * rule (semaphore_lock_renew.lua). */
+    s->holders = dlock_rlock_key(&o->base, "", ":holders");
+    s->lease_prefix = dlock_rlock_key(&o->base, "", ":lease:");
+    if (!s->holders || !s->lease_prefix) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_ENOMEM;
+    }
+    *out = &o->base;
+    return 0;
+}
