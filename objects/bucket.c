@@ -31,7 +31,7 @@ static const dlock_rlock_methods bucket_methods = {
 int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
                      const dlock_codec *codec)
 {
-    dlock_bucket *b;
+    dlock_rlock *l;
     int rc;
 
     if (!out)
@@ -39,16 +39,11 @@ int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
     *out = NULL;
     if (!codec || !codec->encode || !codec->decode || !codec->free_value)
         return DLOCK_EINVAL;
-    b = calloc(1, sizeof(*b));
-    if (!b)
-        return DLOCK_ENOMEM;
-    rc = dlock_rlock_init(&b->base, &bucket_methods, c, name);
-    if (rc != 0) {
-        free(b);
+    rc = dlock__rlock_new(&l, sizeof(dlock_bucket), &bucket_methods, c, name);
+    if (rc != 0)
         return rc;
-    }
-    b->codec = codec;
-    *out = b;
+    ((dlock_bucket *)l)->codec = codec;
+    *out = (dlock_bucket *)l;
     return 0;
 }
 

@@ -2,18 +2,18 @@
  * dlock — the fair lock (Redisson's RFairLock layout, honest answers).
  * See api/dlock/fair.h for the semantics; the scripts are fair_*.lua.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlock/fair.h"
-#include "internal.h"
+#include "object.h"
 #include "scripts.h"
 
 typedef struct fair {
-    dlock_rlock base;
-    char *queue, *deadlines, *channel;
+    dlock__object o; /* channel: "redisson_lock__channel:{name}", the prefix
+                      * of each waiter's own */
+    char *queue, *deadlines;
 } fair;
 
 /* What one acquire call tells its attempts. */
@@ -27,10 +27,10 @@ typedef struct fair_wait {
 
 static void keys(fair *f, const char **argv)
 {
-    argv[0] = f->base.name;
+    argv[0] = f->o.base.name;
     argv[1] = f->queue;
     argv[2] = f->deadlines;
-    argv[3] = f->channel;
+    argv[3] = f->o.channel;
 }
 
 static int64_t wall_now(dlock_rlock *l)
@@ -43,34 +43,26 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 {
     const dlock_script *s = &dlock__script_fair_acquire;
     const fair_wait *fw = spec->arg;
-    char lease[24], slack[24], now[24];
+    char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 6];
     dlock_reply *r;
-    int64_t v;
     int rc;
 
-    snprintf(lease, sizeof(lease), "%" PRId64,
-             lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms);
-    snprintf(slack, sizeof(slack), "%" PRId64, fw->slack_ms);
-    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
     keys((fair *)l, argv);
-    argv[NKEYS + 0] = lease;
+    argv[NKEYS + 0] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 1] = owner;
-    argv[NKEYS + 2] = slack;
-    argv[NKEYS + 3] = now;
+    argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
+    argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = fw->join ? "1" : "0";
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
                                   s, NKEYS, 6, argv);
     if (rc != 0 || !r)
         return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    v = r->integer;
-    dlock_reply_free(r);
+    if ((rc = dlock__attempt_refused(l, s, r, retry_ms)) != 0)
+        return rc;
     /* Look again when the lease in front ends, and in any case before our
      * own deadline, to prove we are alive. */
-    *retry_ms = v >= 0 ? (v > 0 ? v : 1) : -1;
     if (*retry_ms < 0 || *retry_ms > fw->slack_ms / 2)
         *retry_ms = fw->slack_ms / 2 > 0 ? fw->slack_ms / 2 : 1;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held or another waiter is first in line",
@@ -98,13 +90,13 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
     fair *f = (fair *)l;
     fair_wait fw;
     dlock_wait_spec spec = {1, NULL, attempt, give_up, NULL};
-    size_t n = strlen(f->channel) + strlen(owner) + 2;
+    size_t n = strlen(f->o.channel) + strlen(owner) + 2;
     char *channel = malloc(n);
     int rc;
 
     if (!channel)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
-    snprintf(channel, n, "%s:%s", f->channel, owner);
+    snprintf(channel, n, "%s:%s", f->o.channel, owner);
     fw.slack_ms = wait_ms > 0 ? wait_ms : l->client->opts.fair_wait_slack_ms;
     fw.join = wait_ms != 0;
     spec.channel = channel;
@@ -117,31 +109,28 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 static int release(dlock_rlock *l, const char *owner)
 {
     const dlock_script *s = &dlock__script_fair_release;
-    char lease[24], now[24];
+    char lease[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 4];
 
-    snprintf(lease, sizeof(lease), "%" PRId64, dlock__hold_lease(l, owner));
-    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
-    argv[NKEYS + 1] = lease;
+    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[NKEYS + 2] = owner;
-    argv[NKEYS + 3] = now;
+    argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     return dlock_rlock_eval_release(l, owner, s, NKEYS, 4, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
 {
     const dlock_script *s = &dlock__script_fair_force_unlock;
-    char now[24];
+    char now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 2];
     int64_t existed_now;
     int rc;
 
-    snprintf(now, sizeof(now), "%" PRId64, wall_now(l));
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
-    argv[NKEYS + 1] = now;
+    argv[NKEYS + 1] = dlock__i64(now, wall_now(l));
     rc = dlock_rlock_eval_integer(l, &existed_now, s, NKEYS, 2, argv);
     if (rc == 0)
         *existed = existed_now == 1;
@@ -154,8 +143,7 @@ static void destroy(dlock_rlock *l)
 
     free(f->queue);
     free(f->deadlines);
-    free(f->channel);
-    free(f);
+    dlock__object_destroy(l);
 }
 
 /* The holders and the queue with the waiters' deadlines. */
@@ -166,35 +154,33 @@ static int state(dlock_rlock *l, struct json_t **out)
     return dlock__hash_state(l, out, NULL, f->queue, f->deadlines);
 }
 
-static const dlock_rlock_methods fair_methods = {
-    2, "fair", acquire, release, force_unlock, dlock__hash_is_locked,
-    dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
-    state, dlock__hash_guard_field,
+static const dlock__lock_methods fair_methods = {
+    {2, "fair", acquire, release, force_unlock, dlock__triple_is_locked,
+     dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl, destroy,
+     state, dlock__hash_guard_field},
+    dlock__hash_triple,
 };
 
 int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
+    dlock__object *o = NULL;
     fair *f;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    f = calloc(1, sizeof(*f));
-    if (!f)
-        return DLOCK_ENOMEM;
-    rc = dlock_rlock_init(&f->base, &fair_methods, c, name);
-    if (rc != 0) {
-        free(f);
+    rc = dlock__object_new(&o, sizeof(*f), &fair_methods.m, c, name,
+                           "redisson_lock__channel:", "");
+    if (rc != 0)
         return rc;
-    }
-    f->queue = dlock_rlock_key(&f->base, "redisson_lock_queue:", "");
-    f->deadlines = dlock_rlock_key(&f->base, "redisson_lock_timeout:", "");
-    f->channel = dlock_rlock_key(&f->base, "redisson_lock__channel:", "");
-    if (!f->queue || !f->deadlines || !f->channel) {
-        dlock_rlock_free(&f->base);
+    f = (fair *)o;
+    f->queue = dlock_rlock_key(&o->base, "redisson_lock_queue:", "");
+    f->deadlines = dlock_rlock_key(&o->base, "redisson_lock_timeout:", "");
+    if (!f->queue || !f->deadlines) {
+        dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;
     }
-    *out = &f->base;
+    *out = &o->base;
     return 0;
 }

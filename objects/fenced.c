@@ -4,24 +4,18 @@
  * reentrant lock's scripts; only the acquisition differs, since it also
  * hands out a token.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "dlock/fenced.h"
-#include "internal.h"
+#include "object.h"
 #include "scripts.h"
 
 typedef struct fenced {
-    dlock_rlock base;
-    char *channel;   /* "redisson_lock__channel:{name}" */
+    dlock__object o; /* channel: "redisson_lock__channel:{name}" */
     char *token_key; /* "redisson_lock_token:{name}" */
 } fenced;
 
-#define RELEASE_MESSAGE "0"
-
-static const dlock_rlock_methods fenced_methods;
+static const dlock__lock_methods fenced_methods;
 
 /* Reports an acquisition to the watchdog's hold registry around the script
  * (as dlock_rlock_eval_acquire does for scripts that reply nil), and reads
@@ -31,16 +25,14 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 {
     const dlock_script *s = &dlock__script_fenced_acquire;
     fenced *f = (fenced *)l;
-    char lease[24];
+    char lease[DLOCK__I64_SIZE];
     const char *argv[4];
     dlock_reply *r;
     int rc, acquired, valid;
 
-    snprintf(lease, sizeof(lease), "%" PRId64,
-             lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms);
     argv[0] = l->name;
     argv[1] = f->token_key;
-    argv[2] = lease;
+    argv[2] = dlock__lease_arg(l, lease, lease_ms);
     argv[3] = owner;
     rc = dlock_hold_acquire_begin(l, owner, lease_ms, &dlock__script_hash_renew);
     if (rc != 0)
@@ -62,8 +54,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
         return 0;
     }
     /* the holder's TTL, as for the reentrant lock */
-    *retry_ms = r->elems[1]->integer >= 0
-                    ? (r->elems[1]->integer > 0 ? r->elems[1]->integer : 1) : -1;
+    *retry_ms = dlock__retry_after(r->elems[1]->integer);
     dlock_reply_free(r);
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held by another owner",
                             l->name);
@@ -72,11 +63,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 static int acquire_token(dlock_rlock *l, const char *owner, int64_t wait_ms,
                          int64_t lease_ms, int64_t *token)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
-
-    spec.channel = ((fenced *)l)->channel;
-    spec.arg = token;
-    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, attempt, token, owner, wait_ms, lease_ms);
 }
 
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
@@ -87,42 +74,6 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
     return acquire_token(l, owner, wait_ms, lease_ms, &token);
 }
 
-static int release(dlock_rlock *l, const char *owner)
-{
-    char lease[24];
-    const char *argv[5];
-
-    snprintf(lease, sizeof(lease), "%" PRId64, dlock__hold_lease(l, owner));
-    argv[0] = l->name;
-    argv[1] = ((fenced *)l)->channel;
-    argv[2] = RELEASE_MESSAGE;
-    argv[3] = lease;
-    argv[4] = owner;
-    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2, 3,
-                                    argv);
-}
-
-static int force_unlock(dlock_rlock *l, int *existed)
-{
-    const dlock_script *s = &dlock__script_hash_force_unlock;
-    const char *argv[3];
-    dlock_reply *r;
-    int rc;
-
-    /* The counter stays: tokens never go back. */
-    argv[0] = l->name;
-    argv[1] = ((fenced *)l)->channel;
-    argv[2] = RELEASE_MESSAGE;
-    rc = dlock_rlock_eval(l, &r, s, 2, 1, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, s, r);
-    *existed = r->integer == 1;
-    dlock_reply_free(r);
-    return 0;
-}
-
 static int state(dlock_rlock *l, struct json_t **out)
 {
     return dlock__hash_state(l, out, ((fenced *)l)->token_key, NULL, NULL);
@@ -130,48 +81,45 @@ static int state(dlock_rlock *l, struct json_t **out)
 
 static void destroy(dlock_rlock *l)
 {
-    fenced *f = (fenced *)l;
-
-    free(f->channel);
-    free(f->token_key);
-    free(f);
+    free(((fenced *)l)->token_key);
+    dlock__object_destroy(l);
 }
 
-static const dlock_rlock_methods fenced_methods = {
-    2, "fenced", acquire, release, force_unlock, dlock__hash_is_locked,
-    dlock__hash_is_held, dlock__hash_hold_count, dlock__hash_remain_ttl, destroy,
-    state, dlock__hash_guard_field,
+/* The reentrant lock's release and force unlock: the counter stays, tokens
+ * never go back. */
+static const dlock__lock_methods fenced_methods = {
+    {2, "fenced", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
+     dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
+     dlock__triple_remain_ttl, destroy, state, dlock__hash_guard_field},
+    dlock__hash_triple,
 };
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
+    dlock__object *o = NULL;
     fenced *f;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    f = calloc(1, sizeof(*f));
-    if (!f)
-        return DLOCK_ENOMEM;
-    rc = dlock_rlock_init(&f->base, &fenced_methods, c, name);
-    if (rc != 0) {
-        free(f);
+    rc = dlock__object_new(&o, sizeof(*f), &fenced_methods.m, c, name,
+                           "redisson_lock__channel:", "");
+    if (rc != 0)
         return rc;
-    }
-    f->channel = dlock_rlock_key(&f->base, "redisson_lock__channel:", "");
-    f->token_key = dlock_rlock_key(&f->base, "redisson_lock_token:", "");
-    if (!f->channel || !f->token_key) {
-        dlock_rlock_free(&f->base);
+    f = (fenced *)o;
+    f->token_key = dlock_rlock_key(&o->base, "redisson_lock_token:", "");
+    if (!f->token_key) {
+        dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;
     }
-    *out = &f->base;
+    *out = &o->base;
     return 0;
 }
 
 const char *dlock__fenced_token_key(const dlock_rlock *l)
 {
-    return l && l->methods == &fenced_methods ? ((const fenced *)l)->token_key : NULL;
+    return l && l->methods == &fenced_methods.m ? ((const fenced *)l)->token_key : NULL;
 }
 
 /* ---- the calls that hand out tokens ------------------------------------- */
@@ -180,7 +128,7 @@ const char *dlock__fenced_token_key(const dlock_rlock *l)
  * resolved into who. */
 static int enter(dlock_rlock *l, const char *owner, int explicit_owner, char *who)
 {
-    if (l && l->client && l->methods != &fenced_methods)
+    if (l && l->client && l->methods != &fenced_methods.m)
         return dlock_rlock_fail(l, DLOCK_EINVAL, "\"%.64s\" is a %s lock, not a fenced lock",
                                 l->name, l->methods ? l->methods->type : "?");
     return dlock__rlock_enter(l, explicit_owner ? DLOCK__OWNER_GIVEN : DLOCK__OWNER_SELF,

@@ -13,22 +13,17 @@
 #include "internal.h"
 #include "scripts.h"
 
-/* The checks every generic call makes before dispatching. */
+/* The checks every generic call makes before dispatching, with this
+ * call's own word for a type without the slot. */
 static int enter(dlock_rlock *l, void *out)
 {
-    int rc;
+    char who[DLOCK_OWNER_MAX];
+    int rc = dlock__rlock_enter(l, DLOCK__OWNER_SELF, NULL, who, out, "state", 1);
 
-    if (!l || !l->methods || !l->client)
-        return DLOCK_EINVAL;
-    rc = dlock__client_check(l->client);
-    if (rc != 0)
-        return dlock_rlock_fail(l, rc, "lock object used in a fork() child");
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if (!DLOCK_RLOCK_HAS_SLOT(l->methods, state))
-        return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks do not report their state",
-                                l->methods->type);
-    return 0;
+    if (rc == 0 && !DLOCK_RLOCK_HAS_SLOT(l->methods, state))
+        rc = dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks do not report their state",
+                              l->methods->type);
+    return rc;
 }
 
 int dlock_rlock_state(dlock_rlock *l, struct json_t **out)

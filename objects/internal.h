@@ -96,6 +96,11 @@ void dlock__watchdog_stop(dlock_client *c);
 #define DLOCK__NO_OUT ((const void *)1)
 int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
                        const void *out, const char *slot_name, int has_slot);
+/* rlock.c: allocates size bytes (a type's struct, which starts with a
+ * dlock_rlock) zeroed, and fills the base with dlock_rlock_init. 0 or its
+ * errors, DLOCK_ENOMEM; on failure *out = NULL and nothing is left. */
+int dlock__rlock_new(dlock_rlock **out, size_t size, const dlock_rlock_methods *m,
+                     dlock_client *c, const char *name);
 /* rlock.c: lease >= 0; wait >= 0 or DLOCK_WAIT_FOREVER. 0 or DLOCK_EINVAL. */
 int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
 /* rlock.c: records the detail of a failed eval on l. */
@@ -107,15 +112,52 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen);
 
-/* hash_lock.c: the reads of locks kept as a hash with a field per owner. */
-int dlock__hash_is_locked(dlock_rlock *l, int *out);
-int dlock__hash_is_held(dlock_rlock *l, const char *owner, int *out);
-int dlock__hash_hold_count(dlock_rlock *l, const char *owner, int64_t *out);
-int dlock__hash_remain_ttl(dlock_rlock *l, int64_t *out);
-/* Frees r and records "unexpected reply" for script s: DLOCK_EPROTO. */
+/* rlock.c: frees r and records "unexpected reply" for script s:
+ * DLOCK_EPROTO. */
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r);
-/* The guard_field slot of hash locks: the owner's own field. */
+
+/* wait.c: the end of an attempt whose script refused with the holder's TTL
+ * (an integer: -1 no expiry, 0 about to expire): sets *retry_ms for
+ * dlock_rlock_wait and frees r. 0, or DLOCK_EPROTO for any other reply. */
+int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
+                           int64_t *retry_ms);
+/* The retry time of dlock_attempt_fn for a holder's TTL as above. */
+int64_t dlock__retry_after(int64_t ttl_ms);
+
+/* reads.c: every lock type answers is_locked, is_held, hold_count and
+ * remain_ttl from one read of its "state triple": {locked (> 0), owner's
+ * hold count, remaining ms (-2 not locked, -1 no expiry)}. A type's read
+ * fills st (owner "" when the read is not about an owner) and returns 0 or
+ * a code. */
+typedef int (*dlock__triple_fn)(dlock_rlock *l, const char *owner, int64_t st[3]);
+
+/* The method table of a type that puts the dlock__triple_* readers in its
+ * slots: the public table first (l->methods points at it), then the read
+ * those readers call. */
+typedef struct dlock__lock_methods {
+    dlock_rlock_methods m;
+    dlock__triple_fn triple;
+} dlock__lock_methods;
+
+/* Runs a script replying an array of three integers into st. 0 or a code
+ * (DLOCK_EPROTO for any other reply). */
+int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
+                       size_t nkeys, size_t nargs, const char *const *argv);
+int dlock__triple_is_locked(dlock_rlock *l, int *out);
+int dlock__triple_is_held(dlock_rlock *l, const char *owner, int *out);
+int dlock__triple_hold_count(dlock_rlock *l, const char *owner, int64_t *out);
+int dlock__triple_remain_ttl(dlock_rlock *l, int64_t *out);
+
+/* hash_lock.c: what locks kept as a hash with a field per owner share: the
+ * triple read, and the guard_field slot (the owner's own field). */
+int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
+
+/* reentrant.c: the release and force_unlock slots of the reentrant lock,
+ * for every hash lock that keeps its layout and its channel (the fenced
+ * lock); l is a dlock__object (object.h). */
+int dlock__reentrant_release(dlock_rlock *l, const char *owner);
+int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 
 /* inspect.c: the state slot of locks kept as a hash with a field per owner.
  * token_key (fenced lock) adds the latest token; queue and deadlines (fair

@@ -72,7 +72,7 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
     argv[0] = l->o.base.name;
     argv[1] = dlock__i64(n, count);
     argv[2] = l->o.channel;
-    rc = dlock__object_eval_int(BASE(l), &set, &dlock__script_latch_try_set, 1, 2, argv);
+    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 2, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -88,8 +88,8 @@ int dlock_latch_count_down(dlock_latch *l)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    return dlock__object_eval_int(BASE(l), &left, &dlock__script_latch_count_down, 1, 1,
-                                  argv);
+    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 1,
+                                    argv);
 }
 
 int dlock_latch_count(dlock_latch *l, int64_t *out)
@@ -103,7 +103,7 @@ int dlock_latch_count(dlock_latch *l, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(l), DLOCK_EINVAL, "out is NULL");
     argv[0] = l->o.base.name;
-    rc = dlock__object_eval_int(BASE(l), &v, &dlock__script_semaphore_get, 1, 0, argv);
+    rc = dlock_rlock_eval_integer(BASE(l), &v, &dlock__script_semaphore_get, 1, 0, argv);
     if (rc == 0)
         *out = v > 0 ? v : 0; /* a count stored at or below zero is an open latch */
     return rc;
@@ -118,7 +118,7 @@ static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owne
 
     (void)spec, (void)owner, (void)lease_ms;
     argv[0] = b->name;
-    rc = dlock__object_eval_int(b, &v, &dlock__script_semaphore_get, 1, 0, argv);
+    rc = dlock_rlock_eval_integer(b, &v, &dlock__script_semaphore_get, 1, 0, argv);
     if (rc != 0 || v <= 0)
         return rc;
     /* only a message ("0" at zero) changes anything for an awaiter */
@@ -129,11 +129,8 @@ static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owne
 
 static int await(dlock_latch *l, int64_t timeout_ms)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
-    int rc;
+    int rc = dlock__object_wait(BASE(l), attempt, NULL, "", timeout_ms, 0);
 
-    spec.channel = l->o.channel;
-    rc = dlock_rlock_wait(BASE(l), &spec, "", timeout_ms, 0);
     /* A latch has no holder: a single look that finds it closed is a
      * timeout of 0 ms, not "busy". */
     if (rc == DLOCK_EBUSY)
@@ -170,8 +167,8 @@ int dlock_latch_delete(dlock_latch *l, int *out)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    rc = dlock__object_eval_int(BASE(l), &existed, &dlock__script_latch_delete, 1, 1,
-                                argv);
+    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 1,
+                                  argv);
     if (rc == 0 && out)
         *out = existed == 1;
     return rc;

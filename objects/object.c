@@ -1,5 +1,5 @@
 /*
- * dlock — the shared base of the objects that are not locks (see object.h).
+ * dlock — the head every built-in object shares (see object.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,20 +18,17 @@ int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_method
                       dlock_client *c, const char *name, const char *prefix,
                       const char *suffix)
 {
+    dlock_rlock *l;
     dlock__object *o;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    o = calloc(1, size);
-    if (!o)
-        return DLOCK_ENOMEM;
-    rc = dlock_rlock_init(&o->base, m, c, name);
-    if (rc != 0) {
-        free(o);
+    rc = dlock__rlock_new(&l, size, m, c, name);
+    if (rc != 0)
         return rc;
-    }
+    o = (dlock__object *)l;
     o->channel = dlock_rlock_key(&o->base, prefix, suffix);
     if (!o->channel) {
         dlock_rlock_free(&o->base); /* the type's destroy copes with NULLs */
@@ -68,17 +65,18 @@ int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
     return 0;
 }
 
-int dlock__object_eval_int(dlock_rlock *b, int64_t *out, const dlock_script *s,
-                           size_t nkeys, size_t nargs, const char *const *argv)
+int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
+                       const char *owner, int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_reply *r;
-    int rc = dlock_rlock_eval(b, &r, s, nkeys, nargs, argv);
+    dlock_wait_spec spec = {1, NULL, NULL, NULL, NULL};
 
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(b, s, r);
-    *out = r->integer;
-    dlock_reply_free(r);
-    return 0;
+    spec.channel = ((dlock__object *)b)->channel;
+    spec.attempt = attempt;
+    spec.arg = arg;
+    return dlock_rlock_wait(b, &spec, owner, wait_ms, lease_ms);
+}
+
+char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)
+{
+    return dlock__i64(buf, lease_ms > 0 ? lease_ms : b->client->opts.watchdog_timeout_ms);
 }

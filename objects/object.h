@@ -1,7 +1,8 @@
 /*
- * dlock — what the semaphores and the latch share. The objects that are not
+ * dlock — the head every built-in object shares: the RLock base and a
+ * wake-up channel. The lock types use it as it is. The objects that are not
  * locks (the semaphore, the permit-expirable semaphore, the latch) are built
- * on the RLock base (api/dlock/sys/rlock.h) for its name, client reference,
+ * on the same base (api/dlock/sys/rlock.h) for its name, client reference,
  * script calls, wait loop and per-object error detail, with a method table
  * whose lock slots are all NULL: such an object is never handed out as a
  * dlock_rlock *, so the generic lock functions never see it. The semaphore
@@ -21,7 +22,7 @@
 /* Writes v in decimal into buf (DLOCK__I64_SIZE bytes) and returns buf. */
 char *dlock__i64(char *buf, int64_t v);
 
-/* The head of every such object: the base, then its wake-up channel. */
+/* The head of every object: the base, then its wake-up channel. */
 typedef struct dlock__object {
     dlock_rlock base;
     char *channel; /* owned */
@@ -48,8 +49,14 @@ int dlock__object_check(dlock_rlock *b);
 int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
                             const char *what);
 
-/* Runs a script whose reply must be an integer (else DLOCK_EPROTO). */
-int dlock__object_eval_int(dlock_rlock *b, int64_t *out, const dlock_script *s,
-                           size_t nkeys, size_t nargs, const char *const *argv);
+/* dlock_rlock_wait on the object's channel, with attempt (and arg for it):
+ * the acquire slot of most types. */
+int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
+                       const char *owner, int64_t wait_ms, int64_t lease_ms);
+
+/* The lease an acquisition script sets, in decimal into buf
+ * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the
+ * hold) the watchdog's timeout. Returns buf. */
+char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms);
 
 #endif /* DLOCK_OBJECTS_OBJECT_H */

@@ -204,7 +204,6 @@ static char **make_ids(size_t n)
 static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
                    int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
     permit_wait w;
     char **ids;
     size_t n, i;
@@ -237,9 +236,7 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     w.argv[NKEYS + NCOMMON] = dlock__i64(w.lease, lease_ms);
     for (i = 0; i < n; i++)
         w.argv[NKEYS + NCOMMON + 1 + i] = ids[i];
-    spec.channel = p->o.channel;
-    spec.arg = &w;
-    rc = dlock_rlock_wait(BASE(p), &spec, "", wait_ms, 0);
+    rc = dlock__object_wait(BASE(p), attempt, &w, "", wait_ms, 0);
     free(w.argv);
     if (rc != 0) {
         free(ids);
@@ -421,8 +418,8 @@ int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *i
     common_args(p, &a, argv);
     argv[NKEYS + NCOMMON] = dlock__i64(lease, lease_ms);
     argv[NKEYS + NCOMMON + 1] = id;
-    rc = dlock__object_eval_int(BASE(p), &st, &dlock__script_permit_update_lease,
-                                NKEYS, NCOMMON + 2, argv);
+    rc = dlock_rlock_eval_integer(BASE(p), &st, &dlock__script_permit_update_lease,
+                                  NKEYS, NCOMMON + 2, argv);
     return rc != 0 ? rc : status_code(p, st, id, 0);
 }
 
@@ -439,8 +436,8 @@ int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
     common_args(p, &a, argv);
     argv[NKEYS + NCOMMON] = id;
-    return dlock__object_eval_int(BASE(p), out, &dlock__script_permit_lease, NKEYS,
-                                  NCOMMON + 1, argv);
+    return dlock_rlock_eval_integer(BASE(p), out, &dlock__script_permit_lease, NKEYS,
+                                    NCOMMON + 1, argv);
 }
 
 /* ---- counts -------------------------------------------------------------------- */
@@ -501,8 +498,8 @@ static int set(dlock_permit_semaphore *p, int *out, const char *mode, int64_t v,
     common_args(p, &a, argv);
     argv[NKEYS + NCOMMON] = mode;
     argv[NKEYS + NCOMMON + 1] = dlock__i64(val, v);
-    rc = dlock__object_eval_int(BASE(p), &done, &dlock__script_permit_set, NKEYS,
-                                NCOMMON + 2, argv);
+    rc = dlock_rlock_eval_integer(BASE(p), &done, &dlock__script_permit_set, NKEYS,
+                                  NCOMMON + 2, argv);
     if (rc == 0 && out)
         *out = done == 1;
     return rc;

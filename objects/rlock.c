@@ -41,6 +41,24 @@ int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
     return 0;
 }
 
+int dlock__rlock_new(dlock_rlock **out, size_t size, const dlock_rlock_methods *m,
+                     dlock_client *c, const char *name)
+{
+    dlock_rlock *l = calloc(1, size);
+    int rc;
+
+    *out = NULL;
+    if (!l)
+        return DLOCK_ENOMEM;
+    rc = dlock_rlock_init(l, m, c, name);
+    if (rc != 0) {
+        free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
 void dlock_rlock_fini(dlock_rlock *l)
 {
     if (!l || !l->client)
@@ -150,6 +168,15 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
     }
     *out = r;
     return 0;
+}
+
+int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r)
+{
+    int type = r ? (int)r->type : -1;
+
+    dlock_reply_free(r);
+    return dlock_rlock_fail(l, DLOCK_EPROTO, "script %s: unexpected reply type %d",
+                            s->name, type);
 }
 
 int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,

@@ -73,8 +73,8 @@ static int try_set(dlock_semaphore *s, int *out, int64_t permits, int64_t ttl_ms
     argv[1] = dlock__i64(n, permits);
     argv[2] = dlock__i64(ttl, ttl_ms);
     argv[3] = s->o.channel;
-    rc = dlock__object_eval_int(BASE(s), &set, &dlock__script_semaphore_try_set,
-                                1, 3, argv);
+    rc = dlock_rlock_eval_integer(BASE(s), &set, &dlock__script_semaphore_try_set,
+                                  1, 3, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -133,15 +133,12 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 
 static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
     char n[DLOCK__I64_SIZE];
 
     if (permits == 0)
         return 0;
-    spec.channel = s->o.channel;
-    spec.arg = dlock__i64(n, permits);
     /* no owner: the plain semaphore does not record who holds permits */
-    return dlock_rlock_wait(BASE(s), &spec, "", wait_ms, 0);
+    return dlock__object_wait(BASE(s), attempt, dlock__i64(n, permits), "", wait_ms, 0);
 }
 
 int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits)
@@ -175,7 +172,7 @@ static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
     argv[1] = dlock__i64(d, delta);
     argv[2] = s->o.channel;
     argv[3] = only_if_exists ? "1" : "0";
-    rc = dlock__object_eval_int(BASE(s), &done, &dlock__script_semaphore_add, 1, 3, argv);
+    rc = dlock_rlock_eval_integer(BASE(s), &done, &dlock__script_semaphore_add, 1, 3, argv);
     if (rc == 0 && out)
         *out = done == 1;
     return rc;
@@ -220,8 +217,8 @@ int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out)
     if (rc != 0)
         return rc;
     argv[0] = s->o.base.name;
-    rc = dlock__object_eval_int(BASE(s), &drained, &dlock__script_semaphore_drain,
-                                1, 0, argv);
+    rc = dlock_rlock_eval_integer(BASE(s), &drained, &dlock__script_semaphore_drain,
+                                  1, 0, argv);
     if (rc == 0 && out)
         *out = drained;
     return rc;
@@ -237,5 +234,5 @@ int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "out is NULL");
     argv[0] = s->o.base.name;
-    return dlock__object_eval_int(BASE(s), out, &dlock__script_semaphore_get, 1, 0, argv);
+    return dlock_rlock_eval_integer(BASE(s), out, &dlock__script_semaphore_get, 1, 0, argv);
 }

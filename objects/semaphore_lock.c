@@ -3,8 +3,6 @@
  * the semaphore's count, with a lease (see api/dlock/semaphore.h for the
  * semantics and the data layout; the scripts are semaphore_lock_*.lua).
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "dlock/semaphore.h"
@@ -39,29 +37,22 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 
     (void)spec;
     common_args((semlock *)l, argv);
-    argv[NKEYS + 2] = dlock__i64(lease, lease_ms > 0 ? lease_ms
-                                 : l->client->opts.watchdog_timeout_ms);
+    argv[NKEYS + 2] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 3] = owner;
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms,
                                   &dlock__script_semaphore_lock_renew, sc, NKEYS, 4,
                                   argv);
     if (rc != 0 || !r)
         return rc;
-    if (r->type != DLOCK_REPLY_INTEGER)
-        return dlock__unexpected_reply(l, sc, r);
-    /* A holder's lease ending sends no message: look again by then. */
-    *retry_ms = r->integer >= 0 ? (r->integer > 0 ? r->integer : 1) : -1;
-    dlock_reply_free(r);
+    if ((rc = dlock__attempt_refused(l, sc, r, retry_ms)) != 0)
+        return rc;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "no permit of \"%.64s\" is free", l->name);
 }
 
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    dlock_wait_spec spec = {1, NULL, attempt, NULL, NULL};
-
-    spec.channel = ((semlock *)l)->o.channel;
-    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, attempt, NULL, owner, wait_ms, lease_ms);
 }
 
 static int release(dlock_rlock *l, const char *owner)
@@ -83,79 +74,26 @@ static int force_unlock(dlock_rlock *l, int *existed)
     int rc;
 
     common_args((semlock *)l, argv);
-    rc = dlock__object_eval_int(l, &v, &dlock__script_semaphore_lock_force_unlock,
-                                NKEYS, 2, argv);
+    rc = dlock_rlock_eval_integer(l, &v, &dlock__script_semaphore_lock_force_unlock,
+                                  NKEYS, 2, argv);
     if (rc == 0)
         *existed = v == 1;
     return rc;
 }
 
-/* {live holders, owner's hold count, longest lease left}, in one read. */
-static int state(dlock_rlock *l, const char *owner, int64_t st[3])
+/* The state triple: {live holders, owner's hold count, longest lease
+ * left}. */
+static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
 {
-    const dlock_script *sc = &dlock__script_semaphore_lock_state;
     semlock *s = (semlock *)l;
     const char *argv[NKEYS + 2];
-    dlock_reply *r;
-    size_t i;
-    int rc;
 
     argv[0] = l->name;
     argv[1] = s->holders;
     argv[2] = s->lease_prefix;
-    argv[3] = owner ? owner : "";
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 2, argv);
-    if (rc != 0)
-        return rc;
-    if (r->type != DLOCK_REPLY_ARRAY || r->n != 3)
-        return dlock__unexpected_reply(l, sc, r);
-    for (i = 0; i < 3; i++) {
-        if (r->elems[i]->type != DLOCK_REPLY_INTEGER)
-            return dlock__unexpected_reply(l, sc, r);
-        st[i] = r->elems[i]->integer;
-    }
-    dlock_reply_free(r);
-    return 0;
-}
-
-static int is_locked(dlock_rlock *l, int *out)
-{
-    int64_t st[3];
-    int rc = state(l, NULL, st);
-
-    if (rc == 0)
-        *out = st[0] > 0;
-    return rc;
-}
-
-static int is_held(dlock_rlock *l, const char *owner, int *out)
-{
-    int64_t st[3];
-    int rc = state(l, owner, st);
-
-    if (rc == 0)
-        *out = st[1] > 0;
-    return rc;
-}
-
-static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
-{
-    int64_t st[3];
-    int rc = state(l, owner, st);
-
-    if (rc == 0)
-        *out = st[1];
-    return rc;
-}
-
-static int remain_ttl(dlock_rlock *l, int64_t *out)
-{
-    int64_t st[3];
-    int rc = state(l, NULL, st);
-
-    if (rc == 0)
-        *out = st[2];
-    return rc;
+    argv[3] = owner;
+    return dlock__eval_triple(l, st, &dlock__script_semaphore_lock_state, NKEYS, 2,
+                              argv);
 }
 
 static void destroy(dlock_rlock *l)
@@ -169,17 +107,20 @@ static void destroy(dlock_rlock *l)
 
 /* Version 1: no state or guard_field slot (a hold is not a field of a hash
  * at the name, so it cannot guard writes; DLOCK_ENOTSUP for both). */
-static const dlock_rlock_methods semlock_methods = {
-    .version = 1,
-    .type = "semaphore",
-    .acquire = acquire,
-    .release = release,
-    .force_unlock = force_unlock,
-    .is_locked = is_locked,
-    .is_held = is_held,
-    .hold_count = hold_count,
-    .remain_ttl = remain_ttl,
-    .destroy = destroy,
+static const dlock__lock_methods semlock_methods = {
+    .m = {
+        .version = 1,
+        .type = "semaphore",
+        .acquire = acquire,
+        .release = release,
+        .force_unlock = force_unlock,
+        .is_locked = dlock__triple_is_locked,
+        .is_held = dlock__triple_is_held,
+        .hold_count = dlock__triple_hold_count,
+        .remain_ttl = dlock__triple_remain_ttl,
+        .destroy = destroy,
+    },
+    .triple = triple,
 };
 
 int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)
@@ -191,7 +132,7 @@ int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *nam
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(semlock), &semlock_methods, c, name,
+    rc = dlock__object_new(&o, sizeof(semlock), &semlock_methods.m, c, name,
                            "redisson_sc:", "");
     if (rc != 0)
         return rc;

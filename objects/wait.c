@@ -113,3 +113,22 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
         spec->give_up(l, spec, owner);
     return rc;
 }
+
+int64_t dlock__retry_after(int64_t ttl_ms)
+{
+    /* -1: the lock does not expire, only a release message ends the wait;
+     * 0: it expires now, look again at once (a little later) */
+    return ttl_ms >= 0 ? (ttl_ms > 0 ? ttl_ms : 1) : -1;
+}
+
+int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
+                           int64_t *retry_ms)
+{
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, s, r);
+    /* The holder's TTL bounds the sleep: an expiring lease sends no
+     * message. */
+    *retry_ms = dlock__retry_after(r->integer);
+    dlock_reply_free(r);
+    return 0;
+}

@@ -25,12 +25,15 @@ int dlock_test_total, dlock_test_failed;
  * cases to the two counters above through DLOCK_RUN_GROUP. */
 int dlock_test_mock_store(void);
 int dlock_test_redis_backend(void);
+int dlock_test_differential(void);
+int dlock_test_bad_input(void);
 int dlock_test_conformance(const char *backend);
 int dlock_test_conformance_count(void);
 int dlock_test_semaphore(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_rwlock(const char *backend);
 int dlock_test_values(const char *backend);
+int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -120,6 +123,8 @@ int main(void)
 
     run_suite("mock store tests", dlock_test_mock_store);
     run_suite("redis backend tests", dlock_test_redis_backend);
+    run_suite("differential test of the mock", dlock_test_differential);
+    run_suite("bad-input matrix", dlock_test_bad_input);
 
     dlock_test_set_phase("conformance on mock");
     dlock_test_conformance("mock");
@@ -155,6 +160,7 @@ int main(void)
         dlock_test_set_phase("stopping redis-server");
         stop_server();
     }
+    run_suite("fault tests", dlock_test_faults);
     alarm(0);
 
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
 #include "harness/redis_server.h"
@@ -561,6 +562,146 @@ static void test_acl_user(void **state)
     snprintf(url, sizeof url, "redis://bob:pw" SECRET "@127.0.0.1:%d", port);
     assert_int_equal(open_backend(&b, url), DLOCK_EAUTH);
     assert_null(strstr(errbuf, SECRET));
+    dlock_test_redis_stop(r);
+}
+
+/* ---- AUTH and ACL, end to end ------------------------------------------- */
+
+typedef struct auth_waiter {
+    dlock_rlock *lock;
+    int rc;
+    int64_t waited_ms;
+} auth_waiter;
+
+static void *auth_waiter_run(void *arg)
+{
+    auth_waiter *w = arg;
+    int64_t t0 = mono_ms();
+    w->rc = dlock_try_lock(w->lock, 10000, 30000);
+    w->waited_ms = mono_ms() - t0;
+    if (w->rc == 0)
+        w->rc = dlock_unlock(w->lock);
+    return NULL;
+}
+
+/* No credentials and wrong ones fail with DLOCK_EAUTH and a message free
+ * of the password; the right ones lock and unlock, and a waiter on a
+ * second client is woken by the unlock's message on the authenticated
+ * subscriber connection (far sooner than the 30 s lease would end). */
+static void auth_end_to_end(const char *good_url, const char *const *bad_urls,
+                            const char *password)
+{
+    dlock_client *c1 = NULL, *c2 = NULL;
+    dlock_rlock *l1 = NULL, *l2 = NULL;
+    auth_waiter w;
+    pthread_t t;
+    char err[512];
+    size_t i;
+
+    for (i = 0; bad_urls[i]; i++) {
+        dlock_client *c = (dlock_client *)1;
+        err[0] = '\0';
+        assert_int_equal(dlock_client_connect(&c, bad_urls[i], NULL, err,
+                                              sizeof err), DLOCK_EAUTH);
+        assert_null(c);
+        assert_true(strlen(err) > 0);
+        assert_null(strstr(err, password));
+        assert_null(strstr(err, SECRET));
+    }
+    assert_int_equal(dlock_client_connect(&c1, good_url, NULL, err, sizeof err), 0);
+    assert_int_equal(dlock_client_connect(&c2, good_url, NULL, err, sizeof err), 0);
+    assert_int_equal(dlock_reentrant_new(&l1, c1, "auth:lock"), 0);
+    assert_int_equal(dlock_reentrant_new(&l2, c2, "auth:lock"), 0);
+    assert_int_equal(dlock_try_lock(l1, 0, 30000), 0);
+    memset(&w, 0, sizeof w);
+    w.lock = l2;
+    assert_int_equal(pthread_create(&t, NULL, auth_waiter_run, &w), 0);
+    sleep_ms(300); /* the waiter subscribes and blocks */
+    assert_int_equal(dlock_unlock(l1), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(w.rc, 0);
+    assert_true(w.waited_ms >= 250 && w.waited_ms < 5000);
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+    dlock_client_free(c1);
+    dlock_client_free(c2);
+}
+
+static void test_auth_requirepass_end_to_end(void **state)
+{
+    const char *args[] = {"--requirepass", "pw" SECRET, NULL};
+    dlock_test_redis *r = NULL;
+    dlock_client *c = NULL;
+    dlock_rlock *l = NULL;
+    char good[128], none[128], wrong[128], user[128], out[64];
+    const char *bad[4];
+    int rc;
+    (void)state;
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    snprintf(good, sizeof good, "redis://:pw" SECRET "@127.0.0.1:%d",
+             dlock_test_redis_port(r));
+    snprintf(none, sizeof none, "redis://127.0.0.1:%d", dlock_test_redis_port(r));
+    snprintf(wrong, sizeof wrong, "redis://:bad" SECRET "@127.0.0.1:%d",
+             dlock_test_redis_port(r));
+    snprintf(user, sizeof user, "redis://default:bad" SECRET "@127.0.0.1:%d",
+             dlock_test_redis_port(r));
+    bad[0] = none;
+    bad[1] = wrong;
+    bad[2] = user;
+    bad[3] = NULL;
+    auth_end_to_end(good, bad, "pw" SECRET);
+
+    /* The password changes under a running client: its reconnections fail,
+     * and neither the code's detail nor the lock's errmsg shows a password. */
+    assert_int_equal(dlock_client_connect(&c, good, NULL, NULL, 0), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "auth:changed"), 0);
+    {
+        const char *set[] = {"CONFIG", "SET", "requirepass", "new" SECRET, NULL};
+        const char *kill[] = {"CLIENT", "KILL", "TYPE", "normal", NULL};
+        /* Kill first: the harness still authenticates with the old
+         * password, and the pool's connections must be gone before the
+         * change so that the next call reconnects. */
+        assert_int_equal(dlock_test_redis_command(r, out, sizeof out, kill), 0);
+        assert_int_equal(dlock_test_redis_command(r, out, sizeof out, set), 0);
+        assert_string_equal(out, "OK");
+    }
+    rc = dlock_try_lock(l, 0, 1000);
+    if (rc == DLOCK_ECONN) /* the kill was seen first; the retry re-AUTHs */
+        rc = dlock_try_lock(l, 0, 1000);
+    if (rc != DLOCK_EAUTH && rc != DLOCK_ECONN)
+        fprintf(stderr, "after the password change: %s '%s'\n",
+                dlock_errname(rc), dlock_errmsg(l));
+    assert_true(rc == DLOCK_EAUTH || rc == DLOCK_ECONN);
+    assert_true(strlen(dlock_errmsg(l)) > 0);
+    assert_null(strstr(dlock_errmsg(l), SECRET));
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    dlock_test_redis_stop(r);
+}
+
+static void test_auth_acl_end_to_end(void **state)
+{
+    const char *args[] = {"--user", "alice", "on", ">pw" SECRET, "~*", "&*",
+                          "+@all", "--user", "default", "off", NULL};
+    dlock_test_redis *r = NULL;
+    char good[128], none[128], wrong[128], nouser[128], pwonly[128];
+    const char *bad[5];
+    int port;
+    (void)state;
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    port = dlock_test_redis_port(r);
+    snprintf(good, sizeof good, "redis://alice:pw" SECRET "@127.0.0.1:%d", port);
+    snprintf(none, sizeof none, "redis://127.0.0.1:%d", port);
+    snprintf(wrong, sizeof wrong, "redis://alice:bad" SECRET "@127.0.0.1:%d", port);
+    snprintf(nouser, sizeof nouser, "redis://bob:pw" SECRET "@127.0.0.1:%d", port);
+    /* The right password without the user: AUTH as "default", who is off. */
+    snprintf(pwonly, sizeof pwonly, "redis://:pw" SECRET "@127.0.0.1:%d", port);
+    bad[0] = none;
+    bad[1] = wrong;
+    bad[2] = nouser;
+    bad[3] = pwonly;
+    bad[4] = NULL;
+    auth_end_to_end(good, bad, "pw" SECRET);
     dlock_test_redis_stop(r);
 }
 
@@ -1298,6 +1439,8 @@ int dlock_test_redis_backend(void)
         cmocka_unit_test(test_silent_server_times_out),
         cmocka_unit_test(test_wrong_password),
         cmocka_unit_test(test_acl_user),
+        cmocka_unit_test(test_auth_requirepass_end_to_end),
+        cmocka_unit_test(test_auth_acl_end_to_end),
         cmocka_unit_test(test_select_db),
         cmocka_unit_test(test_eval_basic),
         cmocka_unit_test(test_reply_types),

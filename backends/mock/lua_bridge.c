@@ -34,7 +34,17 @@
 /* A script running longer than this in real time is a bug (an infinite
  * loop); it is stopped with an error instead of hanging the test. Redis
  * would only refuse other clients (BUSY), but a mock must not hang. */
-#define SCRIPT_TIME_LIMIT_MS 10000
+#ifndef DLOCK_MOCK_SCRIPT_TIME_LIMIT_MS
+#define DLOCK_MOCK_SCRIPT_TIME_LIMIT_MS 10000
+#endif
+#define SCRIPT_TIME_LIMIT_MS DLOCK_MOCK_SCRIPT_TIME_LIMIT_MS
+/* Builds that run untrusted scripts (the fuzz targets, tests/fuzz/) may cap
+ * a Lua state's memory in bytes (-DDLOCK_MOCK_LUA_MEM_LIMIT=...): beyond it
+ * an allocation fails and the eval reports DLOCK_ENOMEM, instead of one
+ * string.rep taking the process down. Off (0) by default, as in Redis. */
+#ifndef DLOCK_MOCK_LUA_MEM_LIMIT
+#define DLOCK_MOCK_LUA_MEM_LIMIT 0
+#endif
 #define HOOK_EVERY_INSTRUCTIONS 100000
 /* Lua -> reply nesting beyond this is a self-referencing table. */
 #define MAX_REPLY_DEPTH 1000
@@ -58,6 +68,7 @@ struct dlock__lua {
     int oom;
     int killed;
     int64_t started_ms;
+    size_t mem;           /* bytes the Lua state holds (for the cap above) */
     dlock_reply *pending; /* redis.call's reply while it is copied into Lua */
     char *call_err;       /* the last error redis.call raised */
     size_t call_err_len;
@@ -82,13 +93,24 @@ static int64_t real_ms(void)
 
 static void *l_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-    (void)ud;
-    (void)osize;
+    dlock__lua *b = ud;
+    void *p;
+
+    /* Lua 5.1 passes osize 0 for a new block. */
+    if (ptr == NULL)
+        osize = 0;
     if (nsize == 0) {
         free(ptr);
+        b->mem -= osize;
         return NULL;
     }
-    return realloc(ptr, nsize);
+    if (DLOCK_MOCK_LUA_MEM_LIMIT > 0 && nsize > osize &&
+        b->mem + (nsize - osize) > (size_t)DLOCK_MOCK_LUA_MEM_LIMIT)
+        return NULL;
+    p = realloc(ptr, nsize);
+    if (p != NULL)
+        b->mem = b->mem - osize + nsize;
+    return p;
 }
 
 static dlock__lua *bridge_of(lua_State *L)

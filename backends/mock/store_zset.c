@@ -91,6 +91,15 @@ static dlock__zelem *zfind(const dlock__zset *z, const char *m, size_t mlen)
     return de != NULL ? de->val : NULL;
 }
 
+/* The score as a Redis sorted set keeps it: Redis's small sets (listpack)
+ * store scores as text that reads back -0 as 0, so ZSCORE and WITHSCORES
+ * never show "-0" (only the reply of the ZADD INCR / ZINCRBY that computed
+ * it does). Found by the differential test. */
+static double stored_score(double score)
+{
+    return score == 0 ? 0.0 : score;
+}
+
 /* 0 or -1 (ENOMEM, nothing changed). */
 static int zinsert(dlock__zset *z, const char *m, size_t mlen, double score)
 {
@@ -99,7 +108,7 @@ static int zinsert(dlock__zset *z, const char *m, size_t mlen, double score)
 
     if (e == NULL)
         return -1;
-    e->score = score;
+    e->score = stored_score(score);
     de = dlock__dict_add(&z->members, m, mlen, e);
     if (de == NULL) {
         free(e);
@@ -117,7 +126,7 @@ static int zinsert(dlock__zset *z, const char *m, size_t mlen, double score)
 static void zrescore(dlock__zset *z, dlock__zelem *e, double score)
 {
     sorted_remove(z, rank_of(z, e));
-    e->score = score;
+    e->score = stored_score(score);
     /* Cannot fail: the array just gave a slot back. */
     (void)sorted_insert(z, e);
 }

@@ -139,7 +139,12 @@ static int64_t vc_now_ms(dlock_clock *c)
 
 static int64_t vc_wall_ms(dlock_clock *c)
 {
-    return VCLOCK_EPOCH_MS + vc_now_ms(c);
+    int64_t now = vc_now_ms(c);
+
+    /* Saturates: a clock advanced to the end of time (now near INT64_MAX)
+     * must not wrap to a wall time in the past (found by the bad-input
+     * matrix under UBSan). */
+    return now > INT64_MAX - VCLOCK_EPOCH_MS ? INT64_MAX : VCLOCK_EPOCH_MS + now;
 }
 
 static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)

@@ -18,9 +18,4 @@ if left > 0 then
     end
     return 0
 end
-redis.call('del', KEYS[1])
-local head = redis.call('lindex', KEYS[2], 0)
-if head then
-    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
-end
-return 1
+-- #include fair_wake.luainc

@@ -8,6 +8,7 @@
  * (redisson_lock_queue:{N}, redisson_lock_timeout:{N}), which is part of the
  * contract: a Java client sharing the lock sees the same keys.
  */
+#include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
@@ -34,25 +35,12 @@ static void key_of(char *buf, size_t n, const char *prefix, const char *name)
     snprintf(buf, n, "%s{%s}", prefix, name);
 }
 
-/* An integer-valued command on a key (LLEN, ZCARD, ...). */
-static long long int_call(dlock_fx *fx, const char *cmd, const char *key)
-{
-    dlock_reply *r = NULL;
-    long long v;
-
-    assert_int_equal(dlock_fx_call(fx->c1, &r, cmd, key, 0), 0);
-    assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
-    v = r->integer;
-    dlock_reply_free(r);
-    return v;
-}
-
 static long long queue_len(dlock_fx *fx)
 {
     char key[160];
 
     key_of(key, sizeof(key), "redisson_lock_queue:", fx->name);
-    return int_call(fx, "LLEN", key);
+    return dlock_fx_call_int(fx->c1, "LLEN", key, 0, NULL);
 }
 
 static long long deadlines_len(dlock_fx *fx)
@@ -60,7 +48,7 @@ static long long deadlines_len(dlock_fx *fx)
     char key[160];
 
     key_of(key, sizeof(key), "redisson_lock_timeout:", fx->name);
-    return int_call(fx, "ZCARD", key);
+    return dlock_fx_call_int(fx->c1, "ZCARD", key, 0, NULL);
 }
 
 /* Waits (real time, bounded) until the queue holds n waiters, so that

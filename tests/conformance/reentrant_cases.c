@@ -11,6 +11,7 @@
  * Helper threads record what they see; assertions run on the test thread
  * after the helper has been joined.
  */
+#include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
@@ -18,84 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 /* The constructor of the lock type the group runs on (reentrant, fair...). */
 #define MAKE_LOCK(out, c, name) dlock_fx_lock_type_current()->make(out, c, name)
-
-/* ---- small helpers ---------------------------------------------------------- */
-
-static int is_locked(dlock_rlock *l)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_locked(l, &v), 0);
-    return v;
-}
-
-static int is_held(dlock_rlock *l)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_held(l, &v), 0);
-    return v;
-}
-
-static int is_held_as(dlock_rlock *l, const char *owner)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_held_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t hold_count(dlock_rlock *l)
-{
-    int64_t v = -1;
-    assert_int_equal(dlock_hold_count(l, &v), 0);
-    return v;
-}
-
-static int64_t hold_count_as(dlock_rlock *l, const char *owner)
-{
-    int64_t v = -1;
-    assert_int_equal(dlock_hold_count_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t remain_ttl(dlock_rlock *l)
-{
-    int64_t v = -3;
-    assert_int_equal(dlock_remain_ttl(l, &v), 0);
-    return v;
-}
-
-/* The reply of a direct command as a string ("" for nil); fails the test
- * on a transport failure. */
-static void call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
-                     const char *key, int nargs, const char *a1, const char *a2)
-{
-    dlock_reply *r = NULL;
-    int rc = dlock_fx_call(c, &r, cmd, key, nargs, a1, a2);
-
-    assert_int_equal(rc, 0);
-    assert_non_null(r);
-    switch (r->type) {
-    case DLOCK_REPLY_INTEGER:
-        snprintf(buf, len, "%lld", r->integer);
-        break;
-    case DLOCK_REPLY_NIL:
-        snprintf(buf, len, "%s", "");
-        break;
-    case DLOCK_REPLY_ERROR:
-        snprintf(buf, len, "ERR:%s", r->str);
-        break;
-    default:
-        snprintf(buf, len, "%s", r->str ? r->str : "");
-        break;
-    }
-    dlock_reply_free(r);
-}
 
 /* ---- a helper thread that acquires ---------------------------------------- */
 
@@ -161,33 +88,33 @@ static void hold_count_across_reentry(void **state)
     dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
     char buf[64];
 
-    assert_int_equal(hold_count(l1), 0);
-    assert_int_equal(is_locked(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_hold_count(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
 
     assert_int_equal(dlock_lock(l1, 0), 0);
-    assert_int_equal(hold_count(l1), 1);
+    assert_int_equal(dlock_fx_hold_count(l1), 1);
     assert_int_equal(dlock_lock(l1, 0), 0);
-    assert_int_equal(hold_count(l1), 2);
-    assert_int_equal(is_held(l1), 1);
+    assert_int_equal(dlock_fx_hold_count(l1), 2);
+    assert_int_equal(dlock_fx_is_held(l1), 1);
 
     /* Redisson's layout: a hash at the name, field = owner id, value = the
      * hold count. */
-    call_str(fx->c2, buf, sizeof(buf), "type", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "type", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "hash");
-    call_str(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, fx->owner1, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, fx->owner1, NULL);
     assert_string_equal(buf, "2");
-    call_str(fx->c2, buf, sizeof(buf), "hlen", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hlen", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "1");
 
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(hold_count(l1), 1);
-    assert_int_equal(is_locked(l1), 1);
+    assert_int_equal(dlock_fx_hold_count(l1), 1);
+    assert_int_equal(dlock_fx_is_locked(l1), 1);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(hold_count(l1), 0);
-    assert_int_equal(is_locked(l1), 0);
-    assert_int_equal(is_held(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_hold_count(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_held(l1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
     /* one unlock too many */
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
 }
@@ -254,20 +181,20 @@ static void seen_from_other_owners(void **state)
     assert_int_equal(o.try_rc, DLOCK_EBUSY);
 
     /* the other client (another process) */
-    assert_int_equal(is_locked(l2), 1);
-    assert_int_equal(is_held(l2), 0);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    assert_int_equal(hold_count(l2), 0);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 2);
-    assert_int_equal(hold_count_as(l2, fx->owner2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 1);
+    assert_int_equal(dlock_fx_is_held(l2), 0);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count(l2), 0);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 2);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner2), 0);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
 
     assert_int_equal(dlock_unlock(l1), 0);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     /* free now: the other client gets it at once */
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
-    assert_int_equal(is_held_as(l1, fx->owner2), 1);
+    assert_int_equal(dlock_fx_is_held_as(l1, fx->owner2), 1);
     assert_int_equal(dlock_unlock(l2), 0);
 }
 
@@ -316,11 +243,11 @@ static void busy_while_held(void **state)
     /* wait 0 is one attempt: no time passes on the clock for it */
     if (fx->is_mock)
         assert_int_equal(dlock_fx_now(fx), t0);
-    assert_int_equal(hold_count(l2), 0);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count(l2), 0);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 1);
     /* the holder itself re-enters with try_lock */
     assert_int_equal(dlock_try_lock(l1, 0, fx->long_lease_ms), 0);
-    assert_int_equal(hold_count(l1), 2);
+    assert_int_equal(dlock_fx_hold_count(l1), 2);
     assert_int_equal(dlock_unlock(l1), 0);
     assert_int_equal(dlock_unlock(l1), 0);
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
@@ -366,10 +293,10 @@ static void try_lock_times_out(void **state)
         assert_true(took < wait + 2000);
     }
     /* the holder was not disturbed */
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(l1, w.owner), 0);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l1, w.owner), 0);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
 }
 
 /* ---- leases ------------------------------------------------------------------ */
@@ -383,13 +310,13 @@ static void lease_expiry_lets_other_in(void **state)
     int rc;
 
     assert_int_equal(dlock_lock(l1, fx->lease_ms), 0);
-    ttl = remain_ttl(l1);
+    ttl = dlock_fx_remain_ttl(l1);
     assert_true(ttl > 0 && ttl <= fx->lease_ms);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
 
     dlock_fx_advance(fx, fx->lease_ms + (fx->is_mock ? 1 : 100));
-    assert_int_equal(is_locked(l2), 0);
-    assert_int_equal(remain_ttl(l2), -2);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l2), -2);
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
 
     /* The old owner is told the truth and changes nothing. */
@@ -397,15 +324,15 @@ static void lease_expiry_lets_other_in(void **state)
     printf("  [%s] unlock after the lease expired: %s\n", fx->backend,
            dlock_errname(rc));
     assert_true(rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER);
-    assert_int_equal(is_held(l2), 1);
-    assert_int_equal(hold_count(l2), 1);
-    assert_int_equal(is_held_as(l1, fx->owner2), 1);
-    assert_int_equal(is_held_as(l1, fx->owner1), 0);
+    assert_int_equal(dlock_fx_is_held(l2), 1);
+    assert_int_equal(dlock_fx_hold_count(l2), 1);
+    assert_int_equal(dlock_fx_is_held_as(l1, fx->owner2), 1);
+    assert_int_equal(dlock_fx_is_held_as(l1, fx->owner1), 0);
     /* the lost hold is forgotten: a second unlock is a plain non-owner's */
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
-    assert_int_equal(hold_count(l2), 1);
+    assert_int_equal(dlock_fx_hold_count(l2), 1);
     assert_int_equal(dlock_unlock(l2), 0);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
 }
 
 /* A lease means what it says: re-entry and a partial unlock set the TTL to
@@ -420,19 +347,19 @@ static void lease_reapplied_on_reentry(void **state)
 
     assert_int_equal(dlock_lock(l1, lease), 0);
     dlock_fx_advance(fx, lease / 2);
-    ttl = remain_ttl(l1);
+    ttl = dlock_fx_remain_ttl(l1);
     assert_true(ttl > 0 && ttl <= lease / 2);
     assert_int_equal(dlock_lock(l1, lease), 0);
-    ttl = remain_ttl(l1);
+    ttl = dlock_fx_remain_ttl(l1);
     assert_true(ttl <= lease && ttl >= lease - slack);
 
     dlock_fx_advance(fx, lease / 2);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(hold_count(l1), 1);
-    ttl = remain_ttl(l1);
+    assert_int_equal(dlock_fx_hold_count(l1), 1);
+    ttl = dlock_fx_remain_ttl(l1);
     assert_true(ttl <= lease && ttl >= lease - slack);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
 }
 
 static void remain_ttl_values(void **state)
@@ -444,24 +371,24 @@ static void remain_ttl_values(void **state)
     int existed = -1;
     int64_t ttl;
 
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
     assert_int_equal(dlock_lock(l1, 0), 0);
-    ttl = remain_ttl(l2);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_unlock(l1), 0);
 
     /* A lock hash without expiry (as another Redisson client may leave
      * one): -1, held by that owner, busy for us. */
-    call_str(fx->c1, buf, sizeof(buf), "hset", fx->name, 2, "other-owner:1", "1");
+    dlock_fx_call_str(fx->c1, buf, sizeof(buf), "hset", fx->name, 2, "other-owner:1", "1");
     assert_string_equal(buf, "1");
-    assert_int_equal(remain_ttl(l1), -1);
-    assert_int_equal(is_locked(l1), 1);
-    assert_int_equal(is_held_as(l1, "other-owner:1"), 1);
-    assert_int_equal(hold_count_as(l2, "other-owner:1"), 1);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -1);
+    assert_int_equal(dlock_fx_is_locked(l1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l1, "other-owner:1"), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l2, "other-owner:1"), 1);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_force_unlock(l2, &existed), 0);
     assert_int_equal(existed, 1);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
     existed = -1;
     assert_int_equal(dlock_force_unlock(l2, &existed), 0);
     assert_int_equal(existed, 0);
@@ -477,21 +404,21 @@ static void watchdog_keeps_lease0_alive(void **state)
     int64_t ttl;
 
     assert_int_equal(dlock_lock(l1, 0), 0);
-    ttl = remain_ttl(l1);
+    ttl = dlock_fx_remain_ttl(l1);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
 
     /* Four times the watchdog timeout: without renewals it would be long
      * gone. */
     dlock_fx_advance(fx, 4 * fx->watchdog_ms);
-    assert_int_equal(is_locked(l2), 1);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    ttl = remain_ttl(l2);
+    assert_int_equal(dlock_fx_is_locked(l2), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
 }
 
 static void watchdog_partial_unlock_keeps_renewing(void **state)
@@ -503,16 +430,16 @@ static void watchdog_partial_unlock_keeps_renewing(void **state)
     assert_int_equal(dlock_lock(l1, 0), 0);
     assert_int_equal(dlock_lock(l1, 0), 0);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(hold_count(l1), 1);
+    assert_int_equal(dlock_fx_hold_count(l1), 1);
 
     dlock_fx_advance(fx, 4 * fx->watchdog_ms);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 1);
-    assert_true(remain_ttl(l2) > 0);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 1);
+    assert_true(dlock_fx_remain_ttl(l2) > 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
@@ -525,9 +452,9 @@ static void watchdog_stops_after_unlock(void **state)
 
     assert_int_equal(dlock_lock(l1, 0), 0);
     dlock_fx_advance(fx, fx->watchdog_ms); /* renewed a few times */
-    assert_int_equal(is_held(l1), 1);
+    assert_int_equal(dlock_fx_is_held(l1), 1);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
 
     /* A watchdog still renewing would find the lock gone and report it. */
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
@@ -537,12 +464,12 @@ static void watchdog_stops_after_unlock(void **state)
      * timeout. A watchdog still renewing this hold would keep extending
      * it; a stopped one lets it expire. */
     snprintf(pexp, sizeof(pexp), "%" PRId64, fx->watchdog_ms);
-    call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, fx->owner1, "1");
-    call_str(fx->c2, buf, sizeof(buf), "pexpire", fx->name, 1, pexp, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, fx->owner1, "1");
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "pexpire", fx->name, 1, pexp, NULL);
     assert_string_equal(buf, "1");
     dlock_fx_advance(fx, 2 * fx->watchdog_ms + (fx->is_mock ? 0 : 100));
-    assert_int_equal(remain_ttl(l1), -2);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
 
@@ -557,7 +484,7 @@ static void lost_callback_on_force_unlock(void **state)
     assert_int_equal(dlock_lock(l1, 0), 0);
     assert_int_equal(dlock_force_unlock(l2, &existed), 0);
     assert_int_equal(existed, 1);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     /* the next renewal finds it gone */
@@ -574,7 +501,7 @@ static void lost_callback_on_force_unlock(void **state)
 
     assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     /* and the name is free for anyone */
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_unlock(l2), 0);
@@ -635,7 +562,7 @@ static void wake_case(dlock_fx *fx, const char *name, int op, int via_force)
         /* the holder's hold was taken away */
         assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     }
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
 }
 
 static void waiter_wakes_on_unlock(void **state)
@@ -771,7 +698,7 @@ static void many_waiters_all_get_it(void **state)
                MANY, last);
         assert_true(last < hold / 2);
     }
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
 }
 
 /* dlock_rlock_free stops the watchdog for that handle's holds: the lock
@@ -786,12 +713,12 @@ static void freed_handle_stops_renewal(void **state)
     assert_int_equal(MAKE_LOCK(&lf, fx->c1, fx->name), 0);
     assert_int_equal(dlock_lock(lf, 0), 0);
     dlock_rlock_free(lf); /* the remote lock stays */
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    ttl = remain_ttl(l2);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
 
     dlock_fx_advance(fx, fx->watchdog_ms + (fx->is_mock ? 1 : 150));
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
     assert_int_equal(dlock_unlock(l2), 0);
@@ -829,11 +756,29 @@ static void max_hold_bounds_renewal(void **state)
     assert_int_equal(dlock_lock(l, 0), 0);
     /* past the first lease: renewed */
     dlock_fx_advance(fx, fx->watchdog_ms * 3 / 2);
-    assert_int_equal(is_locked(l2), 1);
+    assert_int_equal(dlock_fx_is_locked(l2), 1);
     /* past the cap plus a lease: gone */
     dlock_fx_advance(fx, 2 * fx->watchdog_ms + (fx->is_mock ? 1 : 200));
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
+}
+
+/* What the fork() child of forked_child_refused tries. */
+typedef struct child_args {
+    dlock_client *c;
+    dlock_rlock *l; /* its parent's lock, on c */
+} child_args;
+
+static void child_calls(void *arg, int *rcs)
+{
+    child_args *a = arg;
+    dlock_rlock *x = NULL;
+    int v;
+
+    rcs[0] = dlock_lock(a->l, 0);
+    rcs[1] = dlock_try_lock(a->l, 0, 0);
+    rcs[2] = dlock_is_locked(a->l, &v);
+    rcs[3] = MAKE_LOCK(&x, a->c, "child");
 }
 
 /* A fork() child must not act under its parent's identity. */
@@ -841,44 +786,18 @@ static void forked_child_refused(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
-    int fds[2], status = -1;
+    child_args args;
     int rcs[4] = {1, 1, 1, 1};
-    pid_t pid;
-    ssize_t got = 0;
 
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dlock_rlock *x = NULL;
-        int v;
-        ssize_t put;
-        close(fds[0]);
-        rcs[0] = dlock_lock(l1, 0);
-        rcs[1] = dlock_try_lock(l1, 0, 0);
-        rcs[2] = dlock_is_locked(l1, &v);
-        rcs[3] = MAKE_LOCK(&x, fx->c1, "child");
-        put = write(fds[1], rcs, sizeof(rcs));
-        _exit(put == (ssize_t)sizeof(rcs) ? 0 : 1);
-    }
-    close(fds[1]);
-    while (got < (ssize_t)sizeof(rcs)) {
-        ssize_t r = read(fds[0], (char *)rcs + got, sizeof(rcs) - (size_t)got);
-        if (r <= 0)
-            break;
-        got += r;
-    }
-    close(fds[0]);
-    waitpid(pid, &status, 0);
-    assert_int_equal(got, sizeof(rcs));
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    args.c = fx->c1;
+    args.l = l1;
+    dlock_fx_run_in_child(child_calls, &args, rcs, 4);
     assert_int_equal(rcs[0], DLOCK_EFORKED);
     assert_int_equal(rcs[1], DLOCK_EFORKED);
     assert_int_equal(rcs[2], DLOCK_EFORKED);
     assert_int_equal(rcs[3], DLOCK_EFORKED);
     /* nothing happened, and the parent goes on as before */
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     assert_int_equal(dlock_lock(l1, 0), 0);
     assert_int_equal(dlock_unlock(l1), 0);
 }
@@ -983,7 +902,7 @@ static void mutual_exclusion(void **state)
     assert_int_equal(shared.overlaps, 0);
     assert_int_equal(dlock_fx_counter_get(fx->c1, key, &total), 0);
     assert_int_equal(total, MX_THREADS * MX_ITERS);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     report_lost(fx);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
@@ -1134,7 +1053,7 @@ static void explicit_owner_across_threads(void **state)
 
     /* thread A is gone; the watchdog still renews its lease-0 hold */
     dlock_fx_advance(fx, 4 * fx->watchdog_ms);
-    assert_int_equal(is_held_as(l2, x.owner), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, x.owner), 1);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     dlock_fx_start(&b, xowner_unlock, &x);
@@ -1153,12 +1072,12 @@ static void explicit_owner_across_threads(void **state)
     /* any string is an owner id: the other client sees the same holder */
     assert_int_equal(dlock_lock_as(l1, job, fx->long_lease_ms), 0);
     assert_int_equal(dlock_try_lock_as(l1, job, 0, fx->long_lease_ms), 0);
-    assert_int_equal(hold_count_as(l2, job), 2);
+    assert_int_equal(dlock_fx_hold_count_as(l2, job), 2);
     assert_int_equal(dlock_try_lock(l1, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
     assert_int_equal(dlock_unlock_as(l1, job), 0);
     assert_int_equal(dlock_unlock_as(l1, job), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
 }
 
 /* ---- bad input ----------------------------------------------------------------- */
@@ -1266,7 +1185,7 @@ static void bad_input_null(void **state)
             assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
         longest[DLOCK_OWNER_MAX - 1] = '\0';
         assert_int_equal(dlock_lock_as(l, longest, fx->long_lease_ms), 0);
-        assert_int_equal(is_held_as(l, longest), 1);
+        assert_int_equal(dlock_fx_is_held_as(l, longest), 1);
         assert_int_equal(dlock_unlock_as(l, longest), 0);
     }
 
@@ -1276,7 +1195,7 @@ static void bad_input_null(void **state)
     assert_string_equal(dlock_strerror(12345), "unknown error");
     assert_string_not_equal(dlock_strerror(DLOCK_EBUSY), dlock_strerror(DLOCK_ECONN));
 
-    assert_int_equal(is_locked(l), 0);
+    assert_int_equal(dlock_fx_is_locked(l), 0);
 }
 
 static void bad_names(void **state)
@@ -1303,9 +1222,9 @@ static void bad_names(void **state)
     assert_int_equal(strlen(dlock_rlock_name(l1)), DLOCK_NAME_MAX);
     assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
 }
 
 static void odd_names_end_to_end(void **state)
@@ -1327,13 +1246,13 @@ static void odd_names_end_to_end(void **state)
         assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
         assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
         assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
-        assert_int_equal(hold_count_as(l2, fx->owner1), 2);
+        assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 2);
         /* stored under exactly the name given */
-        call_str(fx->c2, buf, sizeof(buf), "hget", name, 1, fx->owner1, NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", name, 1, fx->owner1, NULL);
         assert_string_equal(buf, "2");
         assert_int_equal(dlock_unlock(l1), 0);
         assert_int_equal(dlock_unlock(l1), 0);
-        assert_int_equal(is_locked(l2), 0);
+        assert_int_equal(dlock_fx_is_locked(l2), 0);
         assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
         assert_int_equal(dlock_unlock(l2), 0);
     }
@@ -1355,8 +1274,8 @@ static void negative_times(void **state)
     assert_int_equal(dlock_try_lock(l, 0, -1), DLOCK_EINVAL);
     assert_int_equal(dlock_try_lock_as(l, fx->owner1, -1, 0), DLOCK_EINVAL);
     assert_int_equal(dlock_try_lock_as(l, fx->owner1, 0, -1), DLOCK_EINVAL);
-    assert_int_equal(is_locked(l), 0);
-    assert_int_equal(hold_count(l), 0);
+    assert_int_equal(dlock_fx_is_locked(l), 0);
+    assert_int_equal(dlock_fx_hold_count(l), 0);
 }
 
 static void unknown_url_scheme(void **state)
@@ -1422,7 +1341,7 @@ static void wrong_type_under_name(void **state)
     int rc, hung;
     waiter w;
 
-    call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
     assert_string_equal(buf, "OK");
 
     /* lock() would wait forever for a "holder" that is not one: it must
@@ -1448,14 +1367,14 @@ static void wrong_type_under_name(void **state)
     assert_int_equal(dlock_hold_count(l1, &(int64_t){0}), DLOCK_EPROTO);
 
     /* the string is untouched, and has no expiry */
-    call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "precious");
-    call_str(fx->c2, buf, sizeof(buf), "pttl", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "pttl", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "-1");
     /* nothing is left for the watchdog to renew */
     dlock_fx_advance(fx, 2 * fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
-    call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "precious");
 }
 
@@ -1473,12 +1392,12 @@ static void unlock_by_non_owner(void **state)
     assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
     assert_int_equal(dlock_unlock(l2), DLOCK_ENOTOWNER);
     assert_int_equal(dlock_unlock_as(l2, "someone-else:1"), DLOCK_ENOTOWNER);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 1);
-    ttl = remain_ttl(l2);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 1);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > fx->long_lease_ms / 2);
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
 }
 
 /* A lock handle keeps its client alive (client.h, Lifetime). */
@@ -1501,7 +1420,7 @@ static void lock_outlives_client(void **state)
         assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(l), 0);
     dlock_rlock_free(l);
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
 }
 
 /* ---- the suite --------------------------------------------------------------- */

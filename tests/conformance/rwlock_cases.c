@@ -12,6 +12,7 @@
  * Helper threads only record what they saw; assertions run on the test
  * thread after the join.
  */
+#include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
@@ -44,80 +45,13 @@ static dlock_rlock *half(dlock_fx *fx, dlock_client *c, const char *name, int wr
 #define RD(fx, c) half(fx, c, (fx)->name, 0)
 #define WR(fx, c) half(fx, c, (fx)->name, 1)
 
-static int is_locked(dlock_rlock *l)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_locked(l, &v), 0);
-    return v;
-}
-
-static int is_held_as(dlock_rlock *l, const char *owner)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_held_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t hold_count(dlock_rlock *l)
-{
-    int64_t v = -1;
-    assert_int_equal(dlock_hold_count(l, &v), 0);
-    return v;
-}
-
-static int64_t hold_count_as(dlock_rlock *l, const char *owner)
-{
-    int64_t v = -1;
-    assert_int_equal(dlock_hold_count_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t remain_ttl(dlock_rlock *l)
-{
-    int64_t v = -3;
-    assert_int_equal(dlock_remain_ttl(l, &v), 0);
-    return v;
-}
-
 /* ---- the store, directly ----------------------------------------------------- */
-
-/* A direct command's reply as text: "" for nil, the number for integers. */
-static void call_str(dlock_fx *fx, char *buf, size_t len, const char *cmd,
-                     const char *key, int nargs, const char *a1, const char *a2)
-{
-    dlock_reply *r = NULL;
-
-    assert_int_equal(dlock_fx_call(fx->c2, &r, cmd, key, nargs, a1, a2), 0);
-    assert_non_null(r);
-    if (r->type == DLOCK_REPLY_INTEGER)
-        snprintf(buf, len, "%lld", r->integer);
-    else if (r->type == DLOCK_REPLY_NIL)
-        buf[0] = '\0';
-    else if (r->type == DLOCK_REPLY_ERROR)
-        snprintf(buf, len, "ERR:%s", r->str);
-    else
-        snprintf(buf, len, "%s", r->str ? r->str : "");
-    dlock_reply_free(r);
-}
-
-static long long call_int(dlock_fx *fx, const char *cmd, const char *key,
-                          int nargs, const char *a1)
-{
-    dlock_reply *r = NULL;
-    long long v;
-
-    assert_int_equal(dlock_fx_call(fx->c2, &r, cmd, key, nargs, a1, NULL), 0);
-    assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
-    v = r->integer;
-    dlock_reply_free(r);
-    return v;
-}
 
 /* The hash field's value ("" when absent). */
 static const char *field(dlock_fx *fx, const char *name, const char *f)
 {
     static char buf[64];
-    call_str(fx, buf, sizeof(buf), "hget", name, 1, f, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", name, 1, f, NULL);
     return buf;
 }
 
@@ -135,7 +69,7 @@ static long long marker_pttl(dlock_fx *fx, const char *owner, int k)
 {
     char key[512];
     marker_key(key, sizeof(key), fx->name, owner, k);
-    return call_int(fx, "pttl", key, 0, NULL);
+    return dlock_fx_call_int(fx->c2, "pttl", key, 0, NULL);
 }
 
 static char *writer_field(const char *owner)
@@ -231,8 +165,8 @@ static void readers_share(void **state)
     actor third;
     char buf[64];
 
-    assert_int_equal(is_locked(r1), 0);
-    assert_int_equal(remain_ttl(r1), -2);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(r1), -2);
     assert_int_equal(dlock_lock(r1, fx->long_lease_ms), 0);
     /* another process reads at the same time: no waiting */
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), 0);
@@ -244,31 +178,31 @@ static void readers_share(void **state)
     assert_int_equal(third.held, 1);
     assert_int_equal(third.unlock_rc, 0);
 
-    assert_int_equal(is_locked(r2), 1);
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(r1, fx->owner2), 1);
-    assert_int_equal(hold_count_as(w1, fx->owner1), 0);
-    call_str(fx, buf, sizeof(buf), "hlen", fx->name, 0, NULL, NULL);
+    assert_int_equal(dlock_fx_is_locked(r2), 1);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r1, fx->owner2), 1);
+    assert_int_equal(dlock_fx_hold_count_as(w1, fx->owner1), 0);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hlen", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "3"); /* mode + two readers */
     assert_string_equal(field(fx, fx->name, "mode"), "read");
 
     /* a writer is excluded while any reader holds */
     assert_int_equal(dlock_try_lock_as(w1, OTHER_WRITER, 0, fx->long_lease_ms), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(r1), 0);
-    assert_int_equal(is_locked(r1), 1);
+    assert_int_equal(dlock_fx_is_locked(r1), 1);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, fx->long_lease_ms), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(r2), 0);
-    assert_int_equal(is_locked(r1), 0);
-    assert_int_equal(remain_ttl(r2), -2);
-    call_str(fx, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(r2), -2);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "0");
     /* the last reader gone: the writer is in, readers are out */
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_try_lock(r1, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock_as(w1, OTHER_WRITER), 0);
-    assert_int_equal(is_locked(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(w1), 0);
 }
 
 /* A blocked writer is woken by the last reader's unlock (a message: on the
@@ -309,8 +243,8 @@ static void writer_waits_for_last_reader(void **state)
                w.end_real - t0);
         assert_true(w.end_real - t0 < hold / 2);
     }
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(is_locked(r2), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
 }
 
 static void writer_blocks_readers_and_writers(void **state)
@@ -326,9 +260,9 @@ static void writer_blocks_readers_and_writers(void **state)
     assert_int_equal(dlock_lock(w1, hold), 0);
     assert_string_equal(field(fx, fx->name, "mode"), "write");
     assert_string_equal(field(fx, fx->name, writer_field(fx->owner1)), "1");
-    assert_int_equal(is_locked(w2), 1);
-    assert_int_equal(is_locked(r2), 0);
-    ttl = remain_ttl(w2);
+    assert_int_equal(dlock_fx_is_locked(w2), 1);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
+    ttl = dlock_fx_remain_ttl(w2);
     assert_true(ttl > 0 && ttl <= hold);
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), DLOCK_EBUSY);
     assert_int_equal(dlock_try_lock(w2, 0, fx->long_lease_ms), DLOCK_EBUSY);
@@ -377,8 +311,8 @@ static void writer_blocks_readers_and_writers(void **state)
                last - t0);
         assert_true(last - t0 < hold / 2);
     }
-    assert_int_equal(is_locked(r2), 0);
-    assert_int_equal(is_locked(w2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
 }
 
 /* ---- downgrade and upgrade ------------------------------------------------------- */
@@ -396,11 +330,11 @@ static void downgrade(void **state)
     assert_int_equal(dlock_lock(w1, hold), 0);
     /* the writer takes the read lock too */
     assert_int_equal(dlock_try_lock(r1, 0, hold), 0);
-    assert_int_equal(hold_count(r1), 1);
-    assert_int_equal(hold_count(w1), 1);
+    assert_int_equal(dlock_fx_hold_count(r1), 1);
+    assert_int_equal(dlock_fx_hold_count(w1), 1);
     assert_string_equal(field(fx, fx->name, "mode"), "write");
-    assert_int_equal(is_locked(r2), 1);
-    assert_int_equal(is_locked(w2), 1);
+    assert_int_equal(dlock_fx_is_locked(r2), 1);
+    assert_int_equal(dlock_fx_is_locked(w2), 1);
     /* still exclusive for everyone else */
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), DLOCK_EBUSY);
 
@@ -421,27 +355,27 @@ static void downgrade(void **state)
         assert_true(rd.end_real - t0 < hold / 2);
 
     /* the former writer still reads, alongside the new reader */
-    assert_int_equal(hold_count(r1), 1);
-    assert_int_equal(hold_count(w1), 0);
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(remain_ttl(w2), -2);
+    assert_int_equal(dlock_fx_hold_count(r1), 1);
+    assert_int_equal(dlock_fx_hold_count(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_remain_ttl(w2), -2);
     assert_string_equal(field(fx, fx->name, "mode"), "read");
     assert_string_equal(field(fx, fx->name, writer_field(fx->owner1)), "");
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), 0);
-    assert_int_equal(hold_count(r2), 1);
+    assert_int_equal(dlock_fx_hold_count(r2), 1);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(w1), DLOCK_ENOTOWNER);
 
     assert_int_equal(dlock_unlock(r1), 0);
     assert_int_equal(dlock_unlock(r2), 0);
     /* the reader thread's hold remains (another owner) */
-    assert_int_equal(is_locked(r1), 1);
+    assert_int_equal(dlock_fx_is_locked(r1), 1);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_force_unlock(r2, NULL), 0);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_unlock_as(w2, OTHER_WRITER), 0);
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(is_locked(r2), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
 }
 
 static void upgrade_refused_at_once(void **state)
@@ -476,9 +410,9 @@ static void upgrade_refused_at_once(void **state)
         assert_true(dlock_fx_real_ms() - t0 < wait);
 
     /* nothing changed */
-    assert_int_equal(hold_count(r1), 1);
-    assert_int_equal(hold_count(w1), 0);
-    assert_int_equal(is_locked(w2), 0);
+    assert_int_equal(dlock_fx_hold_count(r1), 1);
+    assert_int_equal(dlock_fx_hold_count(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
     assert_string_equal(field(fx, fx->name, writer_field(fx->owner1)), "");
     assert_string_equal(field(fx, fx->name, "mode"), "read");
 
@@ -496,8 +430,8 @@ static void upgrade_refused_at_once(void **state)
     /* the failed lease-0 attempts left nothing for the watchdog */
     dlock_fx_advance(fx, 2 * fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
-    assert_int_equal(is_locked(w1), 0);
-    assert_int_equal(is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
 }
 
 /* ---- leases ------------------------------------------------------------------------ */
@@ -518,7 +452,7 @@ static void writer_waits_for_longest_reader_lease(void **state)
     assert_int_equal(dlock_lock(r1, 10 * unit), 0);
     dlock_fx_advance(fx, 2 * unit);
     assert_int_equal(dlock_lock(r2, 3 * unit), 0);
-    ttl = remain_ttl(r1);
+    ttl = dlock_fx_remain_ttl(r1);
     assert_true(ttl > 3 * unit && ttl <= 8 * unit);
     assert_true(marker_pttl(fx, fx->owner2, 1) > 0);
 
@@ -530,9 +464,9 @@ static void writer_waits_for_longest_reader_lease(void **state)
         dlock_fx_settle(fx);
     early_short = dlock_fx_done(&w.t);
     assert_int_equal(marker_pttl(fx, fx->owner2, 1), -2);
-    assert_int_equal(hold_count_as(r1, fx->owner2), 0);
-    assert_int_equal(hold_count_as(r1, fx->owner1), 1);
-    assert_int_equal(is_locked(r2), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r1, fx->owner2), 0);
+    assert_int_equal(dlock_fx_hold_count_as(r1, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_locked(r2), 1);
     if (fx->is_mock) {
         /* one ms before the long lease ends */
         dlock_fx_advance(fx, 5 * unit - 2);
@@ -582,23 +516,23 @@ static void read_lease_expiry_is_lost(void **state)
     assert_int_equal(dlock_lock(r1, fx->lease_ms), 0);
     assert_int_equal(dlock_lock(r1, fx->lease_ms), 0);
     assert_int_equal(dlock_lock(r2, fx->long_lease_ms), 0);
-    ttl = remain_ttl(r1);
+    ttl = dlock_fx_remain_ttl(r1);
     assert_true(ttl > fx->lease_ms);
     dlock_fx_advance(fx, fx->lease_ms + (fx->is_mock ? 1 : 100));
-    assert_int_equal(hold_count_as(r2, fx->owner1), 0);
-    assert_int_equal(is_held_as(r2, fx->owner1), 0);
-    assert_int_equal(is_locked(r2), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 0);
+    assert_int_equal(dlock_fx_is_held_as(r2, fx->owner1), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 1);
 
     assert_int_equal(dlock_unlock(r1), DLOCK_ELOST);
     /* every hold of that owner is gone, here and in the store */
     assert_int_equal(dlock_unlock(r1), DLOCK_ENOTOWNER);
     assert_string_equal(field(fx, fx->name, fx->owner1), "");
-    assert_int_equal(hold_count(r2), 1);
-    ttl = remain_ttl(r2);
+    assert_int_equal(dlock_fx_hold_count(r2), 1);
+    ttl = dlock_fx_remain_ttl(r2);
     assert_true(ttl > fx->long_lease_ms / 2);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(r2), 0);
-    assert_int_equal(is_locked(r2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_unlock_as(w2, OTHER_WRITER), 0);
 }
@@ -616,16 +550,16 @@ static void write_lease_means_what_it_says(void **state)
     assert_int_equal(dlock_lock(w1, lease), 0);
     dlock_fx_advance(fx, lease / 2);
     assert_int_equal(dlock_lock(w1, lease), 0);
-    ttl = remain_ttl(w1);
+    ttl = dlock_fx_remain_ttl(w1);
     assert_true(ttl <= lease && ttl >= lease - slack);
     dlock_fx_advance(fx, lease / 2);
     assert_int_equal(dlock_unlock(w1), 0);
-    assert_int_equal(hold_count(w1), 1);
-    ttl = remain_ttl(w1);
+    assert_int_equal(dlock_fx_hold_count(w1), 1);
+    ttl = dlock_fx_remain_ttl(w1);
     assert_true(ttl <= lease && ttl >= lease - slack);
     /* it ends when the lease says */
     dlock_fx_advance(fx, lease + (fx->is_mock ? 1 : 100));
-    assert_int_equal(is_locked(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(w1), 0);
     assert_int_equal(dlock_unlock(w1), DLOCK_ELOST);
 }
 
@@ -670,7 +604,7 @@ static void dead_reader_collected(void **state)
     dlock_rlock_free(dead);
     dlock_client_free(cd);
     dlock_fx_settle(fx);
-    assert_int_equal(is_locked(w2), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
 
     actor_init(&w, fx, w2, OP_TRY, 10 * fx->watchdog_ms, fx->long_lease_ms, RELEASE);
     blocked = start_blocked(fx, &w, 0);
@@ -721,14 +655,14 @@ static void dead_reader_not_renewed_by_live_one(void **state)
     assert_int_equal(marker_pttl(fx, dead_owner, 1), -2);
     ttl = marker_pttl(fx, fx->owner1, 1);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
-    assert_int_equal(hold_count_as(w2, fx->owner1), 0);
-    assert_int_equal(hold_count_as(r1, fx->owner1), 1);
-    assert_int_equal(is_held_as(r1, dead_owner), 0);
+    assert_int_equal(dlock_fx_hold_count_as(w2, fx->owner1), 0);
+    assert_int_equal(dlock_fx_hold_count_as(r1, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(r1, dead_owner), 0);
     assert_int_equal(dlock_try_lock(w2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     assert_int_equal(dlock_unlock(r1), 0);
-    assert_int_equal(is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
     assert_int_equal(dlock_try_lock(w2, 0, fx->long_lease_ms), 0);
     assert_int_equal(dlock_unlock(w2), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
@@ -775,7 +709,7 @@ static void blocked_readers_all_wake(void **state)
            dlock_fx_real_ms() < give_up)
         dlock_fx_sleep_real(1);
     /* all of them at once, in the store */
-    call_str(fx, hlen, sizeof(hlen), "hlen", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, hlen, sizeof(hlen), "hlen", fx->name, 0, NULL, NULL);
     if (fx->is_mock)
         pubs_after = dlock_mock_store_publish_count(fx->store);
     __atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);
@@ -803,7 +737,7 @@ static void blocked_readers_all_wake(void **state)
                NREADERS, last);
         assert_true(last < 2000);
     }
-    assert_int_equal(is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
 }
 
 /* ---- the halves' own counts and force_unlocks ------------------------------------- */
@@ -819,12 +753,12 @@ static void hold_counts_both_halves(void **state)
     assert_int_equal(dlock_lock(w1, fx->long_lease_ms), 0);
     for (k = 0; k < 3; k++)
         assert_int_equal(dlock_lock(r1, fx->long_lease_ms), 0);
-    assert_int_equal(hold_count(w1), 2);
-    assert_int_equal(hold_count(r1), 3);
-    assert_int_equal(hold_count_as(w2, fx->owner1), 2);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 3);
-    assert_int_equal(hold_count(r2), 0);
-    assert_int_equal(hold_count(w2), 0);
+    assert_int_equal(dlock_fx_hold_count(w1), 2);
+    assert_int_equal(dlock_fx_hold_count(r1), 3);
+    assert_int_equal(dlock_fx_hold_count_as(w2, fx->owner1), 2);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 3);
+    assert_int_equal(dlock_fx_hold_count(r2), 0);
+    assert_int_equal(dlock_fx_hold_count(w2), 0);
     /* Redisson's fields and one marker per read hold */
     assert_string_equal(field(fx, fx->name, writer_field(fx->owner1)), "2");
     assert_string_equal(field(fx, fx->name, fx->owner1), "3");
@@ -833,25 +767,25 @@ static void hold_counts_both_halves(void **state)
     assert_int_equal(marker_pttl(fx, fx->owner1, 4), -2);
 
     assert_int_equal(dlock_unlock(r1), 0);
-    assert_int_equal(hold_count(r1), 2);
-    assert_int_equal(hold_count(w1), 2);
+    assert_int_equal(dlock_fx_hold_count(r1), 2);
+    assert_int_equal(dlock_fx_hold_count(w1), 2);
     assert_int_equal(marker_pttl(fx, fx->owner1, 3), -2);
     assert_int_equal(dlock_unlock(w1), 0);
-    assert_int_equal(hold_count(w1), 1);
-    assert_int_equal(hold_count(r1), 2);
+    assert_int_equal(dlock_fx_hold_count(w1), 1);
+    assert_int_equal(dlock_fx_hold_count(r1), 2);
     assert_int_equal(dlock_unlock(w1), 0);
-    assert_int_equal(hold_count(w1), 0);
-    assert_int_equal(hold_count(r1), 2);
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(is_locked(r2), 1);
+    assert_int_equal(dlock_fx_hold_count(w1), 0);
+    assert_int_equal(dlock_fx_hold_count(r1), 2);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 1);
     assert_int_equal(dlock_unlock(w1), DLOCK_ENOTOWNER);
     assert_int_equal(dlock_unlock(r1), 0);
     assert_int_equal(dlock_unlock(r1), 0);
-    assert_int_equal(hold_count(r1), 0);
+    assert_int_equal(dlock_fx_hold_count(r1), 0);
     assert_int_equal(dlock_unlock(r1), DLOCK_ENOTOWNER);
-    assert_int_equal(is_locked(r2), 0);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
     assert_int_equal(marker_pttl(fx, fx->owner1, 1), -2);
-    assert_int_equal(call_int(fx, "exists", fx->name, 0, NULL), 0);
+    assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
 }
 
 static void force_unlock_one_half_keeps_other(void **state)
@@ -867,8 +801,8 @@ static void force_unlock_one_half_keeps_other(void **state)
     existed = -1;
     assert_int_equal(dlock_force_unlock(w2, &existed), 0);
     assert_int_equal(existed, 1);
-    assert_int_equal(is_locked(w2), 0);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_locked(w2), 0);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 1);
     assert_string_equal(field(fx, fx->name, "mode"), "read");
     assert_true(marker_pttl(fx, fx->owner1, 1) > 0);
     assert_int_equal(dlock_try_lock(r2, 0, fx->long_lease_ms), 0);
@@ -877,17 +811,17 @@ static void force_unlock_one_half_keeps_other(void **state)
     existed = -1;
     assert_int_equal(dlock_force_unlock(w2, &existed), 0);
     assert_int_equal(existed, 0);
-    assert_int_equal(hold_count(r1), 1);
-    assert_int_equal(hold_count(r2), 1);
+    assert_int_equal(dlock_fx_hold_count(r1), 1);
+    assert_int_equal(dlock_fx_hold_count(r2), 1);
     assert_true(marker_pttl(fx, fx->owner2, 1) > 0);
 
     /* the read half with readers only: all of them go, markers too */
     assert_int_equal(dlock_force_unlock(r1, &existed), 0);
     assert_int_equal(existed, 1);
-    assert_int_equal(is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
     assert_int_equal(marker_pttl(fx, fx->owner1, 1), -2);
     assert_int_equal(marker_pttl(fx, fx->owner2, 1), -2);
-    assert_int_equal(call_int(fx, "exists", fx->name, 0, NULL), 0);
+    assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
     assert_int_equal(dlock_unlock(r1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock(r2), DLOCK_ELOST);
     existed = -1;
@@ -900,20 +834,20 @@ static void force_unlock_one_half_keeps_other(void **state)
     assert_int_equal(dlock_lock(r1, fx->long_lease_ms), 0);
     assert_int_equal(dlock_force_unlock(r2, &existed), 0);
     assert_int_equal(existed, 1);
-    assert_int_equal(hold_count(w1), 1);
-    assert_int_equal(hold_count(r1), 0);
-    assert_int_equal(is_locked(w2), 1);
-    assert_int_equal(is_locked(r2), 0);
+    assert_int_equal(dlock_fx_hold_count(w1), 1);
+    assert_int_equal(dlock_fx_hold_count(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(w2), 1);
+    assert_int_equal(dlock_fx_is_locked(r2), 0);
     assert_string_equal(field(fx, fx->name, "mode"), "write");
     assert_int_equal(marker_pttl(fx, fx->owner1, 1), -2);
     assert_int_equal(marker_pttl(fx, fx->owner1, 2), -2);
-    assert_true(remain_ttl(w2) > 0);
+    assert_true(dlock_fx_remain_ttl(w2) > 0);
     assert_int_equal(dlock_try_lock(r2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(r1), DLOCK_ELOST);
     assert_int_equal(dlock_force_unlock(r2, &existed), 0);
     assert_int_equal(existed, 0);
     assert_int_equal(dlock_unlock(w1), 0);
-    assert_int_equal(call_int(fx, "exists", fx->name, 0, NULL), 0);
+    assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
 }
 
 /* ---- the watchdog ------------------------------------------------------------------ */
@@ -931,11 +865,11 @@ static void watchdog_renews_both_halves(void **state)
     assert_int_equal(dlock_lock(r1, 0), 0);
     assert_int_equal(dlock_lock(r2, 0), 0);
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(r1, fx->owner2), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r1, fx->owner2), 1);
     ttl = marker_pttl(fx, fx->owner1, 1);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
-    ttl = remain_ttl(r1);
+    ttl = dlock_fx_remain_ttl(r1);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, 0), DLOCK_EBUSY);
     assert_int_equal(dlock_unlock(r1), 0);
@@ -945,14 +879,14 @@ static void watchdog_renews_both_halves(void **state)
     assert_int_equal(dlock_lock(w1, 0), 0);
     assert_int_equal(dlock_lock(r1, 0), 0);
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
-    assert_int_equal(hold_count_as(w2, fx->owner1), 1);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 1);
-    ttl = remain_ttl(w2);
+    assert_int_equal(dlock_fx_hold_count_as(w2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 1);
+    ttl = dlock_fx_remain_ttl(w2);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_unlock(w1), 0);
     /* the read hold alone, still renewed */
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
-    assert_int_equal(hold_count_as(r2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(r2, fx->owner1), 1);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 
     /* the read hold taken away: the watchdog reports exactly that hold */
@@ -965,8 +899,8 @@ static void watchdog_renews_both_halves(void **state)
     assert_int_equal(dlock_unlock(r1), DLOCK_ELOST);
     dlock_fx_advance(fx, 2 * fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 1);
-    assert_int_equal(is_locked(w1), 0);
-    assert_int_equal(is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
 }
 
 /* ---- layout, channel, odd names ----------------------------------------------------- */
@@ -1040,13 +974,13 @@ static void layout_and_channel(void **state)
         assert_int_equal(dlock_lock(r1, fx->long_lease_ms), 0);
         assert_int_equal(dlock_lock(r2, fx->long_lease_ms), 0);
         marker_key(key, sizeof(key), name, fx->owner1, 1);
-        assert_true(call_int(fx, "pttl", key, 0, NULL) > 0);
+        assert_true(dlock_fx_call_int(fx->c2, "pttl", key, 0, NULL) > 0);
         marker_key(key, sizeof(key), name, fx->owner2, 1);
-        assert_true(call_int(fx, "pttl", key, 0, NULL) > 0);
+        assert_true(dlock_fx_call_int(fx->c2, "pttl", key, 0, NULL) > 0);
         assert_string_equal(field(fx, name, "mode"), "read");
         assert_int_equal(dlock_unlock(r2), 0); /* not the last: no message */
         assert_int_equal(dlock_unlock(r1), 0); /* the last reader: "0" */
-        assert_int_equal(call_int(fx, "exists", key, 0, NULL), 0);
+        assert_int_equal(dlock_fx_call_int(fx->c2, "exists", key, 0, NULL), 0);
         assert_int_equal(dlock_lock(w1, fx->long_lease_ms), 0);
         assert_string_equal(field(fx, name, writer_field(fx->owner1)), "1");
         assert_int_equal(dlock_unlock(w1), 0); /* "1" */
@@ -1056,7 +990,7 @@ static void layout_and_channel(void **state)
         printf("  [%s] messages on %s: %s\n", fx->backend, i ? "a braced name" : "a plain name",
                got);
         assert_string_equal(got, "0,1,");
-        assert_int_equal(call_int(fx, "exists", name, 0, NULL), 0);
+        assert_int_equal(dlock_fx_call_int(fx->c2, "exists", name, 0, NULL), 0);
     }
 }
 
@@ -1073,7 +1007,7 @@ static void wrong_type_under_name(void **state)
 
     halves[0] = r1;
     halves[1] = w1;
-    call_str(fx, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
     assert_string_equal(buf, "OK");
     for (i = 0; i < 2; i++) {
         dlock_rlock *l = halves[i];
@@ -1085,7 +1019,7 @@ static void wrong_type_under_name(void **state)
         dlock_fx_start(&a.t, actor_main, &a);
         hung = dlock_fx_wait_done(&a.t, 10000) != 0;
         if (hung)
-            call_str(fx, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
         dlock_fx_join(fx, &a.t, 10000, NULL);
         assert_int_equal(hung, 0);
         assert_int_equal(a.rc, DLOCK_EPROTO);
@@ -1100,15 +1034,15 @@ static void wrong_type_under_name(void **state)
         assert_int_equal(dlock_remain_ttl(l, &n), DLOCK_EPROTO);
     }
     /* untouched, no expiry, and nothing else written */
-    call_str(fx, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "precious");
-    assert_int_equal(call_int(fx, "pttl", fx->name, 0, NULL), -1);
+    assert_int_equal(dlock_fx_call_int(fx->c2, "pttl", fx->name, 0, NULL), -1);
     assert_int_equal(marker_pttl(fx, fx->owner1, 1), -2);
     if (fx->is_mock)
         assert_int_equal(dlock_mock_store_dbsize(fx->store), 1);
     dlock_fx_advance(fx, 2 * fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
-    call_str(fx, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
 }
 
 static void bad_input(void **state)
@@ -1143,7 +1077,7 @@ static void bad_input(void **state)
     assert_int_equal(dlock_lock_as(l, "", 0), DLOCK_EINVAL);
     assert_int_equal(dlock_unlock(l), DLOCK_ENOTOWNER);
     assert_int_equal(dlock_unlock(WR(fx, fx->c2)), DLOCK_ENOTOWNER);
-    assert_int_equal(is_locked(l), 0);
+    assert_int_equal(dlock_fx_is_locked(l), 0);
     if (fx->is_mock)
         assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
 }
@@ -1338,8 +1272,8 @@ static void stress_readers_and_writers(void **state)
     /* no write was lost: the writers were alone */
     assert_int_equal(a, writes);
     assert_int_equal(b, writes);
-    assert_int_equal(is_locked(r1), 0);
-    assert_int_equal(is_locked(w1), 0);
+    assert_int_equal(dlock_fx_is_locked(r1), 0);
+    assert_int_equal(dlock_fx_is_locked(w1), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
 

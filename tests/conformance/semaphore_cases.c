@@ -12,6 +12,7 @@
  * after the helper has been joined. The objects a case makes are freed by
  * the case's teardown, so a failing assertion leaks nothing.
  */
+#include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
@@ -20,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 
@@ -137,57 +135,10 @@ static int64_t latch_count(dlock_latch *l)
     return v;
 }
 
-static int is_locked(dlock_rlock *l)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_locked(l, &v), 0);
-    return v;
-}
-
-static int is_held_as(dlock_rlock *l, const char *owner)
-{
-    int v = -1;
-    assert_int_equal(dlock_is_held_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t hold_count_as(dlock_rlock *l, const char *owner)
-{
-    int64_t v = -1;
-    assert_int_equal(dlock_hold_count_as(l, owner, &v), 0);
-    return v;
-}
-
-static int64_t remain_ttl(dlock_rlock *l)
-{
-    int64_t v = -3;
-    assert_int_equal(dlock_remain_ttl(l, &v), 0);
-    return v;
-}
-
-/* A direct command's reply as a string ("" for nil, "ERR:..." for an error). */
-static void call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
-                     const char *key, int nargs, const char *a1, const char *a2)
-{
-    dlock_reply *r = NULL;
-
-    assert_int_equal(dlock_fx_call(c, &r, cmd, key, nargs, a1, a2), 0);
-    assert_non_null(r);
-    if (r->type == DLOCK_REPLY_INTEGER)
-        snprintf(buf, len, "%lld", r->integer);
-    else if (r->type == DLOCK_REPLY_NIL)
-        snprintf(buf, len, "%s", "");
-    else if (r->type == DLOCK_REPLY_ERROR)
-        snprintf(buf, len, "ERR:%s", r->str);
-    else
-        snprintf(buf, len, "%s", r->str ? r->str : "");
-    dlock_reply_free(r);
-}
-
 static long long key_int(dlock_client *c, const char *cmd, const char *key)
 {
     char buf[64];
-    call_str(c, buf, sizeof(buf), cmd, key, 0, NULL, NULL);
+    dlock_fx_call_str(c, buf, sizeof(buf), cmd, key, 0, NULL, NULL);
     return strtoll(buf, NULL, 10);
 }
 
@@ -475,9 +426,9 @@ static void sem_count_goes_negative(void **state)
     assert_int_equal(dlock_semaphore_release(s, 10), 0);
     assert_int_equal(avail(s2), 5);
     /* Redisson's layout: a plain string integer at the name */
-    call_str(fx->c2, buf, sizeof(buf), "type", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "type", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "string");
-    call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "5");
     assert_int_equal(dlock_semaphore_try_acquire(s2, 5, 0), 0);
     assert_int_equal(avail(s), 0);
@@ -921,7 +872,7 @@ static void stress(dlock_fx *fx, int mixed)
     assert_int_equal(total, ST_THREADS * ST_ITERS);
     assert_int_equal(g, 0);
     assert_int_equal(avail(s2), ST_PERMITS);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
 
@@ -962,11 +913,11 @@ static void permit_acquire_and_release(void **state)
     assert_int_equal(p_total(p2), 3);
 
     /* the layout: the count, and the ids scored by their lease's end */
-    call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "1");
     key_of(timeout, sizeof(timeout), "", fx->name, ":timeout");
     assert_int_equal(key_int(fx->c2, "zcard", timeout), 2);
-    call_str(fx->c2, buf, sizeof(buf), "zscore", timeout, 1, ids[0], NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "zscore", timeout, 1, ids[0], NULL);
     score = strtoll(buf, NULL, 10);
     if (fx->is_mock) {
         assert_int_equal(score, wall + lease);
@@ -1324,31 +1275,31 @@ static void semlock_permits_bound_holders(void **state)
     int64_t ttl;
 
     assert_int_equal(dlock_semaphore_try_set_permits(s, NULL, 2), 0);
-    assert_int_equal(is_locked(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
     assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
     assert_int_equal(dlock_lock(l2, fx->long_lease_ms), 0);
     assert_int_equal(avail(s), 0);
     assert_int_equal(dlock_try_lock_as(l1, third, 0, fx->long_lease_ms), DLOCK_EBUSY);
     /* re-entry takes no second permit */
     assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 2);
-    assert_int_equal(hold_count_as(l1, fx->owner2), 1);
-    assert_int_equal(hold_count_as(l1, third), 0);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
-    assert_int_equal(is_held_as(l2, third), 0);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 2);
+    assert_int_equal(dlock_fx_hold_count_as(l1, fx->owner2), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l1, third), 0);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, third), 0);
     assert_int_equal(avail(s), 0);
-    assert_int_equal(is_locked(l2), 1);
-    ttl = remain_ttl(l2);
+    assert_int_equal(dlock_fx_is_locked(l2), 1);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > 0 && ttl <= fx->long_lease_ms);
     /* the layout */
     key_of(holders, sizeof(holders), "", fx->name, ":holders");
-    call_str(fx->c2, buf, sizeof(buf), "hget", holders, 1, fx->owner1, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", holders, 1, fx->owner1, NULL);
     assert_string_equal(buf, "2");
     assert_int_equal(key_int(fx->c2, "hlen", holders), 2);
 
     assert_int_equal(dlock_unlock(l1), 0);
-    assert_int_equal(hold_count_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_hold_count_as(l2, fx->owner1), 1);
     assert_int_equal(avail(s), 0);
     assert_int_equal(dlock_unlock(l1), 0);
     assert_int_equal(avail(s), 1);
@@ -1358,8 +1309,8 @@ static void semlock_permits_bound_holders(void **state)
     assert_int_equal(dlock_unlock_as(l2, third), 0);
     assert_int_equal(dlock_unlock(l2), 0);
     assert_int_equal(avail(s), 2);
-    assert_int_equal(is_locked(l1), 0);
-    assert_int_equal(remain_ttl(l1), -2);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
+    assert_int_equal(dlock_fx_remain_ttl(l1), -2);
     assert_int_equal(key_int(fx->c2, "exists", holders), 0);
 }
 
@@ -1393,13 +1344,13 @@ static void semlock_dead_holder_permit_returns(void **state)
     assert_int_equal(w.held, 1);
     if (fx->is_mock)
         assert_int_equal(w.end_v - w.start_v, lease);
-    assert_int_equal(is_held_as(l1, w.owner), 1);
-    assert_int_equal(is_held_as(l2, fx->owner1), 0);
+    assert_int_equal(dlock_fx_is_held_as(l1, w.owner), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 0);
     assert_int_equal(avail(s), 0);
     /* the dead owner's late unlock is told the truth and changes nothing */
     assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
-    assert_int_equal(is_held_as(l1, w.owner), 1);
+    assert_int_equal(dlock_fx_is_held_as(l1, w.owner), 1);
     assert_int_equal(dlock_unlock_as(l2, w.owner), 0);
     assert_int_equal(avail(s), 1);
 }
@@ -1416,10 +1367,10 @@ static void semlock_watchdog_keeps_permit(void **state)
 
     assert_int_equal(dlock_semaphore_try_set_permits(s, NULL, 1), 0);
     assert_int_equal(dlock_lock(l1, 0), 0);
-    ttl = remain_ttl(l2);
+    ttl = dlock_fx_remain_ttl(l2);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     dlock_fx_advance(fx, 4 * fx->watchdog_ms);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
     assert_int_equal(avail(s), 0);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
@@ -1431,9 +1382,9 @@ static void semlock_watchdog_keeps_permit(void **state)
     assert_int_equal(dlock_semaphore_lock_new(&lf, fx->c1, fx->name), 0);
     assert_int_equal(dlock_lock(lf, 0), 0);
     dlock_rlock_free(lf); /* the remote hold stays, unrenewed */
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
     dlock_fx_advance(fx, fx->watchdog_ms + (fx->is_mock ? 0 : 150));
-    assert_int_equal(is_locked(l2), 0);
+    assert_int_equal(dlock_fx_is_locked(l2), 0);
     assert_int_equal(dlock_try_lock(l2, 0, fx->long_lease_ms), 0);
     assert_int_equal(avail(s), 0);
     assert_int_equal(dlock_unlock(l2), 0);
@@ -1459,7 +1410,7 @@ static void semlock_braced_name_renewed(void **state)
     assert_int_equal(dlock_lock(l1, 0), 0);
     assert_int_equal(key_int(fx->c2, "hlen", holders), 1);
     dlock_fx_advance(fx, 4 * fx->watchdog_ms);
-    assert_int_equal(is_held_as(l2, fx->owner1), 1);
+    assert_int_equal(dlock_fx_is_held_as(l2, fx->owner1), 1);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
     assert_int_equal(dlock_unlock(l1), 0);
     assert_int_equal(avail(s), 1);
@@ -1501,7 +1452,7 @@ static void semlock_shares_plain_count(void **state)
     assert_int_equal(dlock_force_unlock(l1, &existed), 0);
     assert_int_equal(existed, 1);
     assert_int_equal(avail(s), 2);
-    assert_int_equal(is_locked(l1), 0);
+    assert_int_equal(dlock_fx_is_locked(l1), 0);
     /* both holds were taken away: the owners are told so */
     assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock_as(l2, w.owner), DLOCK_ELOST);
@@ -1528,7 +1479,7 @@ static void semlock_bad_input(void **state)
     assert_string_equal(dlock_rlock_name(l), fx->name);
     /* no permits set up: busy, not an error */
     assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), DLOCK_EBUSY);
-    assert_int_equal(is_locked(l), 0);
+    assert_int_equal(dlock_fx_is_locked(l), 0);
     if (fx->is_mock)
         assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
 }
@@ -1627,7 +1578,7 @@ static void latch_set_count_delete(void **state)
     assert_int_equal(dlock_latch_try_set_count(a, &set, 5), 0);
     assert_int_equal(set, 0);
     assert_int_equal(latch_count(a), 3);
-    call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "3");
     assert_int_equal(dlock_latch_count_down(a), 0);
     assert_int_equal(latch_count(a), 2);
@@ -1687,9 +1638,9 @@ static void expect_untouched(dlock_fx *fx, const char *key, const char *type)
 {
     char buf[64];
 
-    call_str(fx->c2, buf, sizeof(buf), "type", key, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "type", key, 0, NULL, NULL);
     assert_string_equal(buf, type);
-    call_str(fx->c2, buf, sizeof(buf), "pttl", key, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "pttl", key, 0, NULL, NULL);
     assert_string_equal(buf, "-1");
 }
 
@@ -1710,10 +1661,10 @@ static void wrong_type_under_name(void **state)
     for (round = 0; round < 2; round++) {
         /* a string that is not a count, then a hash */
         if (round == 0) {
-            call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
         } else {
-            call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
-            call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, "f", "v");
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, "f", "v");
         }
         if (fx->is_mock)
             dbsize = dlock_mock_store_dbsize(fx->store);
@@ -1758,19 +1709,19 @@ static void wrong_type_under_name(void **state)
 
         expect_untouched(fx, fx->name, round ? "hash" : "string");
         if (round == 0) {
-            call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
             assert_string_equal(buf, "precious");
         }
         if (fx->is_mock)
             assert_int_equal(dlock_mock_store_dbsize(fx->store), dbsize);
     }
-    call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
 
     /* the auxiliary keys too: the permits' set, the lock's holders */
     key_of(timeout, sizeof(timeout), "", fx->name, ":timeout");
     key_of(holders, sizeof(holders), "", fx->name, ":holders");
-    call_str(fx->c2, buf, sizeof(buf), "set", timeout, 1, "x", NULL);
-    call_str(fx->c2, buf, sizeof(buf), "rpush", holders, 1, "x", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", timeout, 1, "x", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "rpush", holders, 1, "x", NULL);
     assert_int_equal(dlock_permit_semaphore_try_set_permits(p, NULL, 1), DLOCK_EPROTO);
     assert_int_equal(dlock_permit_semaphore_total_permits(p, &v), DLOCK_EPROTO);
     assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), DLOCK_EPROTO);
@@ -1822,6 +1773,32 @@ static void objects_outlive_client(void **state)
     assert_int_equal(dlock_latch_await(a), 0);
 }
 
+/* What the fork() child of forked_child_refused tries. */
+typedef struct child_args {
+    dlock_client *c;
+    dlock_semaphore *s;
+    dlock_permit_semaphore *p;
+    dlock_latch *a;
+    dlock_rlock *l;
+} child_args;
+
+static void child_calls(void *arg, int *rcs)
+{
+    child_args *c = arg;
+    dlock_semaphore *x = NULL;
+    char **ids = NULL;
+    int64_t v;
+
+    rcs[0] = dlock_semaphore_acquire(c->s, 1);
+    rcs[1] = dlock_semaphore_available_permits(c->s, &v);
+    rcs[2] = dlock_permit_semaphore_acquire(c->p, &ids, 1, 1000);
+    rcs[3] = dlock_permit_semaphore_release(c->p, "0123456789abcdef0123456789abcdef");
+    rcs[4] = dlock_latch_await(c->a);
+    rcs[5] = dlock_latch_count_down(c->a);
+    rcs[6] = dlock_lock(c->l, 0);
+    rcs[7] = dlock_semaphore_new(&x, c->c, "child");
+}
+
 /* A fork() child must not act under its parent's identity. */
 static void forked_child_refused(void **state)
 {
@@ -1830,49 +1807,21 @@ static void forked_child_refused(void **state)
     dlock_permit_semaphore *p = psem(fx->c1, fx->name);
     dlock_latch *a = latch(fx->c1, fx->name);
     dlock_rlock *l = semlock(fx, fx->c1, fx->name);
-    int rcs[8], fds[2], status = -1, i;
-    ssize_t got = 0;
-    pid_t pid;
+    child_args args;
+    int rcs[8], i;
 
     assert_int_equal(dlock_semaphore_try_set_permits(s, NULL, 1), 0);
-    assert_int_equal(pipe(fds), 0);
-    fflush(NULL);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dlock_semaphore *x = NULL;
-        char **ids = NULL;
-        int64_t v;
-        ssize_t put;
-
-        close(fds[0]);
-        rcs[0] = dlock_semaphore_acquire(s, 1);
-        rcs[1] = dlock_semaphore_available_permits(s, &v);
-        rcs[2] = dlock_permit_semaphore_acquire(p, &ids, 1, 1000);
-        rcs[3] = dlock_permit_semaphore_release(p, "0123456789abcdef0123456789abcdef");
-        rcs[4] = dlock_latch_await(a);
-        rcs[5] = dlock_latch_count_down(a);
-        rcs[6] = dlock_lock(l, 0);
-        rcs[7] = dlock_semaphore_new(&x, fx->c1, "child");
-        put = write(fds[1], rcs, sizeof(rcs));
-        _exit(put == (ssize_t)sizeof(rcs) ? 0 : 1);
-    }
-    close(fds[1]);
-    while (got < (ssize_t)sizeof(rcs)) {
-        ssize_t r = read(fds[0], (char *)rcs + got, sizeof(rcs) - (size_t)got);
-        if (r <= 0)
-            break;
-        got += r;
-    }
-    close(fds[0]);
-    waitpid(pid, &status, 0);
-    assert_int_equal(got, sizeof(rcs));
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    args.c = fx->c1;
+    args.s = s;
+    args.p = p;
+    args.a = a;
+    args.l = l;
+    dlock_fx_run_in_child(child_calls, &args, rcs, 8);
     for (i = 0; i < 8; i++)
         assert_int_equal(rcs[i], DLOCK_EFORKED);
     /* nothing happened, and the parent goes on as before */
     assert_int_equal(avail(s), 1);
-    assert_int_equal(is_locked(l), 0);
+    assert_int_equal(dlock_fx_is_locked(l), 0);
     assert_int_equal(dlock_semaphore_acquire(s, 1), 0);
     assert_int_equal(dlock_semaphore_release(s, 1), 0);
 }

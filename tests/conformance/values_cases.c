@@ -8,6 +8,7 @@
  * Expiry runs on the mock's virtual clock (exact, instant); on Redis the
  * leases are real and short.
  */
+#include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
@@ -73,33 +74,6 @@ static int64_t get_long(dlock_bucket *b, int64_t absent)
     out = v ? *v : absent;
     dlock_bucket_value_free(b, v);
     return out;
-}
-
-/* The raw reply of a command, as a string ("" nil, "ERR:..." error). */
-static void raw(dlock_client *c, char *buf, size_t len, const char *cmd,
-                const char *key, int nargs, const char *a1, const char *a2)
-{
-    dlock_reply *r = NULL;
-
-    assert_int_equal(dlock_fx_call(c, &r, cmd, key, nargs, a1, a2), 0);
-    assert_non_null(r);
-    if (r->type == DLOCK_REPLY_INTEGER)
-        snprintf(buf, len, "%lld", r->integer);
-    else if (r->type == DLOCK_REPLY_NIL)
-        snprintf(buf, len, "%s", "");
-    else if (r->type == DLOCK_REPLY_ERROR)
-        snprintf(buf, len, "ERR:%s", r->str);
-    else
-        snprintf(buf, len, "%s", r->str ? r->str : "");
-    dlock_reply_free(r);
-}
-
-static int64_t hold_count_of(dlock_rlock *l)
-{
-    int64_t v = -1;
-
-    assert_int_equal(dlock_hold_count(l, &v), 0);
-    return v;
 }
 
 /* ---- codecs (no backend) --------------------------------------------------- */
@@ -355,14 +329,14 @@ static void bucket_each_codec(void **state)
     b = bucket(fx->c1, name, dlock_codec_long());
     lv = INT64_MIN;
     assert_int_equal(dlock_bucket_set(b, &lv, 0), 0);
-    raw(fx->c2, buf, sizeof(buf), "get", name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", name, 0, NULL, NULL);
     assert_string_equal(buf, "-9223372036854775808");
     assert_true(get_long(b, 0) == INT64_MIN);
     lv = INT64_MAX;
     assert_int_equal(dlock_bucket_set(b, &lv, 0), 0);
     assert_true(get_long(b, 0) == INT64_MAX);
     /* a number another program stored is read as it is */
-    raw(fx->c2, buf, sizeof(buf), "set", name, 1, "12345", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", name, 1, "12345", NULL);
     assert_true(get_long(b, 0) == 12345);
     dlock_bucket_free(b);
 
@@ -445,7 +419,7 @@ static void bucket_operations(void **state)
     dlock_bucket_value_free(b, v);
     assert_int_equal(dlock_bucket_get_and_delete(b, (void **)&v), 0);
     assert_null(v);
-    raw(fx->c2, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "0");
     dlock_bucket_free(b);
 }
@@ -617,11 +591,11 @@ static void bucket_bad_input(void **state)
     /* a value the codec refuses changes nothing */
     assert_int_equal(dlock_bucket_set(b, "\xff\xfe", 0), DLOCK_EINVAL);
     assert_non_null(strstr(dlock_bucket_errmsg(b), "UTF-8"));
-    raw(fx->c2, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "exists", fx->name, 0, NULL, NULL);
     assert_string_equal(buf, "0");
 
     /* another kind of value under the name: refused, left as it is */
-    raw(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, "f", "v");
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, "f", "v");
     assert_int_equal(dlock_bucket_get(b, &v), DLOCK_EPROTO);
     assert_null(v);
     assert_non_null(strstr(dlock_bucket_errmsg(b), "WRONGTYPE"));
@@ -631,24 +605,24 @@ static void bucket_bad_input(void **state)
     assert_int_equal(dlock_bucket_delete(b, &done), DLOCK_EPROTO);
     assert_int_equal(dlock_bucket_get_and_delete(b, &v), DLOCK_EPROTO);
     assert_int_equal(dlock_bucket_remain_ttl(b, &ttl), DLOCK_EPROTO);
-    raw(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, "f", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, "f", NULL);
     assert_string_equal(buf, "v");
     dlock_bucket_free(b);
 
     /* stored bytes the codec cannot decode: a clear error, never a crash */
     snprintf(name, sizeof(name), "%s:long", fx->name);
-    raw(fx->c2, buf, sizeof(buf), "set", name, 1, "12abc", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", name, 1, "12abc", NULL);
     b = bucket(fx->c1, name, dlock_codec_long());
     assert_int_equal(dlock_bucket_get(b, &v), DLOCK_EPROTO);
     assert_null(v);
     assert_non_null(strstr(dlock_bucket_errmsg(b), "long codec"));
     assert_int_equal(dlock_bucket_get_and_delete(b, &v), DLOCK_EPROTO);
     assert_null(v);
-    raw(fx->c2, buf, sizeof(buf), "exists", name, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "exists", name, 0, NULL, NULL);
     assert_string_equal(buf, "0"); /* taken out all the same */
     dlock_bucket_free(b);
     snprintf(name, sizeof(name), "%s:json", fx->name);
-    raw(fx->c2, buf, sizeof(buf), "set", name, 1, "{\"a\":", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", name, 1, "{\"a\":", NULL);
     b = bucket(fx->c1, name, dlock_codec_json());
     assert_int_equal(dlock_bucket_get(b, &v), DLOCK_EPROTO);
     assert_non_null(strstr(dlock_bucket_errmsg(b), "column"));
@@ -796,7 +770,7 @@ static void fenced_tokens_increase(void **state)
     assert_true(t[1] > t[0]);
     assert_int_equal(dlock_fenced_try_lock(l1, &t[2], 0, 0), 0); /* re-entry */
     assert_true(t[2] > t[1]);
-    assert_int_equal(hold_count_of(l1), 3);
+    assert_int_equal(dlock_fx_hold_count(l1), 3);
     assert_int_equal(dlock_fenced_token(l1, &cur), 0);
     assert_true(cur == t[2]);
     /* another client cannot get one while it is held */
@@ -825,9 +799,9 @@ static void fenced_tokens_increase(void **state)
 
     /* Redisson's layout: the counter beside the reentrant lock's hash */
     snprintf(key, sizeof(key), "redisson_lock_token:{%s}", fx->name);
-    raw(fx->c2, buf, sizeof(buf), "get", key, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", key, 0, NULL, NULL);
     assert_int_equal(strtoll(buf, NULL, 10), t[6]);
-    raw(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, "other", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hget", fx->name, 1, "other", NULL);
     assert_string_equal(buf, "2");
 
     /* the token calls want a fenced lock, and valid arguments */
@@ -1163,9 +1137,9 @@ static void inspect_fair_queue(void **state)
     snprintf(d1, sizeof(d1), "%" PRId64, now + 50000);
     snprintf(d2, sizeof(d2), "%" PRId64, now + 90000);
     assert_int_equal(dlock_lock_as(l, "holder", fx->long_lease_ms), 0);
-    raw(fx->c2, buf, sizeof(buf), "rpush", queue, 2, "first", "second");
-    raw(fx->c2, buf, sizeof(buf), "zadd", deadlines, 2, d1, "first");
-    raw(fx->c2, buf, sizeof(buf), "zadd", deadlines, 2, d2, "second");
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "rpush", queue, 2, "first", "second");
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "zadd", deadlines, 2, d1, "first");
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "zadd", deadlines, 2, d2, "second");
 
     doc = state_of(l);
     check_holder(doc, 0, "holder", 1);
@@ -1181,7 +1155,7 @@ static void inspect_fair_queue(void **state)
     assert_true(json_integer_value(json_object_get(w, "deadline_ms")) == now + 90000);
     json_decref(doc);
     /* introspection changed nothing */
-    raw(fx->c2, buf, sizeof(buf), "llen", queue, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "llen", queue, 0, NULL, NULL);
     assert_string_equal(buf, "2");
     assert_int_equal(dlock_force_unlock(l, NULL), 0);
 }
@@ -1218,7 +1192,7 @@ static void inspect_odd_and_unsupported(void **state)
     assert_int_equal(dlock_rlock_state(NULL, &doc), DLOCK_EINVAL);
     assert_int_equal(dlock_rlock_state(l, NULL), DLOCK_EINVAL);
     /* another kind of value under the name */
-    raw(fx->c2, name, sizeof(name), "set", fx->name, 1, "x", NULL);
+    dlock_fx_call_str(fx->c2, name, sizeof(name), "set", fx->name, 1, "x", NULL);
     l = make(fx, dlock_fair_new, fx->c1, fx->name);
     assert_int_equal(dlock_rlock_state(l, &doc), DLOCK_EPROTO);
     assert_null(doc);

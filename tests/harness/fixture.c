@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const dlock_fx_backend fx_mock = {"mock"};
@@ -448,4 +450,39 @@ int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
     pthread_cond_destroy(&t->cond);
     t->started = 0;
     return in_time ? 0 : -1;
+}
+
+/* ---- a helper process ---------------------------------------------------- */
+
+void dlock_fx_run_in_child(void (*fn)(void *arg, int *codes), void *arg, int *codes,
+                           size_t n)
+{
+    size_t size = n * sizeof(*codes);
+    int fds[2], status = -1;
+    ssize_t got = 0;
+    pid_t pid;
+
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        ssize_t put;
+
+        close(fds[0]);
+        fn(arg, codes);
+        put = write(fds[1], codes, size);
+        _exit(put == (ssize_t)size ? 0 : 1);
+    }
+    close(fds[1]);
+    while (got < (ssize_t)size) {
+        ssize_t r = read(fds[0], (char *)codes + got, size - (size_t)got);
+        if (r <= 0)
+            break;
+        got += r;
+    }
+    close(fds[0]);
+    waitpid(pid, &status, 0);
+    assert_int_equal(got, size);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -166,4 +166,12 @@ int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
  * Redis: sleeps real_ms (the thread has blocked by then) and returns 0. */
 int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms);
 
+/* ---- a helper process -------------------------------------------------- */
+
+/* Runs fn(arg, codes) in a fork() child, which leaves n return codes in
+ * codes; the parent gets them back in codes. Fails the test unless the child
+ * ran to the end and sent all of them. */
+void dlock_fx_run_in_child(void (*fn)(void *arg, int *codes), void *arg, int *codes,
+                           size_t n);
+
 #endif /* DLOCK_TEST_FIXTURE_H */

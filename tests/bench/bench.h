@@ -1,0 +1,237 @@
+/*
+ * dlock benchmarks — what the benchmark program's files share.
+ *
+ * The program (built and run by `make bench`) measures each lock type
+ * against a raw hiredis floor measured in the same run, in short alternating
+ * rounds so that machine noise cancels in the ratio. It prints figures and
+ * never judges them: no figure makes it fail.
+ *
+ * Files: main.c (options, the server, the order of the figures, the worker
+ * entry for child processes), locks.c (the lock-type table), raw.c (the
+ * hiredis floor), count_backend.c (a backend wrapper that counts script calls
+ * and stamps busy replies), runner.c (timed loops in threads, alternating
+ * rounds), report.c (table + JSON output, percentiles), and one fig_*.c per
+ * figure.
+ */
+#ifndef DLOCK_BENCH_H
+#define DLOCK_BENCH_H
+
+#include <dlock.h>
+#include <dlock/sys/backend.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- settings ------------------------------------------------------------ */
+
+typedef struct bench_config {
+    const char *redis_url;   /* redis://127.0.0.1:<port> */
+    const char *redis_host;
+    int redis_port;
+    const char *scripts_dir; /* objects/scripts, for the raw floor */
+    const char *self;        /* this program, for fork+exec of workers */
+    int rounds;              /* alternating rounds per comparison */
+    int round_ms;            /* length of one side of one round */
+    int contended_ms;        /* length of one contended run */
+    int handles;             /* memory: idle handles */
+    int waiters;             /* memory: blocked waiters */
+    int watchdog_locks;      /* watchdog: lease-0 locks held by one client */
+    int watchdog_periods;    /* watchdog: renewal periods measured */
+    int64_t watchdog_timeout_ms;
+} bench_config;
+
+/* The lease of every timed lock+unlock pair, library and raw alike, so both
+ * send the same arguments (a lease of 0 would also be 30 000 ms on the wire,
+ * plus the watchdog's bookkeeping, which the uncontended figure is not
+ * about). */
+#define BENCH_LEASE_MS 30000
+#define BENCH_LEASE_STR "30000"
+
+/* The longest any lock call of the benchmarks waits (they use try_lock with
+ * this budget rather than lock): a lock type that never grants shows up as a
+ * failure in its figure instead of hanging the whole program. */
+#define BENCH_WAIT_MS 30000
+
+/* Nanoseconds on CLOCK_MONOTONIC: one time line for every thread and every
+ * process of the machine, so processes can compare stamps. */
+int64_t bench_now_ns(void);
+void bench_sleep_ms(int64_t ms);
+
+/* ---- lock types ---------------------------------------------------------- */
+
+/* A lock type is one row: its constructor, whether it promises FIFO
+ * hand-off (the contended figure then requires 0 violations), whether
+ * holders share it (readers: the exclusive-lock figures skip it), and what
+ * the store needs before the lock can be taken at all (a semaphore needs its
+ * permit; NULL when nothing). */
+typedef struct bench_lock_type {
+    const char *name;
+    int fifo;
+    int shared;
+    int (*make)(dlock_rlock **out, dlock_client *c, const char *name);
+    int (*prepare)(dlock_client *c, const char *name);
+} bench_lock_type;
+
+extern const bench_lock_type bench_lock_types[];
+extern const size_t bench_nlock_types;
+const bench_lock_type *bench_lock_type_find(const char *name);
+/* A handle on name, prepared for use (prepare run first). */
+int bench_lock_open(dlock_rlock **out, const bench_lock_type *t, dlock_client *c,
+                    const char *name);
+
+/* ---- clients --------------------------------------------------------------- */
+
+/* Which store a client talks to. */
+typedef enum bench_backend { BENCH_REDIS, BENCH_MOCK } bench_backend;
+const char *bench_backend_name(bench_backend b);
+
+/* A wrapper backend (count_backend.c) that forwards everything to the real
+ * one and counts: every script call, the calls of renewal scripts, the
+ * renewing thread's CPU clock, and (for a thread that armed it) when its
+ * acquisition attempts went out and came back busy. */
+typedef struct bench_counts bench_counts;
+
+/* What the wrapper stamps for a thread that armed it (CLOCK_MONOTONIC ns,
+ * 0 = not yet). */
+typedef struct bench_stamps {
+    int64_t first_busy; /* the first "busy" acquisition reply arrived */
+    int64_t last_send;  /* the latest acquisition attempt was sent */
+} bench_stamps;
+
+/* A client on the given store. pool_size (redis only) 0 = the default.
+ * opts may be NULL. With counts non-NULL the backend is wrapped and *counts
+ * points at the wrapper's counters (valid as long as the client). */
+int bench_client_new(dlock_client **out, const bench_config *cfg,
+                     bench_backend which, int pool_size,
+                     const dlock_client_options *opts, bench_counts **counts);
+
+uint64_t bench_counts_evals(const bench_counts *k);
+uint64_t bench_counts_renewals(const bench_counts *k);
+uint64_t bench_counts_busy(const bench_counts *k);
+/* CPU time in ns of the thread that last ran a renewal script (the
+ * watchdog), or -1 when no renewal ran yet. */
+int64_t bench_counts_renewer_cpu_ns(bench_counts *k);
+/* From now on the calling thread's acquisition attempts are stamped into
+ * *s; NULL disarms. */
+void bench_counts_arm(bench_stamps *s);
+
+/* ---- the raw hiredis floor (raw.c) ----------------------------------------- */
+
+typedef struct bench_raw bench_raw;
+
+/* Loads the reentrant lock's acquire and release scripts from
+ * cfg->scripts_dir with SCRIPT LOAD. 0 or -1 (reason on stderr). */
+int bench_raw_new(bench_raw **out, const bench_config *cfg);
+void bench_raw_free(bench_raw *r);
+
+/* One plain connection and one lock name per thread. */
+typedef struct bench_raw_conn bench_raw_conn;
+int bench_raw_connect(bench_raw_conn **out, bench_raw *r, const char *name);
+/* One acquire + release pair: 0, or -1 on an unexpected reply. When rtt_ns
+ * is non-NULL, the two round trips' durations are stored in rtt_ns[0..1]. */
+int bench_raw_pair(bench_raw_conn *c, int64_t rtt_ns[2]);
+void bench_raw_close(bench_raw_conn *c);
+
+/* A single EVALSHA round trip, measured for ms milliseconds on one
+ * connection (the lowest median of a few slices): the unit the contended
+ * figure counts hand-offs in. */
+int64_t bench_raw_rtt_ns(bench_raw *r, int ms);
+
+/* Runs a command on a fresh connection; the integer value of
+ * "<field>:...calls=N,usec=M" style lines is parsed by the callers. The
+ * reply text is written into out. 0 or -1. */
+int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len);
+
+/* ---- timed loops (runner.c) ------------------------------------------------ */
+
+/* One way of doing lock+unlock pairs. open makes a thread's state (thread
+ * idx), pair does one lock+unlock (0 or an error code), close frees the
+ * state. */
+typedef struct bench_side {
+    const char *label;
+    int (*open)(void *ctx, int idx, void **state);
+    int (*pair)(void *state);
+    void (*close)(void *state);
+    void *ctx;
+} bench_side;
+
+#define BENCH_MAX_ROUNDS 64
+
+typedef struct bench_rate {
+    uint64_t pairs;
+    double seconds;
+    double cpu_seconds;   /* CPU time of the looping threads (user + sys) */
+    int errors;           /* threads whose pair failed (they stop that side) */
+    char error[160];      /* the first failure */
+    /* Each round's own rate, for ratios round by round. */
+    double round_rate[BENCH_MAX_ROUNDS];
+    int nrounds;
+} bench_rate;
+
+/* Runs the sides in nthreads threads, one side at a time, for cfg->rounds
+ * rounds of cfg->round_ms per side, the order reversed every other round so
+ * that drift hits all sides alike. The threads and their per-side states
+ * live across all rounds (each state does one untimed pair first), so a
+ * round is only the timed loop. rates[i] accumulates side i. */
+void bench_alternate(const bench_config *cfg, const bench_side *sides,
+                     size_t nsides, int nthreads, bench_rate *rates);
+
+double bench_rate_per_s(const bench_rate *r);
+/* CPU time the looping threads spent per pair, in microseconds: what the
+ * client side costs, much less disturbed by other load than wall time. */
+double bench_cpu_us_per_pair(const bench_rate *r);
+
+/* side / base, round by round: the q-quantile (0..1) of the per-round
+ * ratios. The figures use the median (q = 0.5): each round's runs were
+ * measured moments apart, so a burst of load elsewhere on the machine spoils
+ * one round's ratio, not the figure; min and max show the spread. 0 when
+ * nothing was measured. */
+double bench_ratio_q(const bench_rate *side, const bench_rate *base, double q);
+#define bench_ratio(side, base) bench_ratio_q(side, base, 0.5)
+
+/* ---- output (report.c) ----------------------------------------------------- */
+
+/* A figure's heading and its table's header line. */
+void bench_heading(const char *title, const char *columns);
+/* A table line (printf-style). */
+void bench_row(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* One JSON line, built field by field. */
+typedef struct bench_json {
+    char buf[1024];
+    size_t len;
+} bench_json;
+void bench_json_begin(bench_json *j, const char *bench);
+void bench_json_str(bench_json *j, const char *key, const char *value);
+void bench_json_int(bench_json *j, const char *key, long long value);
+void bench_json_num(bench_json *j, const char *key, double value);
+/* Prints the line (JSON lines are collected and printed again at the end, so
+ * that one grep of the tail finds them all). */
+void bench_json_end(bench_json *j);
+/* Keeps a JSON line printed by a child process for the final block. */
+void bench_json_keep(const char *line);
+void bench_json_print_all(void);
+
+/* The q-quantile (0..1) of v[0..n) (sorts v). 0 when n is 0. */
+int64_t bench_quantile(int64_t *v, size_t n, double q);
+
+/* "met", "MISSED" or "n/a" for a target. */
+const char *bench_verdict(int applicable, int met);
+
+/* ---- the figures ------------------------------------------------------------ */
+
+void bench_fig_uncontended(const bench_config *cfg, bench_raw *raw);
+void bench_fig_scaling(const bench_config *cfg, bench_raw *raw);
+void bench_fig_contended(const bench_config *cfg, bench_raw *raw);
+void bench_fig_mock(const bench_config *cfg);
+void bench_fig_memory(const bench_config *cfg);
+void bench_fig_watchdog(const bench_config *cfg, bench_raw *raw);
+
+/* The child side of the contended figure (main.c dispatches to it). */
+int bench_contended_worker(const bench_config *cfg, int argc, char **argv);
+
+#endif /* DLOCK_BENCH_H */

@@ -1,0 +1,31 @@
+/*
+ * Reads for the conformance cases that fail the test unless the call
+ * succeeds, so that a case can assert on the value in one line. They use
+ * cmocka assertions: call them on the test's own thread only.
+ */
+#ifndef DLOCK_TEST_ASSERTS_H
+#define DLOCK_TEST_ASSERTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlock.h"
+
+/* The lock's generic reads (api/dlock/rlock.h). */
+int dlock_fx_is_locked(dlock_rlock *l);
+int dlock_fx_is_held(dlock_rlock *l);
+int dlock_fx_is_held_as(dlock_rlock *l, const char *owner);
+int64_t dlock_fx_hold_count(dlock_rlock *l);
+int64_t dlock_fx_hold_count_as(dlock_rlock *l, const char *owner);
+int64_t dlock_fx_remain_ttl(dlock_rlock *l);
+
+/* The reply of a direct command on c (dlock_fx_call) as text into buf: the
+ * number for an integer, "" for nil, "ERR:<message>" for an error reply,
+ * else the string. */
+void dlock_fx_call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
+                       const char *key, int nargs, const char *a1, const char *a2);
+/* The reply of a direct command on c that must be an integer (LLEN, PTTL...). */
+long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
+                            int nargs, const char *a1);
+
+#endif /* DLOCK_TEST_ASSERTS_H */
