@@ -4,6 +4,7 @@
  * scripts with honest error mapping, remembering the last failure).
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,6 @@ int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
         return DLOCK_ENOMEM;
     memcpy(l->name, name, n + 1);
     l->name_len = n;
-    if (pthread_mutex_init(&l->err_mutex, NULL) != 0) {
-        free(l->name);
-        l->name = NULL;
-        return DLOCK_ENOMEM;
-    }
     l->methods = m;
     l->client = c;
     dlock__client_ref(c);
@@ -66,7 +62,8 @@ void dlock_rlock_fini(dlock_rlock *l)
     dlock__holds_forget_lock(&l->client->holds, l);
     dlock__client_unref(l->client);
     l->client = NULL;
-    pthread_mutex_destroy(&l->err_mutex);
+    free(l->errmsg);
+    l->errmsg = NULL;
     free(l->name);
     l->name = NULL;
 }
@@ -85,29 +82,50 @@ void dlock_rlock_free(dlock_rlock *l)
         free(l);
 }
 
+/* The failure details of all objects share a few locks, picked by address:
+ * a mutex per handle would cost more memory than the rest of the handle, and
+ * recording a failure is rare and brief. */
+#define ERR_LOCKS 32
+static pthread_mutex_t err_locks[ERR_LOCKS] = {
+#define DLOCK__M4 PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, \
+                  PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER
+    DLOCK__M4, DLOCK__M4, DLOCK__M4, DLOCK__M4,
+    DLOCK__M4, DLOCK__M4, DLOCK__M4, DLOCK__M4,
+#undef DLOCK__M4
+};
+
+static pthread_mutex_t *err_lock(const dlock_rlock *l)
+{
+    return &err_locks[((uintptr_t)l >> 4) % ERR_LOCKS];
+}
+
 int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 {
     va_list ap;
 
     if (!l)
         return code;
-    pthread_mutex_lock(&l->err_mutex);
-    va_start(ap, fmt);
-    vsnprintf(l->errmsg, sizeof(l->errmsg), fmt, ap);
-    va_end(ap);
-    pthread_mutex_unlock(&l->err_mutex);
+    pthread_mutex_lock(err_lock(l));
+    if (!l->errmsg)
+        l->errmsg = malloc(DLOCK_ERRMSG_MAX);
+    if (l->errmsg) {
+        va_start(ap, fmt);
+        vsnprintf(l->errmsg, DLOCK_ERRMSG_MAX, fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(err_lock(l));
     return code;
 }
 
 const char *dlock_errmsg(dlock_rlock *l)
 {
-    static __thread char copy[sizeof(((dlock_rlock *)0)->errmsg)];
+    static __thread char copy[DLOCK_ERRMSG_MAX];
 
     if (!l)
         return "lock object is NULL";
-    pthread_mutex_lock(&l->err_mutex);
-    memcpy(copy, l->errmsg, sizeof(copy));
-    pthread_mutex_unlock(&l->err_mutex);
+    pthread_mutex_lock(err_lock(l));
+    snprintf(copy, sizeof(copy), "%s", l->errmsg ? l->errmsg : "");
+    pthread_mutex_unlock(err_lock(l));
     return copy;
 }
 

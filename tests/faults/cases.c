@@ -280,12 +280,18 @@ typedef struct waiter {
                                   * as it */
 } waiter;
 
+#define WAITER_BUSY(w) (__atomic_load_n(&(w).rc, __ATOMIC_ACQUIRE) == 1)
+
 static void *waiter_run(void *arg)
 {
     waiter *w = arg;
+    int rc;
+
     dlock_client_owner(w->c, w->owner, sizeof w->owner);
-    w->rc = dlock_lock(w->l, 0);
+    rc = dlock_lock(w->l, 0);
     w->done_ms = fault_now_ms();
+    /* The test polls rc while this thread runs: publish it last. */
+    __atomic_store_n(&w->rc, rc, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -294,7 +300,7 @@ static void *waiter_run(void *arg)
 typedef struct prober {
     dlock_rlock *l;
     int64_t wait_ms;
-    volatile int stop;
+    int stop; /* set by the test while the prober runs: atomic access */
     int64_t max_ms;
     long calls, ok, busy, econn, other;
     int other_rc;
@@ -305,7 +311,7 @@ static void *prober_run(void *arg)
 {
     prober *p = arg;
     long i;
-    for (i = 0; i < 5000 && !p->stop; i++) {
+    for (i = 0; i < 5000 && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE); i++) {
         int64_t t0 = fault_now_ms(), dt;
         int rc = dlock_try_lock(p->l, p->wait_ms, 0);
         dt = fault_now_ms() - t0;
@@ -391,17 +397,17 @@ static void test_server_restart(void **state)
     /* Bounded join: lock() has no budget, so a lost wake-up would hang. */
     {
         int64_t deadline = fault_now_ms() + 8000;
-        while (w.rc == 1 && fault_now_ms() < deadline)
+        while (WAITER_BUSY(w) && fault_now_ms() < deadline)
             fault_sleep_ms(10);
-        if (w.rc == 1)
+        if (WAITER_BUSY(w))
             dlock_force_unlock(la, NULL); /* hard rescue, then fail below */
         deadline = fault_now_ms() + 8000;
-        while (w.rc == 1 && fault_now_ms() < deadline)
+        while (WAITER_BUSY(w) && fault_now_ms() < deadline)
             fault_sleep_ms(10);
-        if (w.rc == 1)
+        if (WAITER_BUSY(w))
             fail_msg("the waiter is stuck in dlock_lock after a restart");
     }
-    p.stop = 1;
+    __atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
     pthread_join(pt, NULL);
     pthread_join(wt, NULL);
 
@@ -657,15 +663,15 @@ static void test_net_drop_waiter(void **state)
     fault_proxy_set(proxy, FAULT_PASS, 0);
     {
         int64_t deadline = fault_now_ms() + 8000;
-        while (w.rc == 1 && fault_now_ms() < deadline)
+        while (WAITER_BUSY(w) && fault_now_ms() < deadline)
             fault_sleep_ms(10);
-        if (w.rc == 1) {
+        if (WAITER_BUSY(w)) {
             /* Wake it the hard way (a new release message), then fail. */
             dlock_force_unlock(h, NULL);
             deadline = fault_now_ms() + 8000;
-            while (w.rc == 1 && fault_now_ms() < deadline)
+            while (WAITER_BUSY(w) && fault_now_ms() < deadline)
                 fault_sleep_ms(10);
-            if (w.rc == 1)
+            if (WAITER_BUSY(w))
                 fail_msg("waiter stuck in dlock_lock after a dropped "
                          "connection");
             pthread_join(wt, NULL);

@@ -89,9 +89,14 @@ struct dlock_rlock {
     dlock_client *client; /* a reference, dropped by dlock_rlock_fini */
     char *name;           /* owned */
     size_t name_len;
-    pthread_mutex_t err_mutex;
-    char errmsg[256];
+    /* The detail of the last failure: allocated at the first failure (most
+     * handles never fail, and a handle should cost little), guarded by one
+     * of a few locks shared by all objects. Read it with dlock_errmsg. */
+    char *errmsg;
 };
+
+/* Longest failure detail kept, including the NUL. */
+#define DLOCK_ERRMSG_MAX 256
 
 /* Fills the base: validates name (1..DLOCK_NAME_MAX bytes), copies it,
  * takes a reference on c. 0, DLOCK_EINVAL (errmsg-less: the instance does
