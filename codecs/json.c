@@ -135,6 +135,11 @@ int dlock__json_set_bool(json_t *obj, const char *key, int v)
     return dlock__json_set(obj, key, json_boolean(v));
 }
 
+int dlock__json_set_null(json_t *obj, const char *key)
+{
+    return dlock__json_set(obj, key, json_null());
+}
+
 int dlock__json_append(json_t *arr, json_t *v)
 {
     if (!arr || !v) {

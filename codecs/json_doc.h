@@ -27,6 +27,8 @@ int dlock__json_set(struct json_t *obj, const char *key, struct json_t *v);
 int dlock__json_set_str(struct json_t *obj, const char *key, const char *s, size_t n);
 int dlock__json_set_int(struct json_t *obj, const char *key, int64_t v);
 int dlock__json_set_bool(struct json_t *obj, const char *key, int v);
+/* obj[key] = null, for a field that has no value now (e.g. no writer). */
+int dlock__json_set_null(struct json_t *obj, const char *key);
 /* Appends v to the array arr. */
 int dlock__json_append(struct json_t *arr, struct json_t *v);
 

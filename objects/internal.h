@@ -159,10 +159,41 @@ int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t
 int dlock__reentrant_release(dlock_rlock *l, const char *owner);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 
+/* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
+ * runs one read-only script, checks the reply's shape, then builds the
+ * document with these and codecs/json_doc.h (OR the results into bad, check
+ * once at the end). */
+struct json_t;
+/* Whether r is an array of the kinds given, one letter per element: 'i'
+ * integer, 'b' bulk string, 'a' array. With repeated, the pattern repeats
+ * over the whole array (any multiple of its length, 0 included). */
+int dlock__reply_is(const dlock_reply *r, const char *kinds, int repeated);
+/* A new document holding "type" (the method table's) and "name"; *bad is
+ * set when out of memory. */
+struct json_t *dlock__state_begin(dlock_rlock *l, int *bad);
+/* The n elements r->elems[i..i+n) (bulk strings and integers) as an object
+ * {keys[0]: the first, ...}; NULL when out of memory. */
+struct json_t *dlock__state_row(const dlock_reply *r, size_t i,
+                               const char *const *keys, size_t n);
+/* Every run of n elements of r as such an object, in an array; NULL when
+ * out of memory. */
+struct json_t *dlock__state_rows(const dlock_reply *r, const char *const *keys,
+                                 size_t n);
+/* A holder {"owner", "holds", "ttl_ms"} from the triple at r->elems[i..i+2]
+ * (dlock__reply_is(r, "bii", 1)), and every triple of r as holders. NULL
+ * when out of memory. */
+struct json_t *dlock__state_holder(const dlock_reply *r, size_t i);
+struct json_t *dlock__state_holders(const dlock_reply *r);
+/* The lock fields every lock type reports: "locked" (ttl != -2), "ttl_ms"
+ * and "holders" from holders' triples. 0 or -1. */
+int dlock__state_lock(struct json_t *doc, int64_t ttl, const dlock_reply *holders);
+/* The end of a slot: *out = doc and 0, or with bad set frees doc and
+ * records DLOCK_ENOMEM. */
+int dlock__state_end(dlock_rlock *l, struct json_t *doc, int bad, struct json_t **out);
+
 /* inspect.c: the state slot of locks kept as a hash with a field per owner.
  * token_key (fenced lock) adds the latest token; queue and deadlines (fair
  * lock) add the waiters. Either may be NULL. */
-struct json_t;
 int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key,
                       const char *queue, const char *deadlines);
 /* The state slot of the reentrant lock (no extras). */

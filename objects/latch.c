@@ -16,9 +16,17 @@ struct dlock_latch {
 
 #define BASE(l) (&(l)->o.base)
 
-/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+/* {"type", "name", "count"}: no TTL, the latch never sets one. */
+static int state(dlock_rlock *b, struct json_t **out)
+{
+    return dlock__count_state(b, out, "count", 0);
+}
+
+/* Every lock slot NULL: never handed out as a lock (object.h); the state
+ * slot serves dlock_latch_state. */
 static const dlock_rlock_methods latch_methods = {
-    .version = 1, .type = "latch", .destroy = dlock__object_destroy,
+    .version = 2, .type = "latch", .destroy = dlock__object_destroy,
+    .state = state,
 };
 
 int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
@@ -172,4 +180,14 @@ int dlock_latch_delete(dlock_latch *l, int *out)
     if (rc == 0 && out)
         *out = existed == 1;
     return rc;
+}
+
+int dlock_latch_state(dlock_latch *l, struct json_t **out)
+{
+    return dlock__object_state(l ? BASE(l) : NULL, out);
+}
+
+int dlock_latch_state_text(dlock_latch *l, char **out)
+{
+    return dlock__object_state_text(l ? BASE(l) : NULL, out);
 }

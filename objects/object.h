@@ -59,4 +59,19 @@ int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
  * hold) the watchdog's timeout. Returns buf. */
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms);
 
+/* inspect.c: the public state calls of the objects that are not locks
+ * (dlock_semaphore_state and the like): dlock_rlock_state and
+ * dlock_rlock_state_text with the checks of those objects' own calls
+ * instead of the lock entry checks. b may be NULL (DLOCK_EINVAL). */
+struct json_t;
+int dlock__object_state(dlock_rlock *b, struct json_t **out);
+int dlock__object_state_text(dlock_rlock *b, char **out);
+
+/* inspect.c: the state slot of an object kept as one integer at its name
+ * (semaphore_inspect.lua): {"type", "name", field: the integer (0 when
+ * absent), and with with_ttl "ttl_ms": its remaining time (-2 absent, -1 no
+ * expiry)}. */
+int dlock__count_state(dlock_rlock *b, struct json_t **out, const char *field,
+                       int with_ttl);
+
 #endif /* DLOCK_OBJECTS_OBJECT_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <uuid/uuid.h>
 
+#include "../codecs/json_doc.h"
 #include "dlock/permit_semaphore.h"
 #include "object.h"
 #include "scripts.h"
@@ -55,9 +56,12 @@ static void destroy(dlock_rlock *l)
     dlock__object_destroy(l);
 }
 
-/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+static int state(dlock_rlock *l, struct json_t **out);
+
+/* Every lock slot NULL: never handed out as a lock (object.h); the state
+ * slot serves dlock_permit_semaphore_state. */
 static const dlock_rlock_methods permit_methods = {
-    .version = 1, .type = "permit_semaphore", .destroy = destroy,
+    .version = 2, .type = "permit_semaphore", .destroy = destroy, .state = state,
 };
 
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
@@ -519,4 +523,44 @@ int dlock_permit_semaphore_try_set_permits(dlock_permit_semaphore *p, int *out,
 int dlock_permit_semaphore_add_permits(dlock_permit_semaphore *p, int64_t delta)
 {
     return set(p, NULL, "add", delta, 1, "delta");
+}
+
+/* ---- introspection ----------------------------------------------------------- */
+
+/* The counts as the count reads give them, and the permits whose lease
+ * runs; "now" is this client's wall clock, as for every other call. */
+static int state(dlock_rlock *l, struct json_t **out)
+{
+    static const char *const permit_keys[] = {"id", "ttl_ms"};
+    const dlock_script *sc = &dlock__script_permit_inspect;
+    const char *argv[NKEYS + NCOMMON];
+    call_args a;
+    struct json_t *doc;
+    dlock_reply *r;
+    int bad, rc;
+
+    common_args((dlock_permit_semaphore *)l, &a, argv);
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, NCOMMON, argv);
+    if (rc != 0)
+        return rc;
+    if (!dlock__reply_is(r, "iiia", 0) || !dlock__reply_is(r->elems[3], "bi", 1))
+        return dlock__unexpected_reply(l, sc, r);
+    doc = dlock__state_begin(l, &bad);
+    bad |= dlock__json_set_int(doc, "available", r->elems[0]->integer);
+    bad |= dlock__json_set_int(doc, "acquired", r->elems[1]->integer);
+    bad |= dlock__json_set_int(doc, "total", r->elems[2]->integer);
+    bad |= dlock__json_set(doc, "permits",
+                           dlock__state_rows(r->elems[3], permit_keys, 2));
+    dlock_reply_free(r);
+    return dlock__state_end(l, doc, bad, out);
+}
+
+int dlock_permit_semaphore_state(dlock_permit_semaphore *p, struct json_t **out)
+{
+    return dlock__object_state(p ? BASE(p) : NULL, out);
+}
+
+int dlock_permit_semaphore_state_text(dlock_permit_semaphore *p, char **out)
+{
+    return dlock__object_state_text(p ? BASE(p) : NULL, out);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../codecs/json_doc.h"
 #include "dlock/rwlock.h"
 #include "object.h"
 #include "scripts.h"
@@ -121,6 +122,48 @@ static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
     return dlock__eval_triple(l, st, &dlock__script_rwlock_state, 1, 2, argv);
 }
 
+/* The state document: the common fields are this half's, as its reads
+ * answer them (read half: the readers, the longest live read hold; write
+ * half: the writer, the hash's TTL), so that a holder's "holds" is what
+ * dlock_hold_count_as says on this handle; "mode", "readers" and "writer"
+ * are the whole lock, the same from both halves. */
+static int state(dlock_rlock *l, struct json_t **out)
+{
+    const dlock_script *sc = &dlock__script_rwlock_inspect;
+    const dlock_reply *readers, *writer;
+    const char *argv[1];
+    struct json_t *doc;
+    dlock_reply *r;
+    int bad, rc;
+
+    argv[0] = l->name;
+    rc = dlock_rlock_eval(l, &r, sc, 1, 0, argv);
+    if (rc != 0)
+        return rc;
+    if (!dlock__reply_is(r, "biiaa", 0) || !dlock__reply_is(r->elems[3], "bii", 1) ||
+        !dlock__reply_is(r->elems[4], "bii", 1) || r->elems[4]->n > 3)
+        return dlock__unexpected_reply(l, sc, r);
+    readers = r->elems[3];
+    writer = r->elems[4];
+
+    doc = dlock__state_begin(l, &bad);
+    if (kind_of(l) == &read_kind)
+        bad |= dlock__state_lock(doc, r->elems[2]->integer, readers);
+    else
+        bad |= dlock__state_lock(doc, writer->n > 0 ? r->elems[1]->integer : -2, writer);
+    if (r->elems[0]->len > 0)
+        bad |= dlock__json_set_str(doc, "mode", r->elems[0]->str, r->elems[0]->len);
+    else
+        bad |= dlock__json_set_null(doc, "mode");
+    bad |= dlock__json_set(doc, "readers", dlock__state_holders(readers));
+    if (writer->n > 0)
+        bad |= dlock__json_set(doc, "writer", dlock__state_holder(writer, 0));
+    else
+        bad |= dlock__json_set_null(doc, "writer");
+    dlock_reply_free(r);
+    return dlock__state_end(l, doc, bad, out);
+}
+
 /* A writer's hold shows as the field "<owner>:write" of the hash: a guarded
  * write (api/dlock/bucket.h) can check it in the same script. Read holds
  * cannot guard a write (they are shared by design). */
@@ -133,14 +176,14 @@ static int write_guard_field(dlock_rlock *l, const char *owner, char *buf, size_
 static const dlock__lock_methods read_methods = {
     {2, "rwlock_read", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, NULL, NULL},
+     dlock__object_destroy, state, NULL},
     triple,
 };
 
 static const dlock__lock_methods write_methods = {
     {2, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, NULL, write_guard_field},
+     dlock__object_destroy, state, write_guard_field},
     triple,
 };
 

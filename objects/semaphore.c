@@ -15,9 +15,17 @@ struct dlock_semaphore {
 
 #define BASE(s) (&(s)->o.base)
 
-/* Version 1, every lock slot NULL: never handed out as a lock (object.h). */
+/* {"type", "name", "permits", "ttl_ms"}: the count is all there is. */
+static int state(dlock_rlock *b, struct json_t **out)
+{
+    return dlock__count_state(b, out, "permits", 1);
+}
+
+/* Every lock slot NULL: never handed out as a lock (object.h); the state
+ * slot serves dlock_semaphore_state. */
 static const dlock_rlock_methods semaphore_methods = {
-    .version = 1, .type = "semaphore", .destroy = dlock__object_destroy,
+    .version = 2, .type = "semaphore", .destroy = dlock__object_destroy,
+    .state = state,
 };
 
 int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name)
@@ -235,4 +243,14 @@ int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out)
         return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "out is NULL");
     argv[0] = s->o.base.name;
     return dlock_rlock_eval_integer(BASE(s), out, &dlock__script_semaphore_get, 1, 0, argv);
+}
+
+int dlock_semaphore_state(dlock_semaphore *s, struct json_t **out)
+{
+    return dlock__object_state(s ? BASE(s) : NULL, out);
+}
+
+int dlock_semaphore_state_text(dlock_semaphore *s, char **out)
+{
+    return dlock__object_state_text(s ? BASE(s) : NULL, out);
 }

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "../codecs/json_doc.h"
 #include "dlock/semaphore.h"
 #include "object.h"
 #include "scripts.h"
@@ -96,6 +97,33 @@ static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
                               argv);
 }
 
+/* The state document: the holders with their own leases, and "permits",
+ * the available count as the next acquirer finds it (ended holds' permits
+ * included, which the stored count gets back only at the next write). */
+static int state(dlock_rlock *l, struct json_t **out)
+{
+    const dlock_script *sc = &dlock__script_semaphore_lock_inspect;
+    semlock *s = (semlock *)l;
+    const char *argv[NKEYS + 1];
+    struct json_t *doc;
+    dlock_reply *r;
+    int bad, rc;
+
+    argv[0] = l->name;
+    argv[1] = s->holders;
+    argv[2] = s->lease_prefix;
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 1, argv);
+    if (rc != 0)
+        return rc;
+    if (!dlock__reply_is(r, "iia", 0) || !dlock__reply_is(r->elems[2], "bii", 1))
+        return dlock__unexpected_reply(l, sc, r);
+    doc = dlock__state_begin(l, &bad);
+    bad |= dlock__state_lock(doc, r->elems[1]->integer, r->elems[2]);
+    bad |= dlock__json_set_int(doc, "permits", r->elems[0]->integer);
+    dlock_reply_free(r);
+    return dlock__state_end(l, doc, bad, out);
+}
+
 static void destroy(dlock_rlock *l)
 {
     semlock *s = (semlock *)l;
@@ -105,11 +133,11 @@ static void destroy(dlock_rlock *l)
     dlock__object_destroy(l);
 }
 
-/* Version 1: no state or guard_field slot (a hold is not a field of a hash
- * at the name, so it cannot guard writes; DLOCK_ENOTSUP for both). */
+/* No guard_field slot: a hold is not a field of a hash at the name, so it
+ * cannot guard writes (DLOCK_ENOTSUP). */
 static const dlock__lock_methods semlock_methods = {
     .m = {
-        .version = 1,
+        .version = 2,
         .type = "semaphore",
         .acquire = acquire,
         .release = release,
@@ -119,6 +147,7 @@ static const dlock__lock_methods semlock_methods = {
         .hold_count = dlock__triple_hold_count,
         .remain_ttl = dlock__triple_remain_ttl,
         .destroy = destroy,
+        .state = state,
     },
     .triple = triple,
 };

@@ -75,6 +75,21 @@ int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms);
  * was there, 0 the latch was open. */
 int dlock_latch_delete(dlock_latch *l, int *out);
 
+/* ---- introspection ------------------------------------------------------ */
+
+struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
+
+/*
+ * The latch's state as stored, as a JSON object (as dlock_rlock_state in
+ * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ *   "type":  "latch"
+ *   "name":  its name
+ *   "count": the count (0: open)
+ * One round trip, no side effects. 0 or an error; *out is NULL on failure.
+ */
+int dlock_latch_state(dlock_latch *l, struct json_t **out);
+int dlock_latch_state_text(dlock_latch *l, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -156,6 +156,24 @@ int dlock_permit_semaphore_try_set_permits(dlock_permit_semaphore *p, int *out,
  * Wakes waiters when permits become available. */
 int dlock_permit_semaphore_add_permits(dlock_permit_semaphore *p, int64_t delta);
 
+/* ---- introspection ------------------------------------------------------ */
+
+struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
+
+/*
+ * The semaphore's state as stored, as a JSON object (as dlock_rlock_state in
+ * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ *   "type":      "permit_semaphore"
+ *   "name":      its name
+ *   "available", "acquired", "total": as the count reads above give them
+ *   "permits":   the permits taken whose lease runs, the first to end first:
+ *                [{"id": permit id, "ttl_ms": its lease left}, ...]
+ * One round trip, no side effects (permits whose lease ended count as
+ * available and are not listed). 0 or an error; *out is NULL on failure.
+ */
+int dlock_permit_semaphore_state(dlock_permit_semaphore *p, struct json_t **out);
+int dlock_permit_semaphore_state_text(dlock_permit_semaphore *p, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,6 +107,24 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  *              [{"owner": id, "deadline_ms": when it is presumed dead (wall
  *              ms, as stored), "remaining_ms": deadline minus this client's
  *              wall clock (<= 0: it is purged by the next call)}, ...]
+ *   rwlock_read, rwlock_write (api/dlock/rwlock.h): "locked", "ttl_ms" and
+ *              "holders" are the half's, as its own reads answer them (read
+ *              half: the readers and the longest live read hold; write half:
+ *              the writer and the lock's TTL); the rest is the whole lock,
+ *              the same from both halves:
+ *              "mode":    "read", "write" or null (free);
+ *              "readers": [{"owner", "holds": read hold count, "ttl_ms": the
+ *                         longest lease among its read holds}, ...] by
+ *                         owner id (an owner whose newest read hold ran out
+ *                         holds nothing and is not listed);
+ *              "writer":  {"owner", "holds": write hold count, "ttl_ms"} or
+ *                         null. A writer that also reads (a downgrade) is in
+ *                         both.
+ *   semaphore (the semaphore as a lock, api/dlock/semaphore.h): "holders"
+ *              with each holder's own lease, and "permits": the permits
+ *              available to the next acquirer (those of holders whose lease
+ *              ended included, which the stored count gets back at the
+ *              next change).
  * Strings that are not UTF-8 (names and owner ids may hold any bytes) show
  * U+FFFD for each bad byte.
  *

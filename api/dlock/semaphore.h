@@ -111,6 +111,22 @@ int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out);
 /* The available permits (0 when absent, may be negative). One read. */
 int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out);
 
+/* ---- introspection ------------------------------------------------------ */
+
+struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
+
+/*
+ * The semaphore's state as stored, as a JSON object (as dlock_rlock_state in
+ * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ *   "type":    "semaphore"
+ *   "name":    its name
+ *   "permits": the available permits (0 when absent, may be negative)
+ *   "ttl_ms":  the count's remaining time (-2 absent, -1 no expiry)
+ * One round trip, no side effects. 0 or an error; *out is NULL on failure.
+ */
+int dlock_semaphore_state(dlock_semaphore *s, struct json_t **out);
+int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
+
 /* ---- the semaphore as a lock ------------------------------------------- */
 
 /*

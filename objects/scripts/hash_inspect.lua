@@ -3,10 +3,20 @@
 -- KEYS[1] the lock hash; ARGV[1] what else to read: 'plain'; 'fenced' with
 -- KEYS[2] the token counter; 'fair' with KEYS[2] the queue, KEYS[3] the
 -- waiters' deadlines.
--- Reply: {PTTL of the hash, {owner, hold count, ...}, extra}, extra being
--- 0 ('plain'), the latest token handed out, 0 if none ('fenced'), or
--- {owner, deadline (wall ms, -1 unknown), ...} in queue order ('fair').
-local holders = redis.call('hgetall', KEYS[1])
+-- Reply: {PTTL of the hash, {owner, hold count, lease left, ...}, extra},
+-- extra being 0 ('plain'), the latest token handed out, 0 if none
+-- ('fenced'), or {owner, deadline (wall ms, -1 unknown), ...} in queue order
+-- ('fair').
+-- The first command reads the hash: a key of another type fails here.
+local flat = redis.call('hgetall', KEYS[1])
+local ttl = redis.call('pttl', KEYS[1])
+local holders = {}
+for i = 1, #flat, 2 do
+    holders[#holders + 1] = flat[i]
+    holders[#holders + 1] = tonumber(flat[i + 1]) or 0
+    -- one hash, one lease: every holder of these locks shares it
+    holders[#holders + 1] = ttl
+end
 local extra = 0
 if ARGV[1] == 'fenced' then
     extra = tonumber(redis.call('get', KEYS[2])) or 0
@@ -17,4 +27,4 @@ elseif ARGV[1] == 'fair' then
         extra[#extra + 1] = tonumber(redis.call('zscore', KEYS[3], owner)) or -1
     end
 end
-return {redis.call('pttl', KEYS[1]), holders, extra}
+return {ttl, holders, extra}

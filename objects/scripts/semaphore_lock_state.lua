@@ -6,20 +6,11 @@
 -- expiry)}.
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
-local live, mine, longest = 0, 0, -2
-local h = redis.call('hgetall', KEYS[2])
-for i = 1, #h, 2 do
-    local ttl = redis.call('pttl', ARGV[1] .. h[i])
-    if ttl ~= -2 then
-        live = live + 1
-        if h[i] == ARGV[2] then
-            mine = tonumber(h[i + 1]) or 0
-        end
-        if ttl == -1 or longest == -1 then
-            longest = -1
-        elseif ttl > longest then
-            longest = ttl
-        end
+-- #include semaphore_lock_live.luainc
+local mine = 0
+for i = 1, #live, 3 do
+    if live[i] == ARGV[2] then
+        mine = live[i + 1]
     end
 end
-return {live, mine, longest}
+return {#live / 3, mine, longest}

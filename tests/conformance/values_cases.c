@@ -23,6 +23,7 @@
 #include "dlock/codec.h"
 #include "dlock/config.h"
 #include "dlock/fenced.h"
+#include "dlock/sys/rlock.h"
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 
@@ -1042,27 +1043,122 @@ static void config_errors(void **state)
 
 /* ---- introspection ----------------------------------------------------------- */
 
-static json_t *state_of(dlock_rlock *l)
+/* Whether two state documents read one after the other agree: equal but
+ * for the times left, which run on between the reads (on Redis). */
+static int same_state(json_t *a, json_t *b)
 {
-    json_t *doc = NULL, *again = NULL;
-    char *text = NULL;
+    const char *key;
+    json_t *v;
+    size_t i;
 
-    assert_int_equal(dlock_rlock_state(l, &doc), 0);
+    if (json_is_object(a) && json_is_object(b)) {
+        if (json_object_size(a) != json_object_size(b))
+            return 0;
+        json_object_foreach(a, key, v) {
+            json_t *w = json_object_get(b, key);
+            if (strcmp(key, "ttl_ms") == 0 || strcmp(key, "remaining_ms") == 0) {
+                if (!json_is_integer(v) || !json_is_integer(w))
+                    return 0;
+            } else if (!w || !same_state(v, w)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return 0;
+        for (i = 0; i < json_array_size(a); i++)
+            if (!same_state(json_array_get(a, i), json_array_get(b, i)))
+                return 0;
+        return 1;
+    }
+    return json_equal(a, b);
+}
+
+/* The text form (read second) is the same document through the JSON
+ * codec. Takes text. */
+static void check_text(json_t *doc, char *text)
+{
+    json_t *again = NULL;
+
     assert_non_null(doc);
     assert_true(json_is_object(doc));
-    /* the text form is the same document through the JSON codec */
-    assert_int_equal(dlock_rlock_state_text(l, &text), 0);
     assert_non_null(text);
     assert_int_equal(dlock_codec_decode(dlock_codec_json(), (void **)&again, text,
                                         strlen(text), NULL, 0), 0);
-    assert_string_equal(json_string_value(json_object_get(again, "name")),
-                        json_string_value(json_object_get(doc, "name")));
-    assert_true(json_equal(json_object_get(again, "holders"),
-                           json_object_get(doc, "holders")) ||
-                json_integer_value(json_object_get(doc, "ttl_ms")) > 0);
+    assert_true(same_state(doc, again));
     json_decref(again);
     free(text);
+}
+
+static json_t *state_of(dlock_rlock *l)
+{
+    json_t *doc = NULL;
+    char *text = NULL;
+
+    assert_int_equal(dlock_rlock_state(l, &doc), 0);
+    assert_int_equal(dlock_rlock_state_text(l, &text), 0);
+    check_text(doc, text);
     return doc;
+}
+
+/* state_of for the objects that are not locks: kind is the calls' prefix
+ * (dlock_semaphore, dlock_latch, ...). */
+#define OBJECT_STATE(kind, obj, doc)                                     \
+    do {                                                                 \
+        char *text_ = NULL;                                              \
+        (doc) = NULL;                                                    \
+        assert_int_equal(kind##_state((obj), &(doc)), 0);                \
+        assert_int_equal(kind##_state_text((obj), &text_), 0);           \
+        check_text((doc), text_);                                        \
+    } while (0)
+
+static json_int_t int_of(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static const char *str_of(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+/* The entry of arr whose "owner" (or "id") is who; fails if none. */
+static json_t *entry(json_t *arr, const char *field, const char *who)
+{
+    size_t i;
+
+    for (i = 0; i < json_array_size(arr); i++)
+        if (strcmp(str_of(json_array_get(arr, i), field), who) == 0)
+            return json_array_get(arr, i);
+    fprintf(stderr, "no %s \"%s\" in the state\n", field, who);
+    fail();
+    return NULL;
+}
+
+/* The common fields of a lock nobody holds. */
+static void check_free(json_t *doc, const char *type, const char *name)
+{
+    assert_string_equal(str_of(doc, "type"), type);
+    assert_string_equal(str_of(doc, "name"), name);
+    assert_true(json_is_false(json_object_get(doc, "locked")));
+    assert_int_equal(int_of(doc, "ttl_ms"), -2);
+    assert_int_equal(json_array_size(json_object_get(doc, "holders")), 0);
+}
+
+/* A lease left that is plausible for a hold taken with lease_ms. */
+static void check_lease(json_t *obj, int64_t lease_ms)
+{
+    json_int_t ttl = int_of(obj, "ttl_ms");
+
+    assert_true(ttl > 0 && ttl <= lease_ms);
 }
 
 static void check_holder(json_t *doc, size_t i, const char *owner, json_int_t holds)
@@ -1160,11 +1256,17 @@ static void inspect_fair_queue(void **state)
     assert_int_equal(dlock_force_unlock(l, NULL), 0);
 }
 
+/* A lock type built against the first method table: no state slot. */
+static const dlock_rlock_methods v1_methods = {.version = 1, .type = "v1"};
+
 static void inspect_odd_and_unsupported(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     char name[160], owner[] = "bad\xff" "owner";
-    dlock_rlock *l, *rd = NULL;
+    dlock_rlock *l, *v1;
+    dlock_semaphore *s = NULL;
+    dlock_permit_semaphore *p = NULL;
+    dlock_latch *latch = NULL;
     json_t *doc = (json_t *)1;
     char *text = (char *)1;
     const char *shown;
@@ -1182,20 +1284,299 @@ static void inspect_odd_and_unsupported(void **state)
     json_decref(doc);
     assert_int_equal(dlock_unlock_as(l, owner), 0);
 
-    assert_int_equal(dlock_rwlock_read_new(&rd, fx->c1, fx->name), 0);
-    track(fx, rd);
+    /* every built-in lock type reports; a type written against the
+     * version-1 table cannot */
+    v1 = calloc(1, sizeof(*v1));
+    assert_non_null(v1);
+    assert_int_equal(dlock_rlock_init(v1, &v1_methods, fx->c1, fx->name), 0);
+    track(fx, v1);
     doc = (json_t *)1;
-    assert_int_equal(dlock_rlock_state(rd, &doc), DLOCK_ENOTSUP);
+    assert_int_equal(dlock_rlock_state(v1, &doc), DLOCK_ENOTSUP);
     assert_null(doc);
-    assert_int_equal(dlock_rlock_state_text(rd, &text), DLOCK_ENOTSUP);
+    assert_int_equal(dlock_rlock_state_text(v1, &text), DLOCK_ENOTSUP);
     assert_null(text);
     assert_int_equal(dlock_rlock_state(NULL, &doc), DLOCK_EINVAL);
     assert_int_equal(dlock_rlock_state(l, NULL), DLOCK_EINVAL);
-    /* another kind of value under the name */
+
+    /* the objects that are not locks check as their other calls do */
+    assert_int_equal(dlock_semaphore_new(&s, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_permit_semaphore_new(&p, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_latch_new(&latch, fx->c1, fx->name), 0);
+    doc = (json_t *)1;
+    assert_int_equal(dlock_semaphore_state(NULL, &doc), DLOCK_EINVAL);
+    assert_null(doc);
+    text = (char *)1;
+    assert_int_equal(dlock_permit_semaphore_state_text(NULL, &text), DLOCK_EINVAL);
+    assert_null(text);
+    assert_int_equal(dlock_latch_state(NULL, &doc), DLOCK_EINVAL);
+    assert_int_equal(dlock_semaphore_state(s, NULL), DLOCK_EINVAL);
+    assert_non_null(strstr(dlock_semaphore_errmsg(s), "out is NULL"));
+    assert_int_equal(dlock_semaphore_state_text(s, NULL), DLOCK_EINVAL);
+    assert_int_equal(dlock_permit_semaphore_state(p, NULL), DLOCK_EINVAL);
+    assert_int_equal(dlock_latch_state_text(latch, NULL), DLOCK_EINVAL);
+
+    /* another kind of value under the name: no document, from any type */
+    dlock_fx_call_str(fx->c2, name, sizeof(name), "hset", fx->name, 2, "f", "1");
+    assert_int_equal(dlock_semaphore_state(s, &doc), DLOCK_EPROTO);
+    assert_null(doc);
+    assert_int_equal(dlock_permit_semaphore_state_text(p, &text), DLOCK_EPROTO);
+    assert_null(text);
+    assert_int_equal(dlock_latch_state(latch, &doc), DLOCK_EPROTO);
+    l = make(fx, dlock_semaphore_lock_new, fx->c1, fx->name);
+    assert_int_equal(dlock_rlock_state(l, &doc), DLOCK_EPROTO);
+    dlock_fx_call_str(fx->c2, name, sizeof(name), "del", fx->name, 0, NULL, NULL);
     dlock_fx_call_str(fx->c2, name, sizeof(name), "set", fx->name, 1, "x", NULL);
     l = make(fx, dlock_fair_new, fx->c1, fx->name);
     assert_int_equal(dlock_rlock_state(l, &doc), DLOCK_EPROTO);
     assert_null(doc);
+    l = make(fx, dlock_rwlock_write_new, fx->c1, fx->name);
+    assert_int_equal(dlock_rlock_state(l, &doc), DLOCK_EPROTO);
+    assert_null(doc);
+    dlock_semaphore_free(s);
+    dlock_permit_semaphore_free(p);
+    dlock_latch_free(latch);
+}
+
+/* The read-write lock from both halves: the halves' own common fields, and
+ * the whole lock's mode, readers and writer, as the test built them. */
+static void inspect_rwlock(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *rd = make(fx, dlock_rwlock_read_new, fx->c1, fx->name);
+    dlock_rlock *wr = make(fx, dlock_rwlock_write_new, fx->c1, fx->name);
+    dlock_rlock *rd2 = make(fx, dlock_rwlock_read_new, fx->c2, fx->name);
+    json_t *doc, *readers, *h;
+    size_t i;
+
+    /* absent: both halves free, no mode, nobody */
+    for (i = 0; i < 2; i++) {
+        doc = state_of(i == 0 ? rd : wr);
+        check_free(doc, i == 0 ? "rwlock_read" : "rwlock_write", fx->name);
+        assert_true(json_is_null(json_object_get(doc, "mode")));
+        assert_int_equal(json_array_size(json_object_get(doc, "readers")), 0);
+        assert_true(json_is_null(json_object_get(doc, "writer")));
+        json_decref(doc);
+    }
+
+    /* read mode: two readers (one on the other client), one with a short
+     * lease */
+    assert_int_equal(dlock_lock(rd, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock(rd, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock_as(rd2, "reader-b", fx->lease_ms), 0);
+    doc = state_of(rd);
+    assert_string_equal(str_of(doc, "mode"), "read");
+    assert_true(json_is_true(json_object_get(doc, "locked")));
+    check_lease(doc, fx->long_lease_ms);
+    readers = json_object_get(doc, "readers");
+    assert_int_equal(json_array_size(readers), 2);
+    /* listed by owner id */
+    assert_true(strcmp(str_of(json_array_get(readers, 0), "owner"),
+                       str_of(json_array_get(readers, 1), "owner")) < 0);
+    h = entry(readers, "owner", fx->owner1);
+    assert_int_equal(int_of(h, "holds"), 2);
+    check_lease(h, fx->long_lease_ms);
+    h = entry(readers, "owner", "reader-b");
+    assert_int_equal(int_of(h, "holds"), 1);
+    check_lease(h, fx->lease_ms);
+    /* the read half's holders are the readers */
+    assert_true(json_equal(json_object_get(doc, "holders"), readers));
+    assert_true(json_is_null(json_object_get(doc, "writer")));
+    json_decref(doc);
+
+    doc = state_of(wr);
+    check_free(doc, "rwlock_write", fx->name);
+    assert_string_equal(str_of(doc, "mode"), "read");
+    assert_int_equal(json_array_size(json_object_get(doc, "readers")), 2);
+    json_decref(doc);
+
+    /* a reader whose lease ran out holds nothing and is not listed */
+    dlock_fx_advance(fx, fx->lease_ms + 50);
+    doc = state_of(rd);
+    readers = json_object_get(doc, "readers");
+    assert_int_equal(json_array_size(readers), 1);
+    assert_string_equal(str_of(json_array_get(readers, 0), "owner"), fx->owner1);
+    json_decref(doc);
+    assert_int_equal(dlock_unlock(rd), 0);
+    assert_int_equal(dlock_unlock(rd), 0);
+
+    /* write mode, and a downgrade: the writer reads too */
+    assert_int_equal(dlock_lock(wr, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock(wr, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock(rd, fx->long_lease_ms), 0);
+    for (i = 0; i < 2; i++) {
+        doc = state_of(i == 0 ? rd : wr);
+        assert_string_equal(str_of(doc, "mode"), "write");
+        h = json_object_get(doc, "writer");
+        assert_string_equal(str_of(h, "owner"), fx->owner1);
+        assert_int_equal(int_of(h, "holds"), 2);
+        check_lease(h, fx->long_lease_ms);
+        readers = json_object_get(doc, "readers");
+        assert_int_equal(json_array_size(readers), 1);
+        assert_int_equal(int_of(entry(readers, "owner", fx->owner1), "holds"), 1);
+        assert_true(json_is_true(json_object_get(doc, "locked")));
+        check_lease(doc, fx->long_lease_ms);
+        /* each half's holders: its own holds */
+        h = json_array_get(json_object_get(doc, "holders"), 0);
+        assert_int_equal(json_array_size(json_object_get(doc, "holders")), 1);
+        assert_int_equal(int_of(h, "holds"), i == 0 ? 1 : 2);
+        json_decref(doc);
+    }
+    assert_int_equal(dlock_unlock(rd), 0);
+    assert_int_equal(dlock_unlock(wr), 0);
+    assert_int_equal(dlock_unlock(wr), 0);
+    doc = state_of(wr);
+    assert_true(json_is_null(json_object_get(doc, "mode")));
+    json_decref(doc);
+}
+
+/* The semaphore as a lock: the holders with their own leases, and the
+ * permits as the next acquirer finds them. */
+static void inspect_semaphore_lock(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = make(fx, dlock_semaphore_lock_new, fx->c1, fx->name);
+    dlock_rlock *l2 = make(fx, dlock_semaphore_lock_new, fx->c2, fx->name);
+    dlock_semaphore *s = NULL;
+    json_t *doc, *holders;
+    int64_t avail;
+
+    doc = state_of(l);
+    check_free(doc, "semaphore", fx->name);
+    assert_int_equal(int_of(doc, "permits"), 0);
+    json_decref(doc);
+
+    assert_int_equal(dlock_semaphore_new(&s, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_semaphore_try_set_permits(s, NULL, 3), 0);
+    assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock_as(l2, "other", fx->lease_ms), 0);
+    doc = state_of(l);
+    assert_true(json_is_true(json_object_get(doc, "locked")));
+    check_lease(doc, fx->long_lease_ms);
+    assert_int_equal(int_of(doc, "permits"), 1);
+    holders = json_object_get(doc, "holders");
+    assert_int_equal(json_array_size(holders), 2);
+    assert_int_equal(int_of(entry(holders, "owner", fx->owner1), "holds"), 2);
+    check_lease(entry(holders, "owner", fx->owner1), fx->long_lease_ms);
+    assert_int_equal(int_of(entry(holders, "owner", "other"), "holds"), 1);
+    check_lease(entry(holders, "owner", "other"), fx->lease_ms);
+    json_decref(doc);
+
+    /* an ended hold: gone from the holders, its permit counted as free,
+     * and nothing given back in the store (introspection only reads) */
+    dlock_fx_advance(fx, fx->lease_ms + 50);
+    doc = state_of(l2);
+    holders = json_object_get(doc, "holders");
+    assert_int_equal(json_array_size(holders), 1);
+    assert_string_equal(str_of(json_array_get(holders, 0), "owner"), fx->owner1);
+    assert_int_equal(int_of(doc, "permits"), 2);
+    json_decref(doc);
+    assert_int_equal(dlock_semaphore_available_permits(s, &avail), 0);
+    assert_int_equal(avail, 1);
+
+    assert_int_equal(dlock_unlock(l), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_semaphore_free(s);
+}
+
+/* The plain semaphore and the latch: the count as stored. */
+static void inspect_semaphore_and_latch(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    char sname[160], lname[160];
+    dlock_semaphore *s = NULL;
+    dlock_latch *latch = NULL;
+    json_t *doc;
+
+    snprintf(sname, sizeof(sname), "%s:sem", fx->name);
+    snprintf(lname, sizeof(lname), "%s:latch", fx->name);
+    assert_int_equal(dlock_semaphore_new(&s, fx->c1, sname), 0);
+    assert_int_equal(dlock_latch_new(&latch, fx->c1, lname), 0);
+
+    OBJECT_STATE(dlock_semaphore, s, doc);
+    assert_string_equal(str_of(doc, "type"), "semaphore");
+    assert_string_equal(str_of(doc, "name"), sname);
+    assert_int_equal(int_of(doc, "permits"), 0);
+    assert_int_equal(int_of(doc, "ttl_ms"), -2);
+    assert_int_equal(json_object_size(doc), 4);
+    json_decref(doc);
+    assert_int_equal(dlock_semaphore_try_set_permits_ttl(s, NULL, 5, fx->long_lease_ms),
+                     0);
+    assert_int_equal(dlock_semaphore_try_acquire(s, 2, 0), 0);
+    OBJECT_STATE(dlock_semaphore, s, doc);
+    assert_int_equal(int_of(doc, "permits"), 3);
+    check_lease(doc, fx->long_lease_ms);
+    json_decref(doc);
+
+    OBJECT_STATE(dlock_latch, latch, doc);
+    assert_string_equal(str_of(doc, "type"), "latch");
+    assert_string_equal(str_of(doc, "name"), lname);
+    assert_int_equal(int_of(doc, "count"), 0);
+    assert_int_equal(json_object_size(doc), 3);
+    json_decref(doc);
+    assert_int_equal(dlock_latch_try_set_count(latch, NULL, 3), 0);
+    assert_int_equal(dlock_latch_count_down(latch), 0);
+    OBJECT_STATE(dlock_latch, latch, doc);
+    assert_int_equal(int_of(doc, "count"), 2);
+    json_decref(doc);
+
+    dlock_semaphore_free(s);
+    dlock_latch_free(latch);
+}
+
+/* The permit-expirable semaphore: the counts and the running permits by id,
+ * the first to end first. */
+static void inspect_permit_semaphore(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_permit_semaphore *p = NULL;
+    char **long_ids = NULL, **short_ids = NULL;
+    json_t *doc, *permits;
+
+    assert_int_equal(dlock_permit_semaphore_new(&p, fx->c1, fx->name), 0);
+    OBJECT_STATE(dlock_permit_semaphore, p, doc);
+    assert_string_equal(str_of(doc, "type"), "permit_semaphore");
+    assert_string_equal(str_of(doc, "name"), fx->name);
+    assert_int_equal(int_of(doc, "available"), 0);
+    assert_int_equal(int_of(doc, "acquired"), 0);
+    assert_int_equal(int_of(doc, "total"), 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "permits")), 0);
+    json_decref(doc);
+
+    assert_int_equal(dlock_permit_semaphore_set_permits(p, 4), 0);
+    assert_int_equal(dlock_permit_semaphore_try_acquire(p, &long_ids, 2, 0,
+                                                        fx->long_lease_ms), 0);
+    assert_int_equal(dlock_permit_semaphore_try_acquire(p, &short_ids, 1, 0,
+                                                        fx->lease_ms), 0);
+    OBJECT_STATE(dlock_permit_semaphore, p, doc);
+    assert_int_equal(int_of(doc, "available"), 1);
+    assert_int_equal(int_of(doc, "acquired"), 3);
+    assert_int_equal(int_of(doc, "total"), 4);
+    permits = json_object_get(doc, "permits");
+    assert_int_equal(json_array_size(permits), 3);
+    assert_string_equal(str_of(json_array_get(permits, 0), "id"), short_ids[0]);
+    check_lease(json_array_get(permits, 0), fx->lease_ms);
+    check_lease(entry(permits, "id", long_ids[0]), fx->long_lease_ms);
+    check_lease(entry(permits, "id", long_ids[1]), fx->long_lease_ms);
+    json_decref(doc);
+
+    /* the short lease ends: its permit counts as available again */
+    dlock_fx_advance(fx, fx->lease_ms + 50);
+    OBJECT_STATE(dlock_permit_semaphore, p, doc);
+    assert_int_equal(int_of(doc, "available"), 2);
+    assert_int_equal(int_of(doc, "acquired"), 2);
+    assert_int_equal(int_of(doc, "total"), 4);
+    permits = json_object_get(doc, "permits");
+    assert_int_equal(json_array_size(permits), 2);
+    entry(permits, "id", long_ids[0]);
+    entry(permits, "id", long_ids[1]);
+    json_decref(doc);
+
+    assert_int_equal(dlock_permit_semaphore_release_all(
+                         p, NULL, (const char *const *)long_ids, 2), 0);
+    dlock_permit_ids_free(long_ids);
+    dlock_permit_ids_free(short_ids);
+    dlock_permit_semaphore_free(p);
 }
 
 /* ---- the suite ------------------------------------------------------------------ */
@@ -1225,6 +1606,10 @@ static const struct CMUnitTest values_cases[] = {
     CASE(config_errors),
     CASE(inspect_hash_locks),
     CASE(inspect_fair_queue),
+    CASE(inspect_rwlock),
+    CASE(inspect_semaphore_lock),
+    CASE(inspect_semaphore_and_latch),
+    CASE(inspect_permit_semaphore),
     CASE(inspect_odd_and_unsupported),
 };
 
