@@ -537,13 +537,13 @@ static void try_once_never_queues(void **state)
 }
 
 static const struct CMUnitTest fair_cases[] = {
-    cmocka_unit_test_setup_teardown(fifo_on_lease_end, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(fifo_on_unlock, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(timed_out_waiter_leaves_queue, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(dead_waiter_is_purged, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(unlock_wakes_only_the_head, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(fifo_under_contention, dlock_fx_setup, dlock_fx_teardown),
-    cmocka_unit_test_setup_teardown(try_once_never_queues, dlock_fx_setup, dlock_fx_teardown),
+    DLOCK_FX_CASE(fifo_on_lease_end),
+    DLOCK_FX_CASE(fifo_on_unlock),
+    DLOCK_FX_CASE(timed_out_waiter_leaves_queue),
+    DLOCK_FX_CASE(dead_waiter_is_purged),
+    DLOCK_FX_CASE(unlock_wakes_only_the_head),
+    DLOCK_FX_CASE(fifo_under_contention),
+    DLOCK_FX_CASE(try_once_never_queues),
 };
 
 int dlock_test_fair(const char *backend)

@@ -1425,7 +1425,7 @@ static void lock_outlives_client(void **state)
 
 /* ---- the suite --------------------------------------------------------------- */
 
-#define CASE(f) cmocka_unit_test_setup_teardown(f, dlock_fx_setup, dlock_fx_teardown)
+#define CASE(f) DLOCK_FX_CASE(f)
 
 static const struct CMUnitTest reentrant_cases[] = {
     CASE(hold_count_across_reentry),

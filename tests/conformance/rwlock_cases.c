@@ -1279,7 +1279,7 @@ static void stress_readers_and_writers(void **state)
 
 /* ---- the suite ----------------------------------------------------------------------- */
 
-#define CASE(f) cmocka_unit_test_setup_teardown(f, dlock_fx_setup, dlock_fx_teardown)
+#define CASE(f) DLOCK_FX_CASE(f)
 
 static const struct CMUnitTest rwlock_cases[] = {
     CASE(readers_share),

@@ -1581,7 +1581,7 @@ static void inspect_permit_semaphore(void **state)
 
 /* ---- the suite ------------------------------------------------------------------ */
 
-#define CASE(f) cmocka_unit_test_setup_teardown(f, dlock_fx_setup, dlock_fx_teardown)
+#define CASE(f) DLOCK_FX_CASE(f)
 
 static const struct CMUnitTest codec_cases[] = {
     cmocka_unit_test(codec_string),

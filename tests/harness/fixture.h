@@ -83,6 +83,10 @@ typedef struct dlock_fx {
 int dlock_fx_setup(void **state);
 int dlock_fx_teardown(void **state);
 
+/* A conformance case with the fixture's setup and teardown. */
+#define DLOCK_FX_CASE(f) \
+    cmocka_unit_test_setup_teardown(f, dlock_fx_setup, dlock_fx_teardown)
+
 /* First line of every case: the fixture, a unique fx->name built from
  * case_name, and the phase the hang alarm reports. */
 dlock_fx *dlock_fx_begin(void **state, const char *case_name);
