@@ -128,7 +128,7 @@ bench: $(BUILD)/bench/dlock_bench
 # threads x 2000 iterations per lock type (STRESS_ARGS="procs threads iters"
 # to change).
 FAULT_SRC    := tests/faults/cases.c tests/faults/child.c tests/faults/proxy.c \
-                tests/faults/stress.c
+                tests/faults/stall_cases.c tests/faults/stress.c
 FAULT_OBJ    := $(FAULT_SRC:%.c=$(BUILD)/%.o)
 FAULT_HELPER := $(BUILD)/tests/dlock_fault_helper
 STRESS_ARGS  ?= 4 4 2000

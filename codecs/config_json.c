@@ -39,6 +39,7 @@ static const field fields[] = {
     I64("watchdog_timeout_ms", client.watchdog_timeout_ms, 3),
     I64("max_hold_ms", client.max_hold_ms, 0),
     I64("fair_wait_slack_ms", client.fair_wait_slack_ms, 1),
+    I64("budget_slack_ms", client.budget_slack_ms, 0),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

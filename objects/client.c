@@ -1,6 +1,7 @@
 /*
  * dlock — the client: identity, lifetime, and the way to a backend.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,22 @@ int dlock__client_check(const dlock_client *c)
 static int options_valid(const dlock_client_options *o)
 {
     return o->version >= 1 && o->watchdog_timeout_ms >= 3 &&
-           o->max_hold_ms >= 0 && o->fair_wait_slack_ms > 0;
+           o->max_hold_ms >= 0 && o->fair_wait_slack_ms > 0 &&
+           (o->version < 2 || o->budget_slack_ms >= 0);
+}
+
+/* opts as this version of the library reads it: a version-1 struct is
+ * shorter, so only its part is read and the newer fields get defaults. */
+static void options_copy(dlock_client_options *to, const dlock_client_options *from)
+{
+    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+
+    if (from->version >= 2) {
+        *to = *from;
+        return;
+    }
+    *to = defaults;
+    memcpy(to, from, offsetof(dlock_client_options, budget_slack_ms));
 }
 
 int dlock_client_new(dlock_client **out, dlock_backend *backend,
@@ -86,7 +102,7 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     c = calloc(1, sizeof(*c));
     if (!c)
         return DLOCK_ENOMEM;
-    c->opts = *opts;
+    options_copy(&c->opts, opts);
     c->pid = current_pid();
     c->refs = 1;
     uuid_generate_random(uu);

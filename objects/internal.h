@@ -82,6 +82,16 @@ int64_t dlock__hold_lease(dlock_rlock *l, const char *owner);
 /* Forget every hold made through l (its handle is going away). */
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 
+/* budget.c: the deadline (on the backend's clock) that caps every round
+ * trip the calling thread makes for a budgeted call; INT64_MAX when none.
+ * enter keeps the nearer of the current one and deadline_ms and returns
+ * the one to restore with leave. */
+int64_t dlock__budget_deadline(void);
+int64_t dlock__budget_enter(int64_t deadline_ms);
+void dlock__budget_leave(int64_t outer);
+/* a + b, saturated at INT64_MIN / INT64_MAX instead of overflowing. */
+int64_t dlock__add_sat(int64_t a, int64_t b);
+
 /* watchdog.c */
 int dlock__watchdog_start(dlock_client *c);
 void dlock__watchdog_stop(dlock_client *c);

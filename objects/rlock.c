@@ -174,8 +174,9 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
     int rc;
 
     *out = NULL;
-    rc = dlock_backend_eval(l->client->backend, &r, script, nkeys, nargs, argv,
-                            argvlen, detail, sizeof(detail));
+    rc = dlock_backend_eval_until(l->client->backend, &r, script, nkeys, nargs,
+                                  argv, argvlen, dlock__budget_deadline(),
+                                  detail, sizeof(detail));
     if (rc != 0)
         return dlock__eval_fail(l, rc, script, detail[0] ? detail : dlock_strerror(rc));
     if (r->type == DLOCK_REPLY_ERROR) {

@@ -32,85 +32,114 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-/* Sleeps the back-off after a transport error in an unbounded lock(). */
-static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step)
+/* Sleeps the back-off after a transport error, never past deadline. */
+static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step,
+                     int64_t deadline)
 {
-    dlock_clock_sleep_until(clk, sig, dlock_clock_now(clk) + *step);
+    dlock_clock_sleep_until(clk, sig, min64(dlock__add_sat(dlock_clock_now(clk), *step),
+                                            deadline));
     *step = min64(*step * 2, BACKOFF_MAX_MS);
+}
+
+/* The loop of dlock_rlock_wait after a first attempt that did not get the
+ * lock (rc: DLOCK_EBUSY, or a transport error), with the budget already
+ * set for the calling thread. */
+static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
+                     const char *owner, int64_t wait_ms, int64_t lease_ms,
+                     int64_t deadline, int64_t cap, int rc, int64_t retry_ms,
+                     int64_t sent)
+{
+    dlock_backend *b = l->client->backend;
+    dlock_clock *clk = l->client->clock;
+    int64_t step = BACKOFF_MIN_MS;
+    dlock_subscription *sub = NULL;
+    dlock_signal sig;
+
+    if (dlock_signal_init(&sig) != 0)
+        return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
+    for (;;) {
+        int64_t now = dlock_clock_now(clk);
+
+        /* The budget is checked before every step (sleep, subscribe,
+         * attempt), so that no step starts once it is spent. */
+        if (now >= deadline)
+            break;
+        if (is_transport_error(rc)) {
+            back_off(clk, &sig, &step, deadline);
+        } else if (sub) {
+            /* The holder's TTL bounds the sleep: an expired lease sends no
+             * message. It counts from before the attempt was sent: time
+             * spent on the way must not push our wake-up past it. */
+            int64_t wake = retry_ms >= 0 ? min64(deadline, dlock__add_sat(sent, retry_ms))
+                                         : deadline;
+            step = BACKOFF_MIN_MS;
+            if (wake > now)
+                dlock_clock_sleep_until(clk, &sig, wake);
+        }
+        if (!sub) {
+            char detail[160];
+            int src = dlock_backend_subscribe_until(b, &sub, spec->channel,
+                                                    on_message, &sig, cap,
+                                                    detail, sizeof(detail));
+            if (src != 0) {
+                sub = NULL;
+                rc = dlock_rlock_fail(l, src, "subscribing to \"%.64s\": %s",
+                                      spec->channel,
+                                      detail[0] ? detail : dlock_strerror(src));
+                if (!is_transport_error(src))
+                    break;
+                continue;
+            }
+        }
+        if (dlock_clock_now(clk) >= deadline)
+            break;
+        /* After subscribing, after a wake-up or a back-off: look again (the
+         * attempt right after subscribing is what makes a release published
+         * before the subscription impossible to miss). */
+        sent = dlock_clock_now(clk);
+        rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
+        if (rc == 0 || (rc != DLOCK_EBUSY && !is_transport_error(rc)))
+            break;
+    }
+    /* The budget ran out: after a refusal it is a timeout; after a
+     * transport error that error, whose detail is recorded. */
+    if (rc == DLOCK_EBUSY)
+        rc = dlock_rlock_fail(l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
+                              (long long)wait_ms, l->name);
+    if (sub)
+        dlock_backend_unsubscribe(b, sub);
+    dlock_clock_done(clk, &sig);
+    dlock_signal_destroy(&sig);
+    return rc;
 }
 
 int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_backend *b = l->client->backend;
     dlock_clock *clk = l->client->clock;
     int forever = wait_ms == DLOCK_WAIT_FOREVER;
-    int64_t deadline, retry_ms = -1, step = BACKOFF_MIN_MS;
-    dlock_subscription *sub = NULL;
-    dlock_signal sig;
-    int rc;
+    int64_t start = dlock_clock_now(clk), retry_ms = -1;
+    int64_t deadline = forever ? INT64_MAX : dlock__add_sat(start, wait_ms);
+    /* Every round trip made for this call ends by cap: a reply later than
+     * that is abandoned (the backend drops its connection). */
+    int64_t cap = forever ? INT64_MAX
+                          : dlock__add_sat(deadline, l->client->opts.budget_slack_ms);
+    int64_t outer = dlock__budget_enter(cap);
+    int rc, refused;
 
-    deadline = forever ? INT64_MAX : dlock_clock_now(clk) + wait_ms;
     rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
-    if (rc != DLOCK_EBUSY && !(forever && is_transport_error(rc)))
-        return rc;
-    if (wait_ms == 0 || dlock_signal_init(&sig) != 0) {
-        if (wait_ms != 0)
-            rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
-        if (spec->give_up)
-            spec->give_up(l, spec, owner);
-        return rc;
-    }
-
-    for (;;) {
-        int64_t now, wake, sent;
-
-        if (!sub) {
-            int src = dlock_backend_subscribe(b, &sub, spec->channel, on_message, &sig);
-            if (src != 0) {
-                sub = NULL;
-                rc = dlock_rlock_fail(l, src, "subscribing to \"%.64s\": %s",
-                                      spec->channel, dlock_strerror(src));
-                if (!(forever && is_transport_error(src)))
-                    break;
-                back_off(clk, &sig, &step);
-                continue;
-            }
-        }
-        /* After subscribing, or after a wake-up: look again. The TTL the
-         * attempt returns counts from before it was sent: time spent on the
-         * way must not push our wake-up past the holder's expiry. */
-        sent = dlock_clock_now(clk);
-        rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
-        if (rc == 0)
-            break;
-        if (rc != DLOCK_EBUSY) {
-            if (!(forever && is_transport_error(rc)))
-                break;
-            back_off(clk, &sig, &step);
-            continue;
-        }
-        step = BACKOFF_MIN_MS;
-        now = dlock_clock_now(clk);
-        if (now >= deadline) {
-            rc = dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
-                                  "waited %lld ms for \"%.64s\"",
-                                  (long long)wait_ms, l->name);
-            break;
-        }
-        /* The holder's TTL bounds the sleep: an expired lease sends no
-         * message. */
-        wake = retry_ms >= 0 ? min64(deadline, sent + retry_ms) : deadline;
-        if (wake > now)
-            dlock_clock_sleep_until(clk, &sig, wake);
-    }
-
-    if (sub)
-        dlock_backend_unsubscribe(b, sub);
-    dlock_clock_done(clk, &sig);
-    dlock_signal_destroy(&sig);
-    if (rc != 0 && spec->give_up)
+    refused = rc == DLOCK_EBUSY || is_transport_error(rc);
+    /* A wait of 0 gets its one attempt; a longer one looks again after a
+     * refusal, and after a transport error too (with back-off), while its
+     * budget lasts. */
+    if (wait_ms != 0 && refused)
+        rc = wait_loop(l, spec, owner, wait_ms, lease_ms, deadline, cap, rc,
+                       retry_ms, start);
+    /* An attempt refused, or whose reply was lost, may have left traces
+     * (a queue place): the give-up clears them, within the same cap. */
+    if (rc != 0 && refused && spec->give_up)
         spec->give_up(l, spec, owner);
+    dlock__budget_leave(outer);
     return rc;
 }
 

@@ -53,15 +53,24 @@ extern "C" {
 typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 typedef struct dlock_client_options {
-    int version;                 /* 1 */
+    int version;                 /* 2 (1: a struct ending at on_lost_arg) */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3 */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop */
     int64_t fair_wait_slack_ms;  /* fair-lock waiter slack when wait is 0 */
     dlock_lost_fn on_lost;       /* may be NULL */
     void *on_lost_arg;
+    /* ---- version 2 ---- */
+    /* A call with a time budget (try_lock's wait, the semaphore and latch
+     * waits) returns within its budget plus this: every round trip it makes
+     * is cut off at budget + budget_slack_ms, so a reply that takes longer
+     * ends the call with DLOCK_ETIMEDOUT (and is never handed to another
+     * call). It is also what a wait of 0 grants its one attempt: on a link
+     * whose round trip is slower than this, give try_lock a wait that
+     * covers one. >= 0; default 50. */
+    int64_t budget_slack_ms;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {1, 30000, 0, 300000, NULL, NULL}
+#define DLOCK_CLIENT_OPTIONS_INIT {2, 30000, 0, 300000, NULL, NULL, 50}
 
 /* Creates a client on backend. On success the client owns the backend (it
  * is freed with the client); on failure the caller keeps it. opts may be NULL

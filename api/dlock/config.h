@@ -10,7 +10,8 @@
  *       "reconnect_max_ms": 2000,
  *       "watchdog_timeout_ms": 30000,
  *       "max_hold_ms": 0,
- *       "fair_wait_slack_ms": 300000
+ *       "fair_wait_slack_ms": 300000,
+ *       "budget_slack_ms": 50
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -24,6 +25,7 @@
  *   watchdog_timeout_ms                     >= 3
  *   max_hold_ms                             >= 0 (0: renew for ever)
  *   fair_wait_slack_ms                      >= 1
+ *   budget_slack_ms                         >= 0
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The Redis fields are accepted, and unused, with "mock:", so one file can
  * switch backends by its URL alone.

@@ -6,8 +6,26 @@
  * support gives DLOCK_ENOTSUP.
  *
  * Times are milliseconds. lease_ms = 0 means "held until unlocked": the
- * client's watchdog keeps renewing a watchdog_timeout lease. A blocking call
- * never blocks longer than asked, plus one backend round trip.
+ * client's watchdog keeps renewing a watchdog_timeout lease.
+ *
+ * Budgets: a call with a wait (try_lock, and the semaphore and latch waits)
+ * returns within wait_ms plus the client's budget_slack_ms (default 50;
+ * api/dlock/client.h), whatever the server or the network does: every round
+ * trip it makes is cut off there (a reply that comes later is dropped with
+ * its connection, never handed to another call). Within its budget it
+ * retries transport failures with back-off, as dlock_lock does without
+ * limit. When the budget ends it returns DLOCK_ETIMEDOUT (the lock stayed
+ * busy, or a reply was too slow) or DLOCK_ECONN (the backend could not be
+ * reached). A wait of 0 makes one attempt, itself cut off after
+ * budget_slack_ms. A call without a budget (unlock, the reads) is bounded
+ * by the backend's own timeouts (api/dlock/redis.h: the command timeout,
+ * plus the connect timeout when it needs a new connection).
+ *
+ * A server that refuses service for now (BUSY running a long script,
+ * LOADING, MASTERDOWN, READONLY after a failover) is unavailable, not
+ * wrong: DLOCK_ECONN, retried like a lost connection. DLOCK_EPROTO is kept
+ * for replies that waiting will not change (WRONGTYPE, OOM, a script
+ * error).
  *
  * Owners: the plain functions act for the calling thread's owner id; the
  * *_as functions take an explicit owner id (from dlock_client_owner, or any

@@ -89,17 +89,37 @@ dlock_reply *dlock_reply_array(size_t n)
 
 /* ---- dispatchers --------------------------------------------------------- */
 
+static int eval_args_ok(dlock_backend *b, dlock_reply **out,
+                        const dlock_script *script, size_t nkeys, size_t nargs,
+                        const char *const *argv)
+{
+    if (out != NULL)
+        *out = NULL;
+    return b != NULL && b->methods != NULL && b->methods->eval != NULL &&
+           out != NULL && script != NULL && script->source != NULL &&
+           (argv != NULL || nkeys + nargs == 0);
+}
+
 int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
                        const dlock_script *script, size_t nkeys, size_t nargs,
                        const char *const *argv, const size_t *argvlen,
                        char *errbuf, size_t errlen)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (b == NULL || b->methods == NULL || b->methods->eval == NULL ||
-        out == NULL || script == NULL || script->source == NULL ||
-        (argv == NULL && nkeys + nargs != 0))
+    return dlock_backend_eval_until(b, out, script, nkeys, nargs, argv, argvlen,
+                                    INT64_MAX, errbuf, errlen);
+}
+
+int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv,
+                             const size_t *argvlen, int64_t deadline_ms,
+                             char *errbuf, size_t errlen)
+{
+    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
         return DLOCK_EINVAL;
+    if (deadline_ms != INT64_MAX && DLOCK_BACKEND_HAS_SLOT(b->methods, eval_until))
+        return b->methods->eval_until(b, out, script, nkeys, nargs, argv, argvlen,
+                                      deadline_ms, errbuf, errlen);
     return b->methods->eval(b, out, script, nkeys, nargs, argv, argvlen,
                             errbuf, errlen);
 }
@@ -107,11 +127,26 @@ int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
 int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
                             const char *channel, dlock_message_fn fn, void *arg)
 {
+    return dlock_backend_subscribe_until(b, out, channel, fn, arg, INT64_MAX,
+                                         NULL, 0);
+}
+
+int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                                  const char *channel, dlock_message_fn fn,
+                                  void *arg, int64_t deadline_ms, char *errbuf,
+                                  size_t errlen)
+{
+    if (errbuf != NULL && errlen > 0)
+        errbuf[0] = '\0';
     if (out != NULL)
         *out = NULL;
     if (b == NULL || b->methods == NULL || b->methods->subscribe == NULL ||
         out == NULL || channel == NULL || fn == NULL)
         return DLOCK_EINVAL;
+    if (deadline_ms != INT64_MAX &&
+        DLOCK_BACKEND_HAS_SLOT(b->methods, subscribe_until))
+        return b->methods->subscribe_until(b, out, channel, fn, arg, deadline_ms,
+                                           errbuf, errlen);
     return b->methods->subscribe(b, out, channel, fn, arg);
 }
 

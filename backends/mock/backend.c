@@ -96,6 +96,8 @@ static const dlock_backend_methods mock_methods = {
     mock_unsubscribe,
     mock_clock,
     mock_free,
+    NULL, /* eval_until: the mock never blocks on a network */
+    NULL, /* subscribe_until */
 };
 
 int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store)

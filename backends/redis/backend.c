@@ -24,21 +24,40 @@ typedef struct redis_backend {
     dlock__redis_subscriber *sub;
 } redis_backend;
 
+static int rb_eval_until(dlock_backend *b, dlock_reply **out,
+                         const dlock_script *script, size_t nkeys, size_t nargs,
+                         const char *const *argv, const size_t *argvlen,
+                         int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    redis_backend *rb = (redis_backend *)b;
+    return dlock__redis_eval(rb->pool, rb->scripts, &rb->cfg, out, script,
+                             nkeys, nargs, argv, argvlen, deadline_ms, errbuf,
+                             errlen);
+}
+
 static int rb_eval(dlock_backend *b, dlock_reply **out,
                    const dlock_script *script, size_t nkeys, size_t nargs,
                    const char *const *argv, const size_t *argvlen,
                    char *errbuf, size_t errlen)
 {
+    return rb_eval_until(b, out, script, nkeys, nargs, argv, argvlen, INT64_MAX,
+                         errbuf, errlen);
+}
+
+static int rb_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                              const char *channel, dlock_message_fn fn,
+                              void *arg, int64_t deadline_ms, char *errbuf,
+                              size_t errlen)
+{
     redis_backend *rb = (redis_backend *)b;
-    return dlock__redis_eval(rb->pool, rb->scripts, &rb->cfg, out, script,
-                             nkeys, nargs, argv, argvlen, errbuf, errlen);
+    return dlock__redis_subscriber_add(rb->sub, out, channel, fn, arg,
+                                       deadline_ms, errbuf, errlen);
 }
 
 static int rb_subscribe(dlock_backend *b, dlock_subscription **out,
                         const char *channel, dlock_message_fn fn, void *arg)
 {
-    redis_backend *rb = (redis_backend *)b;
-    return dlock__redis_subscriber_add(rb->sub, out, channel, fn, arg);
+    return rb_subscribe_until(b, out, channel, fn, arg, INT64_MAX, NULL, 0);
 }
 
 static void rb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
@@ -67,13 +86,15 @@ static void rb_free(dlock_backend *b)
 }
 
 static const dlock_backend_methods redis_methods = {
-    1,
+    2,
     "redis",
     rb_eval,
     rb_subscribe,
     rb_unsubscribe,
     rb_clock,
     rb_free,
+    rb_eval_until,
+    rb_subscribe_until,
 };
 
 static int check_options(const dlock_redis_options *o, char *errbuf,
@@ -146,7 +167,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     }
     /* One connection now, so a wrong URL, password or db fails here rather
      * than at the first lock; it stays in the pool for that first lock. */
-    rc = dlock__redis_pool_acquire(rb->pool, &c, errbuf, errlen);
+    rc = dlock__redis_pool_acquire(rb->pool, &c, INT64_MAX, errbuf, errlen);
     if (rc != 0)
         goto fail;
     dlock__redis_pool_release(rb->pool, c, 0);

@@ -180,17 +180,85 @@ int dlock__redis_send(redisContext *c, const dlock__redis_cmdbuf *b,
     return 0;
 }
 
+/* Waits until c's socket is readable or deadline_ms passes: 0, or
+ * DLOCK_ETIMEDOUT / DLOCK_ECONN (detail written). */
+static int wait_readable(redisContext *c, int64_t deadline_ms,
+                         const dlock__redis_config *cfg, char *errbuf,
+                         size_t errlen)
+{
+    for (;;) {
+        int64_t left = deadline_ms - dlock__redis_now_ms();
+        struct pollfd p;
+        int n;
+
+        if (left <= 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: no reply within the call's time "
+                              "budget", cfg->url.where);
+            return DLOCK_ETIMEDOUT;
+        }
+        p.fd = c->fd;
+        p.events = POLLIN;
+        p.revents = 0;
+        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR) {
+            dlock__redis_errf(errbuf, errlen, "redis %s: poll: %s",
+                              cfg->url.where, strerror(errno));
+            return DLOCK_ECONN;
+        }
+    }
+}
+
+/* A reply hiredis already parsed, or one read after the socket became
+ * readable before deadline_ms: the budgeted form of redisGetReply. */
+static int get_reply_until(redisContext *c, void **r, int64_t deadline_ms,
+                           const dlock__redis_config *cfg, char *errbuf,
+                           size_t errlen, int *own_detail)
+{
+    int rc;
+
+    *own_detail = 0;
+    if (redisGetReplyFromReader(c, r) != REDIS_OK)
+        return REDIS_ERR;
+    while (!*r) {
+        rc = wait_readable(c, deadline_ms, cfg, errbuf, errlen);
+        if (rc != 0) {
+            *own_detail = rc;
+            return REDIS_ERR;
+        }
+        if (redisBufferRead(c) != REDIS_OK ||
+            redisGetReplyFromReader(c, r) != REDIS_OK)
+            return REDIS_ERR;
+    }
+    return REDIS_OK;
+}
+
 int dlock__redis_read(redisContext *c, redisReply **out,
-                      const dlock__redis_config *cfg, char *errbuf,
-                      size_t errlen)
+                      const dlock__redis_config *cfg, int64_t deadline_ms,
+                      char *errbuf, size_t errlen)
 {
     void *r = NULL;
+    int ok, own = 0;
+
     *out = NULL;
     errno = 0;
-    if (redisGetReply(c, &r) != REDIS_OK || !r) {
+    /* The socket's own timeout (SO_RCVTIMEO) is the command timeout; a call
+     * whose budget ends sooner waits with poll() instead, at the cost of one
+     * more system call per reply. */
+    if (deadline_ms != INT64_MAX &&
+        (cfg->command_timeout_ms <= 0 ||
+         deadline_ms < dlock__redis_now_ms() + cfg->command_timeout_ms))
+        ok = get_reply_until(c, &r, deadline_ms, cfg, errbuf, errlen, &own);
+    else
+        ok = redisGetReply(c, &r);
+    if (ok != REDIS_OK || !r) {
         int e = errno;
         if (r)
             freeReplyObject(r);
+        if (own)
+            return own;
         if (!c->err) {
             dlock__redis_errf(errbuf, errlen, "redis %s: no reply",
                               cfg->url.where);
@@ -253,13 +321,20 @@ static int is_auth_error(const redisReply *r)
            strstr(r->str, "without any password configured");
 }
 
-/* The server refuses service for now (full, loading): not a credentials or
- * protocol problem, so the caller may retry like after a refused connect. */
-static int is_unavailable(const redisReply *r)
+int dlock__redis_unavailable(const char *msg, size_t len)
 {
-    return starts_with(r, "LOADING") || starts_with(r, "BUSY") ||
-           starts_with(r, "MASTERDOWN") ||
-           strstr(r->str, "max number of clients");
+    static const char *const prefixes[] = {
+        "LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (len >= n && strncmp(msg, prefixes[i], n) == 0 &&
+            (len == n || msg[n] == ' '))
+            return 1;
+    }
+    return strstr(msg, "max number of clients") != NULL;
 }
 
 static int check_handshake_reply(const redisReply *r, const char *what,
@@ -269,7 +344,7 @@ static int check_handshake_reply(const redisReply *r, const char *what,
 {
     const char *where = cfg->url.where;
     if (r->type == REDIS_REPLY_ERROR) {
-        if (is_unavailable(r)) {
+        if (dlock__redis_unavailable(r->str, r->len)) {
             dlock__redis_errf(errbuf, errlen, "redis %s: %s refused: %s",
                               where, what, r->str);
             return DLOCK_ECONN;
@@ -342,7 +417,7 @@ static int handshake(redisContext *c, const dlock__redis_config *cfg,
      * connection is discarded anyway. */
     for (i = 0; rc == 0 && i < n; i++) {
         redisReply *r;
-        rc = dlock__redis_read(c, &r, cfg, errbuf, errlen);
+        rc = dlock__redis_read(c, &r, cfg, INT64_MAX, errbuf, errlen);
         if (rc != 0)
             break;
         rc = check_handshake_reply(r, what[i], expect[i], cfg, errbuf, errlen);

@@ -48,12 +48,19 @@ int dlock__redis_send(redisContext *c, const dlock__redis_cmdbuf *b,
                       const dlock__redis_config *cfg, char *errbuf,
                       size_t errlen);
 
-/* Reads the next reply (blocking, bounded by the command timeout). On
- * failure returns DLOCK_ETIMEDOUT, DLOCK_ECONN, DLOCK_EPROTO or
- * DLOCK_ENOMEM, and c must be discarded. */
+/* Reads the next reply (blocking, bounded by the command timeout and by
+ * deadline_ms, monotonic; INT64_MAX: the command timeout only). On failure
+ * returns DLOCK_ETIMEDOUT, DLOCK_ECONN, DLOCK_EPROTO or DLOCK_ENOMEM, and c
+ * must be discarded: a reply still due on it belongs to this call. */
 int dlock__redis_read(redisContext *c, redisReply **out,
-                      const dlock__redis_config *cfg, char *errbuf,
-                      size_t errlen);
+                      const dlock__redis_config *cfg, int64_t deadline_ms,
+                      char *errbuf, size_t errlen);
+
+/* Whether an error reply is the server refusing service for now (LOADING,
+ * BUSY, MASTERDOWN, READONLY, TRYAGAIN, CLUSTERDOWN, too many clients):
+ * waiting, or another connection, may help. The one classification of
+ * such replies, for the handshake and for commands alike. */
+int dlock__redis_unavailable(const char *msg, size_t len);
 
 /* The code and detail for a hiredis failure on c (c->err set); saved_errno
  * is errno right after the failing call. */

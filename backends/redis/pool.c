@@ -95,15 +95,18 @@ static int fail_fast(dlock__redis_pool *p, int64_t now, char *errbuf,
 }
 
 int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
-                              char *errbuf, size_t errlen)
+                              int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     const dlock__redis_config *cfg = p->cfg;
     int64_t deadline = dlock__redis_deadline(cfg->connect_timeout_ms);
+    int budgeted = deadline_ms < deadline;
     redisContext *c;
     char detail[256];
     int rc;
 
     *out = NULL;
+    if (budgeted)
+        deadline = deadline_ms;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         int64_t now;
@@ -145,6 +148,16 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
             pthread_mutex_lock(&p->mu);
             if (probe)
                 p->probing = 0;
+            if (rc == DLOCK_ETIMEDOUT && budgeted) {
+                /* The caller's budget ran out, which says nothing about the
+                 * server: no back-off for the others. */
+                p->open--;
+                dlock__redis_errf(errbuf, errlen, "%s (the call's time budget)",
+                                  detail);
+                pthread_cond_signal(&p->freed);
+                pthread_mutex_unlock(&p->mu);
+                return rc;
+            }
             if (rc != 0) {
                 p->open--;
                 p->failures++;
@@ -161,6 +174,14 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
             pthread_mutex_unlock(&p->mu);
             *out = c;
             return 0;
+        }
+        if (now >= deadline && budgeted) {
+            pthread_mutex_unlock(&p->mu);
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: no free connection (all %d busy) "
+                              "within the call's time budget",
+                              cfg->url.where, cfg->pool_size);
+            return DLOCK_ETIMEDOUT;
         }
         if (now >= deadline) {
             pthread_mutex_unlock(&p->mu);

@@ -39,11 +39,12 @@ int dlock__redis_pool_new(dlock__redis_pool **out,
 /* Closes every idle connection. Every borrowed one must have been returned. */
 void dlock__redis_pool_free(dlock__redis_pool *p);
 
-/* Lends a ready connection (connected, authenticated, db selected). Returns
- * 0, DLOCK_ETIMEDOUT (none free within the budget), or what
+/* Lends a ready connection (connected, authenticated, db selected), within
+ * the connect timeout and by deadline_ms (monotonic; INT64_MAX: the connect
+ * timeout only). Returns 0, DLOCK_ETIMEDOUT (none free in time), or what
  * dlock__redis_connect returns; errbuf gets the detail. */
 int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
-                              char *errbuf, size_t errlen);
+                              int64_t deadline_ms, char *errbuf, size_t errlen);
 
 /* Gives c back; broken != 0 (or c->err set) closes it instead. */
 void dlock__redis_pool_release(dlock__redis_pool *p, redisContext *c,

@@ -165,17 +165,17 @@ int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r)
  * *last, the first (when there are two) in *first. */
 static int round_trip(redisContext *c, const dlock__redis_cmdbuf *b,
                       int nreplies, redisReply **first, redisReply **last,
-                      const dlock__redis_config *cfg, char *errbuf,
-                      size_t errlen)
+                      const dlock__redis_config *cfg, int64_t deadline_ms,
+                      char *errbuf, size_t errlen)
 {
     int rc = dlock__redis_send(c, b, cfg, errbuf, errlen);
     *last = NULL;
     if (first)
         *first = NULL;
     if (rc == 0 && nreplies == 2)
-        rc = dlock__redis_read(c, first, cfg, errbuf, errlen);
+        rc = dlock__redis_read(c, first, cfg, deadline_ms, errbuf, errlen);
     if (rc == 0)
-        rc = dlock__redis_read(c, last, cfg, errbuf, errlen);
+        rc = dlock__redis_read(c, last, cfg, deadline_ms, errbuf, errlen);
     if (rc != 0 && first && *first) {
         freeReplyObject(*first);
         *first = NULL;
@@ -187,7 +187,7 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
                       const dlock__redis_config *cfg, dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
-                      char *errbuf, size_t errlen)
+                      int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     const char *small_vec[16];
     size_t small_len[16];
@@ -237,7 +237,16 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         lens[3 + i] = argvlen ? argvlen[i] : strlen(argv[i]);
     }
 
-    rc = dlock__redis_pool_acquire(pool, &c, errbuf, errlen);
+    if (deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms) {
+        /* Nothing is sent that nobody would wait for. */
+        dlock__redis_errf(errbuf, errlen,
+                          "eval %s: the call's time budget was spent before "
+                          "it could be sent",
+                          script->name ? script->name : "?");
+        rc = DLOCK_ETIMEDOUT;
+        goto done;
+    }
+    rc = dlock__redis_pool_acquire(pool, &c, deadline_ms, errbuf, errlen);
     if (rc != 0)
         goto done;
 
@@ -249,7 +258,7 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         lens[1] = SHA_LEN;
         rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
         if (rc == 0) {
-            rc = round_trip(c, &b, 1, NULL, &r, cfg, errbuf, errlen);
+            rc = round_trip(c, &b, 1, NULL, &r, cfg, deadline_ms, errbuf, errlen);
             broken = rc != 0;
         }
         if (rc == 0 && is_noscript(r)) {
@@ -269,7 +278,8 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         if (rc == 0)
             rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
         if (rc == 0) {
-            rc = round_trip(c, &b, 2, &load, &r, cfg, errbuf, errlen);
+            rc = round_trip(c, &b, 2, &load, &r, cfg, deadline_ms, errbuf,
+                            errlen);
             broken = rc != 0;
         }
         if (rc == 0 && is_sha(load))
@@ -282,6 +292,14 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     if (rc != 0) {
         if (!broken)
             dlock__redis_errf(errbuf, errlen, "eval: out of memory");
+        goto done;
+    }
+    if (r->type == REDIS_REPLY_ERROR && dlock__redis_unavailable(r->str, r->len)) {
+        /* Not the script's answer but the server refusing service for now:
+         * a transport condition, retried like a lost connection. */
+        dlock__redis_errf(errbuf, errlen, "redis %s: server unavailable: %.160s",
+                          cfg->url.where, r->str);
+        rc = DLOCK_ECONN;
         goto done;
     }
     rc = convert(out, r, 0);

@@ -79,6 +79,7 @@ struct dlock__redis_subscriber {
     int failures;
     int64_t retry_at_ms;
     int last_rc;
+    char last_err[256]; /* the detail of the last failed connect attempt */
     uint64_t fail_seq; /* bumped by every failed connect attempt */
 
     /* The delivery in progress: snap[0..nsnap) is being called. */
@@ -496,6 +497,11 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
         return 0;
     }
     if (r->type == REDIS_REPLY_ERROR) {
+        /* Refused for now (BUSY, LOADING...): as if the connection had
+         * dropped: reconnect with back-off and restore every channel, and
+         * the waiters look again; pending subscribes fail with ECONN. */
+        if (dlock__redis_unavailable(r->str, r->len))
+            return -1;
         on_error_reply(s, r);
         return 0;
     }
@@ -566,6 +572,7 @@ static void try_connect(dlock__redis_subscriber *s)
         s->retry_at_ms = dlock__redis_now_ms() +
                          dlock__redis_backoff_ms(cfg, s->failures);
         s->last_rc = rc;
+        snprintf(s->last_err, sizeof s->last_err, "%s", detail);
         s->fail_seq++;
         pthread_cond_broadcast(&s->cv);
         return;
@@ -751,7 +758,9 @@ void dlock__redis_subscriber_free(dlock__redis_subscriber *s)
 
 int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
                                 dlock_subscription **out, const char *channel_name,
-                                dlock_message_fn fn, void *arg)
+                                dlock_message_fn fn, void *arg,
+                                int64_t deadline_ms, char *errbuf,
+                                size_t errlen)
 {
     const dlock__redis_config *cfg = s->cfg;
     dlock_subscription *l;
@@ -779,6 +788,9 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
     now = dlock__redis_now_ms();
     if (!s->connected && s->failures > 0 && now < s->retry_at_ms) {
         rc = s->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
+        dlock__redis_errf(errbuf, errlen,
+                          "subscriber connection down, backing off (last "
+                          "error: %s)", s->last_err);
         pthread_mutex_unlock(&s->mu);
         free(l);
         return rc;
@@ -819,14 +831,20 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
     if (!s->connected && deadline != INT64_MAX)
         deadline = cfg->connect_timeout_ms > 0
                        ? deadline + cfg->connect_timeout_ms : INT64_MAX;
+    if (deadline_ms < deadline)
+        deadline = deadline_ms;
     seq = s->fail_seq;
     while (l->state == L_PENDING) {
         if (s->fail_seq != seq) {
             rc = s->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
+            dlock__redis_errf(errbuf, errlen, "%s", s->last_err);
             break;
         }
         if (dlock__redis_now_ms() >= deadline) {
             rc = DLOCK_ETIMEDOUT;
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: SUBSCRIBE not confirmed in time",
+                              cfg->url.where);
             break;
         }
         dlock__redis_cond_wait_until(&s->cv, &s->mu, deadline);

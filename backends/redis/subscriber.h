@@ -53,14 +53,20 @@ int dlock__redis_subscriber_new(dlock__redis_subscriber **out,
  * registered (a caller bug) are dropped without being called. */
 void dlock__redis_subscriber_free(dlock__redis_subscriber *s);
 
-/* The backend's subscribe slot. DLOCK_EINVAL for a NULL or empty channel or
+/* The backend's subscribe_until slot: waits for the confirmation until the
+ * command timeout (plus the connect timeout while disconnected) or
+ * deadline_ms (monotonic; INT64_MAX: no other bound), whichever comes
+ * first; errbuf (may be NULL) gets the detail of a failure. DLOCK_EINVAL
+ * for a NULL or empty channel or
  * a NULL fn; otherwise 0, DLOCK_ETIMEDOUT, DLOCK_ECONN, DLOCK_EAUTH,
  * DLOCK_EPROTO (the server refused the SUBSCRIBE), DLOCK_ENOMEM, or
  * DLOCK_EDEADLK when called from a message callback for a channel not yet
  * confirmed (only the calling thread could read the confirmation). */
 int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
                                 dlock_subscription **out, const char *channel,
-                                dlock_message_fn fn, void *arg);
+                                dlock_message_fn fn, void *arg,
+                                int64_t deadline_ms, char *errbuf,
+                                size_t errlen);
 
 /* The backend's unsubscribe slot. NULL is a no-op. */
 void dlock__redis_subscriber_remove(dlock__redis_subscriber *s,

@@ -37,7 +37,8 @@ static void note(const char *what, long long ms)
     printf("    [faults] %s: %lld ms\n", what, ms);
 }
 
-static dlock_client *make_client(const char *url, int64_t watchdog_ms)
+dlock_client *fault_client_new(const char *url, int64_t cmd_ms, int64_t conn_ms,
+                               int pool, int64_t watchdog_ms)
 {
     dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
@@ -46,9 +47,9 @@ static dlock_client *make_client(const char *url, int64_t watchdog_ms)
     char err[256] = "";
     int rc;
 
-    ro.connect_timeout_ms = CONN_MS;
-    ro.command_timeout_ms = CMD_MS;
-    ro.pool_size = 4;
+    ro.connect_timeout_ms = conn_ms;
+    ro.command_timeout_ms = cmd_ms;
+    ro.pool_size = pool;
     ro.reconnect_min_ms = 20;
     ro.reconnect_max_ms = 200;
     co.watchdog_timeout_ms = watchdog_ms;
@@ -61,6 +62,11 @@ static dlock_client *make_client(const char *url, int64_t watchdog_ms)
         fail_msg("client: %s", dlock_errname(rc));
     }
     return c;
+}
+
+static dlock_client *make_client(const char *url, int64_t watchdog_ms)
+{
+    return fault_client_new(url, CMD_MS, CONN_MS, 4, watchdog_ms);
 }
 
 static dlock_rlock *make_lock(dlock_client *c, const char *type,
@@ -602,8 +608,9 @@ static void test_net_drop(void **state)
     dlock_client_free(c);
 }
 
-/* Delay: below the command timeout calls succeed, slower; above it they
- * time out within the command timeout + margin. */
+/* Delay: below the command timeout (and within their budget) calls
+ * succeed, slower; above it they time out within the command timeout +
+ * margin. */
 static void test_net_delay(void **state)
 {
     dlock_client *c = make_client(fault_proxy_url(proxy), 30000);
@@ -614,7 +621,9 @@ static void test_net_delay(void **state)
 
     assert_int_equal(dlock_is_locked(l, &locked), 0); /* a warm connection */
     fault_proxy_set(proxy, FAULT_DELAY, 100);
-    TIMED(rc, dt, dlock_try_lock(l, 0, 1000));
+    /* A budget that covers the round trip (a wait of 0 would get only the
+     * client's budget_slack_ms: tests/faults/stall_cases.c). */
+    TIMED(rc, dt, dlock_try_lock(l, 500, 1000));
     note("delay 100 ms each way: try_lock took", dt);
     assert_int_equal(rc, 0);
     assert_true(dt >= 190);
@@ -727,6 +736,7 @@ int dlock_test_faults(void)
     failed += DLOCK_RUN_GROUP("faults: network", net, group_proxy,
                               group_proxy_stop);
     failed += DLOCK_RUN_GROUP("faults: stress slice", stress, NULL, NULL);
+    failed += dlock_test_stalls();
     return failed;
 }
 

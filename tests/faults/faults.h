@@ -89,12 +89,25 @@ int fault_proxy_connections(fault_proxy *p);
 /* Stops the thread, closes everything. NULL is a no-op. */
 void fault_proxy_stop(fault_proxy *p);
 
+/* ---- clients ------------------------------------------------------------ */
+
+/* A client on a Redis backend at url with these timeouts and pool size, a
+ * short reconnection back-off (20..200 ms) and the watchdog timeout given.
+ * Fails the test if it cannot be made. */
+struct dlock_client;
+struct dlock_client *fault_client_new(const char *url, int64_t cmd_ms,
+                                      int64_t conn_ms, int pool,
+                                      int64_t watchdog_ms);
+
 /* ---- suites ------------------------------------------------------------- */
 
 /* The fast cases (seconds; `make check`) and the slow ones (`make faults`).
  * Each returns its number of failures. */
 int dlock_test_faults(void);
 int dlock_test_faults_slow(void);
+/* Budgets and transient refusals (tests/faults/stall_cases.c), part of
+ * dlock_test_faults. */
+int dlock_test_stalls(void);
 
 /* Cross-process stress (item 4): procs helper processes x threads x iters
  * per lock type, on a redis-server it starts. Prints one line per type and

@@ -494,3 +494,10 @@ void dlock_test_redis_stop(dlock_test_redis *r)
     nftw(r->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     free_server(r);
 }
+
+int dlock_test_redis_signal(dlock_test_redis *r, int sig)
+{
+    if (!r || r->pid <= 0)
+        return -1;
+    return kill(r->pid, sig) == 0 ? 0 : -1;
+}

@@ -39,6 +39,9 @@ int dlock_test_redis_kill(dlock_test_redis *r);
  * (stopping it first if it runs). Data is lost (no persistence). 0 or -1. */
 int dlock_test_redis_restart(dlock_test_redis *r);
 
+/* Sends sig to the running server (SIGSTOP stalls it, SIGCONT resumes it).
+ * 0, or -1 when it is not running. */
+int dlock_test_redis_signal(dlock_test_redis *r, int sig);
 /* Stops the server and removes its directory. NULL is a no-op. */
 void dlock_test_redis_stop(dlock_test_redis *r);
 

@@ -77,7 +77,7 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 
 
 typedef struct dlock_backend_methods {
-    int version; /* 1 */
+    int version; /* 1, or 2 with the slots after free */
     const char *name; /* "mock", "redis" */
 
     /* Runs script atomically with KEYS = argv[0..nkeys) and
@@ -113,7 +113,33 @@ typedef struct dlock_backend_methods {
     /* Closes connections, joins threads, frees b. Every subscription must
      * have been removed before. */
     void (*free)(dlock_backend *b);
+
+    /* ---- version 2 ---- */
+
+    /* eval, bounded by deadline_ms on this backend's clock (its now_ms):
+     * when the reply has not come by then the call returns DLOCK_ETIMEDOUT
+     * at the deadline (or DLOCK_ECONN when no connection could be had in
+     * time), and the late reply is never handed to another call (the
+     * connection it was due on is dropped). INT64_MAX: bounded by the
+     * backend's own timeouts only, as eval. May be NULL: the dispatcher
+     * then calls eval (a backend that never blocks, like the mock). */
+    int (*eval_until)(dlock_backend *b, dlock_reply **out,
+                      const dlock_script *script, size_t nkeys, size_t nargs,
+                      const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, char *errbuf, size_t errlen);
+
+    /* subscribe, waiting for the server's confirmation until deadline_ms at
+     * the latest (DLOCK_ETIMEDOUT then, nothing left subscribed for this
+     * call); on failure a one-line detail goes into errbuf (may be NULL) of
+     * size errlen. May be NULL: the dispatcher then calls subscribe. */
+    int (*subscribe_until)(dlock_backend *b, dlock_subscription **out,
+                           const char *channel, dlock_message_fn fn, void *arg,
+                           int64_t deadline_ms, char *errbuf, size_t errlen);
 } dlock_backend_methods;
+
+/* Whether a table has a version-2 slot (never read past what its version
+ * promises: a table built against an older header is shorter). */
+#define DLOCK_BACKEND_HAS_SLOT(m, slot) ((m)->version >= 2 && (m)->slot != NULL)
 
 struct dlock_backend {
     const dlock_backend_methods *methods;
@@ -126,6 +152,17 @@ int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
                        char *errbuf, size_t errlen);
 int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
                             const char *channel, dlock_message_fn fn, void *arg);
+/* The version-2 slots, falling back to eval/subscribe (unbounded by
+ * deadline_ms) for a backend without them. */
+int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv,
+                             const size_t *argvlen, int64_t deadline_ms,
+                             char *errbuf, size_t errlen);
+int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                                  const char *channel, dlock_message_fn fn,
+                                  void *arg, int64_t deadline_ms, char *errbuf,
+                                  size_t errlen);
 void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
 dlock_clock *dlock_backend_clock(dlock_backend *b);
 void dlock_backend_free(dlock_backend *b); /* NULL is a no-op */

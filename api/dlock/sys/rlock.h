@@ -166,9 +166,11 @@ struct dlock_wait_spec {
     int version;                 /* 1 */
     const char *channel;         /* wake-up channel (owned by the caller) */
     dlock_attempt_fn attempt;
-    /* Called once when the wait ends without the lock after at least one
-     * DLOCK_EBUSY attempt (budget spent, wait 0, or an error), e.g. to
-     * leave a queue. May be NULL. */
+    /* Called once when the wait ends without the lock after an attempt
+     * that was refused (DLOCK_EBUSY) or whose reply was lost (DLOCK_ECONN,
+     * DLOCK_ETIMEDOUT): budget spent, wait 0, or an error; e.g. to leave a
+     * queue. Its round trips share the call's cap (see dlock_rlock_wait).
+     * May be NULL. */
     void (*give_up)(dlock_rlock *l, const dlock_wait_spec *spec,
                     const char *owner);
     void *arg;                   /* for attempt and give_up */
@@ -177,9 +179,15 @@ struct dlock_wait_spec {
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
  * channel (shared per client), attempt again (a release published before the
  * subscription is not lost), then sleep until a message, the retry time or
- * the budget, and repeat. With DLOCK_WAIT_FOREVER, transport errors are
- * retried with back-off. Returns 0, DLOCK_EBUSY (wait_ms 0),
- * DLOCK_ETIMEDOUT, or the attempt's error. */
+ * the budget, and repeat. Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT)
+ * are retried with back-off while the budget lasts (for ever with
+ * DLOCK_WAIT_FOREVER). The budget is checked before every step, and every
+ * round trip made meanwhile on this thread through dlock_rlock_eval* (the
+ * attempts and give_up included) is cut off at wait_ms + the client's
+ * budget_slack_ms (api/dlock/client.h): the call returns within that.
+ * Returns 0, DLOCK_EBUSY (wait_ms 0), DLOCK_ETIMEDOUT (the budget ran out
+ * after a refusal, or a round trip did), DLOCK_ECONN (the budget ran out
+ * while the backend was unreachable), or the attempt's error. */
 int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms);
 
