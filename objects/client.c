@@ -60,10 +60,15 @@ int dlock__client_check(const dlock_client *c)
     return current_pid() == c->pid ? 0 : DLOCK_EFORKED;
 }
 
+static int in_range(int64_t ms, int64_t min_ms)
+{
+    return ms >= min_ms && ms <= DLOCK_TIME_MAX_MS;
+}
+
 static int options_valid(const dlock_client_options *o)
 {
-    return o->version >= 1 && o->watchdog_timeout_ms >= 3 &&
-           o->max_hold_ms >= 0 && o->fair_wait_slack_ms > 0;
+    return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
+           in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1);
 }
 
 int dlock_client_new(dlock_client **out, dlock_backend *backend,

@@ -6,8 +6,11 @@
  * support gives DLOCK_ENOTSUP.
  *
  * Times are milliseconds. lease_ms = 0 means "held until unlocked": the
- * client's watchdog keeps renewing a watchdog_timeout lease. A blocking call
- * never blocks longer than asked, plus one backend round trip.
+ * client's watchdog keeps renewing a watchdog_timeout lease; else the lease
+ * is 1..DLOCK_TIME_MAX_MS (api/dlock/times.h; above: DLOCK_EINVAL, nothing
+ * sent). A blocking call never blocks longer than asked, plus one backend
+ * round trip. wait_ms is any value >= 0; a wait above DLOCK_TIME_MAX_MS has
+ * no time limit in effect (it never ends in DLOCK_ETIMEDOUT).
  *
  * Owners: the plain functions act for the calling thread's owner id; the
  * *_as functions take an explicit owner id (from dlock_client_owner, or any
