@@ -32,6 +32,13 @@ static int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+/* now + ms (ms >= 0) for a deadline, saturating at INT64_MAX (no deadline)
+ * instead of overflowing: a wait or a TTL near INT64_MAX means "no limit". */
+static int64_t deadline_after(int64_t now, int64_t ms)
+{
+    return now > 0 && ms > INT64_MAX - now ? INT64_MAX : now + ms;
+}
+
 /* Sleeps the back-off after a transport error in an unbounded lock(). */
 static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step)
 {
@@ -50,7 +57,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     dlock_signal sig;
     int rc;
 
-    deadline = forever ? INT64_MAX : dlock_clock_now(clk) + wait_ms;
+    deadline = forever ? INT64_MAX : deadline_after(dlock_clock_now(clk), wait_ms);
     rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
     if (rc != DLOCK_EBUSY && !(forever && is_transport_error(rc)))
         return rc;
@@ -100,7 +107,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
         }
         /* The holder's TTL bounds the sleep: an expired lease sends no
          * message. */
-        wake = retry_ms >= 0 ? min64(deadline, sent + retry_ms) : deadline;
+        wake = retry_ms >= 0 ? min64(deadline, deadline_after(sent, retry_ms)) : deadline;
         if (wake > now)
             dlock_clock_sleep_until(clk, &sig, wake);
     }
