@@ -3,6 +3,7 @@
 #define DLOCK_H
 
 #include "dlock/errors.h"
+#include "dlock/times.h"
 #include "dlock/client.h"
 #include "dlock/rlock.h"
 #include "dlock/reentrant.h"

@@ -27,7 +27,9 @@ typedef struct field {
     int64_t min, max;
 } field;
 
-#define I64(name, where, min) {name, F_I64, offsetof(dlock__config, where), min, INT64_MAX}
+/* Every integer field but pool_size is a duration: DLOCK_TIME_MAX_MS at most. */
+#define I64(name, where, min) \
+    {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 
 static const field fields[] = {
     {"url", F_URL, 0, 0, 0},

@@ -159,7 +159,8 @@ static int decode(dlock_bucket *b, void **out, const dlock_reply *v)
     return 0;
 }
 
-/* The checks at the top of every call; ttl_ms < 0 is refused where given. */
+/* The checks at the top of every call; a ttl_ms out of range
+ * (0..DLOCK_TIME_MAX_MS) is refused where given. */
 static int enter(dlock_bucket *b, call *k, int64_t ttl_ms)
 {
     int rc;
@@ -169,8 +170,9 @@ static int enter(dlock_bucket *b, call *k, int64_t ttl_ms)
     rc = dlock__client_check(b->base.client);
     if (rc != 0)
         return dlock_rlock_fail(BASE(b), rc, "bucket used in a fork() child");
-    if (ttl_ms < 0)
-        return dlock_rlock_fail(BASE(b), DLOCK_EINVAL, "ttl must be >= 0 ms (0: none)");
+    rc = dlock__time_arg(BASE(b), "ttl (0: none)", ttl_ms, 0);
+    if (rc != 0)
+        return rc;
     memset(k, 0, sizeof(*k));
     put(k, b->base.name, b->base.name_len);
     return 0;

@@ -61,11 +61,16 @@ int dlock__client_check(const dlock_client *c)
     return current_pid() == c->pid ? 0 : DLOCK_EFORKED;
 }
 
+static int in_range(int64_t ms, int64_t min_ms)
+{
+    return ms >= min_ms && ms <= DLOCK_TIME_MAX_MS;
+}
+
 static int options_valid(const dlock_client_options *o)
 {
-    return o->version >= 1 && o->watchdog_timeout_ms >= 3 &&
-           o->max_hold_ms >= 0 && o->fair_wait_slack_ms > 0 &&
-           (o->version < 2 || o->budget_slack_ms >= 0);
+    return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
+           in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
+           (o->version < 2 || in_range(o->budget_slack_ms, 0));
 }
 
 /* opts as this version of the library reads it: a version-1 struct is

@@ -97,7 +97,10 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
     if (!channel)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
     snprintf(channel, n, "%s:%s", f->o.channel, owner);
-    fw.slack_ms = wait_ms > 0 ? wait_ms : l->client->opts.fair_wait_slack_ms;
+    /* A wait beyond DLOCK_TIME_MAX_MS has no limit in effect: it gets the
+     * slack of an endless wait, which also keeps now + slack in range. */
+    fw.slack_ms = wait_ms > 0 && wait_ms <= DLOCK_TIME_MAX_MS
+                      ? wait_ms : l->client->opts.fair_wait_slack_ms;
     fw.join = wait_ms != 0;
     spec.channel = channel;
     spec.arg = &fw;

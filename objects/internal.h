@@ -111,8 +111,13 @@ int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
  * errors, DLOCK_ENOMEM; on failure *out = NULL and nothing is left. */
 int dlock__rlock_new(dlock_rlock **out, size_t size, const dlock_rlock_methods *m,
                      dlock_client *c, const char *name);
-/* rlock.c: lease >= 0; wait >= 0 or DLOCK_WAIT_FOREVER. 0 or DLOCK_EINVAL. */
+/* rlock.c: lease 0..DLOCK_TIME_MAX_MS; wait >= 0 (any: a longer wait than
+ * DLOCK_TIME_MAX_MS saturates in the wait loop) or DLOCK_WAIT_FOREVER. 0 or
+ * DLOCK_EINVAL. */
 int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
+/* rlock.c: a duration argument called what: min_ms..DLOCK_TIME_MAX_MS
+ * (api/dlock/times.h). 0 or DLOCK_EINVAL, recorded on l with the range. */
+int dlock__time_arg(dlock_rlock *l, const char *what, int64_t ms, int64_t min_ms);
 /* rlock.c: records the detail of a failed eval on l. */
 int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                      const char *detail);

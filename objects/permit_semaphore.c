@@ -117,10 +117,8 @@ static int enter(dlock_permit_semaphore *p)
 
 static int lease_arg(dlock_permit_semaphore *p, int64_t lease_ms)
 {
-    if (lease_ms <= 0)
-        return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
-                                "lease must be > 0 ms (a permit never lives forever)");
-    return 0;
+    return dlock__time_arg(BASE(p), "lease (a permit never lives forever)",
+                           lease_ms, 1);
 }
 
 /* A permit id is exactly what acquire makes: 32 lower-case hex digits. */

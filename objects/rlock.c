@@ -3,6 +3,7 @@
  * functions, and the services every lock type uses (naming keys, running
  * scripts with honest error mapping, remembering the last failure).
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -313,10 +314,21 @@ int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
     if (rc != 0)                                                              \
         return rc
 
+int dlock__time_arg(dlock_rlock *l, const char *what, int64_t ms, int64_t min_ms)
+{
+    if (ms >= min_ms && ms <= DLOCK_TIME_MAX_MS)
+        return 0;
+    return dlock_rlock_fail(l, DLOCK_EINVAL, "%s must be %" PRId64 "..%" PRId64
+                            " ms (got %" PRId64 ")", what, min_ms,
+                            DLOCK_TIME_MAX_MS, ms);
+}
+
 int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms)
 {
-    if (lease_ms < 0)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "lease must be >= 0 ms (0: watchdog)");
+    int rc = dlock__time_arg(l, "lease (0: watchdog)", lease_ms, 0);
+
+    if (rc != 0)
+        return rc;
     /* DLOCK_WAIT_FOREVER comes from the lock calls only: the try_lock calls
      * turn a negative wait into INT64_MIN, an error, never "forever". */
     if (wait_ms < 0 && wait_ms != DLOCK_WAIT_FOREVER)

@@ -102,8 +102,8 @@ int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
 
     if (rc != 0)
         return rc;
-    if (ttl_ms <= 0)
-        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "ttl must be > 0 ms");
+    if ((rc = dlock__time_arg(BASE(s), "ttl", ttl_ms, 1)) != 0)
+        return rc;
     return try_set(s, out, permits, ttl_ms);
 }
 

@@ -169,6 +169,11 @@ static void test_client_args(void **state)
     BAD_OPT(max_hold_ms, INT64_MIN);
     BAD_OPT(fair_wait_slack_ms, 0);
     BAD_OPT(fair_wait_slack_ms, INT64_MIN);
+    /* Above DLOCK_TIME_MAX_MS: watchdog leases would leave PEXPIRE's range. */
+    BAD_OPT(watchdog_timeout_ms, INT64_MAX);
+    BAD_OPT(watchdog_timeout_ms, DLOCK_TIME_MAX_MS + 1);
+    BAD_OPT(max_hold_ms, INT64_MAX);
+    BAD_OPT(fair_wait_slack_ms, INT64_MAX);
 #undef BAD_OPT
     dlock_backend_free(b);
 
@@ -296,6 +301,11 @@ static void test_rlock_args(void **state)
             EXPECT(dlock_try_lock(l, 0, bad_times[k]), DLOCK_EINVAL);
             EXPECT(dlock_try_lock_as(l, "o", bad_times[k], 0), DLOCK_EINVAL);
         }
+        /* Leases above DLOCK_TIME_MAX_MS (nothing is written: see
+         * tests/conformance/bounds_cases.c). */
+        EXPECT(dlock_try_lock(l, 0, INT64_MAX), DLOCK_EINVAL);
+        EXPECT(dlock_try_lock(l, 0, DLOCK_TIME_MAX_MS + 1), DLOCK_EINVAL);
+        EXPECT(dlock_lock(l, INT64_MAX / 2), DLOCK_EINVAL);
         /* -1 is "forever" inside the library only: never from try_lock. */
         EXPECT(dlock_try_lock(l, -1, 1000), DLOCK_EINVAL);
         /* An endless wait on a free lock returns at once. */
@@ -377,6 +387,7 @@ static void test_semaphore_args(void **state)
     }
     EXPECT(dlock_semaphore_add_permits(s, INT64_MIN), DLOCK_EINVAL);
     EXPECT(dlock_semaphore_try_set_permits_ttl(s, &o, 1, 0), DLOCK_EINVAL);
+    EXPECT(dlock_semaphore_try_set_permits_ttl(s, &o, 1, INT64_MAX), DLOCK_EINVAL);
     /* Zero permits: nothing to do, no round trip. */
     EXPECT(dlock_semaphore_acquire(s, 0), 0);
     EXPECT(dlock_semaphore_try_acquire(s, 0, 0), 0);
@@ -456,6 +467,8 @@ static void test_permit_semaphore_args(void **state)
     EXPECT(dlock_permit_semaphore_release(p, dup[0]), DLOCK_ENOTOWNER);
     EXPECT(dlock_permit_semaphore_update_lease(p, dup[0], 0), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_update_lease(p, dup[0], INT64_MIN), DLOCK_EINVAL);
+    EXPECT(dlock_permit_semaphore_update_lease(p, dup[0], INT64_MAX), DLOCK_EINVAL);
+    EXPECT(dlock_permit_semaphore_acquire(p, &ids, 1, INT64_MAX), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_set_permits(p, -1), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_set_permits(p, INT64_MAX), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_try_set_permits(p, &o, INT64_MIN), DLOCK_EINVAL);
@@ -567,8 +580,9 @@ static void test_bucket_and_codecs(void **state)
     g.version = 0;
     EXPECT(dlock_bucket_set_guarded(b, &g, "x", 0), DLOCK_EINVAL);
     dlock_rlock_free(lock);
-    /* A huge TTL: the store refuses what overflows its clock. */
-    EXPECT(dlock_bucket_set(b, "x", INT64_MAX), DLOCK_EPROTO);
+    /* A huge TTL: above DLOCK_TIME_MAX_MS, refused before anything is sent. */
+    EXPECT(dlock_bucket_set(b, "x", INT64_MAX), DLOCK_EINVAL);
+    EXPECT(dlock_bucket_set(b, "x", DLOCK_TIME_MAX_MS + 1), DLOCK_EINVAL);
     dlock_bucket_free(b);
 
     /* Codecs: NULL everything, and bytes that do not decode. */
@@ -619,6 +633,9 @@ static void test_config(void **state)
         "{\"url\": \"mock:\", \"watchdog_timeout_ms\": -9223372036854775808}",
         "{\"url\": \"mock:\", \"max_hold_ms\": 99999999999999999999999}",
         "{\"url\": \"mock:\", \"fair_wait_slack_ms\": 0}",
+        "{\"url\": \"mock:\", \"watchdog_timeout_ms\": 9223372036854775807}",
+        "{\"url\": \"mock:\", \"max_hold_ms\": 1000000000001}",
+        "{\"url\": \"mock:\", \"command_timeout_ms\": 9223372036854775807}",
         /* (with "mock:" the Redis-only fields are checked one by one, the
          * pair not: a redis:// URL is checked before connecting) */
         "{\"url\": \"redis://127.0.0.1:1\", \"reconnect_min_ms\": 10, "

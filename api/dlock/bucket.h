@@ -15,9 +15,9 @@
  * dlock_codec_value_free with the bucket's codec). An absent value reads as
  * *out == NULL with a return of 0.
  *
- * TTL: every write takes ttl_ms: > 0, the value disappears that many ms
- * later (on the store's clock: the virtual clock on the mock); 0, it never
- * expires. A write replaces the TTL as well as the value.
+ * TTL: every write takes ttl_ms: 1..DLOCK_TIME_MAX_MS (api/dlock/times.h),
+ * the value disappears that many ms later (on the store's clock: the
+ * virtual clock on the mock); 0, it never expires. A write replaces the TTL as well as the value.
  *
  * Guarded writes (dlock_bucket_set_guarded): the store checks that the lock
  * is held by the writer and writes, in one atomic script. A holder whose
@@ -27,7 +27,7 @@
  * fencing token to be the current one.
  *
  * Errors: every call may also return DLOCK_EINVAL (NULL object or value,
- * negative TTL: nothing changed), DLOCK_ECONN / DLOCK_ETIMEDOUT (backend
+ * a TTL out of range: nothing changed), DLOCK_ECONN / DLOCK_ETIMEDOUT (backend
  * unreachable or slow), DLOCK_EPROTO (another kind of value under the name,
  * or stored bytes that the codec cannot decode: nothing changed) and
  * DLOCK_EFORKED. dlock_bucket_errmsg() tells the detail (for a value that

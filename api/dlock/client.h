@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "errors.h"
+#include "times.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,11 +53,15 @@ extern "C" {
  * call any dlock function except dlock_client_free on this client. */
 typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
+/* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
     int version;                 /* 2 (1: a struct ending at on_lost_arg) */
-    int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3 */
-    int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop */
-    int64_t fair_wait_slack_ms;  /* fair-lock waiter slack when wait is 0 */
+    int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
+                                  * 3..DLOCK_TIME_MAX_MS */
+    int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
+                                  * 0..DLOCK_TIME_MAX_MS */
+    int64_t fair_wait_slack_ms;  /* fair-lock waiter slack when wait is 0;
+                                  * 1..DLOCK_TIME_MAX_MS */
     dlock_lost_fn on_lost;       /* may be NULL */
     void *on_lost_arg;
     /* ---- version 2 ---- */

@@ -26,6 +26,8 @@
  *   max_hold_ms                             >= 0 (0: renew for ever)
  *   fair_wait_slack_ms                      >= 1
  *   budget_slack_ms                         >= 0
+ * and every one of them but pool_size at most DLOCK_TIME_MAX_MS
+ * (10^12, api/dlock/times.h).
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The Redis fields are accepted, and unused, with "mock:", so one file can
  * switch backends by its URL alone.

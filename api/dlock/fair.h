@@ -12,8 +12,8 @@
  *  - the lock goes to waiters in arrival order, across clients and processes;
  *    re-entry by the holder never queues; try_lock with wait 0 never queues;
  *  - a waiter's deadline is the moment it is presumed dead: every attempt of a
- *    live waiter moves it to now + slack (slack = the try_lock wait when > 0,
- *    else the client's fair_wait_slack_ms), and a live waiter attempts at
+ *    live waiter moves it to now + slack (slack = the try_lock wait when > 0
+ *    and at most DLOCK_TIME_MAX_MS, else the client's fair_wait_slack_ms), and a live waiter attempts at
  *    least every slack/2. A waiter first in line whose deadline passed is
  *    purged by the next operation, so a dead waiter blocks the queue for at
  *    most its slack; a waiter that gives up (its wait ran out) leaves the queue

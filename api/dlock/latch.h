@@ -67,8 +67,9 @@ int dlock_latch_count(dlock_latch *l, int64_t *out);
  * unreachable it keeps retrying. 0 or an error. */
 int dlock_latch_await(dlock_latch *l);
 
-/* Waits up to timeout_ms (>= 0; 0 = one look) for the count to reach zero:
- * 0, or DLOCK_ETIMEDOUT when it did not. */
+/* Waits up to timeout_ms (>= 0; 0 = one look; above DLOCK_TIME_MAX_MS, no
+ * time limit in effect) for the count to reach zero: 0, or DLOCK_ETIMEDOUT
+ * when it did not. */
 int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms);
 
 /* Deletes the count, releasing every awaiter. *out (may be NULL): 1 a count

@@ -91,8 +91,8 @@ const char *dlock_permit_semaphore_errmsg(dlock_permit_semaphore *p);
 void dlock_permit_ids_free(char **ids);
 
 /* Takes permits (0..DLOCK_PERMITS_PER_CALL), each with its own id and a
- * lease of lease_ms (> 0: a permit never lives forever; extend it with
- * update_lease), blocking until that many are available. On success *out is
+ * lease of lease_ms (1..DLOCK_TIME_MAX_MS: a permit never lives forever;
+ * extend it with update_lease), blocking until that many are available. On success *out is
  * a NULL-terminated array of `permits` ids, allocated as one block that the
  * caller owns and frees with dlock_permit_ids_free (0 permits: an empty
  * array, at once, without a round trip). On failure *out is NULL. While the
@@ -100,7 +100,8 @@ void dlock_permit_ids_free(char **ids);
 int dlock_permit_semaphore_acquire(dlock_permit_semaphore *p, char ***out,
                                    int64_t permits, int64_t lease_ms);
 
-/* As acquire, waiting up to wait_ms (>= 0; 0 = one attempt): DLOCK_EBUSY
+/* As acquire, waiting up to wait_ms (>= 0; 0 = one attempt; above
+ * DLOCK_TIME_MAX_MS, no time limit in effect): DLOCK_EBUSY
  * when wait_ms is 0 and too few are available, DLOCK_ETIMEDOUT when the
  * wait ran out. */
 int dlock_permit_semaphore_try_acquire(dlock_permit_semaphore *p, char ***out,
@@ -126,7 +127,7 @@ int dlock_permit_semaphore_try_release(dlock_permit_semaphore *p, int *out,
 int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
                                            const char *const *ids, size_t n);
 
-/* Sets the permit's lease to lease_ms (> 0) from now: 0, or the release
+/* Sets the permit's lease to lease_ms (1..DLOCK_TIME_MAX_MS) from now: 0, or the release
  * answers (DLOCK_ELOST when it already expired). */
 int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
                                         int64_t lease_ms);

@@ -24,13 +24,15 @@
 #include <stdint.h>
 
 #include "errors.h"
+#include "times.h"
 #include "sys/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Timeouts of 0 mean no limit. The connect timeout also bounds the
+/* Timeouts of 0 mean no limit. Every duration is 0..DLOCK_TIME_MAX_MS
+ * (api/dlock/times.h). The connect timeout also bounds the
  * connection handshake (AUTH, SELECT) and the wait for a free pooled
  * connection; the command timeout bounds one round trip. */
 typedef struct dlock_redis_options {

@@ -6,7 +6,10 @@
  * support gives DLOCK_ENOTSUP.
  *
  * Times are milliseconds. lease_ms = 0 means "held until unlocked": the
- * client's watchdog keeps renewing a watchdog_timeout lease.
+ * client's watchdog keeps renewing a watchdog_timeout lease; else the lease
+ * is 1..DLOCK_TIME_MAX_MS (api/dlock/times.h; above: DLOCK_EINVAL, nothing
+ * sent). wait_ms is any value >= 0; a wait above DLOCK_TIME_MAX_MS has no
+ * time limit in effect (it never ends in DLOCK_ETIMEDOUT).
  *
  * Budgets: a call with a wait (try_lock, and the semaphore and latch waits)
  * returns within wait_ms plus the client's budget_slack_ms (default 50;

@@ -75,7 +75,7 @@ const char *dlock_semaphore_errmsg(dlock_semaphore *s);
  * *out (may be NULL): 1 set, 0 it existed (unchanged). One round trip. */
 int dlock_semaphore_try_set_permits(dlock_semaphore *s, int *out, int64_t permits);
 
-/* As above, and the count disappears ttl_ms (> 0) later (then the semaphore
+/* As above, and the count disappears ttl_ms (1..DLOCK_TIME_MAX_MS) later (then the semaphore
  * no longer exists: 0 permits, and it can be set again). */
 int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
                                         int64_t permits, int64_t ttl_ms);
@@ -85,9 +85,10 @@ int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
  * keeps retrying (with back-off). 0 or an error. */
 int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits);
 
-/* Takes permits, waiting up to wait_ms (>= 0; 0 = one attempt). 0 when
- * taken, DLOCK_EBUSY when wait_ms is 0 and too few are available,
- * DLOCK_ETIMEDOUT when the wait ran out. */
+/* Takes permits, waiting up to wait_ms (>= 0; 0 = one attempt; above
+ * DLOCK_TIME_MAX_MS, no time limit in effect). 0 when taken, DLOCK_EBUSY
+ * when wait_ms is 0 and too few are available, DLOCK_ETIMEDOUT when the
+ * wait ran out. */
 int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms);
 
 /* Gives back permits (>= 0): adds them to the count (creating it if absent)
@@ -135,11 +136,11 @@ int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
  * permit back when its lease ends, so no permit is ever leaked.
  *
  *  - lock / try_lock: the owner takes one permit of the semaphore's count
- *    with a lease (lease 0: the client's watchdog renews it until unlock).
- *    Re-entrant: the holder locking again takes no further permit, it adds
- *    a hold (hold_count); each lock needs its unlock. Blocked owners wait on
- *    the semaphore's channel, and also wake when the first holder's lease
- *    runs out.
+ *    with a lease (1..DLOCK_TIME_MAX_MS, or 0: the client's watchdog renews
+ *    it until unlock). Re-entrant: the holder locking again takes no
+ *    further permit, it adds a hold (hold_count); each lock needs its
+ *    unlock. Blocked owners wait on the semaphore's channel, and also wake
+ *    when the first holder's lease runs out.
  *  - unlock: one hold less; at zero the permit goes back to the count and
  *    waiters are woken. DLOCK_ENOTOWNER if the owner holds no permit,
  *    DLOCK_ELOST if it held one through this handle and the lease ran out

@@ -113,6 +113,11 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
         bad = "reconnect_min_ms is negative";
     else if (o->reconnect_max_ms < o->reconnect_min_ms)
         bad = "reconnect_max_ms is below reconnect_min_ms";
+    /* deadlines are now + these: the bound keeps them from overflowing */
+    else if (o->connect_timeout_ms > DLOCK_TIME_MAX_MS ||
+             o->command_timeout_ms > DLOCK_TIME_MAX_MS ||
+             o->reconnect_max_ms > DLOCK_TIME_MAX_MS)
+        bad = "a timeout or back-off step is above DLOCK_TIME_MAX_MS (10^12 ms)";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);

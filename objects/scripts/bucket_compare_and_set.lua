@@ -3,6 +3,13 @@
 -- '0' the bucket is expected empty; ARGV[3] '1' store ARGV[4] with TTL
 -- ARGV[5] ms ('0': none), '0' delete the value.
 -- Reply: 1 replaced, 0 the bucket did not hold what was expected.
+-- #include time_check.luainc
+if ARGV[3] == '1' then
+    local time_err = time_bad(5, 0, 'ttl')
+    if time_err then
+        return time_err
+    end
+end
 -- #include bucket_common.luainc
 local v = redis.call('get', KEYS[1])
 if ARGV[1] == '1' then

@@ -9,6 +9,11 @@
 -- Reply: 1 stored; 0 the lock is not held by the writer; -1 the token is
 -- stale (a later acquisition handed out a greater one); -2 the token was
 -- never handed out. The token is checked first: it says more.
+-- #include time_check.luainc
+local time_err = time_bad(2, 0, 'ttl')
+if time_err then
+    return time_err
+end
 -- #include bucket_common.luainc
 if ARGV[4] ~= '0' then
     local current = tonumber(redis.call('get', KEYS[3]) or '0')

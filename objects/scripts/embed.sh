@@ -4,7 +4,7 @@
 # The .lua files stay the single source of truth; nothing is edited by hand.
 # A line "-- #include x.luainc" is replaced by that fragment (same folder), so
 # that scripts sharing a step (e.g. purging dead fair-lock waiters) share its
-# one copy.
+# one copy; a fragment may include others the same way.
 set -eu
 mode=$1; shift
 if [ "$mode" = h ]; then
@@ -25,7 +25,15 @@ for f in "$@"; do
   n=$(basename "$f" .lua)
   echo "const dlock_script dlock__script_$n = {\"$n\","
   dir=$(dirname "$f")
-  awk -v dir="$dir" '/^-- #include / { f = dir "/" $3; while ((getline l < f) > 0) print l; close(f); next } { print }' "$f" |
+  awk -v dir="$dir" '
+    function emit(file,   line, w) {
+      while ((getline line < file) > 0) {
+        if (line ~ /^-- #include /) { split(line, w, " "); emit(dir "/" w[3]) }
+        else print line
+      }
+      close(file)
+    }
+    BEGIN { emit(ARGV[1]); exit }' "$f" |
     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$/\\n"/'
   echo '};'
 done

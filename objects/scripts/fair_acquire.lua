@@ -10,6 +10,11 @@
 -- every attempt), and the reply is how long nothing can change for it: the
 -- lock's PTTL if it is first in line (-1: no expiry), else the time until the
 -- first waiter's deadline.
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
+if time_err then
+    return time_err
+end
 local now = tonumber(ARGV[4])
 -- #include fair_purge.luainc
 

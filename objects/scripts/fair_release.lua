@@ -5,6 +5,11 @@
 -- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms).
 -- Reply: nil not held by the owner; 0 still held; 1 released (only the first
 -- live waiter is woken, on its own channel).
+-- #include time_check.luainc
+local time_err = time_bad(2, 0, 'lease') or wall_bad(4)
+if time_err then
+    return time_err
+end
 local now = tonumber(ARGV[4])
 -- #include fair_purge.luainc
 

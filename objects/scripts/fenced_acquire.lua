@@ -6,6 +6,11 @@
 -- token handed out before: INCR never goes back); {0, PTTL of the holder}
 -- (-1: no expiry) when another owner holds it. Nothing changes when the
 -- counter is not an integer (the INCR error comes before any write).
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 if redis.call('exists', KEYS[1]) == 0
    or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     local token = redis.call('incr', KEYS[2])

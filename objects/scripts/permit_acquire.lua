@@ -6,6 +6,10 @@
 -- ends, in ms (-1: no permit is taken, only a release can help).
 -- #include semaphore_count.luainc
 -- #include permit_check.luainc
+local time_err = time_bad(5, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include permit_reclaim.luainc
 local n = #ARGV - 5
 if count >= n then

@@ -4,6 +4,10 @@
 -- Reply: the id's status (permit_status): only 1 changed the lease.
 -- #include semaphore_count.luainc
 -- #include permit_check.luainc
+local time_err = time_bad(5, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include permit_reclaim.luainc
 local s = permit_status(ARGV[6])
 if s == 1 then

@@ -2,6 +2,11 @@
 -- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
 -- Reply: nil when the owner now holds it (first time or re-entry),
 -- else the remaining TTL of the current holder in ms (-1: no expiry).
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 if redis.call('exists', KEYS[1]) == 0
    or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)

@@ -4,6 +4,11 @@
 -- (0: keep the current TTL), ARGV[3] owner id.
 -- Reply: nil the owner does not hold it; 0 still held (count > 0);
 -- 1 released and waiters told.
+-- #include time_check.luainc
+local time_err = time_bad(2, 0, 'lease')
+if time_err then
+    return time_err
+end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
     return nil
 end

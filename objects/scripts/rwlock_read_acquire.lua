@@ -3,6 +3,11 @@
 -- Reply: nil when the owner now holds one more read hold (free, read mode,
 -- or the owner is the writer: a downgrade); else the hash's PTTL (the
 -- writer's time left; -1 no expiry).
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include rwlock_common.luainc
 -- The first command reads N: a key of another type fails here, before any
 -- change.

@@ -6,6 +6,11 @@
 -- Reply: an array with 1 (renewed) or 0 (no longer held: no read hold, or
 -- the newest one's lease ran out) per key. A key of another type counts as
 -- not held instead of failing the whole batch.
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include rwlock_common.luainc
 local out = {}
 for i = 1, #KEYS do

@@ -5,6 +5,11 @@
 -- the write lock (waiting would wait for itself: the caller fails with
 -- DLOCK_EDEADLK, and nothing is changed); else the hash's PTTL (-1 no
 -- expiry).
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include rwlock_common.luainc
 local mode = redis.call('hget', KEYS[1], 'mode')
 local field = rw_write_field(ARGV[2])

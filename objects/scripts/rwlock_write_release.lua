@@ -4,6 +4,11 @@
 -- Reply: nil the owner does not hold the write lock; 0 still held; 1 the
 -- last write hold released (the owner's read holds, if any, stay: mode
 -- becomes read) and every waiter woken.
+-- #include time_check.luainc
+local time_err = time_bad(2, 0, 'lease')
+if time_err then
+    return time_err
+end
 -- #include rwlock_common.luainc
 local mode = redis.call('hget', KEYS[1], 'mode')
 local field = rw_write_field(ARGV[1])

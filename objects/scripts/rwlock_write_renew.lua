@@ -4,6 +4,11 @@
 -- holds may need longer.
 -- Reply: an array with 1 (renewed) or 0 (no longer held) per key. A key of
 -- another type counts as not held instead of failing the whole batch.
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include rwlock_common.luainc
 local out = {}
 for i = 1, #KEYS do

@@ -5,6 +5,11 @@
 -- permit); else how long until the first holder's lease ends, in ms (-1: no
 -- holder has a lease that ends, e.g. plain semaphore users took the permits:
 -- only a release can help).
+-- #include time_check.luainc
+local time_err = time_bad(3, 1, 'lease')
+if time_err then
+    return time_err
+end
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
 -- #include semaphore_lock_reclaim.luainc

@@ -3,6 +3,11 @@
 -- re-apply while still held (0: keep the TTL), ARGV[4] owner id.
 -- Reply: nil the owner holds no permit (never did, or its lease ran out);
 -- 0 one hold less, still held; 1 the permit went back and waiters were told.
+-- #include time_check.luainc
+local time_err = time_bad(3, 0, 'lease')
+if time_err then
+    return time_err
+end
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
 -- #include semaphore_lock_reclaim.luainc

@@ -5,6 +5,11 @@
 -- the lease key are derived here with dlock_rlock_key's rule (braces around
 -- the name unless it has one already); another type under them counts as
 -- not held instead of failing the batch.
+-- #include time_check.luainc
+local time_err = time_bad(1, 1, 'lease')
+if time_err then
+    return time_err
+end
 local out = {}
 for i = 1, #KEYS do
     local n = KEYS[i]

@@ -2,6 +2,11 @@
 -- KEYS[1] the count; ARGV[1] permits (>= 0), ARGV[2] TTL ms (0: none),
 -- ARGV[3] the wake-up channel.
 -- Reply: 1 set, 0 it existed (unchanged).
+-- #include time_check.luainc
+local time_err = time_bad(2, 0, 'ttl')
+if time_err then
+    return time_err
+end
 -- #include semaphore_count.luainc
 if redis.call('exists', KEYS[1]) == 1 then
     return 0

@@ -9,7 +9,12 @@
  * The generic functions validate their arguments before dispatching, so a
  * slot is always called with: l non-NULL, owner a non-empty NUL-terminated
  * id shorter than DLOCK_OWNER_MAX, wait_ms >= 0 or DLOCK_WAIT_FOREVER,
- * lease_ms >= 0, out non-NULL.
+ * lease_ms 0..DLOCK_TIME_MAX_MS, out non-NULL. The built-in scripts check
+ * their time arguments again, before their first write, and refuse one out
+ * of range with an error reply (DLOCK_EPROTO from dlock_rlock_eval), so a
+ * caller that bypasses the C checks gets an error, never a half-written
+ * lock. Do the same in your own scripts: Redis does not roll back a script
+ * that fails half way.
  *
  * The services below (eval with error mapping, the wait loop, hold tracking
  * and the watchdog) are what the built-in types are made of.
