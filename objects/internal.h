@@ -18,6 +18,11 @@
 typedef struct dlock__hold {
     struct dlock__hold *next_bucket;
     struct dlock__hold *prev, *next; /* all holds, for the watchdog */
+    /* The holds of the same lock object, so that freeing a handle costs
+     * its own holds, not all of the client's. The first of a chain (no
+     * lock_prev) is the one the per-lock index finds, through
+     * next_lock_bucket. */
+    struct dlock__hold *lock_prev, *lock_next, *next_lock_bucket;
     dlock_rlock *lock;               /* borrowed; entries go before l */
     char owner[DLOCK_OWNER_MAX];
     uint64_t id;                     /* tells a reused slot from the old */
@@ -32,8 +37,9 @@ typedef struct dlock__hold {
 
 typedef struct dlock__holds {
     pthread_mutex_t mutex;
-    dlock__hold **buckets;
-    size_t nbuckets, count;
+    dlock__hold **buckets;      /* by (lock object, owner) */
+    dlock__hold **lock_buckets; /* by lock object: the first of its chain */
+    size_t nbuckets, count;     /* both tables have nbuckets */
     dlock__hold head; /* sentinel of the all-holds list */
     uint64_t next_id;
 } dlock__holds;
