@@ -44,6 +44,14 @@ typedef struct dlock__holds {
     uint64_t next_id;
 } dlock__holds;
 
+/* A call blocked in dlock_rlock_wait, registered with its client so that
+ * dlock_client_cancel_waits can wake it. Lives on the waiter's stack. */
+typedef struct dlock__waiter {
+    dlock_signal *sig; /* NULL until registered */
+    uint64_t gen;      /* the client's cancel generation when the call began */
+    struct dlock__waiter *prev, *next;
+} dlock__waiter;
+
 struct dlock_client {
     dlock_backend *backend;
     dlock_clock *clock; /* the backend's */
@@ -51,21 +59,45 @@ struct dlock_client {
     pid_t pid;
     dlock_client_options opts;
 
-    pthread_mutex_t ref_mutex;
+    /* Atomic, not under a mutex: a fork() child drops references (its
+     * frees) and must not take a mutex a parent thread may have held at
+     * the fork. */
     int refs;
 
     dlock__holds holds;
 
+    /* Blocked waits (dlock__waiter), for dlock_client_cancel_waits. */
+    pthread_mutex_t waits_mutex;
+    dlock__waiter waits; /* sentinel */
+    uint64_t cancel_gen; /* atomic; bumped by every cancel */
+
     /* the watchdog */
     pthread_t wd_thread;
     int wd_started;
-    int wd_stop; /* under holds.mutex */
+    int wd_stop;     /* under holds.mutex */
+    int wd_orphaned; /* under holds.mutex: the last reference went on the
+                      * watchdog thread itself, which tears the client down */
     dlock_signal wd_signal;
 };
 
 /* client.c */
 void dlock__client_ref(dlock_client *c);
 void dlock__client_unref(dlock_client *c);
+/* The end of a client whose last reference went on its own watchdog thread
+ * (in on_lost): called by that thread once the callback has returned and it
+ * will not touch c again. Detaches the thread and frees everything. */
+void dlock__client_destroy_on_watchdog(dlock_client *c);
+
+/* client.c: cancellable waits (dlock_client_cancel_waits). begin returns a
+ * waiter holding the cancel generation at the start of a call (a cancel
+ * from then on ends it);
+ * add registers the signal the call sleeps on, so that a cancel raises it;
+ * canceled says whether a cancel came since begin; end unregisters (before
+ * the signal is destroyed). */
+dlock__waiter dlock__waiter_begin(dlock_client *c);
+void dlock__waiter_add(dlock_client *c, dlock__waiter *w, dlock_signal *sig);
+int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w);
+void dlock__waiter_end(dlock_client *c, dlock__waiter *w);
 /* DLOCK_EFORKED when called in a fork() child of the client's process. */
 int dlock__client_check(const dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
@@ -90,7 +122,13 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 
 /* watchdog.c */
 int dlock__watchdog_start(dlock_client *c);
+/* Stops and joins the watchdog (never called on the watchdog thread). */
 void dlock__watchdog_stop(dlock_client *c);
+/* Whether the calling thread is c's watchdog (i.e. inside on_lost). */
+int dlock__watchdog_is_current(const dlock_client *c);
+/* From the watchdog thread: the last reference is gone; stop after the
+ * current callback and call dlock__client_destroy_on_watchdog. */
+void dlock__watchdog_orphan(dlock_client *c);
 
 /* rlock.c: the checks every generic call makes before dispatching (see
  * api/dlock/sys/rlock.h): l usable, not in a fork() child, the owner

@@ -48,6 +48,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     int64_t deadline, retry_ms = -1, step = BACKOFF_MIN_MS;
     dlock_subscription *sub = NULL;
     dlock_signal sig;
+    dlock__waiter waiter = dlock__waiter_begin(l->client); /* cancel_waits */
     int rc;
 
     deadline = forever ? INT64_MAX : dlock_clock_now(clk) + wait_ms;
@@ -61,9 +62,18 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
             spec->give_up(l, spec, owner);
         return rc;
     }
+    dlock__waiter_add(l->client, &waiter, &sig);
 
     for (;;) {
         int64_t now, wake, sent;
+
+        /* Every wake-up (and back-off) comes back here: a cancel raised
+         * the signal, or came during a round trip. */
+        if (dlock__waiter_canceled(l->client, &waiter)) {
+            rc = dlock_rlock_fail(l, DLOCK_ECANCELED, "wait for \"%.64s\" canceled",
+                                  l->name);
+            break;
+        }
 
         if (!sub) {
             int src = dlock_backend_subscribe(b, &sub, spec->channel, on_message, &sig);
@@ -107,6 +117,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
 
     if (sub)
         dlock_backend_unsubscribe(b, sub);
+    dlock__waiter_end(l->client, &waiter);
     dlock_clock_done(clk, &sig);
     dlock_signal_destroy(&sig);
     if (rc != 0 && spec->give_up)

@@ -179,7 +179,9 @@ struct dlock_wait_spec {
  * subscription is not lost), then sleep until a message, the retry time or
  * the budget, and repeat. With DLOCK_WAIT_FOREVER, transport errors are
  * retried with back-off. Returns 0, DLOCK_EBUSY (wait_ms 0),
- * DLOCK_ETIMEDOUT, or the attempt's error. */
+ * DLOCK_ETIMEDOUT, DLOCK_ECANCELED (the client's dlock_client_cancel_waits
+ * or dlock_client_free came after the call began; checked after every
+ * wake-up), or the attempt's error. */
 int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms);
 
