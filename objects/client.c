@@ -110,15 +110,16 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     options_copy(&c->opts, opts);
     c->pid = current_pid();
     c->refs = 1;
+    c->waits.next = c->waits.prev = &c->waits;
     uuid_generate_random(uu);
     uuid_unparse_lower(uu, c->id);
-    if (pthread_mutex_init(&c->ref_mutex, NULL) != 0) {
+    if (pthread_mutex_init(&c->waits_mutex, NULL) != 0) {
         free(c);
         return DLOCK_ENOMEM;
     }
     rc = dlock__holds_init(&c->holds);
     if (rc != 0) {
-        pthread_mutex_destroy(&c->ref_mutex);
+        pthread_mutex_destroy(&c->waits_mutex);
         free(c);
         return rc;
     }
@@ -128,7 +129,7 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     if (rc != 0) {
         /* the backend stays the caller's */
         dlock__holds_fini(&c->holds);
-        pthread_mutex_destroy(&c->ref_mutex);
+        pthread_mutex_destroy(&c->waits_mutex);
         free(c);
         return rc;
     }
@@ -200,34 +201,135 @@ int dlock__client_connect(dlock_client **out, const char *url,
 
 void dlock__client_ref(dlock_client *c)
 {
-    pthread_mutex_lock(&c->ref_mutex);
-    c->refs++;
-    pthread_mutex_unlock(&c->ref_mutex);
+    __atomic_fetch_add(&c->refs, 1, __ATOMIC_RELAXED);
 }
 
 void dlock__client_unref(dlock_client *c)
 {
-    int last;
+    /* acq_rel: whatever the other references' holders did happens before
+     * the teardown. */
+    int last = __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0;
 
-    pthread_mutex_lock(&c->ref_mutex);
-    last = --c->refs == 0;
-    pthread_mutex_unlock(&c->ref_mutex);
     /* In a fork() child the watchdog thread and the connections are the
      * parent's: joining or closing them here would be wrong, so the child
      * leaves them alone (the memory goes with the child's exit). */
     if (!last || dlock__client_check(c) != 0)
         return;
+    if (dlock__watchdog_is_current(c)) {
+        /* Inside on_lost, the last reference went (the application had
+         * dropped the client and freed the lost lock's handle): a thread
+         * cannot join itself, and the watchdog is still using c, so it
+         * finishes the teardown once the callback has returned. */
+        dlock__watchdog_orphan(c);
+        return;
+    }
     dlock__watchdog_stop(c);
     dlock__holds_fini(&c->holds);
     dlock_backend_free(c->backend);
-    pthread_mutex_destroy(&c->ref_mutex);
+    pthread_mutex_destroy(&c->waits_mutex);
     free(c);
+}
+
+static void clock_ref(dlock_clock *clk, int up)
+{
+    if (up && clk->methods->ref)
+        clk->methods->ref(clk);
+    else if (!up && clk->methods->unref)
+        clk->methods->unref(clk);
+}
+
+void dlock__client_destroy_on_watchdog(dlock_client *c)
+{
+    dlock_clock *clk = c->clock;
+
+    /* Nobody will join this thread. */
+    pthread_detach(pthread_self());
+    /* The clock belongs to the backend, but its bookkeeping must see this
+     * thread "done" only after the backend is gone: a virtual-clock advance
+     * that woke the watchdog then returns with the client fully torn down
+     * (a test that frees its store and clock next finds nothing running). */
+    clock_ref(clk, 1);
+    dlock__holds_fini(&c->holds);
+    dlock_backend_free(c->backend);
+    dlock_clock_done(clk, &c->wd_signal);
+    clock_ref(clk, 0);
+    dlock_signal_destroy(&c->wd_signal);
+    pthread_mutex_destroy(&c->waits_mutex);
+    free(c);
+}
+
+/* ---- cancellable waits ------------------------------------------------------ */
+
+dlock__waiter dlock__waiter_begin(dlock_client *c)
+{
+    dlock__waiter w = {NULL, 0, NULL, NULL};
+
+    w.gen = __atomic_load_n(&c->cancel_gen, __ATOMIC_ACQUIRE);
+    return w;
+}
+
+void dlock__waiter_add(dlock_client *c, dlock__waiter *w, dlock_signal *sig)
+{
+    /* Under the mutex a cancel holds while it bumps the generation and
+     * raises: a cancel either raises sig or is seen by the next
+     * dlock__waiter_canceled, never neither. */
+    pthread_mutex_lock(&c->waits_mutex);
+    w->sig = sig;
+    w->next = &c->waits;
+    w->prev = c->waits.prev;
+    c->waits.prev->next = w;
+    c->waits.prev = w;
+    pthread_mutex_unlock(&c->waits_mutex);
+}
+
+int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w)
+{
+    return __atomic_load_n(&c->cancel_gen, __ATOMIC_ACQUIRE) != w->gen;
+}
+
+void dlock__waiter_end(dlock_client *c, dlock__waiter *w)
+{
+    if (!w->sig)
+        return;
+    pthread_mutex_lock(&c->waits_mutex);
+    w->prev->next = w->next;
+    w->next->prev = w->prev;
+    pthread_mutex_unlock(&c->waits_mutex);
+    w->sig = NULL;
+}
+
+static void cancel_waits(dlock_client *c)
+{
+    dlock__waiter *w;
+
+    pthread_mutex_lock(&c->waits_mutex);
+    __atomic_add_fetch(&c->cancel_gen, 1, __ATOMIC_ACQ_REL);
+    for (w = c->waits.next; w != &c->waits; w = w->next)
+        dlock_signal_raise(w->sig);
+    pthread_mutex_unlock(&c->waits_mutex);
+}
+
+int dlock_client_cancel_waits(dlock_client *c)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(c) != 0)
+        return DLOCK_EFORKED;
+    cancel_waits(c);
+    return 0;
 }
 
 void dlock_client_free(dlock_client *c)
 {
-    if (c)
-        dlock__client_unref(c);
+    if (!c)
+        return;
+    /* Blocked calls end (DLOCK_ECANCELED) rather than outlive the
+     * application's interest; their lock objects keep c alive meanwhile.
+     * Not in a fork() child: no call of the child waits, and the mutex may
+     * have been held by a parent thread at the fork. */
+    if (dlock__client_check(c) == 0)
+        cancel_waits(c);
+    dlock__client_unref(c);
 }
 
 const char *dlock_client_id(const dlock_client *c)

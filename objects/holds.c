@@ -3,8 +3,10 @@
  * owner) holds. It tells an expired lease (DLOCK_ELOST) from never having
  * held (DLOCK_ENOTOWNER), and it is the watchdog's work list.
  *
- * A hash table keyed by (lock object, owner) plus a list of all holds that the
- * watchdog walks. One mutex; never held across network I/O.
+ * A hash table keyed by (lock object, owner), a second one keyed by the lock
+ * object alone that leads to a chain of that object's holds (freeing a handle
+ * forgets its holds without looking at anyone else's), and a list of all
+ * holds that the watchdog walks. One mutex; never held across network I/O.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,10 @@
 
 #define INITIAL_BUCKETS 64
 
-static size_t hash_key(const dlock_rlock *l, const char *owner)
+/* FNV-1a over the pointer value: the per-lock index's key, and the start of
+ * the (lock, owner) key. */
+static uint64_t hash_lock(const dlock_rlock *l)
 {
-    /* FNV-1a over the pointer value and the owner id. */
     uint64_t h = 1469598103934665603ULL;
     uintptr_t p = (uintptr_t)l;
     size_t i;
@@ -25,6 +28,14 @@ static size_t hash_key(const dlock_rlock *l, const char *owner)
         h ^= (p >> (8 * i)) & 0xff;
         h *= 1099511628211ULL;
     }
+    return h;
+}
+
+static size_t hash_key(const dlock_rlock *l, const char *owner)
+{
+    /* FNV-1a over the pointer value and the owner id. */
+    uint64_t h = hash_lock(l);
+
     for (; *owner; owner++) {
         h ^= (unsigned char)*owner;
         h *= 1099511628211ULL;
@@ -36,10 +47,10 @@ int dlock__holds_init(dlock__holds *h)
 {
     memset(h, 0, sizeof(*h));
     h->buckets = calloc(INITIAL_BUCKETS, sizeof(*h->buckets));
-    if (!h->buckets)
-        return DLOCK_ENOMEM;
-    if (pthread_mutex_init(&h->mutex, NULL) != 0) {
+    h->lock_buckets = calloc(INITIAL_BUCKETS, sizeof(*h->lock_buckets));
+    if (!h->buckets || !h->lock_buckets || pthread_mutex_init(&h->mutex, NULL) != 0) {
         free(h->buckets);
+        free(h->lock_buckets);
         return DLOCK_ENOMEM;
     }
     h->nbuckets = INITIAL_BUCKETS;
@@ -58,6 +69,7 @@ void dlock__holds_fini(dlock__holds *h)
         e = next;
     }
     free(h->buckets);
+    free(h->lock_buckets);
     pthread_mutex_destroy(&h->mutex);
 }
 
@@ -71,22 +83,83 @@ static dlock__hold **find_slot(dlock__holds *h, const dlock_rlock *l,
     return slot;
 }
 
+/* The per-lock index's slot of l's chain (*slot NULL when l has no
+ * holds). */
+static dlock__hold **find_chain(dlock__holds *h, const dlock_rlock *l)
+{
+    dlock__hold **slot = &h->lock_buckets[hash_lock(l) % h->nbuckets];
+
+    while (*slot && (*slot)->lock != l)
+        slot = &(*slot)->next_lock_bucket;
+    return slot;
+}
+
 static void grow(dlock__holds *h)
 {
     size_t n = h->nbuckets * 2, i;
     dlock__hold **b = calloc(n, sizeof(*b));
+    dlock__hold **lb = calloc(n, sizeof(*lb));
     dlock__hold *e;
 
-    if (!b)
+    if (!b || !lb) {
+        free(b);
+        free(lb);
         return; /* a fuller table still works */
+    }
     for (e = h->head.next; e != &h->head; e = e->next) {
         i = hash_key(e->lock, e->owner) % n;
         e->next_bucket = b[i];
         b[i] = e;
+        if (!e->lock_prev) {
+            i = hash_lock(e->lock) % n;
+            e->next_lock_bucket = lb[i];
+            lb[i] = e;
+        }
     }
     free(h->buckets);
+    free(h->lock_buckets);
     h->buckets = b;
+    h->lock_buckets = lb;
     h->nbuckets = n;
+}
+
+/* Adds e to its lock's chain: right after the first, or as the first. */
+static void chain_add(dlock__holds *h, dlock__hold *e)
+{
+    dlock__hold **slot = find_chain(h, e->lock), *first = *slot;
+
+    if (first) {
+        e->lock_prev = first;
+        e->lock_next = first->lock_next;
+        if (e->lock_next)
+            e->lock_next->lock_prev = e;
+        first->lock_next = e;
+    } else {
+        e->lock_prev = e->lock_next = NULL;
+        e->next_lock_bucket = NULL;
+        *slot = e;
+    }
+}
+
+/* Takes e out of its lock's chain; the next one becomes the first. */
+static void chain_remove(dlock__holds *h, dlock__hold *e)
+{
+    dlock__hold **slot, *next = e->lock_next;
+
+    if (e->lock_prev) {
+        e->lock_prev->lock_next = next;
+        if (next)
+            next->lock_prev = e->lock_prev;
+        return;
+    }
+    slot = find_chain(h, e->lock);
+    if (next) {
+        next->lock_prev = NULL;
+        next->next_lock_bucket = e->next_lock_bucket;
+        *slot = next;
+    } else {
+        *slot = e->next_lock_bucket;
+    }
 }
 
 static void remove_hold(dlock__holds *h, dlock__hold **slot)
@@ -94,6 +167,7 @@ static void remove_hold(dlock__holds *h, dlock__hold **slot)
     dlock__hold *e = *slot;
 
     *slot = e->next_bucket;
+    chain_remove(h, e);
     e->prev->next = e->next;
     e->next->prev = e->prev;
     h->count--;
@@ -120,6 +194,7 @@ static dlock__hold **lookup(dlock__holds *h, dlock_rlock *l, const char *owner,
     snprintf(e->owner, sizeof(e->owner), "%s", owner);
     e->id = h->next_id++;
     *slot = e;
+    chain_add(h, e);
     e->next = &h->head;
     e->prev = h->head.prev;
     h->head.prev->next = e;
@@ -257,13 +332,13 @@ int64_t dlock__hold_lease(dlock_rlock *l, const char *owner)
 
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l)
 {
-    dlock__hold *e, *next;
+    dlock__hold **chain, *e;
 
     pthread_mutex_lock(&h->mutex);
-    for (e = h->head.next; e != &h->head; e = next) {
-        next = e->next;
-        if (e->lock == l)
-            remove_hold(h, find_slot(h, l, e->owner));
+    /* Always the first of the chain: removing it promotes the next. */
+    while (*(chain = find_chain(h, l)) != NULL) {
+        e = *chain;
+        remove_hold(h, find_slot(h, l, e->owner));
     }
     pthread_mutex_unlock(&h->mutex);
 }

@@ -18,6 +18,11 @@
 typedef struct dlock__hold {
     struct dlock__hold *next_bucket;
     struct dlock__hold *prev, *next; /* all holds, for the watchdog */
+    /* The holds of the same lock object, so that freeing a handle costs
+     * its own holds, not all of the client's. The first of a chain (no
+     * lock_prev) is the one the per-lock index finds, through
+     * next_lock_bucket. */
+    struct dlock__hold *lock_prev, *lock_next, *next_lock_bucket;
     dlock_rlock *lock;               /* borrowed; entries go before l */
     char owner[DLOCK_OWNER_MAX];
     uint64_t id;                     /* tells a reused slot from the old */
@@ -32,11 +37,20 @@ typedef struct dlock__hold {
 
 typedef struct dlock__holds {
     pthread_mutex_t mutex;
-    dlock__hold **buckets;
-    size_t nbuckets, count;
+    dlock__hold **buckets;      /* by (lock object, owner) */
+    dlock__hold **lock_buckets; /* by lock object: the first of its chain */
+    size_t nbuckets, count;     /* both tables have nbuckets */
     dlock__hold head; /* sentinel of the all-holds list */
     uint64_t next_id;
 } dlock__holds;
+
+/* A call blocked in dlock_rlock_wait, registered with its client so that
+ * dlock_client_cancel_waits can wake it. Lives on the waiter's stack. */
+typedef struct dlock__waiter {
+    dlock_signal *sig; /* NULL until registered */
+    uint64_t gen;      /* the client's cancel generation when the call began */
+    struct dlock__waiter *prev, *next;
+} dlock__waiter;
 
 struct dlock_client {
     dlock_backend *backend;
@@ -45,21 +59,45 @@ struct dlock_client {
     pid_t pid;
     dlock_client_options opts;
 
-    pthread_mutex_t ref_mutex;
+    /* Atomic, not under a mutex: a fork() child drops references (its
+     * frees) and must not take a mutex a parent thread may have held at
+     * the fork. */
     int refs;
 
     dlock__holds holds;
 
+    /* Blocked waits (dlock__waiter), for dlock_client_cancel_waits. */
+    pthread_mutex_t waits_mutex;
+    dlock__waiter waits; /* sentinel */
+    uint64_t cancel_gen; /* atomic; bumped by every cancel */
+
     /* the watchdog */
     pthread_t wd_thread;
     int wd_started;
-    int wd_stop; /* under holds.mutex */
+    int wd_stop;     /* under holds.mutex */
+    int wd_orphaned; /* under holds.mutex: the last reference went on the
+                      * watchdog thread itself, which tears the client down */
     dlock_signal wd_signal;
 };
 
 /* client.c */
 void dlock__client_ref(dlock_client *c);
 void dlock__client_unref(dlock_client *c);
+/* The end of a client whose last reference went on its own watchdog thread
+ * (in on_lost): called by that thread once the callback has returned and it
+ * will not touch c again. Detaches the thread and frees everything. */
+void dlock__client_destroy_on_watchdog(dlock_client *c);
+
+/* client.c: cancellable waits (dlock_client_cancel_waits). begin returns a
+ * waiter holding the cancel generation at the start of a call (a cancel
+ * from then on ends it);
+ * add registers the signal the call sleeps on, so that a cancel raises it;
+ * canceled says whether a cancel came since begin; end unregisters (before
+ * the signal is destroyed). */
+dlock__waiter dlock__waiter_begin(dlock_client *c);
+void dlock__waiter_add(dlock_client *c, dlock__waiter *w, dlock_signal *sig);
+int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w);
+void dlock__waiter_end(dlock_client *c, dlock__waiter *w);
 /* DLOCK_EFORKED when called in a fork() child of the client's process. */
 int dlock__client_check(const dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
@@ -94,7 +132,13 @@ int64_t dlock__add_sat(int64_t a, int64_t b);
 
 /* watchdog.c */
 int dlock__watchdog_start(dlock_client *c);
+/* Stops and joins the watchdog (never called on the watchdog thread). */
 void dlock__watchdog_stop(dlock_client *c);
+/* Whether the calling thread is c's watchdog (i.e. inside on_lost). */
+int dlock__watchdog_is_current(const dlock_client *c);
+/* From the watchdog thread: the last reference is gone; stop after the
+ * current callback and call dlock__client_destroy_on_watchdog. */
+void dlock__watchdog_orphan(dlock_client *c);
 
 /* rlock.c: the checks every generic call makes before dispatching (see
  * api/dlock/sys/rlock.h): l usable, not in a fork() child, the owner

@@ -14,11 +14,16 @@
 
 /* ---- the base ------------------------------------------------------------ */
 
+static void err_locks_atfork_install(void);
+
 int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
                      dlock_client *c, const char *name)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     size_t n;
 
+    /* Before any object can record a failure (see err_locks). */
+    pthread_once(&once, err_locks_atfork_install);
     if (!l || !m || !c || !name)
         return DLOCK_EINVAL;
     if (dlock__client_check(c) != 0)
@@ -60,7 +65,11 @@ void dlock_rlock_fini(dlock_rlock *l)
 {
     if (!l || !l->client)
         return;
-    dlock__holds_forget_lock(&l->client->holds, l);
+    /* In a fork() child the registry's mutex may have been copied locked
+     * (another parent thread was in it at the fork), and the client is
+     * unusable there anyway: its holds are left to the child's exit. */
+    if (dlock__client_check(l->client) == 0)
+        dlock__holds_forget_lock(&l->client->holds, l);
     dlock__client_unref(l->client);
     l->client = NULL;
     free(l->errmsg);
@@ -98,6 +107,31 @@ static pthread_mutex_t err_locks[ERR_LOCKS] = {
 static pthread_mutex_t *err_lock(const dlock_rlock *l)
 {
     return &err_locks[((uintptr_t)l >> 4) % ERR_LOCKS];
+}
+
+/* A fork() child records failures too (every call there fails with
+ * DLOCK_EFORKED, recorded on the object), so these locks must not be copied
+ * into it held by another parent thread: fork() takes them all first and
+ * releases them on both sides. */
+static void err_locks_prepare(void)
+{
+    size_t i;
+
+    for (i = 0; i < ERR_LOCKS; i++)
+        pthread_mutex_lock(&err_locks[i]);
+}
+
+static void err_locks_release(void)
+{
+    size_t i;
+
+    for (i = ERR_LOCKS; i > 0; i--)
+        pthread_mutex_unlock(&err_locks[i - 1]);
+}
+
+static void err_locks_atfork_install(void)
+{
+    pthread_atfork(err_locks_prepare, err_locks_release, err_locks_release);
 }
 
 int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)

@@ -47,7 +47,7 @@ static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step,
 static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms,
                      int64_t deadline, int64_t cap, int rc, int64_t retry_ms,
-                     int64_t sent)
+                     int64_t sent, dlock__waiter *waiter)
 {
     dlock_backend *b = l->client->backend;
     dlock_clock *clk = l->client->clock;
@@ -57,9 +57,17 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
 
     if (dlock_signal_init(&sig) != 0)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
+    dlock__waiter_add(l->client, waiter, &sig);
     for (;;) {
         int64_t now = dlock_clock_now(clk);
 
+        /* Every wake-up and back-off comes back here: a cancel raised the
+         * signal, or came during a round trip. */
+        if (dlock__waiter_canceled(l->client, waiter)) {
+            rc = dlock_rlock_fail(l, DLOCK_ECANCELED, "wait for \"%.64s\" canceled",
+                                  l->name);
+            break;
+        }
         /* The budget is checked before every step (sleep, subscribe,
          * attempt), so that no step starts once it is spent. */
         if (now >= deadline)
@@ -91,8 +99,9 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                 continue;
             }
         }
-        if (dlock_clock_now(clk) >= deadline)
-            break;
+        if (dlock_clock_now(clk) >= deadline ||
+            dlock__waiter_canceled(l->client, waiter))
+            continue; /* ends the loop at its top */
         /* After subscribing, after a wake-up or a back-off: look again (the
          * attempt right after subscribing is what makes a release published
          * before the subscription impossible to miss). */
@@ -108,6 +117,7 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                               (long long)wait_ms, l->name);
     if (sub)
         dlock_backend_unsubscribe(b, sub);
+    dlock__waiter_end(l->client, waiter);
     dlock_clock_done(clk, &sig);
     dlock_signal_destroy(&sig);
     return rc;
@@ -125,6 +135,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     int64_t cap = forever ? INT64_MAX
                           : dlock__add_sat(deadline, l->client->opts.budget_slack_ms);
     int64_t outer = dlock__budget_enter(cap);
+    dlock__waiter waiter = dlock__waiter_begin(l->client); /* cancel_waits */
     int rc, refused;
 
     rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
@@ -134,7 +145,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
      * budget lasts. */
     if (wait_ms != 0 && refused)
         rc = wait_loop(l, spec, owner, wait_ms, lease_ms, deadline, cap, rc,
-                       retry_ms, start);
+                       retry_ms, start, &waiter);
     /* An attempt refused, or whose reply was lost, may have left traces
      * (a queue place): the give-up clears them, within the same cap. */
     if (rc != 0 && refused && spec->give_up)

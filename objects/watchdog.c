@@ -11,6 +11,12 @@
  * No registry lock is held during a script call: the work list is copied out
  * first, and results are applied only to holds that are still the same
  * (same id).
+ *
+ * on_lost may drop the client's last reference (the application had freed
+ * the client and frees the lost lock's handle in the callback). The thread
+ * then cannot be joined by anyone: it is "orphaned", stops after the
+ * callback returns, and tears the client down itself, detached
+ * (dlock__client_destroy_on_watchdog).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -131,24 +137,6 @@ static int by_script(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void renew_all(dlock_client *c)
-{
-    size_t n, i, j;
-    renewal *list = collect(c, &n);
-
-    if (!list)
-        return;
-    qsort(list, n, sizeof(*list), by_script);
-    for (i = 0; i < n; i = j) {
-        for (j = i + 1; j < n && j - i < BATCH && list[j].script == list[i].script; j++)
-            ;
-        renew_batch(c, list + i, j - i);
-    }
-    for (i = 0; i < n; i++)
-        free(list[i].name);
-    free(list);
-}
-
 static int stopping(dlock_client *c)
 {
     int stop;
@@ -159,11 +147,32 @@ static int stopping(dlock_client *c)
     return stop;
 }
 
+static void renew_all(dlock_client *c)
+{
+    size_t n, i, j;
+    renewal *list = collect(c, &n);
+
+    if (!list)
+        return;
+    qsort(list, n, sizeof(*list), by_script);
+    /* An on_lost callback may have dropped the last reference (or another
+     * thread is freeing the client): no point in the remaining batches. */
+    for (i = 0; i < n && !stopping(c); i = j) {
+        for (j = i + 1; j < n && j - i < BATCH && list[j].script == list[i].script; j++)
+            ;
+        renew_batch(c, list + i, j - i);
+    }
+    for (i = 0; i < n; i++)
+        free(list[i].name);
+    free(list);
+}
+
 static void *watchdog_main(void *arg)
 {
     dlock_client *c = arg;
     int64_t period = c->opts.watchdog_timeout_ms / 3;
     int64_t next = dlock_clock_now(c->clock) + period;
+    int orphaned;
 
     for (;;) {
         dlock_clock_sleep_until(c->clock, &c->wd_signal, next);
@@ -172,9 +181,17 @@ static void *watchdog_main(void *arg)
         if (dlock_clock_now(c->clock) < next)
             continue; /* raised for nothing but stopping */
         renew_all(c);
+        if (stopping(c))
+            break;
         next = dlock_clock_now(c->clock) + period;
     }
-    dlock_clock_done(c->clock, &c->wd_signal);
+    pthread_mutex_lock(&c->holds.mutex);
+    orphaned = c->wd_orphaned;
+    pthread_mutex_unlock(&c->holds.mutex);
+    if (orphaned)
+        dlock__client_destroy_on_watchdog(c); /* c is gone after this */
+    else
+        dlock_clock_done(c->clock, &c->wd_signal);
     return NULL;
 }
 
@@ -205,4 +222,17 @@ void dlock__watchdog_stop(dlock_client *c)
     pthread_join(c->wd_thread, NULL);
     dlock_signal_destroy(&c->wd_signal);
     c->wd_started = 0;
+}
+
+int dlock__watchdog_is_current(const dlock_client *c)
+{
+    return c->wd_started && pthread_equal(pthread_self(), c->wd_thread);
+}
+
+void dlock__watchdog_orphan(dlock_client *c)
+{
+    pthread_mutex_lock(&c->holds.mutex);
+    c->wd_stop = 1;
+    c->wd_orphaned = 1;
+    pthread_mutex_unlock(&c->holds.mutex);
 }

@@ -34,6 +34,7 @@ int dlock_test_fair(const char *backend);
 int dlock_test_rwlock(const char *backend);
 int dlock_test_values(const char *backend);
 int dlock_test_bounds(const char *backend);
+int dlock_test_lifecycle(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -137,6 +138,8 @@ int main(void)
     dlock_test_set_phase("values on mock");
     dlock_test_values("mock");
     dlock_test_bounds("mock");
+    dlock_test_set_phase("lifecycle on mock");
+    dlock_test_lifecycle("mock");
 
     dlock_test_set_phase("starting redis-server for the conformance suite");
     rc = dlock_test_redis_start(&server, NULL);
@@ -159,6 +162,8 @@ int main(void)
         dlock_test_set_phase("values on redis");
         dlock_test_values("redis");
         dlock_test_bounds("redis");
+        dlock_test_set_phase("lifecycle on redis");
+        dlock_test_lifecycle("redis");
         dlock_fx_set_redis_url(NULL);
         dlock_test_set_phase("stopping redis-server");
         stop_server();

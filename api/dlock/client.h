@@ -18,12 +18,21 @@
  *
  * Lifetime: lock objects keep their client alive; dlock_client_free drops
  * the application's reference and the client goes away with the last lock
- * object made from it.
+ * object made from it. dlock_client_free also cancels the calls blocked on
+ * the client at that moment (they return DLOCK_ECANCELED, see
+ * dlock_client_cancel_waits); their lock objects keep the client alive
+ * until they are freed, so nothing is freed under a blocked call.
+ *
+ * Shutting down: dlock_client_cancel_waits (or dlock_client_free) gets the
+ * threads blocked in dlock_lock and the other waits out; join them, free the
+ * lock objects, and the client is gone.
  *
  * fork(): a child must not act under its parent's identity. Every call on a
  * client (or its lock objects) made in a forked child returns DLOCK_EFORKED;
  * the child creates its own client. In the child, dlock_client_free and
- * dlock_rlock_free release no threads or connections (they are the parent's).
+ * dlock_rlock_free release no threads or connections (they are the
+ * parent's) and take no lock another parent thread may have held at the
+ * fork, so they never hang there.
  *
  * Thread-safety: a client and its lock objects may be used from any number of
  * threads at once.
@@ -49,8 +58,13 @@ extern "C" {
 
 /* Called on the watchdog thread when a renewal finds that owner no longer
  * holds the lock called name (lease expired, force-unlocked, key deleted).
- * The strings are valid during the call only. Must not block for long; may
- * call any dlock function except dlock_client_free on this client. */
+ * The strings are valid during the call only. Must not block for long (no
+ * renewal of this client's other locks happens meanwhile); may call any
+ * dlock function, including dlock_rlock_free of the lost lock's handle and
+ * dlock_client_free of this client. When that drops the client's last
+ * reference (the application had already freed the client), the client is
+ * torn down on the watchdog thread right after the callback returns; the
+ * callback itself may go on using what it was given until then. */
 typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
@@ -93,9 +107,26 @@ int dlock_client_connect(dlock_client **out, const char *url,
                          const dlock_client_options *opts, char *errbuf,
                          size_t errlen);
 
-/* Drops the application's reference (see Lifetime). NULL is a no-op. Joins
- * the watchdog when the last reference goes. */
+/* Drops the application's reference (see Lifetime). NULL is a no-op. First
+ * cancels the calls blocked on c at that moment, as dlock_client_cancel_waits
+ * (not in a fork() child). Joins the watchdog when the last reference goes
+ * (unless called on the watchdog thread, in on_lost: the watchdog then ends
+ * after the callback). */
 void dlock_client_free(dlock_client *c);
+
+/* Wakes every call of this client (through any of its lock objects) that is
+ * blocked at this moment: dlock_lock, the try_lock waits, the semaphore,
+ * permit-semaphore and latch waits, including the back-off sleeps of an
+ * unbounded call retrying a lost connection. They return DLOCK_ECANCELED
+ * without the lock or permits (a fair-lock waiter leaves the queue). A call
+ * that is in the middle of a round trip (its first attempt, a subscribe)
+ * returns after that round trip, with the lock if that attempt got it.
+ * Calls started after this returns wait normally: it is a one-time wake-up,
+ * not a state of the client.
+ * Any thread may call it, including on_lost on the watchdog thread; it
+ * never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED (in a
+ * fork() child). */
+int dlock_client_cancel_waits(dlock_client *c);
 
 /* The client's UUID (borrowed, valid as long as the client). */
 const char *dlock_client_id(const dlock_client *c);

@@ -19,6 +19,10 @@
  * value, or a string that is not an integer, under name: nothing changed) and
  * DLOCK_EFORKED; dlock_latch_errmsg() tells the detail.
  *
+ * A call that waits may also return DLOCK_ECANCELED: its client's
+ * dlock_client_cancel_waits or dlock_client_free ended the wait
+ * (api/dlock/client.h).
+ *
  * Thread-safety: a latch object may be used by any number of threads at once.
  */
 #ifndef DLOCK_LATCH_H

@@ -41,6 +41,10 @@
  * name or its sets: nothing changed) and DLOCK_EFORKED;
  * dlock_permit_semaphore_errmsg() tells the detail.
  *
+ * A call that waits may also return DLOCK_ECANCELED: its client's
+ * dlock_client_cancel_waits or dlock_client_free ended the wait
+ * (api/dlock/client.h).
+ *
  * Thread-safety: an object may be used by any number of threads at once.
  */
 #ifndef DLOCK_PERMIT_SEMAPHORE_H

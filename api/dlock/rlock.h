@@ -41,6 +41,10 @@
  * stored under the lock's name) and DLOCK_EFORKED. dlock_errmsg() then tells
  * the detail.
  *
+ * A call that waits may also return DLOCK_ECANCELED: its client's
+ * dlock_client_cancel_waits or dlock_client_free ended the wait
+ * (api/dlock/client.h).
+ *
  * Thread-safety: a lock object may be used by any number of threads at once.
  */
 #ifndef DLOCK_RLOCK_H

@@ -33,6 +33,10 @@
  * name: nothing is changed) and DLOCK_EFORKED. dlock_semaphore_errmsg() then
  * tells the detail.
  *
+ * A call that waits may also return DLOCK_ECANCELED: its client's
+ * dlock_client_cancel_waits or dlock_client_free ended the wait
+ * (api/dlock/client.h).
+ *
  * Thread-safety: a semaphore object may be used by any number of threads at
  * once.
  */

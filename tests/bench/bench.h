@@ -38,6 +38,7 @@ typedef struct bench_config {
     int watchdog_locks;      /* watchdog: lease-0 locks held by one client */
     int watchdog_periods;    /* watchdog: renewal periods measured */
     int64_t watchdog_timeout_ms;
+    int holds_handles;       /* holds: handles locked, then unlocked+freed */
 } bench_config;
 
 /* The lease of every timed lock+unlock pair, library and raw alike, so both
@@ -230,6 +231,7 @@ void bench_fig_contended(const bench_config *cfg, bench_raw *raw);
 void bench_fig_mock(const bench_config *cfg);
 void bench_fig_memory(const bench_config *cfg);
 void bench_fig_watchdog(const bench_config *cfg, bench_raw *raw);
+void bench_fig_holds(const bench_config *cfg);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

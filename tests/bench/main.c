@@ -6,7 +6,7 @@
  *
  * Without --redis it starts a throwaway redis-server on 127.0.0.1 through the
  * test harness (tests/harness/redis_server.c) and stops it at the end.
- * FIGURE: uncontended, scaling, contended, mock, memory, watchdog.
+ * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds.
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -31,7 +31,7 @@
 #define TIME_LIMIT_S 1200
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
-                                      "mock", "memory", "watchdog"};
+                                      "mock", "memory", "watchdog", "holds"};
 
 static void on_alarm(int sig)
 {
@@ -116,7 +116,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog holds\n");
 }
 
 int main(int argc, char **argv)
@@ -143,6 +143,7 @@ int main(int argc, char **argv)
     cfg.watchdog_locks = 10000;
     cfg.watchdog_periods = 5;
     cfg.watchdog_timeout_ms = 3000;
+    cfg.holds_handles = 50000;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -231,6 +232,8 @@ int main(int argc, char **argv)
     }
     if (wanted(only, "watchdog"))
         bench_fig_watchdog(&cfg, raw);
+    if (wanted(only, "holds"))
+        bench_fig_holds(&cfg);
 
     if (!child)
         bench_json_print_all();

@@ -244,8 +244,12 @@ int dlock_fx_teardown(void **state)
 
     if (!fx)
         return 0;
-    /* Handles first: they keep the clients alive, and a client's watchdog
-     * (which may call fx_on_lost) must be gone before fx is. */
+    /* Kept objects and handles first: they keep the clients alive, and a
+     * client's watchdog (which may call fx_on_lost) must be gone before fx
+     * is. */
+    for (i = fx->nkept; i > 0; i--)
+        if (fx->kept[i - 1].obj)
+            fx->kept[i - 1].free_fn(fx->kept[i - 1].obj);
     for (i = fx->nlocks; i > 0; i--)
         dlock_rlock_free(fx->locks[i - 1]);
     dlock_client_free(fx->c1);
@@ -294,6 +298,25 @@ dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name)
     assert_non_null(l);
     fx->locks[fx->nlocks++] = l;
     return l;
+}
+
+void *dlock_fx_keep(dlock_fx *fx, void *obj, void (*free_fn)(void *))
+{
+    assert_non_null(obj);
+    assert_true(fx->nkept < DLOCK_FX_MAX_LOCKS);
+    fx->kept[fx->nkept].obj = obj;
+    fx->kept[fx->nkept].free_fn = free_fn;
+    fx->nkept++;
+    return obj;
+}
+
+void dlock_fx_unkeep(dlock_fx *fx, void *obj)
+{
+    size_t i;
+
+    for (i = 0; i < fx->nkept; i++)
+        if (fx->kept[i].obj == obj)
+            fx->kept[i].obj = NULL;
 }
 
 /* ---- direct access to the store ------------------------------------------ */

@@ -78,6 +78,13 @@ typedef struct dlock_fx {
 
     dlock_rlock *locks[DLOCK_FX_MAX_LOCKS]; /* freed by teardown */
     size_t nlocks;
+
+    /* other objects freed by teardown (dlock_fx_keep) */
+    struct dlock_fx_kept {
+        void *obj;
+        void (*free_fn)(void *);
+    } kept[DLOCK_FX_MAX_LOCKS];
+    size_t nkept;
 } dlock_fx;
 
 int dlock_fx_setup(void **state);
@@ -105,6 +112,14 @@ const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
 /* A lock handle of the current type on client c, freed by teardown. Fails
  * the test if it cannot be made. */
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
+
+/* Has teardown free obj with free_fn (the last kept first, before the
+ * fixture's locks and clients): for the objects a case makes beyond
+ * dlock_fx_lock (other object types, clients of its own), so that a failing
+ * assertion leaks nothing. Fails the test when full. Returns obj. */
+void *dlock_fx_keep(dlock_fx *fx, void *obj, void (*free_fn)(void *));
+/* Forgets a kept obj (the case freed it itself). */
+void dlock_fx_unkeep(dlock_fx *fx, void *obj);
 
 /* Lets ms pass: mock, dlock_vclock_advance (instant, renewals and expiries
  * happen on the way); redis, a real sleep. */

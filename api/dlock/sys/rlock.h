@@ -192,7 +192,9 @@ struct dlock_wait_spec {
  * budget_slack_ms (api/dlock/client.h): the call returns within that.
  * Returns 0, DLOCK_EBUSY (wait_ms 0), DLOCK_ETIMEDOUT (the budget ran out
  * after a refusal, or a round trip did), DLOCK_ECONN (the budget ran out
- * while the backend was unreachable), or the attempt's error. */
+ * while the backend was unreachable), DLOCK_ECANCELED (the client's
+ * dlock_client_cancel_waits or dlock_client_free came after the call began;
+ * checked after every wake-up), or the attempt's error. */
 int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms);
 
