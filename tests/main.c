@@ -33,6 +33,7 @@ int dlock_test_semaphore(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_rwlock(const char *backend);
 int dlock_test_values(const char *backend);
+int dlock_test_interop(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -135,6 +136,8 @@ int main(void)
     dlock_test_rwlock("mock");
     dlock_test_set_phase("values on mock");
     dlock_test_values("mock");
+    dlock_test_set_phase("interop on mock");
+    dlock_test_interop("mock");
 
     dlock_test_set_phase("starting redis-server for the conformance suite");
     rc = dlock_test_redis_start(&server, NULL);
@@ -156,6 +159,8 @@ int main(void)
         dlock_test_rwlock("redis");
         dlock_test_set_phase("values on redis");
         dlock_test_values("redis");
+        dlock_test_set_phase("interop on redis");
+        dlock_test_interop("redis");
         dlock_fx_set_redis_url(NULL);
         dlock_test_set_phase("stopping redis-server");
         stop_server();

@@ -246,6 +246,8 @@ int dlock_fx_teardown(void **state)
         return 0;
     /* Handles first: they keep the clients alive, and a client's watchdog
      * (which may call fx_on_lost) must be gone before fx is. */
+    for (i = fx->nkept; i > 0; i--)
+        fx->kept[i - 1].free_fn(fx->kept[i - 1].obj);
     for (i = fx->nlocks; i > 0; i--)
         dlock_rlock_free(fx->locks[i - 1]);
     dlock_client_free(fx->c1);
@@ -256,6 +258,16 @@ int dlock_fx_teardown(void **state)
     free(fx);
     *state = NULL;
     return 0;
+}
+
+void *dlock_fx_keep(dlock_fx *fx, void *obj, void (*free_fn)(void *))
+{
+    assert_non_null(obj);
+    assert_true(fx->nkept < DLOCK_FX_MAX_LOCKS);
+    fx->kept[fx->nkept].obj = obj;
+    fx->kept[fx->nkept].free_fn = free_fn;
+    fx->nkept++;
+    return obj;
 }
 
 dlock_fx *dlock_fx_begin(void **state, const char *case_name)

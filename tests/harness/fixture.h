@@ -78,6 +78,11 @@ typedef struct dlock_fx {
 
     dlock_rlock *locks[DLOCK_FX_MAX_LOCKS]; /* freed by teardown */
     size_t nlocks;
+    struct dlock_fx_kept {
+        void *obj;
+        void (*free_fn)(void *);
+    } kept[DLOCK_FX_MAX_LOCKS]; /* dlock_fx_keep */
+    size_t nkept;
 } dlock_fx;
 
 int dlock_fx_setup(void **state);
@@ -105,6 +110,11 @@ const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
 /* A lock handle of the current type on client c, freed by teardown. Fails
  * the test if it cannot be made. */
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
+
+/* Other objects (semaphores, latches...) that teardown frees with free_fn
+ * before the clients, as it does lock handles. Returns obj; fails the test
+ * if obj is NULL or the table is full. */
+void *dlock_fx_keep(dlock_fx *fx, void *obj, void (*free_fn)(void *));
 
 /* Lets ms pass: mock, dlock_vclock_advance (instant, renewals and expiries
  * happen on the way); redis, a real sleep. */
