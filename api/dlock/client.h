@@ -56,7 +56,8 @@ typedef struct dlock_client_options {
     int version;                 /* 1 */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3 */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop */
-    int64_t fair_wait_slack_ms;  /* fair-lock waiter slack when wait is 0 */
+    int64_t fair_wait_slack_ms;  /* fair-lock W (api/dlock/fair.h): the
+                                  * Java clients' threadWaitTime */
     dlock_lost_fn on_lost;       /* may be NULL */
     void *on_lost_arg;
 } dlock_client_options;

@@ -387,11 +387,697 @@ static void permit_malformed_ids_rejected(void **state)
     dlock_permit_ids_free(ids);
 }
 
+/* ---- 8. the fair lock with Java waiters ------------------------------------ */
+
+/* Redisson's fair lock, as a Java client runs it (RedissonFairLock):
+ * KEYS[1] the lock, KEYS[2] the queue, KEYS[3] the deadlines. Acquire:
+ * ARGV[1] lease, ARGV[2] owner, ARGV[3] W (threadWaitTime), ARGV[4] now.
+ * Dead heads are purged; the lock goes to the head only, and then every
+ * deadline moves W earlier; a waiter already queued is told its deadline
+ * minus W; a new one queues with the tail's deadline (or the lock's TTL)
+ * plus W, and is told that TTL. */
+static const dlock_script java_fair_acquire = {
+    "java_fair_acquire",
+    "local now, wait = tonumber(ARGV[4]), tonumber(ARGV[3])\n"
+    "while true do\n"
+    "  local first = redis.call('lindex', KEYS[2], 0)\n"
+    "  if not first then break end\n"
+    "  local t = tonumber(redis.call('zscore', KEYS[3], first))\n"
+    "  if t and t > now then break end\n"
+    "  redis.call('zrem', KEYS[3], first)\n"
+    "  redis.call('lpop', KEYS[2])\n"
+    "end\n"
+    "if redis.call('exists', KEYS[1]) == 0 and (redis.call('exists', KEYS[2]) == 0\n"
+    "    or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then\n"
+    "  redis.call('lpop', KEYS[2])\n"
+    "  redis.call('zrem', KEYS[3], ARGV[2])\n"
+    "  local all = redis.call('zrange', KEYS[3], 0, -1)\n"
+    "  for i = 1, #all do redis.call('zincrby', KEYS[3], -wait, all[i]) end\n"
+    "  redis.call('hset', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+    "  return nil\n"
+    "end\n"
+    "local mine = redis.call('zscore', KEYS[3], ARGV[2])\n"
+    "if mine then return tonumber(mine) - wait - now end\n"
+    "local last = redis.call('lindex', KEYS[2], -1)\n"
+    "local ttl\n"
+    "if last and last ~= ARGV[2] then\n"
+    "  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - now\n"
+    "else\n"
+    "  ttl = redis.call('pttl', KEYS[1])\n"
+    "end\n"
+    "if redis.call('zadd', KEYS[3], ttl + wait + now, ARGV[2]) == 1 then\n"
+    "  redis.call('rpush', KEYS[2], ARGV[2])\n"
+    "end\n"
+    "return ttl\n"};
+
+/* Unlock: KEYS as acquire plus KEYS[4] the channel prefix; ARGV[1] the
+ * message, ARGV[2] lease, ARGV[3] owner, ARGV[4] now. Purges, then wakes
+ * the head on its own channel. */
+static const dlock_script java_fair_unlock = {
+    "java_fair_unlock",
+    "local now = tonumber(ARGV[4])\n"
+    "while true do\n"
+    "  local first = redis.call('lindex', KEYS[2], 0)\n"
+    "  if not first then break end\n"
+    "  local t = tonumber(redis.call('zscore', KEYS[3], first))\n"
+    "  if t and t > now then break end\n"
+    "  redis.call('zrem', KEYS[3], first)\n"
+    "  redis.call('lpop', KEYS[2])\n"
+    "end\n"
+    "local function wake()\n"
+    "  local head = redis.call('lindex', KEYS[2], 0)\n"
+    "  if head then redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1]) end\n"
+    "end\n"
+    "if redis.call('exists', KEYS[1]) == 0 then wake() return 1 end\n"
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end\n"
+    "if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then\n"
+    "  redis.call('pexpire', KEYS[1], ARGV[2])\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('del', KEYS[1])\n"
+    "wake()\n"
+    "return 1\n"};
+
+/* Give-up (acquireFailed): KEYS as acquire; ARGV[2] owner, ARGV[3] W. The
+ * waiters behind it move W earlier. */
+static const dlock_script java_fair_give_up = {
+    "java_fair_give_up",
+    "local queue = redis.call('lrange', KEYS[2], 0, -1)\n"
+    "local i = 1\n"
+    "while i <= #queue and queue[i] ~= ARGV[2] do i = i + 1 end\n"
+    "for j = i + 1, #queue do\n"
+    "  redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), queue[j])\n"
+    "end\n"
+    "redis.call('zrem', KEYS[3], ARGV[2])\n"
+    "redis.call('lrem', KEYS[2], 0, ARGV[2])\n"
+    "return 1\n"};
+
+/* Redisson's default threadWaitTime, and dlock's default fair_wait_slack_ms
+ * (the fixture's clients use it). */
+#define JAVA_WAIT_MS 300000
+
+typedef struct fair_keys {
+    char lock[128], queue[160], deadlines[160], channel[160];
+} fair_keys;
+
+static void fair_keys_of(fair_keys *k, const char *name)
+{
+    snprintf(k->lock, sizeof(k->lock), "%s", name);
+    snprintf(k->queue, sizeof(k->queue), "redisson_lock_queue:{%s}", name);
+    snprintf(k->deadlines, sizeof(k->deadlines), "redisson_lock_timeout:{%s}", name);
+    snprintf(k->channel, sizeof(k->channel), "redisson_lock__channel:{%s}", name);
+}
+
+/* One Java call: acquire/give-up (ARGV lease, owner, W, now) or unlock
+ * (ARGV message, lease, owner, now), with the Java client's clock skew_ms
+ * ahead. *out = the reply (the caller's). */
+static int64_t java_wait_ms = JAVA_WAIT_MS; /* W of the case's Java client */
+
+static int java_fair(dlock_fx *fx, dlock_client *c, dlock_reply **out,
+                     const dlock_script *s, const char *owner, int64_t lease_ms,
+                     int64_t skew_ms)
+{
+    fair_keys k;
+    char lease[24], wait[24], now[24];
+    const char *argv[8];
+    size_t nkeys = 3;
+
+    fair_keys_of(&k, fx->name);
+    i64(lease, lease_ms);
+    i64(wait, java_wait_ms);
+    i64(now, wall_now(c) + skew_ms);
+    argv[0] = k.lock;
+    argv[1] = k.queue;
+    argv[2] = k.deadlines;
+    if (s == &java_fair_unlock) {
+        argv[3] = k.channel;
+        argv[4] = "0";
+        argv[5] = lease;
+        argv[6] = owner;
+        argv[7] = now;
+        nkeys = 4;
+    } else {
+        argv[3] = lease;
+        argv[4] = owner;
+        argv[5] = wait;
+        argv[6] = now;
+    }
+    return java_eval(c, out, s, nkeys, 4, argv, NULL);
+}
+
+/* The test thread's view of the queue. */
+static long long queue_len(dlock_fx *fx)
+{
+    fair_keys k;
+
+    fair_keys_of(&k, fx->name);
+    return dlock_fx_call_int(fx->c1, "LLEN", k.queue, 0, NULL);
+}
+
+static void queue_at(dlock_fx *fx, char *buf, size_t len, long long i)
+{
+    fair_keys k;
+    char idx[24];
+
+    fair_keys_of(&k, fx->name);
+    i64(idx, i);
+    dlock_fx_call_str(fx->c1, buf, len, "LINDEX", k.queue, 1, idx, NULL);
+}
+
+static long long deadline_of(dlock_fx *fx, const char *owner)
+{
+    fair_keys k;
+    char buf[64];
+
+    fair_keys_of(&k, fx->name);
+    dlock_fx_call_str(fx->c1, buf, sizeof(buf), "ZSCORE", k.deadlines, 1, owner, NULL);
+    return buf[0] ? strtoll(buf, NULL, 10) : -1;
+}
+
+static void wait_queue_len(dlock_fx *fx, long long n)
+{
+    int64_t give_up = dlock_fx_real_ms() + 5000;
+
+    while (queue_len(fx) < n && dlock_fx_real_ms() < give_up)
+        dlock_fx_sleep_real(1);
+    assert_int_equal(queue_len(fx), n);
+    /* The waiter must also be asleep, done with the attempt it makes after
+     * subscribing, before the case goes on. */
+    if (fx->is_mock)
+        dlock_fx_settle(fx);
+    else
+        dlock_fx_sleep_real(50);
+}
+
+/* Who got the lock, in order, and when it was free in between. */
+#define MAX_TURNS 8
+
+typedef struct turns {
+    pthread_mutex_t mutex;
+    int who[MAX_TURNS];
+    int64_t got[MAX_TURNS];  /* real ms: acquired */
+    int64_t left[MAX_TURNS]; /* real ms: about to release */
+    int n;
+} turns;
+
+static void turn_taken(turns *t, int who, int64_t hold_ms)
+{
+    int i;
+
+    pthread_mutex_lock(&t->mutex);
+    i = t->n < MAX_TURNS ? t->n++ : MAX_TURNS - 1;
+    t->who[i] = who;
+    t->got[i] = dlock_fx_real_ms();
+    pthread_mutex_unlock(&t->mutex);
+    if (hold_ms > 0)
+        dlock_fx_sleep_real(hold_ms);
+    pthread_mutex_lock(&t->mutex);
+    t->left[i] = dlock_fx_real_ms();
+    pthread_mutex_unlock(&t->mutex);
+}
+
+/* A waiter of either kind, on its own thread. */
+typedef struct fair_waiter {
+    dlock_fx *fx;
+    dlock_client *c;
+    dlock_rlock *l;   /* dlock waiter; NULL: a Java waiter */
+    char owner[DLOCK_OWNER_MAX];
+    int who;
+    int64_t lease_ms, hold_ms;
+    turns *turns;
+    int rc;
+    /* Java waiter: a way out when the case gives up on it */
+    dlock_signal sig;
+    pthread_mutex_t stop_mutex;
+    int stop;
+} fair_waiter;
+
+static void java_on_message(void *arg, const char *channel, const char *msg, size_t len)
+{
+    (void)channel, (void)msg, (void)len;
+    dlock_signal_raise(arg);
+}
+
+static int stopped(fair_waiter *w)
+{
+    int s;
+
+    pthread_mutex_lock(&w->stop_mutex);
+    s = w->stop;
+    pthread_mutex_unlock(&w->stop_mutex);
+    return s;
+}
+
+/* A Java client's lock(): subscribe to its own channel, try, and sleep
+ * until a message or the TTL the script told; unlock after its turn. */
+static void java_waiter_main(void *arg)
+{
+    fair_waiter *w = arg;
+    dlock_clock *clk = dlock_backend_clock(dlock_client_backend(w->c));
+    dlock_subscription *sub = NULL;
+    fair_keys k;
+    char channel[DLOCK_OWNER_MAX + 200];
+    dlock_reply *r = NULL;
+
+    fair_keys_of(&k, w->fx->name);
+    snprintf(channel, sizeof(channel), "%s:%s", k.channel, w->owner);
+    w->rc = dlock_backend_subscribe(dlock_client_backend(w->c), &sub, channel,
+                                    java_on_message, &w->sig);
+    while (w->rc == 0) {
+        int64_t ttl;
+
+        w->rc = java_fair(w->fx, w->c, &r, &java_fair_acquire, w->owner, w->lease_ms, 0);
+        if (w->rc != 0)
+            break;
+        if (r->type == DLOCK_REPLY_NIL) {
+            dlock_reply_free(r);
+            break;
+        }
+        ttl = r->type == DLOCK_REPLY_INTEGER ? r->integer : -1;
+        dlock_reply_free(r);
+        if (stopped(w)) {
+            java_fair(w->fx, w->c, &r, &java_fair_give_up, w->owner, w->lease_ms, 0);
+            dlock_reply_free(r);
+            w->rc = DLOCK_ETIMEDOUT;
+            break;
+        }
+        dlock_clock_sleep_until(clk, &w->sig,
+                                ttl >= 0 ? dlock_clock_now(clk) + (ttl > 0 ? ttl : 1)
+                                         : INT64_MAX);
+    }
+    if (sub)
+        dlock_backend_unsubscribe(dlock_client_backend(w->c), sub);
+    dlock_clock_done(clk, &w->sig);
+    if (w->rc != 0)
+        return;
+    turn_taken(w->turns, w->who, w->hold_ms);
+    if (java_fair(w->fx, w->c, &r, &java_fair_unlock, w->owner, w->lease_ms, 0) == 0) {
+        if (r->type != DLOCK_REPLY_INTEGER || r->integer != 1)
+            w->rc = DLOCK_EPROTO;
+        dlock_reply_free(r);
+    }
+}
+
+static void dlock_waiter_main(void *arg)
+{
+    fair_waiter *w = arg;
+
+    w->rc = dlock_lock(w->l, w->lease_ms);
+    if (w->rc != 0)
+        return;
+    turn_taken(w->turns, w->who, w->hold_ms);
+    w->rc = dlock_unlock(w->l);
+}
+
+static void waiter_init(fair_waiter *w, dlock_fx *fx, dlock_client *c, int java, int who,
+                        turns *t)
+{
+    memset(w, 0, sizeof(*w));
+    w->fx = fx;
+    w->c = c;
+    w->who = who;
+    w->lease_ms = fx->long_lease_ms;
+    w->hold_ms = fx->is_mock ? 0 : 20;
+    w->turns = t;
+    pthread_mutex_init(&w->stop_mutex, NULL);
+    assert_int_equal(dlock_signal_init(&w->sig), 0);
+    if (java) {
+        snprintf(w->owner, sizeof(w->owner), "6a1d2c3e-0000-4000-8000-00000000%04d:%d",
+                 who, 40 + who);
+    } else {
+        assert_true(fx->nlocks < DLOCK_FX_MAX_LOCKS);
+        assert_int_equal(dlock_fair_new(&w->l, c, fx->name), 0);
+        fx->locks[fx->nlocks++] = w->l;
+    }
+}
+
+static void waiter_start(fair_waiter *w, dlock_fx_thread *t)
+{
+    if (!w->l)
+        dlock_clock_busy(dlock_backend_clock(dlock_client_backend(w->c)), &w->sig);
+    dlock_fx_start(t, w->l ? dlock_waiter_main : java_waiter_main, w);
+}
+
+/* Joins a waiter thread; a Java waiter still waiting is told to give up. */
+static int waiter_join(dlock_fx *fx, fair_waiter *w, dlock_fx_thread *t,
+                       dlock_rlock *rescue)
+{
+    int rc = 0;
+
+    if (dlock_fx_wait_done(t, 5000) != 0) {
+        rc = -1;
+        pthread_mutex_lock(&w->stop_mutex);
+        w->stop = 1;
+        pthread_mutex_unlock(&w->stop_mutex);
+        dlock_signal_raise(&w->sig);
+    }
+    rc |= dlock_fx_join(fx, t, 5000, rescue);
+    dlock_signal_destroy(&w->sig);
+    pthread_mutex_destroy(&w->stop_mutex);
+    return rc;
+}
+
+static void try_lock_main(void *arg)
+{
+    timed_call *t = arg;
+
+    t->rc = dlock_try_lock(t->obj, t->wait_ms, 60000);
+    if (t->rc == 0)
+        dlock_unlock(t->obj);
+}
+
+/* Every turn's owner name for messages: R1, D1, ... */
+static const char *const who_name[] = {"H", "R1", "D1", "R2", "D2"};
+
+/* The issue's scenario: a dlock holder, then Java R1, dlock D1, Java R2,
+ * dlock D2 queue in this order. Each takes the lock in that order as the
+ * one before releases, and the lock never sits free for long: on the mock
+ * the whole chain runs with the clock standing still (message hand-offs
+ * only), on Redis each gap is measured. */
+static void fair_mixed_queue_is_fifo(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *holder = NULL;
+    fair_waiter w[4];
+    dlock_fx_thread t[4];
+    turns tu;
+    int i, joined = 0;
+    int64_t released, worst = 0;
+
+    memset(&tu, 0, sizeof(tu));
+    pthread_mutex_init(&tu.mutex, NULL);
+    assert_int_equal(dlock_fair_new(&holder, fx->c1, fx->name), 0);
+    fx->locks[fx->nlocks++] = holder;
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+    for (i = 0; i < 4; i++) {
+        /* R1, D1, R2, D2; the dlock waiters on both clients */
+        waiter_init(&w[i], fx, i < 2 ? fx->c2 : fx->c1, i % 2 == 0, i + 1, &tu);
+        waiter_start(&w[i], &t[i]);
+        wait_queue_len(fx, i + 1);
+    }
+    released = dlock_fx_real_ms();
+    assert_int_equal(dlock_unlock(holder), 0);
+    for (i = 0; i < 4; i++)
+        joined |= waiter_join(fx, &w[i], &t[i], holder);
+
+    printf("  [%s] order:", fx->backend);
+    for (i = 0; i < tu.n; i++) {
+        int64_t gap = tu.got[i] - (i == 0 ? released : tu.left[i - 1]);
+
+        printf(" %s (free %" PRId64 " ms)", who_name[tu.who[i]], gap);
+        if (gap > worst)
+            worst = gap;
+    }
+    printf("\n");
+    pthread_mutex_destroy(&tu.mutex);
+    assert_int_equal(joined, 0);
+    assert_int_equal(tu.n, 4);
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(w[i].rc, 0);
+        assert_int_equal(tu.who[i], i + 1);
+    }
+    assert_true(worst < 500);
+    assert_int_equal(queue_len(fx), 0);
+}
+
+/* The deadline arithmetic, step by step: a dlock waiter joining behind a
+ * Java waiter is stacked W behind it, and a Java waiter behind it W more;
+ * a Java acquisition shifts both by -W and leaves the dlock waiter in line;
+ * a dlock acquisition shifts the rest by -W; a dlock waiter giving up moves
+ * those behind it W earlier. */
+static void fair_deadlines_follow_redisson(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    const char *r1 = "6a1d2c3e-0000-4000-8000-000000000001:41";
+    const char *r2 = "6a1d2c3e-0000-4000-8000-000000000002:42";
+    const char *r3 = "6a1d2c3e-0000-4000-8000-000000000003:43";
+    const long long slop = fx->is_mock ? 0 : 1000; /* real time passes on Redis */
+    dlock_rlock *holder = NULL, *d2 = NULL;
+    dlock_fx_thread t1, t2;
+    fair_waiter w1;
+    timed_call tr;
+    turns tu;
+    dlock_reply *r = NULL;
+    char head[DLOCK_OWNER_MAX + 8];
+    long long at_r1, at_d1, at_r2, at_r3;
+    int64_t t0;
+    int joined = 0;
+
+    memset(&tu, 0, sizeof(tu));
+    pthread_mutex_init(&tu.mutex, NULL);
+    assert_int_equal(dlock_fair_new(&holder, fx->c1, fx->name), 0);
+    fx->locks[fx->nlocks++] = holder;
+    t0 = wall_now(fx->c1);
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+
+    /* R1 queues: the lock's TTL + W */
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r1, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
+    dlock_reply_free(r);
+    at_r1 = deadline_of(fx, r1);
+    assert_true(llabs(at_r1 - (t0 + fx->long_lease_ms + JAVA_WAIT_MS)) <= slop);
+
+    /* D1 (a dlock waiter) queues W behind it */
+    waiter_init(&w1, fx, fx->c2, 0, 2, &tu);
+    waiter_start(&w1, &t1);
+    wait_queue_len(fx, 2);
+    queue_at(fx, head, sizeof(head), 1);
+    at_d1 = deadline_of(fx, head);
+    assert_true(llabs(at_d1 - (at_r1 + JAVA_WAIT_MS)) <= slop);
+
+    /* R2 queues W behind D1 */
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r2, fx->long_lease_ms, 0),
+                     0);
+    dlock_reply_free(r);
+    at_r2 = deadline_of(fx, r2);
+    assert_true(llabs(at_r2 - (at_d1 + JAVA_WAIT_MS)) <= slop);
+
+    /* the holder leaves, R1 (Java) takes it: everyone W earlier */
+    assert_int_equal(dlock_unlock(holder), 0);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r1, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_NIL);
+    dlock_reply_free(r);
+    at_d1 -= JAVA_WAIT_MS;
+    at_r2 -= JAVA_WAIT_MS;
+    assert_int_equal(deadline_of(fx, head), at_d1);
+    assert_int_equal(deadline_of(fx, r2), at_r2);
+    /* ...and D1, first in line now, is still there after the Java unlock's
+     * purge, which wakes it: it takes the lock, and R2 moves W earlier */
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_unlock, r1, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->integer, 1);
+    dlock_reply_free(r);
+    assert_int_equal(dlock_fx_wait_done(&t1, 5000), 0);
+    assert_int_equal(w1.rc, 0);
+    assert_int_equal(tu.n, 1);
+    assert_int_equal(deadline_of(fx, r2), at_r2 - JAVA_WAIT_MS);
+    at_r2 -= JAVA_WAIT_MS;
+    joined |= waiter_join(fx, &w1, &t1, holder);
+
+    /* R2 takes it (the queue is empty behind it); then a dlock waiter D2
+     * with a budget queues, R3 behind it; D2's budget runs out: it leaves
+     * and R3 moves W earlier */
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r2, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_NIL);
+    dlock_reply_free(r);
+    assert_int_equal(dlock_fair_new(&d2, fx->c1, fx->name), 0);
+    fx->locks[fx->nlocks++] = d2;
+    tr.obj = d2;
+    tr.wait_ms = fx->is_mock ? 5000 : 300;
+    tr.rc = -1;
+    dlock_fx_start(&t2, try_lock_main, &tr);
+    wait_queue_len(fx, 1);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r3, fx->long_lease_ms, 0),
+                     0);
+    dlock_reply_free(r);
+    at_r3 = deadline_of(fx, r3);
+    dlock_fx_advance(fx, tr.wait_ms);
+    joined |= dlock_fx_join(fx, &t2, 5000, NULL);
+    assert_int_equal(tr.rc, DLOCK_ETIMEDOUT);
+    assert_int_equal(queue_len(fx), 1);
+    assert_int_equal(deadline_of(fx, r3), at_r3 - JAVA_WAIT_MS);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_unlock, r2, fx->long_lease_ms, 0),
+                     0);
+    dlock_reply_free(r);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r3, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_NIL);
+    dlock_reply_free(r);
+    assert_int_equal(queue_len(fx), 0);
+    pthread_mutex_destroy(&tu.mutex);
+    assert_int_equal(joined, 0);
+}
+
+/* A live dlock waiter purged from the queue (here by a Java client whose
+ * clock runs far ahead; any purge of a live waiter looks the same to it)
+ * goes back to its place, the head, within about a second, and gets the
+ * lock before the Java waiter that queued while it was out. */
+static void fair_dropped_waiter_returns(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    const char *r2 = "6a1d2c3e-0000-4000-8000-000000000002:42";
+    dlock_rlock *holder = NULL;
+    fair_waiter w1;
+    dlock_fx_thread t1;
+    turns tu;
+    dlock_reply *r = NULL;
+    char d1[DLOCK_OWNER_MAX + 8], at[DLOCK_OWNER_MAX + 8];
+    int64_t started, took;
+    int joined = 0;
+
+    memset(&tu, 0, sizeof(tu));
+    pthread_mutex_init(&tu.mutex, NULL);
+    assert_int_equal(dlock_fair_new(&holder, fx->c1, fx->name), 0);
+    fx->locks[fx->nlocks++] = holder;
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+    waiter_init(&w1, fx, fx->c2, 0, 2, &tu);
+    waiter_start(&w1, &t1);
+    wait_queue_len(fx, 1);
+    queue_at(fx, d1, sizeof(d1), 0);
+
+    /* R2's clock is past D1's deadline: its attempt purges D1 and queues */
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r2, fx->long_lease_ms,
+                               fx->long_lease_ms + JAVA_WAIT_MS + 1000),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
+    dlock_reply_free(r);
+    assert_int_equal(queue_len(fx), 1);
+    queue_at(fx, at, sizeof(at), 0);
+    assert_string_equal(at, r2);
+    assert_int_equal(deadline_of(fx, d1), -1);
+
+    started = dlock_fx_real_ms();
+    if (fx->is_mock) {
+        dlock_fx_advance(fx, 1000);
+        dlock_fx_settle(fx);
+    } else {
+        while (queue_len(fx) < 2 && dlock_fx_real_ms() - started < 3000)
+            dlock_fx_sleep_real(5);
+    }
+    took = dlock_fx_real_ms() - started;
+    printf("  [%s] dropped waiter back in line after %" PRId64 " ms%s\n", fx->backend,
+           took, fx->is_mock ? " (1000 ms virtual)" : "");
+    assert_int_equal(queue_len(fx), 2);
+    queue_at(fx, at, sizeof(at), 0);
+    assert_string_equal(at, d1);
+    queue_at(fx, at, sizeof(at), 1);
+    assert_string_equal(at, r2);
+    if (!fx->is_mock)
+        assert_true(took <= 1500);
+
+    /* the unlock wakes D1, first again; R2 comes after it */
+    assert_int_equal(dlock_unlock(holder), 0);
+    assert_int_equal(dlock_fx_wait_done(&t1, 5000), 0);
+    assert_int_equal(w1.rc, 0);
+    assert_int_equal(tu.n, 1);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_acquire, r2, fx->long_lease_ms, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_NIL);
+    dlock_reply_free(r);
+    assert_int_equal(java_fair(fx, fx->c2, &r, &java_fair_unlock, r2, fx->long_lease_ms, 0),
+                     0);
+    dlock_reply_free(r);
+    joined |= waiter_join(fx, &w1, &t1, holder);
+    pthread_mutex_destroy(&tu.mutex);
+    assert_int_equal(joined, 0);
+    assert_int_equal(queue_len(fx), 0);
+}
+
+/* A client of the fixture's backend kind with its own fair-lock W. */
+static dlock_client *client_with_wait(dlock_fx *fx, int64_t wait_ms)
+{
+    dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    dlock_client *c = NULL;
+
+    if (fx->is_mock)
+        assert_int_equal(dlock_mock_backend_new(&b, fx->store), 0);
+    else
+        assert_int_equal(dlock_redis_backend_new(&b, dlock_fx_redis_url(), NULL, NULL, 0), 0);
+    opts.watchdog_timeout_ms = fx->watchdog_ms;
+    opts.fair_wait_slack_ms = wait_ms;
+    if (dlock_client_new(&c, b, &opts) != 0) {
+        dlock_backend_free(b);
+        fail_msg("client_new");
+    }
+    return c;
+}
+
+/* A holder that keeps its lock (watchdog) much longer than W: the dlock
+ * waiter first in line keeps its deadline ahead of the lease and moves the
+ * Java waiter behind it along, so that neither is purged: when the holder
+ * leaves, D1 then R1 get the lock, by messages alone. */
+static void fair_long_hold_keeps_the_queue(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    const int64_t wait = fx->is_mock ? 20000 : 400;
+    dlock_client *cw = client_with_wait(fx, wait);
+    dlock_rlock *holder = NULL;
+    fair_waiter w[2];
+    dlock_fx_thread t[2];
+    turns tu;
+    char d1[DLOCK_OWNER_MAX + 8];
+    long long at_d1, at_r1;
+    int64_t now;
+    int i, joined = 0;
+
+    java_wait_ms = wait;
+    memset(&tu, 0, sizeof(tu));
+    pthread_mutex_init(&tu.mutex, NULL);
+    assert_int_equal(dlock_fair_new(&holder, fx->c1, fx->name), 0);
+    fx->locks[fx->nlocks++] = holder;
+    assert_int_equal(dlock_lock(holder, 0), 0); /* watchdog-renewed */
+    waiter_init(&w[0], fx, cw, 0, 2, &tu); /* D1 */
+    waiter_init(&w[1], fx, fx->c2, 1, 1, &tu); /* R1 */
+    for (i = 0; i < 2; i++) {
+        waiter_start(&w[i], &t[i]);
+        wait_queue_len(fx, i + 1);
+    }
+    queue_at(fx, d1, sizeof(d1), 0);
+    /* many times W, and the watchdog's lease */
+    dlock_fx_advance(fx, 6 * wait + fx->watchdog_ms);
+    now = wall_now(fx->c1);
+    at_d1 = deadline_of(fx, d1);
+    at_r1 = deadline_of(fx, w[1].owner);
+    printf("  [%s] after %" PRId64 " ms held: D1 due in %lld ms, R1 in %lld ms (W %" PRId64
+           ")\n", fx->backend, 6 * wait + fx->watchdog_ms, at_d1 - now, at_r1 - now, wait);
+    assert_int_equal(queue_len(fx), 2);
+    assert_true(at_d1 > now);
+    assert_true(at_r1 >= at_d1 + wait);
+
+    assert_int_equal(dlock_unlock(holder), 0);
+    for (i = 0; i < 2; i++)
+        joined |= waiter_join(fx, &w[i], &t[i], holder);
+    java_wait_ms = JAVA_WAIT_MS;
+    dlock_client_free(cw);
+    pthread_mutex_destroy(&tu.mutex);
+    assert_int_equal(joined, 0);
+    assert_int_equal(tu.n, 2);
+    assert_int_equal(tu.who[0], 2);
+    assert_int_equal(tu.who[1], 1);
+    assert_int_equal(w[0].rc, 0);
+    assert_int_equal(w[1].rc, 0);
+    assert_int_equal(queue_len(fx), 0);
+}
+
 static const struct CMUnitTest interop_cases[] = {
     DLOCK_FX_CASE(latch_channel_of_braced_name),
     DLOCK_FX_CASE(permit_ids_are_raw_bytes),
     DLOCK_FX_CASE(permit_ids_with_nul_bytes),
     DLOCK_FX_CASE(permit_malformed_ids_rejected),
+    DLOCK_FX_CASE(fair_mixed_queue_is_fifo),
+    DLOCK_FX_CASE(fair_deadlines_follow_redisson),
+    DLOCK_FX_CASE(fair_dropped_waiter_returns),
+    DLOCK_FX_CASE(fair_long_hold_keeps_the_queue),
 };
 
 int dlock_test_interop(const char *backend)
