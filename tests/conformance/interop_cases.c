@@ -11,6 +11,7 @@
  */
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
+#include "../harness/recorder.h"
 #include "../harness/runner.h"
 
 #include <inttypes.h>
@@ -50,44 +51,6 @@ static const dlock_script java_latch_count_down = {
     "if v == 0 then redis.call('publish', KEYS[2], '0') end\n"
     "return v\n"};
 
-typedef struct recorder {
-    pthread_mutex_t mutex;
-    dlock_backend *b;
-    dlock_subscription *sub;
-    int n;
-    char msgs[8][16];
-} recorder;
-
-static void on_message(void *arg, const char *channel, const char *msg, size_t len)
-{
-    recorder *r = arg;
-
-    (void)channel;
-    if (len == 0)
-        return; /* "look again" after a reconnect */
-    pthread_mutex_lock(&r->mutex);
-    if (r->n < 8)
-        snprintf(r->msgs[r->n], sizeof(r->msgs[0]), "%.*s", (int)len, msg);
-    r->n++;
-    pthread_mutex_unlock(&r->mutex);
-}
-
-/* Messages seen, after waiting up to 2 s of real time for want of them. */
-static int recorded(recorder *r, int want)
-{
-    int64_t until = dlock_fx_real_ms() + 2000;
-    int n;
-
-    for (;;) {
-        pthread_mutex_lock(&r->mutex);
-        n = r->n;
-        pthread_mutex_unlock(&r->mutex);
-        if (n >= want || dlock_fx_real_ms() >= until)
-            return n;
-        dlock_fx_sleep_real(5);
-    }
-}
-
 /* A call with a budget, on its own thread. */
 typedef struct timed_call {
     void *obj;
@@ -126,15 +89,11 @@ static void latch_channel_of_braced_name(void **state)
     dlock_fx_keep(fx, b, free_latch);
 
     /* dlock publishes on Redisson's channel */
-    memset(&rec, 0, sizeof(rec));
-    pthread_mutex_init(&rec.mutex, NULL);
-    rec.b = dlock_client_backend(fx->c2);
-    assert_int_equal(dlock_backend_subscribe(rec.b, &rec.sub, channel, on_message, &rec), 0);
+    recorder_start(&rec, fx->c2, channel);
     assert_int_equal(dlock_latch_try_set_count(a, NULL, 1), 0);
     assert_int_equal(dlock_latch_count_down(a), 0);
-    n = recorded(&rec, 2);
-    dlock_backend_unsubscribe(rec.b, rec.sub);
-    pthread_mutex_destroy(&rec.mutex);
+    n = recorder_count(&rec, 2);
+    recorder_stop(&rec);
     assert_int_equal(n, 2);
     assert_string_equal(rec.msgs[0], "1");
     assert_string_equal(rec.msgs[1], "0");
@@ -389,6 +348,17 @@ static void permit_malformed_ids_rejected(void **state)
 
 /* ---- 8. the fair lock with Java waiters ------------------------------------ */
 
+/* Both scripts first drop dead heads: deadline (KEYS[3]) passed by now. */
+#define JAVA_PURGE \
+    "while true do\n" \
+    "  local first = redis.call('lindex', KEYS[2], 0)\n" \
+    "  if not first then break end\n" \
+    "  local t = tonumber(redis.call('zscore', KEYS[3], first))\n" \
+    "  if t and t > now then break end\n" \
+    "  redis.call('zrem', KEYS[3], first)\n" \
+    "  redis.call('lpop', KEYS[2])\n" \
+    "end\n"
+
 /* Redisson's fair lock, as a Java client runs it (RedissonFairLock):
  * KEYS[1] the lock, KEYS[2] the queue, KEYS[3] the deadlines. Acquire:
  * ARGV[1] lease, ARGV[2] owner, ARGV[3] W (threadWaitTime), ARGV[4] now.
@@ -399,14 +369,7 @@ static void permit_malformed_ids_rejected(void **state)
 static const dlock_script java_fair_acquire = {
     "java_fair_acquire",
     "local now, wait = tonumber(ARGV[4]), tonumber(ARGV[3])\n"
-    "while true do\n"
-    "  local first = redis.call('lindex', KEYS[2], 0)\n"
-    "  if not first then break end\n"
-    "  local t = tonumber(redis.call('zscore', KEYS[3], first))\n"
-    "  if t and t > now then break end\n"
-    "  redis.call('zrem', KEYS[3], first)\n"
-    "  redis.call('lpop', KEYS[2])\n"
-    "end\n"
+    JAVA_PURGE
     "if redis.call('exists', KEYS[1]) == 0 and (redis.call('exists', KEYS[2]) == 0\n"
     "    or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then\n"
     "  redis.call('lpop', KEYS[2])\n"
@@ -442,14 +405,7 @@ static const dlock_script java_fair_acquire = {
 static const dlock_script java_fair_unlock = {
     "java_fair_unlock",
     "local now = tonumber(ARGV[4])\n"
-    "while true do\n"
-    "  local first = redis.call('lindex', KEYS[2], 0)\n"
-    "  if not first then break end\n"
-    "  local t = tonumber(redis.call('zscore', KEYS[3], first))\n"
-    "  if t and t > now then break end\n"
-    "  redis.call('zrem', KEYS[3], first)\n"
-    "  redis.call('lpop', KEYS[2])\n"
-    "end\n"
+    JAVA_PURGE
     "local function wake()\n"
     "  local head = redis.call('lindex', KEYS[2], 0)\n"
     "  if head then redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1]) end\n"

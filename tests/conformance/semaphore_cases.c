@@ -14,6 +14,7 @@
  */
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
+#include "../harness/recorder.h"
 #include "../harness/runner.h"
 
 #include <inttypes.h>
@@ -184,65 +185,6 @@ static long long raw_id_score(dlock_client *c, const char *key, const char *hex)
 static int64_t wall_now(dlock_client *c)
 {
     return dlock_clock_wall(dlock_backend_clock(dlock_client_backend(c)));
-}
-
-/* ---- a message recorder -------------------------------------------------- */
-
-#define MAX_MSGS 16
-
-typedef struct recorder {
-    pthread_mutex_t mutex;
-    dlock_backend *b;
-    dlock_subscription *sub;
-    int n;
-    char msgs[MAX_MSGS][32];
-} recorder;
-
-static void on_message(void *arg, const char *channel, const char *msg, size_t len)
-{
-    recorder *r = arg;
-
-    (void)channel;
-    if (len == 0)
-        return; /* "look again" after a reconnect: not a message */
-    pthread_mutex_lock(&r->mutex);
-    if (r->n < MAX_MSGS)
-        snprintf(r->msgs[r->n], sizeof(r->msgs[0]), "%.*s", (int)len, msg);
-    r->n++;
-    pthread_mutex_unlock(&r->mutex);
-}
-
-static void recorder_start(recorder *r, dlock_client *c, const char *channel)
-{
-    memset(r, 0, sizeof(*r));
-    pthread_mutex_init(&r->mutex, NULL);
-    r->b = dlock_client_backend(c);
-    assert_int_equal(dlock_backend_subscribe(r->b, &r->sub, channel, on_message, r), 0);
-}
-
-/* Messages seen so far, after waiting (Redis delivers them on its own
- * thread) up to 2 s of real time for at least want of them. */
-static int recorder_count(recorder *r, int want)
-{
-    int64_t until = dlock_fx_real_ms() + 2000;
-    int n;
-
-    for (;;) {
-        pthread_mutex_lock(&r->mutex);
-        n = r->n;
-        pthread_mutex_unlock(&r->mutex);
-        if (n >= want || dlock_fx_real_ms() >= until)
-            return n;
-        dlock_fx_sleep_real(5);
-    }
-}
-
-static void recorder_stop(recorder *r)
-{
-    if (r->sub)
-        dlock_backend_unsubscribe(r->b, r->sub);
-    r->sub = NULL;
-    pthread_mutex_destroy(&r->mutex);
 }
 
 /* ---- helper threads ------------------------------------------------------ */
