@@ -26,8 +26,9 @@ typedef struct fair_wait {
 #define WAKE_MESSAGE "0"
 #define NKEYS 4
 
-/* A waiter looks again at least this often. A Java client's scripts can
- * purge a live waiter (after their shifts pushed its deadline into the
+/* A waiter looks again at least this often, and at least every W/4 (so
+ * that it renews its deadline, W/2 ahead, in time). A Java client's scripts
+ * can purge a live waiter (after their shifts pushed its deadline into the
  * past) without a message; the next look puts it back at its place, so this
  * bounds how long a dropped waiter is out of the queue. */
 #define POLL_MS 1000
@@ -53,6 +54,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 6];
     dlock_reply *r;
+    int64_t poll;
     int rc;
 
     keys((fair *)l, argv);
@@ -71,8 +73,11 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     fw->queued = fw->join;
     /* Look again when the lease in front ends, and in any case after
      * POLL_MS, to keep our deadline and our place. */
-    if (*retry_ms < 0 || *retry_ms > POLL_MS)
-        *retry_ms = POLL_MS;
+    poll = fw->slack_ms / 4 < POLL_MS ? fw->slack_ms / 4 : POLL_MS;
+    if (poll < 1)
+        poll = 1;
+    if (*retry_ms < 0 || *retry_ms > poll)
+        *retry_ms = poll;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held or another waiter is first in line",
                             l->name);
 }

@@ -23,7 +23,7 @@
  *  - a waiter first in line whose deadline passed is purged by the next
  *    operation, so a dead waiter blocks the queue for about W after the lease
  *    in front of it ends. A live dlock waiter looks again at least every
- *    second: it keeps its deadline at least W/2 ahead of the one it would get
+ *    second (every W/4 when that is shorter): it keeps its deadline at least W/2 ahead of the one it would get
  *    by joining now at its place (moving the waiters behind it along), so a
  *    holder that keeps the lock longer than W purges nobody; and if it finds
  *    itself purged anyway (a Java client whose clock runs ahead, or a
