@@ -18,12 +18,20 @@ typedef struct fair {
 
 /* What one acquire call tells its attempts. */
 typedef struct fair_wait {
-    int64_t slack_ms;
-    int join; /* 0: a single attempt that must not queue */
+    int64_t slack_ms; /* W, Redisson's "thread wait time" */
+    int join;         /* 0: a single attempt that must not queue */
+    int queued;       /* an attempt of this call joined the queue */
 } fair_wait;
 
 #define WAKE_MESSAGE "0"
 #define NKEYS 4
+
+/* A waiter looks again at least this often, and at least every W/4 (so
+ * that it renews its deadline, W/2 ahead, in time). A Java client's scripts
+ * can purge a live waiter (after their shifts pushed its deadline into the
+ * past) without a message; the next look puts it back at its place, so this
+ * bounds how long a dropped waiter is out of the queue. */
+#define POLL_MS 1000
 
 static void keys(fair *f, const char **argv)
 {
@@ -42,10 +50,11 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                    const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_fair_acquire;
-    const fair_wait *fw = spec->arg;
+    fair_wait *fw = spec->arg;
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 6];
     dlock_reply *r;
+    int64_t poll;
     int rc;
 
     keys((fair *)l, argv);
@@ -54,33 +63,40 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = WAKE_MESSAGE;
-    argv[NKEYS + 5] = fw->join ? "1" : "0";
+    argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
                                   s, NKEYS, 6, argv);
     if (rc != 0 || !r)
         return rc;
     if ((rc = dlock__attempt_refused(l, s, r, retry_ms)) != 0)
         return rc;
-    /* Look again when the lease in front ends, and in any case before our
-     * own deadline, to prove we are alive. */
-    if (*retry_ms < 0 || *retry_ms > fw->slack_ms / 2)
-        *retry_ms = fw->slack_ms / 2 > 0 ? fw->slack_ms / 2 : 1;
+    fw->queued = fw->join;
+    /* Look again when the lease in front ends, and in any case after
+     * POLL_MS, to keep our deadline and our place. */
+    poll = fw->slack_ms / 4 < POLL_MS ? fw->slack_ms / 4 : POLL_MS;
+    if (poll < 1)
+        poll = 1;
+    if (*retry_ms < 0 || *retry_ms > poll)
+        *retry_ms = poll;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held or another waiter is first in line",
                             l->name);
 }
 
 static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
 {
-    const char *argv[NKEYS + 2];
+    const fair_wait *fw = spec->arg;
+    char slack[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 3];
     dlock_reply *r;
 
-    if (!((const fair_wait *)spec->arg)->join)
+    if (!fw->join)
         return; /* never queued */
     keys((fair *)l, argv);
     argv[NKEYS + 0] = owner;
     argv[NKEYS + 1] = WAKE_MESSAGE;
+    argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
     /* If this fails the deadline still purges us; nothing more to do. */
-    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 2, argv) == 0)
+    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 3, argv) == 0)
         dlock_reply_free(r);
 }
 
@@ -97,11 +113,12 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
     if (!channel)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
     snprintf(channel, n, "%s:%s", f->o.channel, owner);
-    /* A wait beyond DLOCK_TIME_MAX_MS has no limit in effect: it gets the
-     * slack of an endless wait, which also keeps now + slack in range. */
-    fw.slack_ms = wait_ms > 0 && wait_ms <= DLOCK_TIME_MAX_MS
-                      ? wait_ms : l->client->opts.fair_wait_slack_ms;
+    /* One W for every waiter, whatever its own wait: the deadlines are
+     * stacked W apart and shifted by W, so W must be the same for everyone
+     * sharing the queue (Redisson's threadWaitTime, 5 min by default). */
+    fw.slack_ms = l->client->opts.fair_wait_slack_ms;
     fw.join = wait_ms != 0;
+    fw.queued = 0;
     spec.channel = channel;
     spec.arg = &fw;
     rc = dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);

@@ -5,6 +5,8 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "dlock/latch.h"
 #include "object.h"
@@ -29,17 +31,34 @@ static const dlock_rlock_methods latch_methods = {
     .state = state,
 };
 
+#define CHANNEL_PREFIX "redisson_countdownlatch__channel__"
+
 int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
 {
     dlock__object *o = NULL;
+    size_t n;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
+    *out = NULL;
     rc = dlock__object_new(&o, sizeof(dlock_latch), &latch_methods, c, name,
-                           "redisson_countdownlatch__channel__", "");
+                           CHANNEL_PREFIX, "");
+    if (rc != 0)
+        return rc;
+    /* The one exception to the brace rule (DESIGN §2): Redisson wraps the
+     * latch name in braces even when it already holds some, so the channel
+     * is made here rather than by dlock_rlock_key. */
+    n = strlen(CHANNEL_PREFIX) + o->base.name_len + 3;
+    free(o->channel);
+    o->channel = malloc(n);
+    if (!o->channel) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_ENOMEM;
+    }
+    snprintf(o->channel, n, "%s{%s}", CHANNEL_PREFIX, o->base.name);
     *out = (dlock_latch *)o;
-    return rc;
+    return 0;
 }
 
 void dlock_latch_free(dlock_latch *l)

@@ -121,32 +121,91 @@ static int lease_arg(dlock_permit_semaphore *p, int64_t lease_ms)
                            lease_ms, 1);
 }
 
-/* A permit id is exactly what acquire makes: 32 lower-case hex digits. */
-static int id_arg(dlock_permit_semaphore *p, const char *id, size_t index)
+/* ---- ids ------------------------------------------------------------------- */
+
+/* Redisson's layout: the sorted sets hold each id as its 16 raw bytes
+ * (ID_BYTES); callers see the 32-digit lower-case hex form. The raw form may
+ * hold any byte, NUL included, so every script call that carries ids passes
+ * lengths (dlock__rlock_eval_bin). */
+#define ID_BYTES (DLOCK_PERMIT_ID_LEN / 2)
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* A permit id is exactly what acquire makes: 32 lower-case hex digits.
+ * raw (ID_BYTES) receives the bytes it stands for. */
+static int id_arg(dlock_permit_semaphore *p, char *raw, const char *id, size_t index)
 {
     size_t i;
 
     if (!id)
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "permit id #%zu is NULL", index);
     for (i = 0; i < DLOCK_PERMIT_ID_LEN; i++)
-        if (!id[i] || !strchr("0123456789abcdef", id[i]))
+        if (!id[i] || hex_digit(id[i]) < 0)
             break;
     if (i != DLOCK_PERMIT_ID_LEN || id[i] != '\0')
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL,
                                 "\"%.40s\" (#%zu) is not a permit id "
                                 "(32 lower-case hex digits)",
                                 id, index);
+    for (i = 0; i < ID_BYTES; i++)
+        raw[i] = (char)(hex_digit(id[2 * i]) << 4 | hex_digit(id[2 * i + 1]));
+    return 0;
+}
+
+/* Runs sc with the common KEYS/ARGV and nargs more arguments in argv, the
+ * arguments from first_id on being raw ids. argv has NKEYS + NCOMMON + nargs
+ * slots, the common ones filled here. */
+static int eval_ids(dlock_permit_semaphore *p, dlock_reply **out, const dlock_script *sc,
+                    const char **argv, size_t nargs, size_t first_id)
+{
+    size_t total = NKEYS + NCOMMON + nargs, i;
+    size_t *len = malloc(total * sizeof(*len));
+    call_args a;
+    int rc;
+
+    *out = NULL;
+    if (!len)
+        return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
+    common_args(p, &a, argv); /* a fresh "now" for every call */
+    for (i = 0; i < total; i++)
+        len[i] = i >= NKEYS + NCOMMON + first_id ? ID_BYTES : strlen(argv[i]);
+    rc = dlock__rlock_eval_bin(BASE(p), out, sc, NKEYS, NCOMMON + nargs, argv, len);
+    free(len);
+    return rc;
+}
+
+/* eval_ids for scripts that reply an integer. */
+static int eval_ids_integer(dlock_permit_semaphore *p, int64_t *out,
+                            const dlock_script *sc, const char **argv, size_t nargs,
+                            size_t first_id)
+{
+    dlock_reply *r;
+    int rc = eval_ids(p, &r, sc, argv, nargs, first_id);
+
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(BASE(p), sc, r);
+    *out = r->integer;
+    dlock_reply_free(r);
     return 0;
 }
 
 /* ---- acquiring ------------------------------------------------------------- */
 
-/* One acquire call: the script's arguments, ids included, built once; the
- * ids are only visible to others once the script has granted them. */
+/* One acquire call: the script's arguments, raw ids included, built once;
+ * the ids are only visible to others once the script has granted them. */
 typedef struct permit_wait {
     dlock_permit_semaphore *p;
     const char **argv;
-    size_t nargs;
+    size_t nargs; /* after the common ones: the lease and the ids */
     char lease[DLOCK__I64_SIZE];
 } permit_wait;
 
@@ -155,13 +214,11 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 {
     const dlock_script *sc = &dlock__script_permit_acquire;
     permit_wait *w = spec->arg;
-    call_args a;
     dlock_reply *r;
     int rc;
 
     (void)owner, (void)lease_ms;
-    common_args(w->p, &a, w->argv); /* a fresh "now" for every attempt */
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, w->nargs, w->argv);
+    rc = eval_ids(w->p, &r, sc, w->argv, w->nargs, 1); /* lease, then the ids */
     if (rc != 0)
         return rc;
     if (r->type == DLOCK_REPLY_NIL) {
@@ -177,8 +234,9 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name);
 }
 
-/* n ids in one block: n + 1 pointers, then the strings. */
-static char **make_ids(size_t n)
+/* n ids in one block: n + 1 pointers, then the hex strings; raw (n *
+ * ID_BYTES) receives the bytes each stands for. */
+static char **make_ids(size_t n, unsigned char *raw)
 {
     char **ids = malloc((n + 1) * sizeof(char *) + n * DLOCK_PERMIT_ID_SIZE);
     char *text;
@@ -189,11 +247,11 @@ static char **make_ids(size_t n)
     text = (char *)(ids + n + 1);
     for (i = 0; i < n; i++) {
         static const char hex[] = "0123456789abcdef";
-        uuid_t u;
+        unsigned char *u = raw + i * ID_BYTES;
 
-        uuid_generate_random(u);
+        uuid_generate_random(u); /* a uuid_t is 16 bytes: ID_BYTES */
         ids[i] = text + i * DLOCK_PERMIT_ID_SIZE;
-        for (j = 0; j < sizeof(u); j++) {
+        for (j = 0; j < ID_BYTES; j++) {
             ids[i][2 * j] = hex[u[j] >> 4];
             ids[i][2 * j + 1] = hex[u[j] & 15];
         }
@@ -207,6 +265,7 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
                    int64_t wait_ms, int64_t lease_ms)
 {
     permit_wait w;
+    unsigned char raw[DLOCK_PERMITS_PER_CALL * ID_BYTES];
     char **ids;
     size_t n, i;
     int rc;
@@ -221,7 +280,7 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     if ((rc = lease_arg(p, lease_ms)) != 0)
         return rc;
     n = (size_t)permits;
-    ids = make_ids(n);
+    ids = make_ids(n, raw);
     if (!ids)
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
     if (n == 0) {
@@ -229,15 +288,15 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
         return 0;
     }
     w.p = p;
-    w.nargs = NCOMMON + 1 + n;
-    w.argv = malloc((NKEYS + w.nargs) * sizeof(*w.argv));
+    w.nargs = 1 + n; /* after the common ones */
+    w.argv = malloc((NKEYS + NCOMMON + w.nargs) * sizeof(*w.argv));
     if (!w.argv) {
         free(ids);
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
     }
     w.argv[NKEYS + NCOMMON] = dlock__i64(w.lease, lease_ms);
     for (i = 0; i < n; i++)
-        w.argv[NKEYS + NCOMMON + 1 + i] = ids[i];
+        w.argv[NKEYS + NCOMMON + 1 + i] = (const char *)raw + i * ID_BYTES;
     rc = dlock__object_wait(BASE(p), attempt, &w, "", wait_ms, 0);
     free(w.argv);
     if (rc != 0) {
@@ -304,8 +363,8 @@ static int release_ids(dlock_permit_semaphore *p, size_t *bad,
                        const char *const *ids, size_t n)
 {
     const dlock_script *sc = &dlock__script_permit_release;
+    char raw[DLOCK_PERMITS_PER_CALL * ID_BYTES];
     const char **argv;
-    call_args a;
     dlock_reply *r;
     size_t i;
     int rc;
@@ -317,7 +376,7 @@ static int release_ids(dlock_permit_semaphore *p, size_t *bad,
     if (n > 0 && !ids)
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "ids is NULL");
     for (i = 0; i < n; i++) {
-        rc = id_arg(p, ids[i], i);
+        rc = id_arg(p, raw + i * ID_BYTES, ids[i], i);
         if (rc != 0) {
             *bad = i;
             return rc;
@@ -328,10 +387,9 @@ static int release_ids(dlock_permit_semaphore *p, size_t *bad,
     argv = malloc((NKEYS + NCOMMON + n) * sizeof(*argv));
     if (!argv)
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
-    common_args(p, &a, argv);
     for (i = 0; i < n; i++)
-        argv[NKEYS + NCOMMON + i] = ids[i];
-    rc = dlock_rlock_eval(BASE(p), &r, sc, NKEYS, NCOMMON + n, argv);
+        argv[NKEYS + NCOMMON + i] = raw + i * ID_BYTES;
+    rc = eval_ids(p, &r, sc, argv, n, 0);
     free(argv);
     if (rc != 0)
         return rc;
@@ -409,19 +467,17 @@ int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
 int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
                                         int64_t lease_ms)
 {
-    char lease[DLOCK__I64_SIZE];
+    char lease[DLOCK__I64_SIZE], raw[ID_BYTES];
     const char *argv[NKEYS + NCOMMON + 2];
-    call_args a;
     int64_t st;
     int rc = enter(p);
 
-    if (rc != 0 || (rc = lease_arg(p, lease_ms)) != 0 || (rc = id_arg(p, id, 0)) != 0)
+    if (rc != 0 || (rc = lease_arg(p, lease_ms)) != 0 ||
+        (rc = id_arg(p, raw, id, 0)) != 0)
         return rc;
-    common_args(p, &a, argv);
     argv[NKEYS + NCOMMON] = dlock__i64(lease, lease_ms);
-    argv[NKEYS + NCOMMON + 1] = id;
-    rc = dlock_rlock_eval_integer(BASE(p), &st, &dlock__script_permit_update_lease,
-                                  NKEYS, NCOMMON + 2, argv);
+    argv[NKEYS + NCOMMON + 1] = raw;
+    rc = eval_ids_integer(p, &st, &dlock__script_permit_update_lease, argv, 2, 1);
     return rc != 0 ? rc : status_code(p, st, id, 0);
 }
 
@@ -429,17 +485,15 @@ int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
                                     const char *id)
 {
     const char *argv[NKEYS + NCOMMON + 1];
-    call_args a;
+    char raw[ID_BYTES];
     int rc = enter(p);
 
-    if (rc != 0 || (rc = id_arg(p, id, 0)) != 0)
+    if (rc != 0 || (rc = id_arg(p, raw, id, 0)) != 0)
         return rc;
     if (!out)
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
-    common_args(p, &a, argv);
-    argv[NKEYS + NCOMMON] = id;
-    return dlock_rlock_eval_integer(BASE(p), out, &dlock__script_permit_lease, NKEYS,
-                                    NCOMMON + 1, argv);
+    argv[NKEYS + NCOMMON] = raw;
+    return eval_ids_integer(p, out, &dlock__script_permit_lease, argv, 1, 0);
 }
 
 /* ---- counts -------------------------------------------------------------------- */

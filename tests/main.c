@@ -35,6 +35,7 @@ int dlock_test_rwlock(const char *backend);
 int dlock_test_values(const char *backend);
 int dlock_test_bounds(const char *backend);
 int dlock_test_lifecycle(const char *backend);
+int dlock_test_interop(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -140,6 +141,8 @@ int main(void)
     dlock_test_bounds("mock");
     dlock_test_set_phase("lifecycle on mock");
     dlock_test_lifecycle("mock");
+    dlock_test_set_phase("interop on mock");
+    dlock_test_interop("mock");
 
     dlock_test_set_phase("starting redis-server for the conformance suite");
     rc = dlock_test_redis_start(&server, NULL);
@@ -164,6 +167,8 @@ int main(void)
         dlock_test_bounds("redis");
         dlock_test_set_phase("lifecycle on redis");
         dlock_test_lifecycle("redis");
+        dlock_test_set_phase("interop on redis");
+        dlock_test_interop("redis");
         dlock_fx_set_redis_url(NULL);
         dlock_test_set_phase("stopping redis-server");
         stop_server();

@@ -74,7 +74,8 @@ typedef struct dlock_client_options {
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
                                   * 0..DLOCK_TIME_MAX_MS */
-    int64_t fair_wait_slack_ms;  /* fair-lock waiter slack when wait is 0;
+    int64_t fair_wait_slack_ms;  /* fair-lock W (api/dlock/fair.h): the
+                                  * Java clients' threadWaitTime;
                                   * 1..DLOCK_TIME_MAX_MS */
     dlock_lost_fn on_lost;       /* may be NULL */
     void *on_lost_arg;

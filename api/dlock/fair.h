@@ -11,20 +11,32 @@
  * Semantics:
  *  - the lock goes to waiters in arrival order, across clients and processes;
  *    re-entry by the holder never queues; try_lock with wait 0 never queues;
- *  - a waiter's deadline is the moment it is presumed dead: every attempt of a
- *    live waiter moves it to now + slack (slack = the try_lock wait when > 0
- *    and at most DLOCK_TIME_MAX_MS, else the client's fair_wait_slack_ms), and a live waiter attempts at
- *    least every slack/2. A waiter first in line whose deadline passed is
- *    purged by the next operation, so a dead waiter blocks the queue for at
- *    most its slack; a waiter that gives up (its wait ran out) leaves the queue
- *    at once, so nobody behind it waits for it;
+ *  - a waiter's deadline is the moment it is presumed dead, and follows
+ *    Redisson's rules, so that dlock and Redisson (Java) waiters can share a
+ *    queue: a waiter joins with the deadline of the waiter in front of it (or
+ *    the lock's expiry, when it is first) plus W; every acquisition from the
+ *    queue moves every deadline W earlier; a waiter that gives up (its wait
+ *    ran out) leaves at once and moves those behind it W earlier. W is the
+ *    client's fair_wait_slack_ms whatever the call's own wait (Redisson's
+ *    threadWaitTime; both default to 5 min): give every client sharing a fair
+ *    lock, Java ones included, the same W;
+ *  - a waiter first in line whose deadline passed is purged by the next
+ *    operation, so a dead waiter blocks the queue for about W after the lease
+ *    in front of it ends. A live dlock waiter looks again at least every
+ *    second (every W/4 when that is shorter): it keeps its deadline at least W/2 ahead of the one it would get
+ *    by joining now at its place (moving the waiters behind it along), so a
+ *    holder that keeps the lock longer than W purges nobody; and if it finds
+ *    itself purged anyway (a Java client whose clock runs ahead, or a
+ *    different W), it goes back to the head of the queue -- the only place a
+ *    live waiter is ever purged from -- within that second;
  *  - an unlock after the lease expired returns DLOCK_ELOST.
  *
  * Clock skew: deadlines are written with the writing client's wall clock
  * (the backend clock's wall_ms; the mock's virtual clock on the mock). A
- * client whose clock runs ahead by d purges other waiters d early; keep the
- * clocks of the clients sharing a fair lock within slack/2 of each other, or a
- * live waiter may be purged and re-queued at the tail.
+ * client whose clock runs ahead by d purges other waiters d early; a dlock
+ * waiter purged that way comes back to its place, but may have lost its turn
+ * meanwhile: keep the clocks of the clients sharing a fair lock within W/2 of
+ * each other.
  */
 #ifndef DLOCK_FAIR_H
 #define DLOCK_FAIR_H

@@ -3,9 +3,13 @@
  *
  * Redisson-compatible layout: the count is a string integer at name (absent
  * = 0: the latch is open). Messages on
- * "redisson_countdownlatch__channel__{name}": "1" when a count is set, "0"
- * when it reaches zero (or the latch is deleted); the count is deleted when
- * it reaches zero, so the latch can be set again.
+ * "redisson_countdownlatch__channel__{name}" -- always with these braces,
+ * even for a name that holds braces of its own ("{app}latch" gives
+ * "redisson_countdownlatch__channel__{{app}latch}"), as Redisson does: the
+ * one exception to the rule that braces are not added twice. Messages:
+ * "1" when a count is set, "0" when it reaches zero (or the latch is
+ * deleted); the count is deleted when it reaches zero, so the latch can be
+ * set again.
  *
  * Every awaiter is released at zero: each one looks at the count again on
  * the "0" message, so none is left behind whichever client it runs on. (An

@@ -12,8 +12,10 @@
  * "redisson_sc:{name}" (message: the new count), and also wake on their own
  * when the first lease in the set ends.
  *
- * Permit ids are 32 lower-case hex digits (16 random bytes from libuuid).
- * To tell "this permit expired" from "this permit was released or never
+ * Permit ids are 32 lower-case hex digits (16 random bytes from libuuid);
+ * as in Redisson, the sorted sets hold the 16 raw bytes an id stands for, so
+ * a permit taken by either library can be released by the other with its
+ * hex id. To tell "this permit expired" from "this permit was released or never
  * existed", the ids of expired permits are remembered for a while in a sorted
  * set "{name}:expired" (scored by expiry; kept for DLOCK_PERMIT_EXPIRED_KEEP_MS
  * and at most DLOCK_PERMIT_EXPIRED_MAX ids; older ones count as unknown).

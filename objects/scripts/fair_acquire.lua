@@ -2,20 +2,36 @@
 -- KEYS[1] the lock hash, KEYS[2] the wait queue (list), KEYS[3] the waiters'
 -- deadlines (sorted set), KEYS[4] the channel prefix (a waiter O listens on
 -- KEYS[4] .. ':' .. O).
--- ARGV[1] lease ms, ARGV[2] owner id, ARGV[3] slack ms, ARGV[4] now (wall ms),
--- ARGV[5] the wake-up message, ARGV[6] '1' to join the queue when busy, '0'
--- for a single attempt that leaves no trace.
+-- ARGV[1] lease ms, ARGV[2] owner id, ARGV[3] W, the thread wait time (ms),
+-- ARGV[4] now (wall ms), ARGV[5] the wake-up message, ARGV[6] '0' for a
+-- single attempt that leaves no trace, '1' to join the queue when busy, '2'
+-- when an earlier attempt of this call joined it.
+--
+-- Deadlines follow Redisson's rules, so that Java and dlock waiters can share
+-- one queue: a waiter joins with the deadline of the waiter in front of it
+-- (the lock's expiry when it is first) plus W, so deadlines are stacked W
+-- apart; every acquisition from the queue moves every deadline W earlier
+-- (everyone is one place closer); a waiter that gives up moves those behind
+-- it W earlier (fair_give_up.lua). Two more rules keep a live dlock waiter
+-- in line whatever the others do, and change nothing a Java client relies on:
+--  * a waiter whose deadline fell more than W/2 behind the one it would get
+--    by joining now at its place gets that one back, and the waiters behind
+--    it move along so that the next one stays W behind it;
+--  * only the first in line is ever purged, so a waiter that was queued and
+--    finds itself gone ('2' and no deadline) was purged at the head while
+--    alive (its deadline pushed into the past by others' shifts): it goes
+--    back to the head, its old place.
 -- Reply: nil when the owner now holds it. Else the owner is (still) in line,
--- with its deadline moved to now + slack (a live waiter proves it is alive on
--- every attempt), and the reply is how long nothing can change for it: the
--- lock's PTTL if it is first in line (-1: no expiry), else the time until the
--- first waiter's deadline.
+-- and the reply is how long nothing can change for it: the lock's PTTL if it
+-- is first in line (-1: no expiry), else the time until the first waiter's
+-- deadline.
 -- #include time_check.luainc
 local time_err = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
 if time_err then
     return time_err
 end
 local now = tonumber(ARGV[4])
+local wait = tonumber(ARGV[3])
 -- #include fair_purge.luainc
 
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -24,11 +40,21 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     return nil
 end
 
+local mine = redis.call('zscore', KEYS[3], ARGV[2])
+if ARGV[6] == '2' and not mine then
+    redis.call('lrem', KEYS[2], 0, ARGV[2])
+    redis.call('lpush', KEYS[2], ARGV[2])
+end
+
 local head = redis.call('lindex', KEYS[2], 0)
 if redis.call('exists', KEYS[1]) == 0 and (not head or head == ARGV[2]) then
     if head then
         redis.call('lpop', KEYS[2])
         redis.call('zrem', KEYS[3], ARGV[2])
+    end
+    local waiting = redis.call('zrange', KEYS[3], 0, -1)
+    for i = 1, #waiting do
+        redis.call('zincrby', KEYS[3], -wait, waiting[i])
     end
     redis.call('hset', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
@@ -41,21 +67,53 @@ if redis.call('exists', KEYS[1]) == 0 and (not head or head == ARGV[2]) then
     return nil
 end
 
+local ttl = redis.call('pttl', KEYS[1])
 if ARGV[6] == '0' then
-    return redis.call('pttl', KEYS[1])
+    return ttl
 end
 
-if not redis.call('zscore', KEYS[3], ARGV[2]) then
+local queue = redis.call('lrange', KEYS[2], 0, -1)
+local pos = nil
+for i = 1, #queue do
+    if queue[i] == ARGV[2] then
+        pos = i
+        break
+    end
+end
+if not pos then
     redis.call('rpush', KEYS[2], ARGV[2])
+    queue[#queue + 1] = ARGV[2]
+    pos = #queue
 end
-redis.call('zadd', KEYS[3], now + tonumber(ARGV[3]), ARGV[2])
 
-head = redis.call('lindex', KEYS[2], 0)
-if head == ARGV[2] then
-    return redis.call('pttl', KEYS[1])
+-- The deadline it would get by joining now at its place.
+local base = now + math.max(ttl, 0)
+if pos > 1 then
+    local before = tonumber(redis.call('zscore', KEYS[3], queue[pos - 1]))
+    if before and before > base then
+        base = before
+    end
 end
-local wait = tonumber(redis.call('zscore', KEYS[3], head)) - now
-if wait < 1 then
-    wait = 1
+local target = base + wait
+mine = mine and tonumber(mine)
+if not mine or mine < target - math.floor(wait / 2) then
+    redis.call('zadd', KEYS[3], target, ARGV[2])
+    local after = pos < #queue and redis.call('zscore', KEYS[3], queue[pos + 1])
+    if after and tonumber(after) < target + wait then
+        local by = target + wait - tonumber(after)
+        for i = pos + 1, #queue do
+            if redis.call('zscore', KEYS[3], queue[i]) then
+                redis.call('zincrby', KEYS[3], by, queue[i])
+            end
+        end
+    end
 end
-return wait
+
+if pos == 1 then
+    return ttl
+end
+local first = tonumber(redis.call('zscore', KEYS[3], queue[1]))
+if not first then
+    return 1
+end
+return math.max(first - now, 1)
