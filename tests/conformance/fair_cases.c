@@ -548,11 +548,12 @@ static const struct CMUnitTest fair_cases[] = {
 
 int dlock_test_fair(const char *backend)
 {
-    int before = dlock_test_failed;
+    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    char group[64];
 
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/fair on mock", fair_cases, dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/fair on redis", fair_cases, dlock_fx_group_redis, NULL);
+    /* Any backend but the mock is a Redis server ("redis", "redis-tls"). */
+    snprintf(group, sizeof(group), "conformance/fair on %s", backend);
+    DLOCK_RUN_GROUP(group, fair_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
+                    NULL);
     return dlock_test_failed - before;
 }
