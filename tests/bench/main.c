@@ -6,7 +6,8 @@
  *
  * Without --redis it starts a throwaway redis-server on 127.0.0.1 through the
  * test harness (tests/harness/redis_server.c) and stops it at the end.
- * FIGURE: uncontended, scaling, contended, mock, memory, watchdog.
+ * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, tls
+ * (tls starts a server of its own, with plain and TLS ports).
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -31,7 +32,7 @@
 #define TIME_LIMIT_S 1200
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
-                                      "mock", "memory", "watchdog"};
+                                      "mock", "memory", "watchdog", "tls"};
 
 static void on_alarm(int sig)
 {
@@ -116,7 +117,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog tls\n");
 }
 
 int main(int argc, char **argv)
@@ -231,6 +232,8 @@ int main(int argc, char **argv)
     }
     if (wanted(only, "watchdog"))
         bench_fig_watchdog(&cfg, raw);
+    if (wanted(only, "tls"))
+        bench_fig_tls(&cfg);
 
     if (!child)
         bench_json_print_all();
