@@ -6,7 +6,9 @@
  *
  * Servers: "strict" requires client certificates (--tls-auth-clients yes)
  * and also has a plain port; "optional" has TLS only (--port 0) and does
- * not require them. (The whole conformance suite runs over TLS too: see
+ * not require them; "tls12" requires them and speaks TLS 1.2 only (where a
+ * missing client certificate fails inside the handshake itself, while TLS
+ * 1.3 servers refuse it just after). (The whole conformance suite runs over TLS too: see
  * tests/main.c.)
  */
 #include <errno.h>
@@ -26,7 +28,7 @@
 
 #define SECRET "tlsPassw0rdXyz"
 
-static dlock_test_redis *strict, *optional;
+static dlock_test_redis *strict, *optional, *tls12;
 static char errbuf[512];
 
 static const dlock_script s_incr = {"tls_incr", "return redis.call('INCR', KEYS[1])"};
@@ -254,9 +256,16 @@ static void tls_wrong_host_name(void **state)
 
 static void tls_missing_client_cert(void **state)
 {
-    char d[512];
+    char url[1024], d[512];
     (void)state;
     no_client_cert_detail(d, sizeof d);
+    assert_non_null(strstr(d, "client certificate"));
+    url_of(url, sizeof url, tls12, ":" SECRET "@", "localhost", "cacert=%D/ca.crt");
+    expect_fails(url, NULL, DLOCK_ECONN, "TLS handshake failed", d, sizeof d);
+    assert_non_null(strstr(d, "client certificate"));
+    url_of(url, sizeof url, tls12, "", "localhost",
+           "cacert=%D/ca.crt&cert=%D/client.crt&key=%D/client.key");
+    expect_works(url, NULL);
 }
 
 static void tls_failure_details_distinct(void **state)
@@ -482,8 +491,10 @@ static int group_setup(void **state)
 {
     char cmd[600];
     (void)state;
+    static const char *const tls12_args[] = {"--tls-protocols", "TLSv1.2", NULL};
     if (dlock_test_redis_start_tls(&strict, "yes", 1, NULL) != 0 ||
-        dlock_test_redis_start_tls(&optional, "optional", 0, NULL) != 0)
+        dlock_test_redis_start_tls(&optional, "optional", 0, NULL) != 0 ||
+        dlock_test_redis_start_tls(&tls12, "yes", 0, tls12_args) != 0)
         return -1;
     /* a hashed CA directory for cacertdir= */
     snprintf(cmd, sizeof cmd,
@@ -498,7 +509,8 @@ static int group_teardown(void **state)
     (void)state;
     dlock_test_redis_stop(strict);
     dlock_test_redis_stop(optional);
-    strict = optional = NULL;
+    dlock_test_redis_stop(tls12);
+    strict = optional = tls12 = NULL;
     return 0;
 }
 

@@ -55,6 +55,7 @@ struct dlock__redis_transport {
     int last_errno;     /* of the BIO's last failed system call */
     short want;         /* POLLIN, or POLLOUT while TLS must write first */
     int got_data;       /* TLS: the server sent application data */
+    int starved;        /* TLS: the last read wanted more from the socket */
     int64_t timeout_ms; /* SO_RCVTIMEO / SO_SNDTIMEO; 0 = none */
     char where[300];
 };
@@ -441,10 +442,15 @@ static int handshake_failed(dlock__redis_transport *t, const char *name,
                           t->last_errno ? strerror(t->last_errno)
                                         : "the server closed the connection");
     } else {
-        dlock__redis_errf(errbuf, errlen,
-                          "redis %s: TLS handshake failed: %s (is it a TLS "
-                          "port?)",
-                          t->where, ssl_reason());
+        /* An alert is the server saying no (TLS 1.2 servers refuse a
+         * missing client certificate here); garbage means no TLS at all. */
+        const char *why = ssl_reason();
+        dlock__redis_errf(errbuf, errlen, "redis %s: TLS handshake failed: %s%s",
+                          t->where, why,
+                          strstr(why, "alert")
+                              ? " (does the server require a client "
+                                "certificate? cert=, key=)"
+                              : " (is it a TLS port?)");
     }
     return DLOCK_ECONN;
 }
@@ -696,11 +702,13 @@ static int read_once(dlock__redis_transport *t, char *buf, size_t cap,
         if (n > 0) {
             *got = (size_t)n;
             t->got_data = 1;
+            t->starved = 0;
             t->want = POLLIN;
             return 0;
         }
         e = SSL_get_error(t->ssl, n);
         if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            t->starved = 1;
             t->want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
             return 0;
         }
@@ -763,8 +771,12 @@ int dlock__redis_transport_pending(const dlock__redis_transport *t)
 {
     /* SSL_pending: decrypted bytes of the current record; SSL_has_pending
      * also counts raw bytes read ahead but not yet decrypted. Either way
-     * the socket may be quiet while a read would return data. */
-    return t->ssl && (SSL_pending(t->ssl) > 0 || SSL_has_pending(t->ssl));
+     * the socket may be quiet while a read would return data — unless the
+     * last read already wanted more (the read-ahead bytes are only part of
+     * a record): then only the socket can help, and reporting them would
+     * make a poll loop spin. */
+    return t->ssl && (SSL_pending(t->ssl) > 0 ||
+                      (!t->starved && SSL_has_pending(t->ssl)));
 }
 
 int dlock__redis_transport_stale(dlock__redis_transport *t)
@@ -773,7 +785,8 @@ int dlock__redis_transport_stale(dlock__redis_transport *t)
     char c;
     int n;
 
-    if (dlock__redis_transport_pending(t))
+    /* Anything buffered at all, even part of a record, was not asked for. */
+    if (t->ssl && (SSL_pending(t->ssl) > 0 || SSL_has_pending(t->ssl)))
         return 1;
     p.fd = t->fd;
     p.events = POLLIN;
