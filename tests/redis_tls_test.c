@@ -35,11 +35,11 @@ static const dlock_script s_incr = {"tls_incr", "return redis.call('INCR', KEYS[
 static const dlock_script s_publish = {
     "tls_publish", "return redis.call('PUBLISH', KEYS[1], ARGV[1])"};
 
+/* The default timeouts (a TLS handshake under a sanitizer takes a while),
+ * a small pool, a quick reconnect. */
 static dlock_redis_options fast_options(void)
 {
     dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
-    o.connect_timeout_ms = 2000;
-    o.command_timeout_ms = 2000;
     o.pool_size = 2;
     o.reconnect_min_ms = 20;
     o.reconnect_max_ms = 200;
