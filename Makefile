@@ -18,7 +18,7 @@ BUILD     ?= build
 CC        ?= cc
 OPT       ?= -O2 -g
 SANITIZE  ?=
-PKGS      := hiredis lua5.1 uuid jansson
+PKGS      := hiredis lua5.1 uuid jansson openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 

@@ -17,8 +17,9 @@
 #include "codec_internal.h"
 #include "config_json.h"
 
-/* The fields: a string (url) or an integer within [min, max]. */
-enum { F_URL, F_I64, F_INT };
+/* The fields: the url, another string (a TLS path or name), a flag (a
+ * boolean, or 0/1), or an integer within [min, max]. */
+enum { F_URL, F_STR, F_FLAG, F_I64, F_INT };
 
 typedef struct field {
     const char *name;
@@ -30,6 +31,7 @@ typedef struct field {
 /* Every integer field but pool_size is a duration: DLOCK_TIME_MAX_MS at most. */
 #define I64(name, where, min) \
     {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
+#define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
 
 static const field fields[] = {
     {"url", F_URL, 0, 0, 0},
@@ -42,6 +44,12 @@ static const field fields[] = {
     I64("max_hold_ms", client.max_hold_ms, 0),
     I64("fair_wait_slack_ms", client.fair_wait_slack_ms, 1),
     I64("budget_slack_ms", client.budget_slack_ms, 0),
+    STR("tls_cacert", redis.tls_cacert),
+    STR("tls_cacertdir", redis.tls_cacertdir),
+    STR("tls_cert", redis.tls_cert),
+    STR("tls_key", redis.tls_key),
+    STR("tls_sni", redis.tls_sni),
+    {"tls_insecure", F_FLAG, offsetof(dlock__config, redis.tls_insecure), 0, 1},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -166,15 +174,38 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         out->url = strdup(json_string_value(v));
         return out->url ? 0 : dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     }
+    if (f->kind == F_STR) {
+        const char **slot = (const char **)(base + f->offset);
+        char *copy;
+        if (!json_is_string(v) || json_string_length(v) == 0)
+            return field_fail(errbuf, errlen, text, len, f->name,
+                              "expected a non-empty string, got %s",
+                              json_is_string(v) ? "\"\"" : type_name(v));
+        if (strlen(json_string_value(v)) != json_string_length(v))
+            return field_fail(errbuf, errlen, text, len, f->name,
+                              "the string holds a NUL character");
+        copy = strdup(json_string_value(v));
+        if (!copy)
+            return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        free((char *)*slot);
+        *slot = copy;
+        return 0;
+    }
+    if (f->kind == F_FLAG && json_is_boolean(v)) {
+        *(int *)(base + f->offset) = json_is_true(v);
+        return 0;
+    }
     if (!json_is_integer(v))
         return field_fail(errbuf, errlen, text, len, f->name,
-                          "expected an integer, got %s", type_name(v));
+                          f->kind == F_FLAG ? "expected true, false, 0 or 1, got %s"
+                                            : "expected an integer, got %s",
+                          type_name(v));
     n = json_integer_value(v);
     if (n < f->min || n > f->max)
         return field_fail(errbuf, errlen, text, len, f->name,
                           "%lld is out of range (%lld..%lld)", (long long)n,
                           (long long)f->min, (long long)f->max);
-    if (f->kind == F_INT)
+    if (f->kind == F_INT || f->kind == F_FLAG)
         *(int *)(base + f->offset) = (int)n;
     else
         *(int64_t *)(base + f->offset) = (int64_t)n;
@@ -185,7 +216,14 @@ void dlock__config_fini(dlock__config *c)
 {
     if (c) {
         free(c->url);
+        free((char *)c->redis.tls_cacert);
+        free((char *)c->redis.tls_cacertdir);
+        free((char *)c->redis.tls_cert);
+        free((char *)c->redis.tls_key);
+        free((char *)c->redis.tls_sni);
         c->url = NULL;
+        c->redis.tls_cacert = c->redis.tls_cacertdir = c->redis.tls_cert = NULL;
+        c->redis.tls_key = c->redis.tls_sni = NULL;
     }
 }
 
@@ -226,7 +264,8 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
     }
     if (rc == 0 && !out->url)
         rc = dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
-                               "1:1: field \"url\" is required (mock:, redis://... or unix://...)");
+                               "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
+                               "or unix://...)");
     json_decref(root);
     if (rc != 0)
         dlock__config_fini(out);

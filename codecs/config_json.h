@@ -14,7 +14,7 @@
 
 typedef struct dlock__config {
     char *url; /* malloc'ed */
-    dlock_redis_options redis;
+    dlock_redis_options redis; /* its tls_* strings are malloc'ed */
     dlock_client_options client;
 } dlock__config;
 

@@ -177,14 +177,16 @@ int dlock__client_connect(dlock_client **out, const char *url,
             return rc;
         rc = dlock_mock_backend_new(&b, store);
         dlock_mock_store_free(store); /* the backend keeps it */
-    } else if (has_prefix(url, "redis://") || has_prefix(url, "unix://")) {
+    } else if (has_prefix(url, "redis://") || has_prefix(url, "rediss://") ||
+               has_prefix(url, "unix://")) {
         rc = dlock_redis_backend_new(&b, url, redis_opts, errbuf, errlen);
     } else {
         /* Echo only the scheme: the rest may carry a password. */
         size_t n = strcspn(url, ":");
         char msg[128];
         snprintf(msg, sizeof(msg),
-                 "unknown URL scheme \"%.*s\" (expected mock:, redis:// or unix://)",
+                 "unknown URL scheme \"%.*s\" (expected mock:, redis://, rediss:// "
+                 "or unix://)",
                  (int)(n > 32 ? 32 : n), url);
         put_err(errbuf, errlen, msg);
         return DLOCK_EINVAL;

@@ -141,7 +141,7 @@ static void test_client_args(void **state)
     dlock_client_options o;
     char buf[DLOCK_OWNER_MAX], err[256];
     const char *bad_urls[] = {"", "mock", "MOCK", "mock:x", "ftp://h",
-                              "http://127.0.0.1:1", "rediss://h", "redis:/h",
+                              "http://127.0.0.1:1", "rediss://h?nope=1", "redis:/h",
                               "unix:", "\xff://", "redis ://h", "://"};
     size_t i;
     (void)state;

@@ -1,7 +1,8 @@
 /*
  * The test program behind `make check`: the mock store's and the Redis
- * backend's own tests, then every conformance case on the mock and on one
- * throwaway redis-server that this program starts and stops.
+ * backend's own tests (plain and TLS), then every conformance case on the
+ * mock, on a throwaway redis-server over TCP and on another over TLS, each
+ * started and stopped by this program.
  *
  * Last line: "N passed, N failed"; the exit status is non-zero on any
  * failure. A watchdog alarm turns a hang into a failure that names the phase
@@ -25,6 +26,7 @@ int dlock_test_total, dlock_test_failed;
  * cases to the two counters above through DLOCK_RUN_GROUP. */
 int dlock_test_mock_store(void);
 int dlock_test_redis_backend(void);
+int dlock_test_redis_tls(void);
 int dlock_test_differential(void);
 int dlock_test_bad_input(void);
 int dlock_test_conformance(const char *backend);
@@ -93,6 +95,47 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/* Every conformance group on a throwaway redis-server: plain TCP, or TLS
+ * (the fixture then connects with the server's rediss:// URL). */
+static void run_conformance_on_redis(const char *name, int tls)
+{
+    const char *url;
+    int rc;
+
+    dlock_test_set_phase("starting redis-server for the conformance suite on %s", name);
+    rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
+             : dlock_test_redis_start(&server, NULL);
+    if (rc != 0 || !server) {
+        int n = dlock_test_conformance_count();
+        fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
+                "cases on %s count as failed\n", rc, n, name);
+        dlock_test_total += n;
+        dlock_test_failed += n;
+        return;
+    }
+    url = tls ? dlock_test_redis_tls_url(server) : dlock_test_redis_url(server);
+    dlock_fx_set_redis_url(url);
+    printf("conformance on %s at %s\n", name, url);
+    dlock_test_set_phase("conformance on %s", name);
+    dlock_test_conformance(name);
+    dlock_test_semaphore(name);
+    dlock_test_set_phase("fair lock on %s", name);
+    dlock_test_fair(name);
+    dlock_test_set_phase("read-write lock on %s", name);
+    dlock_test_rwlock(name);
+    dlock_test_set_phase("values on %s", name);
+    dlock_test_values(name);
+    dlock_test_set_phase("bounds on %s", name);
+    dlock_test_bounds(name);
+    dlock_test_set_phase("lifecycle on %s", name);
+    dlock_test_lifecycle(name);
+    dlock_test_set_phase("interop on %s", name);
+    dlock_test_interop(name);
+    dlock_fx_set_redis_url(NULL);
+    dlock_test_set_phase("stopping redis-server (%s)", name);
+    stop_server();
+}
+
 /* Adds a suite's failures when it returned failures without counting them
  * (e.g. it could not start at all). */
 static void run_suite(const char *name, int (*fn)(void))
@@ -114,7 +157,6 @@ int main(void)
 {
     const char *env = getenv("DLOCK_TEST_TIMEOUT");
     unsigned timeout = env && atoi(env) > 0 ? (unsigned)atoi(env) : DEFAULT_TIMEOUT_S;
-    int rc;
 
     /* Tests kill and restart servers on purpose; a write to a dead socket
      * must come back as an error, not end the run. */
@@ -126,6 +168,7 @@ int main(void)
 
     run_suite("mock store tests", dlock_test_mock_store);
     run_suite("redis backend tests", dlock_test_redis_backend);
+    run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
 
@@ -144,35 +187,10 @@ int main(void)
     dlock_test_set_phase("interop on mock");
     dlock_test_interop("mock");
 
-    dlock_test_set_phase("starting redis-server for the conformance suite");
-    rc = dlock_test_redis_start(&server, NULL);
-    if (rc != 0 || !server) {
-        int n = dlock_test_conformance_count();
-        fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
-                "cases on redis count as failed\n", rc, n);
-        dlock_test_total += n;
-        dlock_test_failed += n;
-    } else {
-        dlock_fx_set_redis_url(dlock_test_redis_url(server));
-        printf("conformance on redis at %s\n", dlock_test_redis_url(server));
-        dlock_test_set_phase("conformance on redis");
-        dlock_test_conformance("redis");
-        dlock_test_semaphore("redis");
-        dlock_test_set_phase("fair lock on redis");
-        dlock_test_fair("redis");
-        dlock_test_set_phase("read-write lock on redis");
-        dlock_test_rwlock("redis");
-        dlock_test_set_phase("values on redis");
-        dlock_test_values("redis");
-        dlock_test_bounds("redis");
-        dlock_test_set_phase("lifecycle on redis");
-        dlock_test_lifecycle("redis");
-        dlock_test_set_phase("interop on redis");
-        dlock_test_interop("redis");
-        dlock_fx_set_redis_url(NULL);
-        dlock_test_set_phase("stopping redis-server");
-        stop_server();
-    }
+    run_conformance_on_redis("redis", 0);
+    /* Once more over TLS (rediss://, client certificates required, no
+     * plain port): every case, pub/sub wake-ups included. */
+    run_conformance_on_redis("redis-tls", 1);
     run_suite("fault tests", dlock_test_faults);
     alarm(0);
 

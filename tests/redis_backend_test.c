@@ -260,7 +260,20 @@ static void test_url_bad(void **state)
     expect_bad_url("", "empty");
     expect_bad_url("localhost:6379", "scheme");
     expect_bad_url("http://localhost", "unknown scheme 'http'");
-    expect_bad_url("rediss://localhost", "TLS");
+    expect_bad_url("https://localhost", "unknown scheme 'https'");
+    expect_bad_url("rediss://:" SECRET "@h?foo=" SECRET, "unknown parameter 'foo'");
+    expect_bad_url("rediss://h?cacert", "'cacert' has no value");
+    expect_bad_url("rediss://h?cacert=", "'cacert' is empty");
+    expect_bad_url("rediss://h?sni=a&sni=b", "'sni' given twice");
+    expect_bad_url("rediss://h?insecure=2", "'insecure' must be 0 or 1");
+    expect_bad_url("rediss://h?insecure=1&insecure=0", "given twice");
+    expect_bad_url("rediss://h?cacert=%zz", "percent-encoding in 'cacert'");
+    expect_bad_url("rediss://h?cert=/nonexistent/c.crt", "both cert and key");
+    expect_bad_url("rediss://h?key=/nonexistent/c.key", "both cert and key");
+    expect_bad_url("rediss://h?cacert=/nonexistent/ca.crt", "cannot read cacert");
+    expect_bad_url("rediss://h?db=1", "unknown parameter 'db'");
+    expect_bad_url("redis://:" SECRET "@h?cacert=/x", "needs a rediss:// URL");
+    expect_bad_url("unix:///tmp/s?cacert=/x", "unknown parameter 'cacert'");
     expect_bad_url(":" SECRET "://x@h", "scheme");
     expect_bad_url("redis://", "empty host");
     expect_bad_url("redis://:" SECRET "@", "empty host");
@@ -275,8 +288,8 @@ static void test_url_bad(void **state)
     expect_bad_url("redis://h/1/2", "database");
     expect_bad_url("redis://h/-1", "database");
     expect_bad_url("redis://h/99999999999", "database");
-    expect_bad_url("redis://h?db=1", "unexpected");
-    expect_bad_url("redis://h:6379?x", "port");
+    expect_bad_url("redis://h?db=1", "the database goes in the path");
+    expect_bad_url("redis://h:6379?x", "parameter 'x' has no value");
     expect_bad_url("redis://h#frag", "unexpected");
     expect_bad_url("redis://a b", "host");
     expect_bad_url("redis://[::1", "'['");
@@ -318,6 +331,8 @@ static void test_url_good(void **state)
         "redis://:@127.0.0.1:%d",
         "redis://[::1]:%d",
         "redis://localhost:%d/3",
+        "rediss://127.0.0.1:%d?insecure=1",
+        "rediss://:" SECRET "@localhost:%d/2?sni=redis.example&insecure=0",
     };
     size_t i;
     int fd, port = closed_port(&fd);

@@ -11,13 +11,18 @@
  *       "watchdog_timeout_ms": 30000,
  *       "max_hold_ms": 0,
  *       "fair_wait_slack_ms": 300000,
- *       "budget_slack_ms": 50
+ *       "budget_slack_ms": 50,
+ *       "tls_cacert": "/etc/redis/ca.crt",
+ *       "tls_cert": "/etc/redis/client.crt",
+ *       "tls_key": "/etc/redis/client.key",
+ *       "tls_sni": "redis.example.com",
+ *       "tls_insecure": false
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
- * the real-time clock), redis:// or unix:// (api/dlock/redis.h). Every other
- * field is optional, an integer, and defaults to DLOCK_REDIS_OPTIONS_INIT /
- * DLOCK_CLIENT_OPTIONS_INIT:
+ * the real-time clock), redis://, rediss:// (TLS) or unix://
+ * (api/dlock/redis.h). Every other field is optional and defaults to
+ * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
  *   pool_size                               1..4096
  *   reconnect_min_ms, reconnect_max_ms      >= 0, the reconnection back-off
@@ -27,10 +32,18 @@
  *   fair_wait_slack_ms                      >= 1
  *   budget_slack_ms                         >= 0
  * and every one of them but pool_size at most DLOCK_TIME_MAX_MS
- * (10^12, api/dlock/times.h).
+ * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
+ * the rediss:// query parameters of the same name without "tls_"
+ * (api/dlock/redis.h; a parameter in the URL wins over the field):
+ *   tls_cacert, tls_cacertdir, tls_cert,    non-empty strings (paths)
+ *   tls_key
+ *   tls_sni                                 a non-empty string (a name)
+ *   tls_insecure                            true/false or 1/0; default
+ *                                           false (verification on)
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
- * The Redis fields are accepted, and unused, with "mock:", so one file can
- * switch backends by its URL alone.
+ * The scheme of "url" alone decides whether TLS is used. The Redis fields
+ * are accepted, and unused, with "mock:" (and the TLS fields with redis://
+ * and unix://), so one file can switch backends by its URL alone.
  *
  * Errors: DLOCK_EINVAL for a configuration that is not valid, with errbuf
  * "<where>:<line>:<column>: <what>" (where: the path, or "json" for a

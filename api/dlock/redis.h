@@ -1,10 +1,42 @@
 /*
- * dlock — the Redis backend (hiredis).
+ * dlock — the Redis backend (hiredis's reply parser; OpenSSL for TLS).
  *
  * URLs:
  *   redis://[[user]:password@]host[:port][/db]     (port 6379, db 0 default)
+ *   rediss://[[user]:password@]host[:port][/db][?param=value&...]   (TLS)
  *   unix:///path/to/socket[?db=N]
- * A password with '@', ':' or '/' is percent-encoded in the URL (%40 ...).
+ * A password with '@', ':' or '/' is percent-encoded in the URL (%40 ...);
+ * so is an '@', '&' or '%' inside a query value.
+ *
+ * TLS. The scheme decides: rediss:// is TLS (1.2 or later), redis:// and
+ * unix:// are not. The server's certificate chain and its host name are
+ * verified by default: the name checked (and sent as SNI) is sni if given,
+ * else the URL's host; an IP-address host is checked against the
+ * certificate's IP addresses (and sends no SNI). Settings, as query
+ * parameters named like redis-cli's flags, or as the tls_* fields of
+ * dlock_redis_options (the JSON configuration's tls_* fields,
+ * api/dlock/config.h):
+ *   cacert=PATH     tls_cacert     PEM file of the CAs to trust
+ *   cacertdir=PATH  tls_cacertdir  directory of CA certificates (c_rehash)
+ *                                  neither given: the system's CA store
+ *   cert=PATH       tls_cert       client certificate (mutual TLS; PEM, may
+ *                                  hold the chain) ...
+ *   key=PATH        tls_key        ... and its private key (unencrypted);
+ *                                  both or neither
+ *   sni=NAME        tls_sni        the server name to ask for and verify
+ *   insecure=1      tls_insecure   no verification at all (testing only;
+ *                                  never the default); insecure=0 turns it
+ *                                  back off over an option
+ * Combining: each URL parameter overrides the options field of the same
+ * setting; the fields fill in what the URL leaves out. With redis:// or
+ * unix:// the tls_* fields are ignored (one configuration can switch
+ * transports by its URL alone) and TLS query parameters are an error.
+ * Unknown parameters are DLOCK_EINVAL naming the parameter. A TLS failure
+ * is DLOCK_ECONN with one of three details: "TLS handshake failed" (not a
+ * TLS port, no common protocol, the server refused the client certificate
+ * or wanted one), "certificate is not trusted" (chain not verified with
+ * the trusted CAs), "does not match the host name". Unreadable or invalid
+ * certificate or key files fail dlock_redis_backend_new with DLOCK_EINVAL.
  *
  * The backend keeps a pool of connections (no lock is held across network
  * I/O), runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has one
@@ -33,27 +65,42 @@ extern "C" {
 
 /* Timeouts of 0 mean no limit. Every duration is 0..DLOCK_TIME_MAX_MS
  * (api/dlock/times.h). The connect timeout also bounds the
- * connection handshake (AUTH, SELECT) and the wait for a free pooled
- * connection; the command timeout bounds one round trip. */
+ * connection handshake (TLS, AUTH, SELECT) and the wait for a free pooled
+ * connection; the command timeout bounds one round trip.
+ *
+ * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
+ * that far; the TLS fields then take their defaults, so code written
+ * against version 1 keeps working unchanged). */
 typedef struct dlock_redis_options {
-    int version;                 /* 1 */
+    int version;                 /* 2 (1: ends at reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
     int pool_size;               /* connections kept open; default 8 */
     int64_t reconnect_min_ms;    /* first back-off step; default 50 */
     int64_t reconnect_max_ms;    /* back-off cap; default 2000 */
+
+    /* ---- version 2: TLS, used by rediss:// URLs only (see above). The
+     * strings are copied by dlock_redis_backend_new; NULL = not set. */
+    const char *tls_cacert;      /* PEM file of trusted CAs */
+    const char *tls_cacertdir;   /* directory of trusted CA certificates */
+    const char *tls_cert;        /* client certificate (PEM) */
+    const char *tls_key;         /* its private key (PEM) */
+    const char *tls_sni;         /* server name to request and verify */
+    int tls_insecure;            /* 1: skip verification; default 0 */
 } dlock_redis_options;
 
-#define DLOCK_REDIS_OPTIONS_INIT {1, 2000, 2000, 8, 50, 2000}
+#define DLOCK_REDIS_OPTIONS_INIT \
+    {2, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).
  * opts may be NULL (defaults). Blocks for at most the connect timeout plus
  * the command timeout.
- * Returns 0, DLOCK_EINVAL (bad URL or options; errbuf says which part),
- * DLOCK_ECONN, DLOCK_ETIMEDOUT, DLOCK_EAUTH, DLOCK_EPROTO (not a Redis server,
- * or SELECT refused), DLOCK_ENOMEM. errbuf (may be NULL) receives a one-line
- * detail. */
+ * Returns 0, DLOCK_EINVAL (bad URL or options, unreadable TLS files;
+ * errbuf says which part), DLOCK_ECONN (including TLS failures, above),
+ * DLOCK_ETIMEDOUT, DLOCK_EAUTH, DLOCK_EPROTO (not a Redis server, or SELECT
+ * refused), DLOCK_ENOMEM. errbuf (may be NULL) receives a one-line detail;
+ * it never holds a password. */
 int dlock_redis_backend_new(dlock_backend **out, const char *url,
                             const dlock_redis_options *opts, char *errbuf,
                             size_t errlen);

@@ -2,10 +2,15 @@
  * Redis backend: the dlock_backend vtable and its constructor.
  *
  * The backend is the sum of three independent parts sharing one immutable
- * configuration: the connection pool (pool.c) with the script runner
- * (scripts.c), and the subscriber (subscriber.c). Time comes from the
+ * configuration (the URL, merged with the options, and for rediss:// the
+ * TLS context every connection is made from): the connection pool (pool.c)
+ * with the script runner (scripts.c), and the subscriber (subscriber.c).
+ * Together the pool and the subscriber are what a node of a topology will
+ * be (one address = one pool + one subscriber, DESIGN.md 1.4.1); the
+ * configuration already holds nothing else. Time comes from the
  * process-wide real-time clock: Redis expires keys on its own clock.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +20,7 @@
 #include "pool.h"
 #include "scripts.h"
 #include "subscriber.h"
+#include "transport.h"
 
 typedef struct redis_backend {
     dlock_backend base; /* first: a dlock_backend * is a redis_backend * */
@@ -81,6 +87,7 @@ static void rb_free(dlock_backend *b)
     dlock__redis_subscriber_free(rb->sub);
     dlock__redis_pool_free(rb->pool);
     dlock__redis_scripts_free(rb->scripts);
+    dlock__redis_tls_free(rb->cfg.tls);
     dlock__redis_url_clear(&rb->cfg.url);
     free(rb);
 }
@@ -101,9 +108,7 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
                          size_t errlen)
 {
     const char *bad = NULL;
-    if (o->version < 1)
-        bad = "version must be 1 (use DLOCK_REDIS_OPTIONS_INIT)";
-    else if (o->connect_timeout_ms < 0)
+    if (o->connect_timeout_ms < 0)
         bad = "connect_timeout_ms is negative";
     else if (o->command_timeout_ms < 0)
         bad = "command_timeout_ms is negative";
@@ -118,10 +123,52 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
              o->command_timeout_ms > DLOCK_TIME_MAX_MS ||
              o->reconnect_max_ms > DLOCK_TIME_MAX_MS)
         bad = "a timeout or back-off step is above DLOCK_TIME_MAX_MS (10^12 ms)";
+    else if (o->tls_insecure != 0 && o->tls_insecure != 1)
+        bad = "tls_insecure must be 0 or 1";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
     return DLOCK_EINVAL;
+}
+
+/* opts as this version reads it: a version-1 struct is shorter, so only
+ * its part is read and the TLS fields keep their defaults. */
+static void options_copy(dlock_redis_options *to, const dlock_redis_options *from)
+{
+    static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
+
+    if (from->version >= 2) {
+        *to = *from;
+        return;
+    }
+    *to = defaults;
+    memcpy(to, from, offsetof(dlock_redis_options, tls_cacert));
+}
+
+/* Fills the TLS settings the URL left out from the options (the URL's
+ * own parameters win, field by field). 0 or DLOCK_ENOMEM. */
+static int merge_tls(dlock__redis_tls_params *p, const dlock_redis_options *o)
+{
+    const char *from[5];
+    char **to[5];
+    size_t i;
+
+    from[0] = o->tls_cacert;
+    to[0] = &p->cacert;
+    from[1] = o->tls_cacertdir;
+    to[1] = &p->cacertdir;
+    from[2] = o->tls_cert;
+    to[2] = &p->cert;
+    from[3] = o->tls_key;
+    to[3] = &p->key;
+    from[4] = o->tls_sni;
+    to[4] = &p->sni;
+    for (i = 0; i < 5; i++)
+        if (!*to[i] && from[i] && !(*to[i] = strdup(from[i])))
+            return DLOCK_ENOMEM;
+    if (p->insecure == -1)
+        p->insecure = o->tls_insecure;
+    return 0;
 }
 
 int dlock_redis_backend_new(dlock_backend **out, const char *url,
@@ -129,8 +176,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
                             size_t errlen)
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o;
     redis_backend *rb;
-    redisContext *c;
+    dlock__redis_conn *c;
     int rc;
 
     if (errbuf && errlen > 0)
@@ -142,6 +190,14 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     *out = NULL;
     if (!opts)
         opts = &defaults;
+    if (opts->version < 1) {
+        /* Not a struct this library knows: read nothing past version. */
+        dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
+                          "be 1 or 2 (use DLOCK_REDIS_OPTIONS_INIT)");
+        return DLOCK_EINVAL;
+    }
+    options_copy(&o, opts);
+    opts = &o;
     rc = check_options(opts, errbuf, errlen);
     if (rc != 0)
         return rc;
@@ -161,6 +217,17 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)
         goto fail;
+    if (rb->cfg.url.is_tls) {
+        rc = merge_tls(&rb->cfg.url.tls, opts);
+        if (rc != 0) {
+            dlock__redis_errf(errbuf, errlen, "out of memory");
+            goto fail;
+        }
+        rc = dlock__redis_tls_new(&rb->cfg.tls, &rb->cfg.url.tls, errbuf,
+                                  errlen);
+        if (rc != 0)
+            goto fail;
+    }
     rc = dlock__redis_pool_new(&rb->pool, &rb->cfg);
     if (rc == 0)
         rc = dlock__redis_scripts_new(&rb->scripts);

@@ -93,205 +93,149 @@ void dlock__redis_cmdbuf_free(dlock__redis_cmdbuf *b)
     b->len = b->cap = 0;
 }
 
-/* ---- failures ---------------------------------------------------------- */
-
-static int is_timeout_errno(int e)
-{
-    return e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT;
-}
-
-int dlock__redis_ctx_error(redisContext *c, int saved_errno,
-                           const dlock__redis_config *cfg, char *errbuf,
-                           size_t errlen)
-{
-    const char *where = cfg->url.where;
-    if (!c) {
-        dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", where);
-        return DLOCK_ENOMEM;
-    }
-    switch (c->err) {
-#ifdef REDIS_ERR_TIMEOUT
-    case REDIS_ERR_TIMEOUT:
-        dlock__redis_errf(errbuf, errlen,
-                          "redis %s: no reply within %lld ms", where,
-                          (long long)cfg->command_timeout_ms);
-        return DLOCK_ETIMEDOUT;
-#endif
-    case REDIS_ERR_IO:
-        /* A socket timeout (SO_RCVTIMEO) surfaces as an I/O error whose
-         * errno is EAGAIN; the message is the backup if errno moved. */
-        if (is_timeout_errno(saved_errno) ||
-            strstr(c->errstr, "temporarily unavailable")) {
-            dlock__redis_errf(errbuf, errlen,
-                              "redis %s: no reply within %lld ms", where,
-                              (long long)cfg->command_timeout_ms);
-            return DLOCK_ETIMEDOUT;
-        }
-        dlock__redis_errf(errbuf, errlen, "redis %s: connection lost: %s",
-                          where, c->errstr);
-        return DLOCK_ECONN;
-    case REDIS_ERR_EOF:
-        dlock__redis_errf(errbuf, errlen,
-                          "redis %s: the server closed the connection", where);
-        return DLOCK_ECONN;
-    case REDIS_ERR_PROTOCOL:
-        dlock__redis_errf(errbuf, errlen,
-                          "redis %s: protocol error (is it a Redis server?): "
-                          "%s",
-                          where, c->errstr);
-        return DLOCK_EPROTO;
-    case REDIS_ERR_OOM:
-        dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", where);
-        return DLOCK_ENOMEM;
-    default:
-        dlock__redis_errf(errbuf, errlen, "redis %s: %s", where,
-                          c->errstr[0] ? c->errstr : "connection error");
-        return DLOCK_ECONN;
-    }
-}
-
 /* ---- I/O --------------------------------------------------------------- */
 
-int dlock__redis_send(redisContext *c, const dlock__redis_cmdbuf *b,
-                      const dlock__redis_config *cfg, char *errbuf,
-                      size_t errlen)
+/* Bytes asked of the stream per read: a lock script's reply is a few dozen
+ * bytes, a restored subscriber's acknowledgements a few kB. */
+#define READ_CHUNK 16384
+
+void dlock__redis_conn_free(dlock__redis_conn *c)
 {
-    size_t off = 0;
-    while (off < b->len) {
-        ssize_t n = send(c->fd, b->data + off, b->len - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            int e = errno;
-            if (e == EINTR)
-                continue;
-            if (is_timeout_errno(e)) {
-                dlock__redis_errf(errbuf, errlen,
-                                  "redis %s: could not send within %lld ms",
-                                  cfg->url.where,
-                                  (long long)cfg->command_timeout_ms);
-                return DLOCK_ETIMEDOUT;
-            }
-            dlock__redis_errf(errbuf, errlen,
-                              "redis %s: connection lost: %s", cfg->url.where,
-                              strerror(e));
-            return DLOCK_ECONN;
-        }
-        off += (size_t)n;
-    }
-    return 0;
+    if (!c)
+        return;
+    dlock__redis_transport_close(c->t);
+    if (c->reader)
+        redisReaderFree(c->reader);
+    free(c);
 }
 
-/* Waits until c's socket is readable or deadline_ms passes: 0, or
- * DLOCK_ETIMEDOUT / DLOCK_ECONN (detail written). */
-static int wait_readable(redisContext *c, int64_t deadline_ms,
-                         const dlock__redis_config *cfg, char *errbuf,
-                         size_t errlen)
+/* The sooner of deadline_ms and the command timeout from now, and whether
+ * the call's budget is the one that ends first. */
+static int64_t effective_deadline(const dlock__redis_config *cfg,
+                                  int64_t deadline_ms, int *budgeted)
 {
-    for (;;) {
-        int64_t left = deadline_ms - dlock__redis_now_ms();
-        struct pollfd p;
-        int n;
-
-        if (left <= 0) {
-            dlock__redis_errf(errbuf, errlen,
-                              "redis %s: no reply within the call's time "
-                              "budget", cfg->url.where);
-            return DLOCK_ETIMEDOUT;
-        }
-        p.fd = c->fd;
-        p.events = POLLIN;
-        p.revents = 0;
-        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-        if (n > 0)
-            return 0;
-        if (n < 0 && errno != EINTR) {
-            dlock__redis_errf(errbuf, errlen, "redis %s: poll: %s",
-                              cfg->url.where, strerror(errno));
-            return DLOCK_ECONN;
-        }
-    }
+    int64_t cmd = dlock__redis_deadline(cfg->command_timeout_ms);
+    *budgeted = deadline_ms < cmd;
+    return *budgeted ? deadline_ms : cmd;
 }
 
-/* A reply hiredis already parsed, or one read after the socket became
- * readable before deadline_ms: the budgeted form of redisGetReply. */
-static int get_reply_until(redisContext *c, void **r, int64_t deadline_ms,
-                           const dlock__redis_config *cfg, char *errbuf,
-                           size_t errlen, int *own_detail)
+/* "<what> within the call's time budget" or "... within <timeout> ms". */
+static void timeout_detail(const dlock__redis_config *cfg, int budgeted,
+                           const char *what, char *errbuf, size_t errlen)
 {
-    int rc;
-
-    *own_detail = 0;
-    if (redisGetReplyFromReader(c, r) != REDIS_OK)
-        return REDIS_ERR;
-    while (!*r) {
-        rc = wait_readable(c, deadline_ms, cfg, errbuf, errlen);
-        if (rc != 0) {
-            *own_detail = rc;
-            return REDIS_ERR;
-        }
-        if (redisBufferRead(c) != REDIS_OK ||
-            redisGetReplyFromReader(c, r) != REDIS_OK)
-            return REDIS_ERR;
-    }
-    return REDIS_OK;
+    if (budgeted)
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: %s within the call's time budget",
+                          cfg->url.where, what);
+    else
+        dlock__redis_errf(errbuf, errlen, "redis %s: %s within %lld ms",
+                          cfg->url.where, what,
+                          (long long)cfg->command_timeout_ms);
 }
 
-int dlock__redis_read(redisContext *c, redisReply **out,
+int dlock__redis_send(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
                       const dlock__redis_config *cfg, int64_t deadline_ms,
                       char *errbuf, size_t errlen)
 {
-    void *r = NULL;
-    int ok, own = 0;
+    int budgeted, rc;
+    int64_t deadline = effective_deadline(cfg, deadline_ms, &budgeted);
 
+    rc = dlock__redis_transport_write(c->t, b->data, b->len, deadline, errbuf,
+                                      errlen);
+    if (rc == DLOCK_ETIMEDOUT)
+        timeout_detail(cfg, budgeted, "could not send", errbuf, errlen);
+    if (rc != 0)
+        c->broken = 1;
+    return rc;
+}
+
+int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out)
+{
+    void *r = NULL;
     *out = NULL;
-    errno = 0;
-    /* The socket's own timeout (SO_RCVTIMEO) is the command timeout; a call
-     * whose budget ends sooner waits with poll() instead, at the cost of one
-     * more system call per reply. */
-    if (deadline_ms != INT64_MAX &&
-        (cfg->command_timeout_ms <= 0 ||
-         deadline_ms < dlock__redis_now_ms() + cfg->command_timeout_ms))
-        ok = get_reply_until(c, &r, deadline_ms, cfg, errbuf, errlen, &own);
-    else
-        ok = redisGetReply(c, &r);
-    if (ok != REDIS_OK || !r) {
-        int e = errno;
-        if (r)
-            freeReplyObject(r);
-        if (own)
-            return own;
-        if (!c->err) {
-            dlock__redis_errf(errbuf, errlen, "redis %s: no reply",
-                              cfg->url.where);
-            return DLOCK_ECONN;
-        }
-        return dlock__redis_ctx_error(c, e, cfg, errbuf, errlen);
+    if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+        c->broken = 1;
+        return DLOCK_EPROTO;
     }
     *out = r;
     return 0;
 }
 
-int dlock__redis_conn_stale(redisContext *c)
+static int feed(dlock__redis_conn *c, const char *buf, size_t n, char *errbuf,
+                size_t errlen)
 {
-    struct pollfd p;
-    int n;
-    p.fd = c->fd;
-    p.events = POLLIN;
-    p.revents = 0;
-    do {
-        n = poll(&p, 1, 0);
-    } while (n < 0 && errno == EINTR);
-    return n != 0;
+    if (n > 0 && redisReaderFeed(c->reader, buf, n) != REDIS_OK) {
+        c->broken = 1;
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
+    return 0;
+}
+
+int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
+{
+    char buf[READ_CHUNK];
+    size_t n;
+    int rc = dlock__redis_transport_read_now(c->t, buf, sizeof buf, &n, errbuf,
+                                             errlen);
+    if (rc != 0) {
+        c->broken = 1;
+        return rc;
+    }
+    return feed(c, buf, n, errbuf, errlen);
+}
+
+/* Reads until a whole reply is parsed or deadline_ms passes; timeouts get
+ * no detail here (the callers know which limit it was). */
+static int read_until(dlock__redis_conn *c, redisReply **out,
+                      const dlock__redis_config *cfg, int64_t deadline_ms,
+                      char *errbuf, size_t errlen)
+{
+    char buf[READ_CHUNK];
+
+    *out = NULL;
+    for (;;) {
+        size_t n;
+        int rc;
+        if (dlock__redis_conn_next(c, out) != 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: protocol error (is it a Redis "
+                              "server?): %s",
+                              cfg->url.where, c->reader->errstr);
+            return DLOCK_EPROTO;
+        }
+        if (*out)
+            return 0;
+        rc = dlock__redis_transport_read(c->t, buf, sizeof buf, &n,
+                                         deadline_ms, errbuf, errlen);
+        if (rc == 0)
+            rc = feed(c, buf, n, errbuf, errlen);
+        if (rc != 0) {
+            c->broken = 1;
+            return rc;
+        }
+    }
+}
+
+int dlock__redis_read(dlock__redis_conn *c, redisReply **out,
+                      const dlock__redis_config *cfg, int64_t deadline_ms,
+                      char *errbuf, size_t errlen)
+{
+    int budgeted;
+    int64_t deadline = effective_deadline(cfg, deadline_ms, &budgeted);
+    int rc = read_until(c, out, cfg, deadline, errbuf, errlen);
+
+    if (rc == DLOCK_ETIMEDOUT)
+        timeout_detail(cfg, budgeted, "no reply", errbuf, errlen);
+    return rc;
+}
+
+int dlock__redis_conn_stale(dlock__redis_conn *c)
+{
+    return dlock__redis_transport_stale(c->t);
 }
 
 /* ---- opening ----------------------------------------------------------- */
-
-static struct timeval ms_to_tv(int64_t ms)
-{
-    struct timeval tv;
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
-    return tv;
-}
 
 /* The server's own words may be quoted in a detail; they never contain the
  * password, but an odd server might echo it. */
@@ -371,8 +315,8 @@ static int check_handshake_reply(const redisReply *r, const char *what,
     return 0;
 }
 
-static int handshake(redisContext *c, const dlock__redis_config *cfg,
-                     char *errbuf, size_t errlen)
+static int handshake(dlock__redis_conn *c, const dlock__redis_config *cfg,
+                     int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     const dlock__redis_url *u = &cfg->url;
     dlock__redis_cmdbuf b = {0};
@@ -411,13 +355,14 @@ static int handshake(redisContext *c, const dlock__redis_config *cfg,
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", u->where);
         goto out;
     }
-    rc = dlock__redis_send(c, &b, cfg, errbuf, errlen);
+    rc = dlock__redis_transport_write(c->t, b.data, b.len, deadline_ms, errbuf,
+                                      errlen);
     /* Stop at the first error: replies come in order, so it is the cause
      * (a failed AUTH makes SELECT and PING fail with NOAUTH), and the
      * connection is discarded anyway. */
     for (i = 0; rc == 0 && i < n; i++) {
         redisReply *r;
-        rc = dlock__redis_read(c, &r, cfg, INT64_MAX, errbuf, errlen);
+        rc = read_until(c, &r, cfg, deadline_ms, errbuf, errlen);
         if (rc != 0)
             break;
         rc = check_handshake_reply(r, what[i], expect[i], cfg, errbuf, errlen);
@@ -431,78 +376,66 @@ out:
     return rc;
 }
 
-int dlock__redis_connect(redisContext **out, const dlock__redis_config *cfg,
-                         int64_t budget_ms, char *errbuf, size_t errlen)
+int dlock__redis_connect(dlock__redis_conn **out,
+                         const dlock__redis_config *cfg, int64_t budget_ms,
+                         char *errbuf, size_t errlen)
 {
     const dlock__redis_url *u = &cfg->url;
-    int64_t start = dlock__redis_now_ms(), hs_ms;
-    redisContext *c;
+    int64_t start = dlock__redis_now_ms(), hs_deadline;
+    dlock__redis_conn *c;
     int rc;
 
     *out = NULL;
-    if (budget_ms > 0) {
-        struct timeval tv = ms_to_tv(budget_ms);
-        c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
-                       : redisConnectWithTimeout(u->host, u->port, tv);
-    } else {
-        c = u->is_unix ? redisConnectUnix(u->path)
-                       : redisConnect(u->host, u->port);
-    }
-    if (!c) {
+    c = calloc(1, sizeof *c);
+    if (!c || !(c->reader = redisReaderCreate())) {
+        free(c);
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", u->where);
         return DLOCK_ENOMEM;
     }
-    if (c->err) {
-        if (c->err == REDIS_ERR_OOM) {
-            rc = DLOCK_ENOMEM;
-            dlock__redis_errf(errbuf, errlen, "redis %s: out of memory",
-                              u->where);
-        } else if (strstr(c->errstr, "timed out")) {
-            rc = DLOCK_ETIMEDOUT;
-            dlock__redis_errf(errbuf, errlen,
-                              "redis %s: connect timed out after %lld ms",
-                              u->where, (long long)budget_ms);
-        } else {
-            rc = DLOCK_ECONN;
-            dlock__redis_errf(errbuf, errlen, "redis %s: cannot connect: %s",
-                              u->where, c->errstr);
-        }
-        redisFree(c);
-        return rc;
+    rc = dlock__redis_transport_open(&c->t, u, cfg->tls,
+                                     budget_ms > 0 ? start + budget_ms
+                                                   : INT64_MAX,
+                                     errbuf, errlen);
+    if (rc == DLOCK_ETIMEDOUT)
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: connect timed out after %lld ms%s",
+                          u->where, (long long)budget_ms,
+                          cfg->tls ? " (TCP connect and TLS handshake)" : "");
+    if (rc != 0)
+        goto fail;
+    if (dlock__redis_transport_set_timeout(c->t, cfg->command_timeout_ms) != 0) {
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: cannot set the socket timeout: %s",
+                          u->where, strerror(errno));
+        rc = DLOCK_ECONN;
+        goto fail;
     }
     /* The connection is not ready until the handshake is done, so the
      * handshake spends what is left of the connect budget; a caller then
      * waits at most connect + command timeout in all. */
-    hs_ms = cfg->command_timeout_ms;
     if (budget_ms > 0) {
-        hs_ms = budget_ms - (dlock__redis_now_ms() - start);
-        if (hs_ms < 1)
-            hs_ms = 1;
+        hs_deadline = start + budget_ms;
+        if (hs_deadline < dlock__redis_now_ms() + 1)
+            hs_deadline = dlock__redis_now_ms() + 1;
+    } else {
+        hs_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
     }
-    if (hs_ms > 0 && redisSetTimeout(c, ms_to_tv(hs_ms)) != REDIS_OK)
-        goto sockopt_failed;
-    rc = handshake(c, cfg, errbuf, errlen);
+    rc = handshake(c, cfg, hs_deadline, errbuf, errlen);
     if (rc == DLOCK_ETIMEDOUT)
         dlock__redis_errf(errbuf, errlen,
                           "redis %s: no reply to AUTH/SELECT/PING within "
                           "%lld ms",
-                          u->where, (long long)hs_ms);
+                          u->where,
+                          (long long)(budget_ms > 0 ? budget_ms
+                                                    : cfg->command_timeout_ms));
     if (rc != 0) {
         scrub(errbuf, u->password);
-        redisFree(c);
-        return rc;
+        goto fail;
     }
-    /* A zero timeval means no timeout. */
-    if (hs_ms != cfg->command_timeout_ms &&
-        redisSetTimeout(c, ms_to_tv(cfg->command_timeout_ms)) != REDIS_OK)
-        goto sockopt_failed;
     *out = c;
     return 0;
 
-sockopt_failed:
-    dlock__redis_errf(errbuf, errlen,
-                      "redis %s: cannot set the socket timeout: %s", u->where,
-                      c->errstr);
-    redisFree(c);
-    return DLOCK_ECONN;
+fail:
+    dlock__redis_conn_free(c);
+    return rc;
 }

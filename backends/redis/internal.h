@@ -13,11 +13,14 @@
 #include "dlock/errors.h"
 #include "url.h"
 
+struct dlock__redis_tls;
+
 /* Everything needed to open a connection; immutable once the backend is
  * built, so every thread reads it without locking. Timeouts of 0 mean "no
  * limit" (as for SO_RCVTIMEO). */
 typedef struct dlock__redis_config {
-    dlock__redis_url url;
+    dlock__redis_url url;        /* url.tls: the URL's and options' merged */
+    struct dlock__redis_tls *tls; /* rediss://: the TLS context; else NULL */
     int64_t connect_timeout_ms;
     int64_t command_timeout_ms;
     int pool_size;

@@ -14,7 +14,7 @@ struct dlock__redis_pool {
     const dlock__redis_config *cfg;
     pthread_mutex_t mu;
     pthread_cond_t freed; /* a connection came back, or a slot opened */
-    redisContext **idle;  /* LIFO: the warmest connection goes out first */
+    dlock__redis_conn **idle;  /* LIFO: the warmest connection goes out first */
     int nidle;
     int open;             /* lent + idle + being opened; <= pool_size */
     int failures;         /* consecutive failed connects */
@@ -67,7 +67,7 @@ void dlock__redis_pool_free(dlock__redis_pool *p)
     if (!p)
         return;
     for (i = 0; i < p->nidle; i++)
-        redisFree(p->idle[i]);
+        dlock__redis_conn_free(p->idle[i]);
     pthread_cond_destroy(&p->freed);
     pthread_mutex_destroy(&p->mu);
     free(p->idle);
@@ -94,13 +94,13 @@ static int fail_fast(dlock__redis_pool *p, int64_t now, char *errbuf,
     return rc;
 }
 
-int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
+int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                               int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     const dlock__redis_config *cfg = p->cfg;
     int64_t deadline = dlock__redis_deadline(cfg->connect_timeout_ms);
     int budgeted = deadline_ms < deadline;
-    redisContext *c;
+    dlock__redis_conn *c;
     char detail[256];
     int rc;
 
@@ -117,7 +117,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
                 *out = c;
                 return 0;
             }
-            redisFree(c);
+            dlock__redis_conn_free(c);
             pthread_mutex_lock(&p->mu);
             p->open--;
             continue;
@@ -196,13 +196,13 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
     }
 }
 
-void dlock__redis_pool_release(dlock__redis_pool *p, redisContext *c,
+void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
                                int broken)
 {
     if (!c)
         return;
-    if (broken || c->err) {
-        redisFree(c);
+    if (broken || c->broken) {
+        dlock__redis_conn_free(c);
         pthread_mutex_lock(&p->mu);
         p->open--;
         pthread_cond_signal(&p->freed);

@@ -11,7 +11,7 @@
  * stays within the bound api/dlock/redis.h promises: the connect timeout
  * plus the command timeout.
  *
- * A connection that failed (hiredis error, timeout, protocol error) is
+ * A connection that failed (I/O error, timeout, protocol error) is
  * closed, never returned to the free list. Idle connections are checked
  * with a zero-timeout poll() before being lent, so those the server closed
  * meanwhile (restart, idle timeout) are replaced instead of failing a call.
@@ -26,8 +26,7 @@
 #ifndef DLOCK_REDIS_POOL_H
 #define DLOCK_REDIS_POOL_H
 
-#include <hiredis/hiredis.h>
-
+#include "conn.h"
 #include "internal.h"
 
 typedef struct dlock__redis_pool dlock__redis_pool;
@@ -43,11 +42,11 @@ void dlock__redis_pool_free(dlock__redis_pool *p);
  * the connect timeout and by deadline_ms (monotonic; INT64_MAX: the connect
  * timeout only). Returns 0, DLOCK_ETIMEDOUT (none free in time), or what
  * dlock__redis_connect returns; errbuf gets the detail. */
-int dlock__redis_pool_acquire(dlock__redis_pool *p, redisContext **out,
+int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                               int64_t deadline_ms, char *errbuf, size_t errlen);
 
-/* Gives c back; broken != 0 (or c->err set) closes it instead. */
-void dlock__redis_pool_release(dlock__redis_pool *p, redisContext *c,
+/* Gives c back; broken != 0 (or c->broken set) closes it instead. */
+void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
                                int broken);
 
 #endif /* DLOCK_REDIS_POOL_H */

@@ -163,12 +163,12 @@ int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r)
 
 /* Sends what is in b and reads nreplies replies; the last one is kept in
  * *last, the first (when there are two) in *first. */
-static int round_trip(redisContext *c, const dlock__redis_cmdbuf *b,
+static int round_trip(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
                       int nreplies, redisReply **first, redisReply **last,
                       const dlock__redis_config *cfg, int64_t deadline_ms,
                       char *errbuf, size_t errlen)
 {
-    int rc = dlock__redis_send(c, b, cfg, errbuf, errlen);
+    int rc = dlock__redis_send(c, b, cfg, deadline_ms, errbuf, errlen);
     *last = NULL;
     if (first)
         *first = NULL;
@@ -195,7 +195,7 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     size_t *lens = small_len;
     dlock__redis_cmdbuf b = {0};
     char sha[SHA_LEN + 1], nkeys_str[24];
-    redisContext *c = NULL;
+    dlock__redis_conn *c = NULL;
     redisReply *r = NULL, *load = NULL;
     size_t i, argc;
     int rc, have_sha, broken = 0;

@@ -3,7 +3,7 @@
  *
  * Ownership: the mutex guards the channel table, the listener lists, the
  * connection status shown to callers and the delivery snapshot's bounds.
- * The thread alone owns the hiredis context, the output buffer and the
+ * The thread alone owns the connection, the output buffer and the
  * queue of expected acknowledgements, and it alone frees channels (a
  * channel stays while any command about it awaits its acknowledgement, so
  * the queue never points at freed memory).
@@ -89,7 +89,7 @@ struct dlock__redis_subscriber {
     dlock_subscription *graveyard;
 
     /* The thread's own. */
-    redisContext *ctx;
+    dlock__redis_conn *conn;
     dlock__redis_cmdbuf out;
     expect *fifo;
     size_t fifo_head, fifo_len, fifo_cap;
@@ -282,7 +282,7 @@ static void reconcile(dlock__redis_subscriber *s)
         channel *next = c->dnext;
         int want = c->nlisteners > 0;
         c->dirty = 0;
-        if (s->ctx && want != c->sent_sub) {
+        if (s->conn && want != c->sent_sub) {
             if (queue_command(s, want ? X_SUBSCRIBE : X_UNSUBSCRIBE, c) == 0) {
                 c->sent_sub = want;
                 c->inflight++;
@@ -354,9 +354,9 @@ static void deliver(dlock__redis_subscriber *s, channel *c, const char *msg,
 static void lose_connection(dlock__redis_subscriber *s)
 {
     size_t i;
-    if (s->ctx) {
-        redisFree(s->ctx);
-        s->ctx = NULL;
+    if (s->conn) {
+        dlock__redis_conn_free(s->conn);
+        s->conn = NULL;
     }
     dlock__redis_cmdbuf_reset(&s->out);
     s->fifo_len = 0;
@@ -508,17 +508,17 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
     return -1;
 }
 
-/* Reads what the socket has and handles every complete reply. -1 when the
- * connection must be dropped. */
+/* Reads what the stream has now and handles every complete reply. -1
+ * when the connection must be dropped. */
 static int read_replies(dlock__redis_subscriber *s)
 {
-    if (redisBufferRead(s->ctx) != REDIS_OK)
+    if (dlock__redis_conn_fill(s->conn, NULL, 0) != 0)
         return -1;
     s->last_rx_ms = dlock__redis_now_ms();
     for (;;) {
-        void *r = NULL;
+        redisReply *r = NULL;
         int bad;
-        if (redisGetReplyFromReader(s->ctx, &r) != REDIS_OK)
+        if (dlock__redis_conn_next(s->conn, &r) != 0)
             return -1;
         if (!r)
             return 0;
@@ -558,7 +558,7 @@ static int ms_to_poll(int64_t ms)
 static void try_connect(dlock__redis_subscriber *s)
 {
     const dlock__redis_config *cfg = s->cfg;
-    redisContext *c = NULL;
+    dlock__redis_conn *c = NULL;
     char detail[256];
     size_t i;
     int rc;
@@ -577,7 +577,7 @@ static void try_connect(dlock__redis_subscriber *s)
         pthread_cond_broadcast(&s->cv);
         return;
     }
-    s->ctx = c;
+    s->conn = c;
     s->connected = 1;
     s->failures = 0;
     s->last_rx_ms = dlock__redis_now_ms();
@@ -601,7 +601,7 @@ static void *run(void *arg)
 
         if (s->stopping)
             break;
-        if (!s->ctx) {
+        if (!s->conn) {
             if (s->nlisteners == 0) {
                 reconcile(s); /* frees what listeners left behind */
                 pthread_mutex_unlock(&s->mu);
@@ -642,32 +642,35 @@ static void *run(void *arg)
             }
         }
         if (!lost && s->out.len > 0) {
-            lost = dlock__redis_send(s->ctx, &s->out, cfg, NULL, 0) != 0;
+            lost = dlock__redis_send(s->conn, &s->out, cfg, INT64_MAX, NULL,
+                                     0) != 0;
             dlock__redis_cmdbuf_reset(&s->out);
         }
         if (!lost) {
-            p[0].fd = s->ctx->fd;
-            p[0].events = POLLIN;
+            /* TLS may hold decrypted (or read-ahead) bytes while the
+             * socket is quiet: then look without sleeping. */
+            int pending = dlock__redis_transport_pending(s->conn->t);
+            p[0].fd = dlock__redis_transport_fd(s->conn->t);
+            p[0].events = dlock__redis_transport_events(s->conn->t);
             p[0].revents = 0;
             p[1].fd = s->pipefd[0];
             p[1].events = POLLIN;
             p[1].revents = 0;
-            n = poll(p, 2, due == INT64_MAX ? -1 : ms_to_poll(due - now));
-            if (n > 0) {
-                if (p[1].revents)
-                    drain_pipe(s->pipefd[0]);
-                if (p[0].revents)
-                    lost = read_replies(s) != 0;
-            }
+            n = poll(p, 2, pending ? 0
+                           : due == INT64_MAX ? -1 : ms_to_poll(due - now));
+            if (n > 0 && p[1].revents)
+                drain_pipe(s->pipefd[0]);
+            if (pending || (n > 0 && p[0].revents))
+                lost = read_replies(s) != 0;
         }
         if (lost)
             lose_connection(s);
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
-    if (s->ctx) {
-        redisFree(s->ctx);
-        s->ctx = NULL;
+    if (s->conn) {
+        dlock__redis_conn_free(s->conn);
+        s->conn = NULL;
     }
     return NULL;
 }

@@ -3,13 +3,14 @@
  *
  * Error messages quote the bad part so the user can find it, but only parts
  * that cannot hold a secret: for redis:// nothing before the last '@' (the
- * user information) is ever quoted, and for unix:// query parameters only
- * their names are. The scheme is quoted only when it looks like one.
+ * user information) is ever quoted, and of query parameters only their
+ * names are. The scheme is quoted only when it looks like one.
  */
 #include "url.h"
 
 #include <ctype.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +160,8 @@ static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
     return 0;
 }
 
-static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
-                     size_t errlen)
+static int parse_authority(dlock__redis_url *u, const char *rest,
+                           char *errbuf, size_t errlen)
 {
     const char *at = strrchr(rest, '@');
     const char *p, *h, *hend;
@@ -264,12 +265,169 @@ static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
     return 0;
 }
 
+/* ---- query parameters -------------------------------------------------- */
+
+/* The parameter names of rediss:// URLs, after redis-cli's flags. */
+static const struct tls_param {
+    const char *name;
+    size_t offset; /* of the char * in dlock__redis_tls_params */
+} tls_params[] = {
+    {"cacert", offsetof(dlock__redis_tls_params, cacert)},
+    {"cacertdir", offsetof(dlock__redis_tls_params, cacertdir)},
+    {"cert", offsetof(dlock__redis_tls_params, cert)},
+    {"key", offsetof(dlock__redis_tls_params, key)},
+    {"sni", offsetof(dlock__redis_tls_params, sni)},
+};
+
+static int name_is(const char *s, size_t n, const char *want)
+{
+    return strlen(want) == n && strncmp(s, want, n) == 0;
+}
+
+/* One "name=value" of a query: sets the field it names. Messages quote
+ * the name only (a value might be a secret). */
+static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
+                     size_t n, int *have_db, char *errbuf, size_t errlen)
+{
+    size_t klen = strcspn(ps, "=&");
+    const char *vs = ps + klen + 1;
+    size_t vn = klen < n ? n - klen - 1 : 0;
+    int qk = (int)(klen < QUOTE_MAX ? klen : QUOTE_MAX);
+    size_t i;
+    long v;
+    int rc;
+
+    if (klen >= n) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: parameter '%.*s' has no value "
+                          "(expected name=value)",
+                          kind, qk, ps);
+        return DLOCK_EINVAL;
+    }
+    if (u->is_unix && name_is(ps, klen, "db")) {
+        if (*have_db) {
+            dlock__redis_errf(errbuf, errlen, "bad unix URL: 'db' given twice");
+            return DLOCK_EINVAL;
+        }
+        if (parse_uint(vs, vn, INT_MAX, &v) != 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad unix URL: bad database number '%.*s' "
+                              "(expected a non-negative integer)",
+                              (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX), vs);
+            return DLOCK_EINVAL;
+        }
+        u->db = (int)v;
+        *have_db = 1;
+        return 0;
+    }
+    if (u->is_unix) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad unix URL: unknown parameter '%.*s' (only db=N "
+                          "is supported; TLS needs rediss://)",
+                          qk, ps);
+        return DLOCK_EINVAL;
+    }
+    for (i = 0; i < sizeof tls_params / sizeof tls_params[0]; i++)
+        if (name_is(ps, klen, tls_params[i].name))
+            break;
+    if (i == sizeof tls_params / sizeof tls_params[0] &&
+        !name_is(ps, klen, "insecure")) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: unknown parameter '%.*s' (expected "
+                          "cacert, cacertdir, cert, key, sni or insecure%s)",
+                          kind, qk, ps,
+                          name_is(ps, klen, "db")
+                              ? "; the database goes in the path: /N" : "");
+        return DLOCK_EINVAL;
+    }
+    if (!u->is_tls) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis URL: TLS parameter '%.*s' needs a "
+                          "rediss:// URL",
+                          qk, ps);
+        return DLOCK_EINVAL;
+    }
+    if (i < sizeof tls_params / sizeof tls_params[0]) {
+        char **slot = (char **)((char *)&u->tls + tls_params[i].offset);
+        if (*slot) {
+            dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice",
+                              kind, tls_params[i].name);
+            return DLOCK_EINVAL;
+        }
+        if (vn == 0) {
+            dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' is empty", kind,
+                              tls_params[i].name);
+            return DLOCK_EINVAL;
+        }
+        rc = pct_decode(slot, vs, vn);
+        if (rc == DLOCK_EINVAL)
+            dlock__redis_errf(errbuf, errlen,
+                              "bad %s URL: bad percent-encoding in '%s'", kind,
+                              tls_params[i].name);
+        return rc;
+    }
+    if (u->tls.insecure != -1) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: 'insecure' given twice",
+                          kind);
+        return DLOCK_EINVAL;
+    }
+    if (vn != 1 || (vs[0] != '0' && vs[0] != '1')) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: 'insecure' must be 0 or 1", kind);
+        return DLOCK_EINVAL;
+    }
+    u->tls.insecure = vs[0] - '0';
+    return 0;
+}
+
+/* Parses "name=value&name=value" (q points at the '?'). */
+static int parse_query(dlock__redis_url *u, const char *kind, const char *q,
+                       char *errbuf, size_t errlen)
+{
+    int have_db = 0, rc;
+    while (q) {
+        const char *ps = q + 1;
+        size_t n = strcspn(ps, "&");
+        rc = set_param(u, kind, ps, n, &have_db, errbuf, errlen);
+        if (rc != 0)
+            return rc;
+        q = ps[n] == '&' ? ps + n : NULL;
+    }
+    return 0;
+}
+
+/* The query starts at the first '?' after the last '@' before it: a
+ * password may hold a raw '?', as it always could; an '@' inside a query
+ * value must be percent-encoded (%40). */
+static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
+                     size_t errlen)
+{
+    const char *q = strchr(rest, '?');
+    const char *at;
+    char *head;
+    int rc;
+
+    while (q && (at = strchr(q, '@')) != NULL)
+        q = strchr(at, '?');
+    if (!q)
+        return parse_authority(u, rest, errbuf, errlen);
+    head = strndup(rest, (size_t)(q - rest));
+    if (!head)
+        return DLOCK_ENOMEM;
+    rc = parse_authority(u, head, errbuf, errlen);
+    memset(head, 0, (size_t)(q - rest)); /* it held the password */
+    free(head);
+    if (rc == 0)
+        rc = parse_query(u, u->is_tls ? "rediss" : "redis", q, errbuf, errlen);
+    return rc;
+}
+
 static int parse_unix(dlock__redis_url *u, const char *rest, char *errbuf,
                       size_t errlen)
 {
     const char *q = strchr(rest, '?');
     size_t plen = q ? (size_t)(q - rest) : strlen(rest);
-    int rc, have_db = 0;
+    int rc;
 
     if (plen == 0) {
         dlock__redis_errf(errbuf, errlen,
@@ -299,38 +457,9 @@ static int parse_unix(dlock__redis_url *u, const char *rest, char *errbuf,
                           sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
         return DLOCK_EINVAL;
     }
-    while (q) {
-        const char *ps = q + 1;
-        size_t n = strcspn(ps, "&");
-        size_t klen = strcspn(ps, "=&");
-        long v;
-        if (klen == 2 && strncmp(ps, "db", 2) == 0 && ps[2] == '=') {
-            if (have_db) {
-                dlock__redis_errf(errbuf, errlen,
-                                  "bad unix URL: 'db' given twice");
-                return DLOCK_EINVAL;
-            }
-            if (parse_uint(ps + 3, n - 3, INT_MAX, &v) != 0) {
-                size_t vn = n - 3;
-                dlock__redis_errf(errbuf, errlen,
-                                  "bad unix URL: bad database number '%.*s' "
-                                  "(expected a non-negative integer)",
-                                  (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX),
-                                  ps + 3);
-                return DLOCK_EINVAL;
-            }
-            u->db = (int)v;
-            have_db = 1;
-        } else {
-            /* Only the name: a value might be a secret. */
-            dlock__redis_errf(errbuf, errlen,
-                              "bad unix URL: unknown parameter '%.*s' (only "
-                              "db=N is supported)",
-                              (int)(klen < QUOTE_MAX ? klen : QUOTE_MAX), ps);
-            return DLOCK_EINVAL;
-        }
-        q = ps[n] == '&' ? ps + n : NULL;
-    }
+    rc = parse_query(u, "unix", q, errbuf, errlen);
+    if (rc != 0)
+        return rc;
     snprintf(u->where, sizeof u->where, "%s", u->path);
     return 0;
 }
@@ -355,27 +484,38 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     slen = sep ? (size_t)(sep - url) : 0;
     if (!sep || !looks_like_scheme(url, slen)) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad URL: missing scheme (expected redis://... or "
-                          "unix://...)");
+                          "bad URL: missing scheme (expected redis://..., "
+                          "rediss://... or unix://...)");
         return DLOCK_EINVAL;
     }
-    if (scheme_is(url, slen, "redis")) {
+    out->tls.insecure = -1;
+    if (scheme_is(url, slen, "redis") || scheme_is(url, slen, "rediss")) {
+        out->is_tls = slen == 6;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);
     } else if (scheme_is(url, slen, "unix")) {
-        rc = parse_unix(out, sep + 3, errbuf, errlen);
         out->is_unix = 1;
+        rc = parse_unix(out, sep + 3, errbuf, errlen);
     } else {
         dlock__redis_errf(errbuf, errlen,
-                          "bad URL: unknown scheme '%.*s' (expected redis:// "
-                          "or unix://%s)",
-                          (int)slen, url,
-                          scheme_is(url, slen, "rediss")
-                              ? "; TLS is not supported" : "");
+                          "bad URL: unknown scheme '%.*s' (expected redis://, "
+                          "rediss:// or unix://)",
+                          (int)slen, url);
         return DLOCK_EINVAL;
     }
     if (rc != 0)
         dlock__redis_url_clear(out);
     return rc;
+}
+
+void dlock__redis_tls_params_clear(dlock__redis_tls_params *p)
+{
+    free(p->cacert);
+    free(p->cacertdir);
+    free(p->cert);
+    free(p->key);
+    free(p->sni);
+    memset(p, 0, sizeof *p);
+    p->insecure = -1;
 }
 
 void dlock__redis_url_clear(dlock__redis_url *u)
@@ -392,5 +532,6 @@ void dlock__redis_url_clear(dlock__redis_url *u)
     free(u->path);
     free(u->user);
     free(u->password);
+    dlock__redis_tls_params_clear(&u->tls);
     memset(u, 0, sizeof *u);
 }

@@ -1,20 +1,39 @@
 /*
- * Redis backend (private): the parsed form of a redis:// or unix:// URL.
+ * Redis backend (private): the parsed form of a redis://, rediss:// or
+ * unix:// URL.
  *
  * Grammar (api/dlock/redis.h):
  *   redis://[[user]:password@]host[:port][/db]
+ *   rediss://[[user]:password@]host[:port][/db][?tls-param=value&...]
  *   unix:///path/to/socket[?db=N]
  * host may be a bracketed IPv6 literal ("[::1]"). user and password are
- * percent-decoded (the unix path too). The password is never copied into an
- * error message; nothing before the last '@' of a redis:// URL is.
+ * percent-decoded (the unix path and query values too). The password is
+ * never copied into an error message; nothing before the last '@' of a
+ * redis:// URL is, and of a query parameter only its name is.
+ *
+ * TLS parameters (rediss:// only; named like redis-cli's flags): cacert,
+ * cacertdir, cert, key, sni (paths and a name), insecure (0 or 1).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
 
 #include <stddef.h>
 
+/* TLS settings, from the URL's query or the options struct; NULL / -1 =
+ * not given. */
+typedef struct dlock__redis_tls_params {
+    char *cacert;    /* PEM file of trusted CAs */
+    char *cacertdir; /* directory of hashed CA certificates */
+    char *cert;      /* client certificate (mutual TLS) */
+    char *key;       /* its private key */
+    char *sni;       /* name sent as SNI and verified instead of the host */
+    int insecure;    /* 1: no verification; -1: not given */
+} dlock__redis_tls_params;
+
 typedef struct dlock__redis_url {
     int is_unix;
+    int is_tls;     /* rediss:// */
+    dlock__redis_tls_params tls; /* rediss:// only; all unset otherwise */
     char *host;     /* TCP: without brackets; NULL for unix */
     int port;       /* TCP: 1..65535 */
     char *path;     /* unix: the socket path; NULL for TCP */
@@ -29,6 +48,9 @@ typedef struct dlock__redis_url {
  * dlock__redis_url_clear is harmless on it. */
 int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
                            char *errbuf, size_t errlen);
+
+/* Frees the strings of p and marks them unset. */
+void dlock__redis_tls_params_clear(dlock__redis_tls_params *p);
 
 /* Frees the strings (wiping the password first) and zeroes *u. */
 void dlock__redis_url_clear(dlock__redis_url *u);

@@ -232,6 +232,8 @@ void bench_fig_mock(const bench_config *cfg);
 void bench_fig_memory(const bench_config *cfg);
 void bench_fig_watchdog(const bench_config *cfg, bench_raw *raw);
 void bench_fig_holds(const bench_config *cfg);
+/* TLS vs plain: starts a server of its own (plain + TLS ports). */
+void bench_fig_tls(const bench_config *cfg);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

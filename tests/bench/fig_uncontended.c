@@ -4,7 +4,8 @@
  * 1. one thread, every lock type, against the raw floor;
  * 2. T threads each on its own lock name (reentrant), against T raw
  *    connections;
- * 4. one thread on the mock backend, every lock type.
+ * 4. one thread on the mock backend, every lock type;
+ * 7. one thread, reentrant, over TLS against plain TCP on one server.
  *
  * Library and raw sides alternate in short rounds (runner.c), so both see the
  * same machine; the ratio is what the targets are about.
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../harness/redis_server.h"
 #include "bench.h"
 
 /* ---- the library side -------------------------------------------------------- */
@@ -268,4 +270,71 @@ out:
     free(ctx);
     free(rates);
     free(sides);
+}
+
+/* ---- figure 7 ----------------------------------------------------------------------- */
+
+/* What TLS costs an uncontended lock+unlock pair: the same server listens
+ * on a plain and a TLS port (its own throwaway server, with a throwaway
+ * PKI; client certificates required, as on a managed service), one client
+ * on each, the reentrant lock, alternating rounds. */
+#define TLS_TARGET 0.8
+
+void bench_fig_tls(const bench_config *cfg)
+{
+    dlock_test_redis *server = NULL;
+    dlock_client *plain = NULL, *tls = NULL;
+    bench_config tls_cfg = *cfg, plain_cfg = *cfg;
+    lib_ctx ctx[2];
+    bench_side sides[2];
+    bench_rate rates[2] = {{0}};
+    double p, t, ratio;
+    bench_json j;
+
+    bench_heading("7. TLS, redis, reentrant, 1 thread: lock+unlock pairs/s over rediss:// "
+                  "vs plain redis:// on the same server (target >= 0.8)",
+                  "            plain pairs/s   TLS pairs/s   ratio   target");
+    if (dlock_test_redis_start_tls(&server, "yes", 1, NULL) != 0) {
+        bench_row("   cannot start a TLS redis-server");
+        return;
+    }
+    plain_cfg.redis_url = dlock_test_redis_url(server);
+    tls_cfg.redis_url = dlock_test_redis_tls_url(server);
+    if (bench_client_new(&plain, &plain_cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
+        bench_client_new(&tls, &tls_cfg, BENCH_REDIS, 0, NULL, NULL) != 0) {
+        bench_row("   cannot create the clients");
+        goto out;
+    }
+    ctx[0].client = plain;
+    ctx[1].client = tls;
+    ctx[0].type = ctx[1].type = bench_lock_type_find("reentrant");
+    sides[0] = lib_side(&ctx[0], "plain");
+    sides[1] = lib_side(&ctx[1], "tls");
+    bench_alternate(cfg, sides, 2, 1, rates);
+    p = bench_rate_per_s(&rates[0]);
+    t = bench_rate_per_s(&rates[1]);
+    ratio = bench_ratio(&rates[1], &rates[0]);
+    bench_row("reentrant %15.0f %13.0f %7.3f   %s", p, t, ratio,
+              bench_verdict(1, ratio >= TLS_TARGET));
+    print_errors(&rates[0]);
+    print_errors(&rates[1]);
+    bench_json_begin(&j, "tls");
+    bench_json_str(&j, "lock", "reentrant");
+    bench_json_str(&j, "backend", "redis");
+    bench_json_int(&j, "threads", 1);
+    bench_json_num(&j, "plain_pairs_per_s", p);
+    bench_json_num(&j, "tls_pairs_per_s", t);
+    bench_json_num(&j, "ratio_tls_vs_plain", ratio);
+    bench_json_num(&j, "ratio_min", bench_ratio_q(&rates[1], &rates[0], 0));
+    bench_json_num(&j, "ratio_max", bench_ratio_q(&rates[1], &rates[0], 1));
+    bench_json_num(&j, "plain_client_cpu_us_per_pair", bench_cpu_us_per_pair(&rates[0]));
+    bench_json_num(&j, "tls_client_cpu_us_per_pair", bench_cpu_us_per_pair(&rates[1]));
+    bench_json_num(&j, "target_ratio", TLS_TARGET);
+    bench_json_str(&j, "target", bench_verdict(1, ratio >= TLS_TARGET));
+    bench_json_int(&j, "failures", rates[0].errors + rates[1].errors);
+    bench_json_end(&j);
+out:
+    dlock_client_free(tls);
+    dlock_client_free(plain);
+    dlock_test_redis_stop(server);
 }

@@ -6,7 +6,8 @@
  *
  * Without --redis it starts a throwaway redis-server on 127.0.0.1 through the
  * test harness (tests/harness/redis_server.c) and stops it at the end.
- * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds.
+ * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
+ * tls (tls starts a server of its own, with plain and TLS ports).
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -31,7 +32,8 @@
 #define TIME_LIMIT_S 1200
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
-                                      "mock", "memory", "watchdog", "holds"};
+                                      "mock", "memory", "watchdog", "holds",
+                                      "tls"};
 
 static void on_alarm(int sig)
 {
@@ -116,7 +118,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog holds\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls\n");
 }
 
 int main(int argc, char **argv)
@@ -234,6 +236,8 @@ int main(int argc, char **argv)
         bench_fig_watchdog(&cfg, raw);
     if (wanted(only, "holds"))
         bench_fig_holds(&cfg);
+    if (wanted(only, "tls"))
+        bench_fig_tls(&cfg);
 
     if (!child)
         bench_json_print_all();

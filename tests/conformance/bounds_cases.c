@@ -633,11 +633,6 @@ static const struct CMUnitTest bounds_cases[] = {
 int dlock_test_bounds(const char *backend);
 int dlock_test_bounds(const char *backend)
 {
-    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
-
     dlock_test_set_phase("bounds on %s", backend);
-    DLOCK_RUN_GROUP(mock ? "conformance/bounds on mock" : "conformance/bounds on redis",
-                    bounds_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
-                    NULL);
-    return dlock_test_failed - before;
+    return DLOCK_FX_RUN_GROUP("bounds", backend, bounds_cases);
 }

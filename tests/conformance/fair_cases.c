@@ -548,11 +548,5 @@ static const struct CMUnitTest fair_cases[] = {
 
 int dlock_test_fair(const char *backend)
 {
-    int before = dlock_test_failed;
-
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/fair on mock", fair_cases, dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/fair on redis", fair_cases, dlock_fx_group_redis, NULL);
-    return dlock_test_failed - before;
+    return DLOCK_FX_RUN_GROUP("fair", backend, fair_cases);
 }

@@ -1089,13 +1089,5 @@ static const struct CMUnitTest interop_cases[] = {
 
 int dlock_test_interop(const char *backend)
 {
-    int before = dlock_test_failed;
-
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/interop on mock", interop_cases, dlock_fx_group_mock,
-                        NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/interop on redis", interop_cases, dlock_fx_group_redis,
-                        NULL);
-    return dlock_test_failed - before;
+    return DLOCK_FX_RUN_GROUP("interop", backend, interop_cases);
 }

@@ -517,13 +517,5 @@ static const struct CMUnitTest lifecycle_cases[] = {
 
 int dlock_test_lifecycle(const char *backend)
 {
-    int before = dlock_test_failed;
-
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/lifecycle on mock", lifecycle_cases,
-                        dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/lifecycle on redis", lifecycle_cases,
-                        dlock_fx_group_redis, NULL);
-    return dlock_test_failed - before;
+    return DLOCK_FX_RUN_GROUP("lifecycle", backend, lifecycle_cases);
 }

@@ -1298,9 +1298,10 @@ static void unknown_url_scheme(void **state)
     assert_int_equal(dlock_client_connect(&c, "nope", NULL, NULL, 0), DLOCK_EINVAL);
     /* a password never shows in the message */
     err[0] = '\0';
-    assert_int_equal(dlock_client_connect(&c, "rediss://u:s3cret@h:1", NULL, err,
-                                          sizeof(err)),
+    assert_int_equal(dlock_client_connect(&c, "rediss://u:s3cret@h:1?tls=s3cret", NULL,
+                                          err, sizeof(err)),
                      DLOCK_EINVAL);
+    assert_non_null(strstr(err, "'tls'"));
     assert_null(strstr(err, "s3cret"));
     /* and the good schemes work through the same call */
     if (fx->is_mock) {

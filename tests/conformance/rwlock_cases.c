@@ -1306,13 +1306,12 @@ static const struct CMUnitTest rwlock_cases[] = {
  * main has set the server URL). Returns the number of failures. */
 int dlock_test_rwlock(const char *backend)
 {
-    int before = dlock_test_failed;
+    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    char group[64];
 
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/rwlock on mock", rwlock_cases,
-                        dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/rwlock on redis", rwlock_cases,
-                        dlock_fx_group_redis, NULL);
+    /* Any backend but the mock is a Redis server ("redis", "redis-tls"). */
+    snprintf(group, sizeof(group), "conformance/rwlock on %s", backend);
+    DLOCK_RUN_GROUP(group, rwlock_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
+                    NULL);
     return dlock_test_failed - before;
 }

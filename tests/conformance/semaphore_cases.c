@@ -1833,13 +1833,12 @@ static const struct CMUnitTest semaphore_cases[] = {
 int dlock_test_semaphore(const char *backend);
 int dlock_test_semaphore(const char *backend)
 {
-    int before = dlock_test_failed;
+    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    char group[64];
 
-    if (strcmp(backend, "mock") == 0)
-        DLOCK_RUN_GROUP("conformance/semaphore on mock", semaphore_cases,
-                        dlock_fx_group_mock, NULL);
-    else
-        DLOCK_RUN_GROUP("conformance/semaphore on redis", semaphore_cases,
-                        dlock_fx_group_redis, NULL);
+    /* Any backend but the mock is a Redis server ("redis", "redis-tls"). */
+    snprintf(group, sizeof(group), "conformance/semaphore on %s", backend);
+    DLOCK_RUN_GROUP(group, semaphore_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
+                    NULL);
     return dlock_test_failed - before;
 }

@@ -267,6 +267,18 @@ int dlock_fx_teardown(void **state)
     return 0;
 }
 
+int dlock_fx_run_group(const char *what, const char *backend,
+                       const struct CMUnitTest *tests, size_t n)
+{
+    char name[96];
+
+    snprintf(name, sizeof(name), "conformance/%s on %s", what, backend);
+    return dlock_test_count((int)n, _cmocka_run_group_tests(
+        name, tests, n, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
+                                                      : dlock_fx_group_redis,
+        NULL));
+}
+
 dlock_fx *dlock_fx_begin(void **state, const char *case_name)
 {
     dlock_fx *fx = *state;

@@ -90,6 +90,16 @@ typedef struct dlock_fx {
 int dlock_fx_setup(void **state);
 int dlock_fx_teardown(void **state);
 
+/* Runs the conformance group tests, named "conformance/<what> on
+ * <backend>", on that backend: "mock", or any other name for a Redis server
+ * at dlock_fx_redis_url() ("redis", "redis-tls"). Returns the group's
+ * failures, counted in the run's totals. */
+struct CMUnitTest;
+int dlock_fx_run_group(const char *what, const char *backend,
+                       const struct CMUnitTest *tests, size_t n);
+#define DLOCK_FX_RUN_GROUP(what, backend, tests) \
+    dlock_fx_run_group(what, backend, tests, sizeof(tests) / sizeof((tests)[0]))
+
 /* A conformance case with the fixture's setup and teardown. */
 #define DLOCK_FX_CASE(f) \
     cmocka_unit_test_setup_teardown(f, dlock_fx_setup, dlock_fx_teardown)

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,11 @@
 
 struct dlock_test_redis {
     pid_t pid;
-    int port;
+    int port;       /* plain TCP; 0: none (--port 0) */
+    int tls_port;   /* 0: no TLS */
+    int tls;        /* started by dlock_test_redis_start_tls */
+    char auth_clients[16];
+    char tls_url[1024];
     char dir[256];
     char sock[300];
     char log[300];
@@ -71,18 +76,31 @@ static int free_port(void)
     return port;
 }
 
-static int connect_to(int port)
+/* A plain connection: TCP when the server has a plain port, else its
+ * unix socket (a TLS-only server still serves that in the clear). */
+static int connect_to(const dlock_test_redis *r)
 {
     struct sockaddr_in a;
+    struct sockaddr_un u;
     struct timeval tv;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(r->port ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int rc;
     if (fd < 0)
         return -1;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((unsigned short)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    if (r->port) {
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_port = htons((unsigned short)r->port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+    } else {
+        memset(&u, 0, sizeof u);
+        u.sun_family = AF_UNIX;
+        snprintf(u.sun_path, sizeof u.sun_path, "%.*s",
+                 (int)sizeof u.sun_path - 1, r->sock);
+        rc = connect(fd, (struct sockaddr *)&u, sizeof u);
+    }
+    if (rc != 0) {
         close(fd);
         return -1;
     }
@@ -222,7 +240,7 @@ int dlock_test_redis_command(dlock_test_redis *r, char *out, size_t outlen,
     if (!r || !out || outlen == 0 || !argv || !argv[0])
         return -1;
     out[0] = '\0';
-    fd = connect_to(r->port);
+    fd = connect_to(r);
     if (fd < 0)
         return -1;
     if (r->password) {
@@ -244,10 +262,10 @@ done:
 }
 
 /* Up means: it answers an inline PING, with +PONG or -NOAUTH alike. */
-static int answers(int port)
+static int answers(const dlock_test_redis *r)
 {
     char line[128];
-    int fd = connect_to(port), ok = 0;
+    int fd = connect_to(r), ok = 0;
     if (fd < 0)
         return 0;
     if (write_all(fd, "PING\r\n", 6) == 0 &&
@@ -277,9 +295,10 @@ static int spawn(dlock_test_redis *r)
 {
     const char *bin = getenv("DLOCK_REDIS_SERVER");
     char port[16];
-    const char *fixed[24];
+    const char *fixed[40];
     const char **argv;
     size_t nextra = 0, i, n = 0;
+    char tls_port[16], cert[300], key[300], ca[300];
     pid_t parent = getpid(), pid;
     int64_t deadline;
 
@@ -287,7 +306,7 @@ static int spawn(dlock_test_redis *r)
         bin = "redis-server";
     while (r->extra && r->extra[nextra])
         nextra++;
-    snprintf(port, sizeof port, "%d", r->port);
+    snprintf(port, sizeof port, "%d", r->port); /* 0 = no plain port */
     fixed[n++] = bin;
     fixed[n++] = "--port";
     fixed[n++] = port;
@@ -307,6 +326,22 @@ static int spawn(dlock_test_redis *r)
     fixed[n++] = r->log;
     fixed[n++] = "--daemonize";
     fixed[n++] = "no";
+    if (r->tls) {
+        snprintf(tls_port, sizeof tls_port, "%d", r->tls_port);
+        snprintf(cert, sizeof cert, "%s/server.crt", r->dir);
+        snprintf(key, sizeof key, "%s/server.key", r->dir);
+        snprintf(ca, sizeof ca, "%s/ca.crt", r->dir);
+        fixed[n++] = "--tls-port";
+        fixed[n++] = tls_port;
+        fixed[n++] = "--tls-cert-file";
+        fixed[n++] = cert;
+        fixed[n++] = "--tls-key-file";
+        fixed[n++] = key;
+        fixed[n++] = "--tls-ca-cert-file";
+        fixed[n++] = ca;
+        fixed[n++] = "--tls-auth-clients";
+        fixed[n++] = r->auth_clients;
+    }
     argv = calloc(n + nextra + 1, sizeof *argv);
     if (!argv)
         return -1;
@@ -346,7 +381,7 @@ static int spawn(dlock_test_redis *r)
                 fprintf(stderr, "redis harness: cannot run %s\n", bin);
             return 1;
         }
-        if (answers(r->port))
+        if (answers(r))
             return 0;
         sleep_ms(10);
     }
@@ -377,13 +412,65 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
     return 0;
 }
 
+/* The throwaway PKI (see redis_server.h), made by the openssl command in
+ * dir: EC P-256 keys (quick to make), valid for two days. */
+static int make_certs(const char *dir)
+{
+    static const char script[] =
+        "set -e; cd '%s'\n"
+        "K='-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes'\n"
+        "openssl req -x509 $K -keyout ca.key -out ca.crt -days 2 "
+        "-subj /CN=dlock-test-ca\n"
+        "openssl req -x509 $K -keyout other-ca.key -out other-ca.crt -days 2 "
+        "-subj /CN=dlock-test-other-ca\n"
+        "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n"
+        "extendedKeyUsage=serverAuth,clientAuth\\n' > server.ext\n"
+        "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n"
+        "for w in server client; do\n"
+        "  openssl req $K -keyout $w.key -out $w.csr -subj /CN=dlock-test-$w\n"
+        "  openssl x509 -req -in $w.csr -CA ca.crt -CAkey ca.key "
+        "-CAcreateserial -days 2 -extfile $w.ext -out $w.crt\n"
+        "done\n";
+    char cmd[2048], log[300];
+    int rc;
+
+    snprintf(log, sizeof log, "%s/openssl.log", dir);
+    snprintf(cmd, sizeof cmd, "( ");
+    snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), script, dir);
+    snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), ") > '%s' 2>&1", log);
+    rc = system(cmd);
+    if (rc != 0) {
+        fprintf(stderr, "redis harness: making test certificates failed "
+                "(status %d; log: %s)\n", rc, log);
+        return -1;
+    }
+    return 0;
+}
+
+static int start(dlock_test_redis **out, const char *const *extra_args,
+                 const char *auth_clients, int plain);
+
 int dlock_test_redis_start(dlock_test_redis **out,
                            const char *const *extra_args)
+{
+    return start(out, extra_args, NULL, 1);
+}
+
+int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
+                               int plain, const char *const *extra_args)
+{
+    if (!auth_clients)
+        auth_clients = "yes";
+    return start(out, extra_args, auth_clients, plain);
+}
+
+static int start(dlock_test_redis **out, const char *const *extra_args,
+                 const char *auth_clients, int plain)
 {
     dlock_test_redis *r;
     const char *tmp = getenv("TMPDIR");
     size_t n = 0, i;
-    int attempt;
+    int attempt, certs_ok = 1;
 
     if (!out)
         return -1;
@@ -418,15 +505,28 @@ int dlock_test_redis_start(dlock_test_redis **out,
     }
     snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
     snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
+    if (auth_clients) {
+        r->tls = 1;
+        snprintf(r->auth_clients, sizeof r->auth_clients, "%s", auth_clients);
+        certs_ok = make_certs(r->dir) == 0;
+    }
 
-    for (attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+    for (attempt = 0; certs_ok && attempt < START_ATTEMPTS; attempt++) {
         int rc;
-        r->port = free_port();
-        if (r->port <= 0)
+        r->port = plain ? free_port() : 0;
+        r->tls_port = r->tls ? free_port() : 0;
+        if (r->port < 0 || r->tls_port < 0 || (plain && r->port == 0) ||
+            (r->tls && (r->tls_port == 0 || r->tls_port == r->port)))
             continue;
         rc = spawn(r);
         if (rc == 0) {
-            snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+            if (plain)
+                snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+            if (r->tls)
+                snprintf(r->tls_url, sizeof r->tls_url,
+                         "rediss://localhost:%d?cacert=%s/ca.crt&"
+                         "cert=%s/client.crt&key=%s/client.key",
+                         r->tls_port, r->dir, r->dir, r->dir);
             *out = r;
             return 0;
         }
@@ -448,6 +548,21 @@ const char *dlock_test_redis_url(dlock_test_redis *r)
 int dlock_test_redis_port(dlock_test_redis *r)
 {
     return r ? r->port : -1;
+}
+
+int dlock_test_redis_tls_port(dlock_test_redis *r)
+{
+    return r ? r->tls_port : -1;
+}
+
+const char *dlock_test_redis_dir(dlock_test_redis *r)
+{
+    return r ? r->dir : NULL;
+}
+
+const char *dlock_test_redis_tls_url(dlock_test_redis *r)
+{
+    return r ? r->tls_url : NULL;
 }
 
 const char *dlock_test_redis_socket(dlock_test_redis *r)

@@ -24,8 +24,33 @@ typedef struct dlock_test_redis dlock_test_redis;
 int dlock_test_redis_start(dlock_test_redis **out,
                            const char *const *extra_args);
 
-/* "redis://127.0.0.1:<port>" (no credentials), the port, and the unix
- * socket path. Valid until dlock_test_redis_stop. */
+/* TLS: dlock_test_redis_start_tls makes a throwaway PKI with the openssl
+ * command in the server's directory, then starts redis-server with
+ * --tls-port <free port> and the server certificate. Files (in
+ * dlock_test_redis_dir):
+ *   ca.crt, ca.key          the CA the server trusts and whose certificates
+ *                           it presents
+ *   server.crt, server.key  subjectAltName IP:127.0.0.1 and DNS:localhost
+ *   client.crt, client.key  a client certificate issued by ca.crt
+ *   other-ca.crt            an unrelated CA (for "untrusted" cases)
+ * auth_clients: "yes", "optional" or "no" (--tls-auth-clients).
+ * plain: also listen on a plain TCP port (dlock_test_redis_url); else
+ * --port 0 and the harness talks to the server over its unix socket.
+ * Returns 0, or -1 with a reason on stderr. */
+int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
+                               int plain, const char *const *extra_args);
+
+/* The TLS port (0 without TLS) and the server's directory. */
+int dlock_test_redis_tls_port(dlock_test_redis *r);
+const char *dlock_test_redis_dir(dlock_test_redis *r);
+
+/* "rediss://<host>:<tls port>?cacert=<dir>/ca.crt&cert=<dir>/client.crt&
+ * key=<dir>/client.key": host "localhost" (verified by name) or
+ * "127.0.0.1" (by IP address). Valid until dlock_test_redis_stop. */
+const char *dlock_test_redis_tls_url(dlock_test_redis *r);
+
+/* "redis://127.0.0.1:<port>" (no credentials; "" for a TLS-only server),
+ * the port, and the unix socket path. Valid until dlock_test_redis_stop. */
 const char *dlock_test_redis_url(dlock_test_redis *r);
 int dlock_test_redis_port(dlock_test_redis *r);
 const char *dlock_test_redis_socket(dlock_test_redis *r);
