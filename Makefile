@@ -186,7 +186,7 @@ install-check: all
 	  VERSION="$(VERSION)" SOVERSION="$(SOVERSION)" sh tests/install/check.sh
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(sort build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD))
 
 # ---- benchmarks ------------------------------------------------------------
 # `make bench` builds tests/bench/ against the static library and the
