@@ -7,23 +7,48 @@
 #   make bench      the benchmarks (tests/bench/), on a throwaway redis-server
 #   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the suite under ThreadSanitizer (build-tsan/)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
+#                   INCLUDEDIR=$(PREFIX)/include); `make uninstall` with the
+#                   same variables removes exactly what it installed
+#   make install-check  installs into a temporary directory and builds a
+#                   program from the installed files, shared and static
 
+# VERSION is also in api/dlock/version.h: objects/version.c does not compile
+# when the two disagree.
 VERSION   := 0.1.0
 SOVERSION := 0
 PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR   ?=
 BUILD     ?= build
+# Run after installing into (or uninstalling from) a system prefix, so that
+# the dynamic loader finds libdlock.so.0 at once. Not for a DESTDIR install
+# (a staging tree: the package's own scripts run it) nor for another prefix
+# (the loader does not search it; see README). LDCONFIG=: skips it.
+LDCONFIG  ?= ldconfig
+SYSTEM_PREFIXES := /usr /usr/local
+RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(PREFIX))))
 
 CC        ?= cc
 OPT       ?= -O2 -g
 SANITIZE  ?=
 PKGS      := hiredis lua5.1 uuid jansson openssl
+# jansson is part of the public API (json_t in codec.h, the state calls): a
+# consumer's `pkg-config --cflags --libs dlock` brings it. The others are
+# private: dlock.pc names their libraries in Libs.private only (for static
+# links), not in Requires.private, whose cflags pkg-config would add to
+# every consumer's flags (-I/usr/include/hiredis, -D_FILE_OFFSET_BITS=64...).
+PUBLIC_PKGS  := jansson
+PRIVATE_PKGS  = $(filter-out $(PUBLIC_PKGS),$(PKGS))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
-WARN      := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CFLAGS_ALL = -std=c99 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) $(SANITIZE) \
+WARN      := -Werror=implicit-function-declaration -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+# Hidden by default: libdlock.so exports the DLOCK_API functions of the
+# public headers only (api/dlock/export.h), not the internal dlock__ ones.
+CFLAGS_ALL = -std=c99 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(OPT) $(WARN) $(SANITIZE) \
              -Iapi -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
 
@@ -37,7 +62,7 @@ TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
-.PHONY: all check demo asan tsan install clean headers-check
+.PHONY: all check demo asan tsan install uninstall install-check clean headers-check FORCE
 all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc
 
 $(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
@@ -46,10 +71,12 @@ $(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
 $(BUILD)/gen/scripts.c: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh $(BUILD)/gen/scripts.h
 	sh objects/scripts/embed.sh c $(SCRIPTS) > $@
 
-$(BUILD)/%.o: %.c $(BUILD)/gen/scripts.h $(wildcard api/dlock/*.h api/dlock/sys/*.h)
+# Objects depend on the Makefile too: a change of flags (visibility,
+# warnings) must rebuild them.
+$(BUILD)/%.o: %.c $(BUILD)/gen/scripts.h $(wildcard api/dlock/*.h api/dlock/sys/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
-$(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c
+$(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libdlock.a: $(LIB_OBJ)
@@ -57,9 +84,30 @@ $(BUILD)/libdlock.a: $(LIB_OBJ)
 $(BUILD)/libdlock.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/dlock.pc: dlock.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@REQUIRES@|$(PKGS)|' $< > $@
+$(BUILD)/objects/version.o: CFLAGS_ALL += -DDLOCK_MAKE_VERSION_MAJOR=$(word 1,$(subst ., ,$(VERSION))) \
+    -DDLOCK_MAKE_VERSION_MINOR=$(word 2,$(subst ., ,$(VERSION))) \
+    -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION)))
+
+# dlock.pc depends on the values it records: the stamp's content is
+# rewritten (and its time changes) only when one of them changes, so
+# `make install PREFIX=/opt/x` never installs a dlock.pc made for another
+# prefix. libdir/includedir are written relative to ${prefix} when they
+# are under it (pkg-config --define-prefix can then relocate them).
+PC_VALUES = $(PREFIX)|$(LIBDIR)|$(INCLUDEDIR)|$(VERSION)|$(PUBLIC_PKGS)|$(PRIVATE_PKGS)
+PC_LIBDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+PC_LIBS_PRIVATE = $(strip $(shell pkg-config --libs --static $(PRIVATE_PKGS)) -lpthread)
+
+$(BUILD)/dlock.pc.values: FORCE
+	@mkdir -p $(@D)
+	@echo '$(PC_VALUES)' > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/dlock.pc: dlock.pc.in $(BUILD)/dlock.pc.values
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@REQUIRES@|$(PUBLIC_PKGS)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
+	    $< > $@
 
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
@@ -68,15 +116,27 @@ $(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
+# install-check runs first and prints its own pass/fail line, so that the
+# test program's `N passed, N failed` stays the last line; the suite runs
+# even when install-check failed, and a failure of either fails `make check`.
 check: $(BUILD)/tests/dlock_tests headers-check
-	$(BUILD)/tests/dlock_tests
+	@ic=0; $(MAKE) --no-print-directory install-check || ic=1; \
+	echo "$(BUILD)/tests/dlock_tests"; $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
 
-# Every public header compiles on its own, as C99 and as C++.
+# Every public header compiles on its own, as C99 and as C++ (a typedef
+# after it: ISO C wants a non-empty unit, and export.h only defines); <dlock.h>
+# (what applications include) pulls in neither <pthread.h> nor the method
+# tables of dlock/sys/ (for people writing a backend or a lock type).
 headers-check:
 	@set -e; for h in $(wildcard api/*.h api/dlock/*.h api/dlock/sys/*.h); do \
-	  echo "#include \"$$h\"" | $(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iapi -x c -fsyntax-only - ; \
+	  printf '#include "%s"\ntypedef int dlock_check_nonempty;\n' $$h | \
+	    $(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iapi -x c -fsyntax-only - ; \
 	  echo "#include \"$$h\"" | $(CXX) -std=c++11 -Wall -Wextra -Werror -Iapi -x c++ -fsyntax-only - ; \
-	done; echo "headers-check: every public header compiles alone as C99 and C++"
+	done; \
+	deps=$$(echo '#include <dlock.h>' | $(CC) -std=c99 -Iapi -x c -M -MT x - ); \
+	if echo "$$deps" | grep -E 'pthread\.h|dlock/sys/' ; then \
+	  echo "headers-check: FAIL: <dlock.h> includes the headers above"; exit 1; fi; \
+	echo "headers-check: every public header compiles alone as C99 and C++; <dlock.h> is free of <pthread.h> and dlock/sys/"
 
 demo: $(SAMPLES)
 	@set -e; for s in $(SAMPLES); do echo "== $$s"; $$s; done
@@ -87,20 +147,48 @@ asan:
 tsan:
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SANITIZE="-fsanitize=thread" check
 
+HEADERS     := $(notdir $(wildcard api/dlock/*.h))
+SYS_HEADERS := $(notdir $(wildcard api/dlock/sys/*.h))
+I_LIB := $(DESTDIR)$(LIBDIR)
+I_INC := $(DESTDIR)$(INCLUDEDIR)
+I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	           $(DESTDIR)$(PREFIX)/include/dlock/sys
-	install -m 644 $(BUILD)/libdlock.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libdlock.so $(DESTDIR)$(PREFIX)/lib/libdlock.so.$(VERSION)
-	ln -sf libdlock.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdlock.so.$(SOVERSION)
-	ln -sf libdlock.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libdlock.so
-	install -m 644 api/dlock.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 api/dlock/*.h $(DESTDIR)$(PREFIX)/include/dlock/
-	install -m 644 api/dlock/sys/*.h $(DESTDIR)$(PREFIX)/include/dlock/sys/
-	install -m 644 $(BUILD)/dlock.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys"
+	install -m 644 $(BUILD)/libdlock.a "$(I_LIB)/"
+	install -m 755 $(BUILD)/libdlock.so "$(I_LIB)/libdlock.so.$(VERSION)"
+	ln -sf libdlock.so.$(VERSION) "$(I_LIB)/libdlock.so.$(SOVERSION)"
+	ln -sf libdlock.so.$(SOVERSION) "$(I_LIB)/libdlock.so"
+	install -m 644 api/dlock.h "$(I_INC)/"
+	install -m 644 $(addprefix api/dlock/,$(HEADERS)) "$(I_INC)/dlock/"
+	install -m 644 $(addprefix api/dlock/sys/,$(SYS_HEADERS)) "$(I_INC)/dlock/sys/"
+	install -m 644 $(BUILD)/dlock.pc "$(I_PC)/"
+ifneq ($(RUN_LDCONFIG),)
+	$(LDCONFIG)
+endif
+
+# Removes what `make install` with the same variables installed: the
+# libraries, the headers and dlock.pc, and the include/dlock/ folders when
+# nothing else is left in them (never the shared lib/, include/, pkgconfig/).
+uninstall:
+	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock.so.$(VERSION)" \
+	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
+	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc"
+	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%")
+	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock" 2>/dev/null
+ifneq ($(RUN_LDCONFIG),)
+	$(LDCONFIG)
+endif
+
+# Installs into a temporary folder and builds a program from the installed
+# headers and dlock.pc only (outside the tree), linked to the shared library
+# and statically; checks what libdlock.so exports (tests/install/check.sh).
+install-check: all
+	@CC="$(CC)" SANITIZE="$(SANITIZE)" MAKE="$(MAKE)" BUILD="$(BUILD)" \
+	  VERSION="$(VERSION)" SOVERSION="$(SOVERSION)" sh tests/install/check.sh
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf $(sort build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD))
 
 # ---- benchmarks ------------------------------------------------------------
 # `make bench` builds tests/bench/ against the static library and the

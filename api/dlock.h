@@ -1,10 +1,21 @@
-/* dlock — distributed lock primitives. The whole public API. */
+/*
+ * dlock — distributed lock primitives. The whole public API for
+ * applications.
+ *
+ * Not included here: the method tables of <dlock/sys/backend.h>,
+ * <dlock/sys/clock.h> and <dlock/sys/rlock.h>, for people who write a backend
+ * or a lock type of their own (they include them explicitly). So an
+ * application's <dlock.h> pulls in neither those nor <pthread.h>.
+ */
 #ifndef DLOCK_H
 #define DLOCK_H
 
+#include "dlock/export.h"
+#include "dlock/version.h"
 #include "dlock/errors.h"
 #include "dlock/times.h"
 #include "dlock/client.h"
+#include "dlock/backend.h"
 #include "dlock/rlock.h"
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"

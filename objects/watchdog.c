@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../backends/common/thread_name.h"
 
 #define BATCH 100
 
@@ -207,6 +208,7 @@ int dlock__watchdog_start(dlock_client *c)
         dlock_signal_destroy(&c->wd_signal);
         return DLOCK_ENOMEM;
     }
+    dlock__thread_name(c->wd_thread, "dlock-watchdog");
     c->wd_started = 1;
     return 0;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "dlock.h"
+#include "dlock/sys/backend.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 

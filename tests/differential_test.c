@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "dlock.h"
+#include "dlock/sys/backend.h"
 #include "differential_test.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"

@@ -39,6 +39,8 @@
 #ifndef DLOCK_BUCKET_H
 #define DLOCK_BUCKET_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stdint.h>
@@ -58,33 +60,33 @@ typedef struct dlock_bucket dlock_bucket;
  * stores values with codec (borrowed: it must outlive the bucket; the
  * built-in codecs always do). Does not touch the backend. Keeps c alive.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
-                     const dlock_codec *codec);
+DLOCK_API int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
+                               const dlock_codec *codec);
 
 /* Releases local resources only (never the stored value). NULL is a no-op. */
-void dlock_bucket_free(dlock_bucket *b);
+DLOCK_API void dlock_bucket_free(dlock_bucket *b);
 
 /* The name / the codec (borrowed); NULL for NULL. */
-const char *dlock_bucket_name(const dlock_bucket *b);
-const dlock_codec *dlock_bucket_codec(const dlock_bucket *b);
+DLOCK_API const char *dlock_bucket_name(const dlock_bucket *b);
+DLOCK_API const dlock_codec *dlock_bucket_codec(const dlock_bucket *b);
 
 /* The detail of the last failure of a call on b (by any thread), or "". A
  * per-thread copy, valid until the thread's next call of this function. */
-const char *dlock_bucket_errmsg(dlock_bucket *b);
+DLOCK_API const char *dlock_bucket_errmsg(dlock_bucket *b);
 
 /* Frees a value read from b. NULL is a no-op. */
-void dlock_bucket_value_free(dlock_bucket *b, void *value);
+DLOCK_API void dlock_bucket_value_free(dlock_bucket *b, void *value);
 
 /* Reads the value: *out = a new value, or NULL when there is none. One read. */
-int dlock_bucket_get(dlock_bucket *b, void **out);
+DLOCK_API int dlock_bucket_get(dlock_bucket *b, void **out);
 
 /* Stores value. One round trip. */
-int dlock_bucket_set(dlock_bucket *b, const void *value, int64_t ttl_ms);
+DLOCK_API int dlock_bucket_set(dlock_bucket *b, const void *value, int64_t ttl_ms);
 
 /* Stores value only if the bucket holds none. *out (may be NULL): 1 stored,
  * 0 a value was there (unchanged). */
-int dlock_bucket_set_if_absent(dlock_bucket *b, int *out, const void *value,
-                               int64_t ttl_ms);
+DLOCK_API int dlock_bucket_set_if_absent(dlock_bucket *b, int *out, const void *value,
+                                         int64_t ttl_ms);
 
 /* Replaces the value only if it is expect (NULL: only if the bucket holds
  * none), with update (NULL: delete the value). The comparison is of the
@@ -94,20 +96,20 @@ int dlock_bucket_set_if_absent(dlock_bucket *b, int *out, const void *value,
  * NULL): 1 replaced, 0 the bucket did not hold expect (unchanged). Atomic:
  * of any number of concurrent compare_and_set calls expecting the same
  * value, exactly one succeeds. */
-int dlock_bucket_compare_and_set(dlock_bucket *b, int *out, const void *expect,
-                                 const void *update, int64_t ttl_ms);
+DLOCK_API int dlock_bucket_compare_and_set(dlock_bucket *b, int *out, const void *expect,
+                                           const void *update, int64_t ttl_ms);
 
 /* Reads and deletes the value in one step: *out = the value it held, or
  * NULL when there was none. When the stored bytes do not decode, the value
  * is deleted all the same and the call returns DLOCK_EPROTO. */
-int dlock_bucket_get_and_delete(dlock_bucket *b, void **out);
+DLOCK_API int dlock_bucket_get_and_delete(dlock_bucket *b, void **out);
 
 /* Deletes the value. *out (may be NULL): 1 there was one, 0 there was none. */
-int dlock_bucket_delete(dlock_bucket *b, int *out);
+DLOCK_API int dlock_bucket_delete(dlock_bucket *b, int *out);
 
 /* The value's remaining time to live: -2 no value, -1 no expiry, else ms.
  * One read. */
-int dlock_bucket_remain_ttl(dlock_bucket *b, int64_t *out);
+DLOCK_API int dlock_bucket_remain_ttl(dlock_bucket *b, int64_t *out);
 
 /* ---- guarded writes ----------------------------------------------------- */
 
@@ -139,8 +141,8 @@ typedef struct dlock_guard {
  *                   half of a read-write lock).
  * The check reads the lock as stored, not the lock object's local view: any
  * handle on the same lock name (of the same type) may be given. */
-int dlock_bucket_set_guarded(dlock_bucket *b, const dlock_guard *guard,
-                             const void *value, int64_t ttl_ms);
+DLOCK_API int dlock_bucket_set_guarded(dlock_bucket *b, const dlock_guard *guard,
+                                       const void *value, int64_t ttl_ms);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,8 @@
 #ifndef DLOCK_CLIENT_H
 #define DLOCK_CLIENT_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
@@ -96,24 +98,24 @@ typedef struct dlock_client_options {
  * is freed with the client); on failure the caller keeps it. opts may be NULL
  * (defaults). Starts the watchdog thread.
  * 0, DLOCK_EINVAL (NULL out/backend, bad option), DLOCK_ENOMEM. */
-int dlock_client_new(dlock_client **out, dlock_backend *backend,
-                     const dlock_client_options *opts);
+DLOCK_API int dlock_client_new(dlock_client **out, dlock_backend *backend,
+                               const dlock_client_options *opts);
 
 /* Creates a client from a URL: "mock:" (a private in-memory store on the
  * real-time clock), or a redis:// or unix:// URL (api/dlock/redis.h, default
  * options). errbuf (may be NULL) receives a one-line detail on failure.
  * Blocks for at most the connect timeout. Returns what
  * dlock_redis_backend_new returns, or DLOCK_EINVAL for an unknown scheme. */
-int dlock_client_connect(dlock_client **out, const char *url,
-                         const dlock_client_options *opts, char *errbuf,
-                         size_t errlen);
+DLOCK_API int dlock_client_connect(dlock_client **out, const char *url,
+                                   const dlock_client_options *opts, char *errbuf,
+                                   size_t errlen);
 
 /* Drops the application's reference (see Lifetime). NULL is a no-op. First
  * cancels the calls blocked on c at that moment, as dlock_client_cancel_waits
  * (not in a fork() child). Joins the watchdog when the last reference goes
  * (unless called on the watchdog thread, in on_lost: the watchdog then ends
  * after the callback). */
-void dlock_client_free(dlock_client *c);
+DLOCK_API void dlock_client_free(dlock_client *c);
 
 /* Wakes every call of this client (through any of its lock objects) that is
  * blocked at this moment: dlock_lock, the try_lock waits, the semaphore,
@@ -127,17 +129,17 @@ void dlock_client_free(dlock_client *c);
  * Any thread may call it, including on_lost on the watchdog thread; it
  * never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED (in a
  * fork() child). */
-int dlock_client_cancel_waits(dlock_client *c);
+DLOCK_API int dlock_client_cancel_waits(dlock_client *c);
 
 /* The client's UUID (borrowed, valid as long as the client). */
-const char *dlock_client_id(const dlock_client *c);
+DLOCK_API const char *dlock_client_id(const dlock_client *c);
 
 /* Writes the calling thread's owner id into buf.
  * 0, DLOCK_EINVAL (NULL, or len < the id's length + 1). Never blocks. */
-int dlock_client_owner(dlock_client *c, char *buf, size_t len);
+DLOCK_API int dlock_client_owner(dlock_client *c, char *buf, size_t len);
 
 /* The client's backend (borrowed). */
-dlock_backend *dlock_client_backend(dlock_client *c);
+DLOCK_API dlock_backend *dlock_client_backend(dlock_client *c);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,8 @@
 #ifndef DLOCK_CODEC_H
 #define DLOCK_CODEC_H
 
+#include "export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,21 +91,21 @@ struct dlock_codec {
 };
 
 /* The built-in codecs (static tables, never freed). */
-const dlock_codec *dlock_codec_string(void);
-const dlock_codec *dlock_codec_bytes(void);
-const dlock_codec *dlock_codec_long(void);
-const dlock_codec *dlock_codec_json(void);
+DLOCK_API const dlock_codec *dlock_codec_string(void);
+DLOCK_API const dlock_codec *dlock_codec_bytes(void);
+DLOCK_API const dlock_codec *dlock_codec_long(void);
+DLOCK_API const dlock_codec *dlock_codec_json(void);
 
 /* Dispatchers: check their arguments (DLOCK_EINVAL for NULL codec, out,
  * value, or bytes with len > 0), set *out to NULL on failure. */
-int dlock_codec_encode(const dlock_codec *codec, char **out, size_t *outlen,
-                       const void *value, char *errbuf, size_t errlen);
-int dlock_codec_decode(const dlock_codec *codec, void **out, const char *bytes,
-                       size_t len, char *errbuf, size_t errlen);
+DLOCK_API int dlock_codec_encode(const dlock_codec *codec, char **out, size_t *outlen,
+                                 const void *value, char *errbuf, size_t errlen);
+DLOCK_API int dlock_codec_decode(const dlock_codec *codec, void **out, const char *bytes,
+                                 size_t len, char *errbuf, size_t errlen);
 /* NULL codec or value: no-op. */
-void dlock_codec_value_free(const dlock_codec *codec, void *value);
+DLOCK_API void dlock_codec_value_free(const dlock_codec *codec, void *value);
 /* The codec's name, or NULL for NULL. */
-const char *dlock_codec_name(const dlock_codec *codec);
+DLOCK_API const char *dlock_codec_name(const dlock_codec *codec);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,8 @@
 #ifndef DLOCK_CONFIG_H
 #define DLOCK_CONFIG_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
@@ -77,12 +79,12 @@ extern "C" {
 /* Creates a client from the JSON text json (NUL-terminated). errbuf (may
  * be NULL) receives a one-line detail on failure. Blocks for at most the
  * connect timeout (plus one command). */
-int dlock_client_from_json_string(dlock_client **out, const char *json,
-                                  char *errbuf, size_t errlen);
+DLOCK_API int dlock_client_from_json_string(dlock_client **out, const char *json,
+                                            char *errbuf, size_t errlen);
 
 /* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
-int dlock_client_from_json_file(dlock_client **out, const char *path,
-                                char *errbuf, size_t errlen);
+DLOCK_API int dlock_client_from_json_file(dlock_client **out, const char *path,
+                                          char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef DLOCK_ERRORS_H
 #define DLOCK_ERRORS_H
 
+#include "export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,10 +44,10 @@ typedef enum dlock_error {
 } dlock_error;
 
 /* A static, human-readable message for a code; "unknown error" otherwise. */
-const char *dlock_strerror(int code);
+DLOCK_API const char *dlock_strerror(int code);
 
 /* The code's name without prefix ("EBUSY"), or "UNKNOWN". */
-const char *dlock_errname(int code);
+DLOCK_API const char *dlock_errname(int code);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@
 #ifndef DLOCK_FAIR_H
 #define DLOCK_FAIR_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include "client.h"
@@ -53,7 +55,7 @@ extern "C" {
 /* Creates a handle for the fair lock called name (1..DLOCK_NAME_MAX bytes).
  * Does not touch the backend. The handle keeps c alive.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name);
 
 #ifdef __cplusplus
 }

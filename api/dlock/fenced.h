@@ -28,6 +28,8 @@
 #ifndef DLOCK_FENCED_H
 #define DLOCK_FENCED_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stdint.h>
@@ -42,24 +44,24 @@ extern "C" {
 /* Creates a handle for the fenced lock called name (1..DLOCK_NAME_MAX
  * bytes). Does not touch the backend. The handle keeps c alive; free it with
  * dlock_rlock_free. 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name);
 
 /* dlock_lock / dlock_try_lock (and their _as forms) that also give the
  * token of this acquisition: *out (may be NULL) is set when the call
  * returns 0. Same answers as the plain calls. */
-int dlock_fenced_lock(dlock_rlock *l, int64_t *out, int64_t lease_ms);
-int dlock_fenced_lock_as(dlock_rlock *l, int64_t *out, const char *owner,
-                         int64_t lease_ms);
-int dlock_fenced_try_lock(dlock_rlock *l, int64_t *out, int64_t wait_ms,
-                          int64_t lease_ms);
-int dlock_fenced_try_lock_as(dlock_rlock *l, int64_t *out, const char *owner,
-                             int64_t wait_ms, int64_t lease_ms);
+DLOCK_API int dlock_fenced_lock(dlock_rlock *l, int64_t *out, int64_t lease_ms);
+DLOCK_API int dlock_fenced_lock_as(dlock_rlock *l, int64_t *out, const char *owner,
+                                   int64_t lease_ms);
+DLOCK_API int dlock_fenced_try_lock(dlock_rlock *l, int64_t *out, int64_t wait_ms,
+                                    int64_t lease_ms);
+DLOCK_API int dlock_fenced_try_lock_as(dlock_rlock *l, int64_t *out, const char *owner,
+                                       int64_t wait_ms, int64_t lease_ms);
 
 /* The current token: the one handed out by the latest acquisition, which,
  * while the owner holds the lock, is the owner's own latest. One read.
  * 0, DLOCK_ENOTOWNER (the owner does not hold the lock). */
-int dlock_fenced_token(dlock_rlock *l, int64_t *out);
-int dlock_fenced_token_as(dlock_rlock *l, int64_t *out, const char *owner);
+DLOCK_API int dlock_fenced_token(dlock_rlock *l, int64_t *out);
+DLOCK_API int dlock_fenced_token_as(dlock_rlock *l, int64_t *out, const char *owner);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,8 @@
 #ifndef DLOCK_LATCH_H
 #define DLOCK_LATCH_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stdint.h>
@@ -48,41 +50,41 @@ typedef struct dlock_latch dlock_latch;
 /* Creates a handle for the latch called name (1..DLOCK_NAME_MAX bytes). Does
  * not touch the backend. Keeps c alive. 0, DLOCK_EINVAL, DLOCK_ENOMEM,
  * DLOCK_EFORKED. */
-int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name);
 
 /* Releases local resources only. NULL is a no-op. */
-void dlock_latch_free(dlock_latch *l);
+DLOCK_API void dlock_latch_free(dlock_latch *l);
 
 /* The name (borrowed); NULL for NULL. */
-const char *dlock_latch_name(const dlock_latch *l);
+DLOCK_API const char *dlock_latch_name(const dlock_latch *l);
 
 /* The detail of the last failure of a call on l (per-thread copy). */
-const char *dlock_latch_errmsg(dlock_latch *l);
+DLOCK_API const char *dlock_latch_errmsg(dlock_latch *l);
 
 /* Sets the count (>= 1; a count of 0 is an open latch, which is no latch)
  * if the latch is open (no count stored). *out (may be NULL): 1 set, 0 a
  * count was already there (unchanged). */
-int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count);
+DLOCK_API int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count);
 
 /* One count less; at zero the count is deleted and every awaiter released.
  * On an open latch: nothing happens. One round trip. */
-int dlock_latch_count_down(dlock_latch *l);
+DLOCK_API int dlock_latch_count_down(dlock_latch *l);
 
 /* The count (0 when open). One read. */
-int dlock_latch_count(dlock_latch *l, int64_t *out);
+DLOCK_API int dlock_latch_count(dlock_latch *l, int64_t *out);
 
 /* Blocks until the count is zero (at once if it is). While the backend is
  * unreachable it keeps retrying. 0 or an error. */
-int dlock_latch_await(dlock_latch *l);
+DLOCK_API int dlock_latch_await(dlock_latch *l);
 
 /* Waits up to timeout_ms (>= 0; 0 = one look; above DLOCK_TIME_MAX_MS, no
  * time limit in effect) for the count to reach zero: 0, or DLOCK_ETIMEDOUT
  * when it did not. */
-int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms);
+DLOCK_API int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms);
 
 /* Deletes the count, releasing every awaiter. *out (may be NULL): 1 a count
  * was there, 0 the latch was open. */
-int dlock_latch_delete(dlock_latch *l, int *out);
+DLOCK_API int dlock_latch_delete(dlock_latch *l, int *out);
 
 /* ---- introspection ------------------------------------------------------ */
 
@@ -96,8 +98,8 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  *   "count": the count (0: open)
  * One round trip, no side effects. 0 or an error; *out is NULL on failure.
  */
-int dlock_latch_state(dlock_latch *l, struct json_t **out);
-int dlock_latch_state_text(dlock_latch *l, char **out);
+DLOCK_API int dlock_latch_state(dlock_latch *l, struct json_t **out);
+DLOCK_API int dlock_latch_state_text(dlock_latch *l, char **out);
 
 #ifdef __cplusplus
 }

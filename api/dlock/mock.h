@@ -25,14 +25,15 @@
 #ifndef DLOCK_MOCK_H
 #define DLOCK_MOCK_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "errors.h"
-#include "sys/backend.h"
-#include "sys/clock.h"
+#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,10 +44,10 @@ extern "C" {
 
 /* A virtual clock starting at start_ms (now_ms). Its wall_ms is a fixed epoch
  * base plus now_ms. 0, DLOCK_EINVAL (out NULL, start_ms < 0), DLOCK_ENOMEM. */
-int dlock_vclock_new(dlock_vclock **out, int64_t start_ms);
+DLOCK_API int dlock_vclock_new(dlock_vclock **out, int64_t start_ms);
 
 /* The clock interface of this virtual clock (borrowed). */
-dlock_clock *dlock_vclock_clock(dlock_vclock *vc);
+DLOCK_API dlock_clock *dlock_vclock_clock(dlock_vclock *vc);
 
 /* Moves time forward by ms, step by step: at each sleeper's deadline on the
  * way, it wakes the sleepers due and waits (in real time, up to a few
@@ -54,51 +55,51 @@ dlock_clock *dlock_vclock_clock(dlock_vclock *vc);
  * So a watchdog that renews every 10 s renews 6 times during advance(60000),
  * just as in real time. Blocks while the woken threads run.
  * 0 or DLOCK_EINVAL (ms < 0). */
-int dlock_vclock_advance(dlock_vclock *vc, int64_t ms);
+DLOCK_API int dlock_vclock_advance(dlock_vclock *vc, int64_t ms);
 
 /* Number of threads sleeping on the clock right now. Never blocks. */
-int dlock_vclock_sleepers(dlock_vclock *vc);
+DLOCK_API int dlock_vclock_sleepers(dlock_vclock *vc);
 
 /* Waits, in real time up to timeout_real_ms, until at least n threads sleep
  * on the clock (e.g. a waiter the test started has blocked). Returns 0, or
  * DLOCK_ETIMEDOUT. */
-int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms);
+DLOCK_API int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms);
 
-int64_t dlock_vclock_now(dlock_vclock *vc);
+DLOCK_API int64_t dlock_vclock_now(dlock_vclock *vc);
 
 /* Drops the caller's reference. NULL is a no-op. */
-void dlock_vclock_free(dlock_vclock *vc);
+DLOCK_API void dlock_vclock_free(dlock_vclock *vc);
 
 /* ---- the store ---------------------------------------------------------- */
 
 
 /* A new empty store whose keys expire on clock (NULL = the real-time clock).
  * The store takes a reference on the clock. 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
-int dlock_mock_store_new(dlock_mock_store **out, dlock_clock *clock);
+DLOCK_API int dlock_mock_store_new(dlock_mock_store **out, dlock_clock *clock);
 
 /* Drops the caller's reference. NULL is a no-op. */
-void dlock_mock_store_free(dlock_mock_store *store);
+DLOCK_API void dlock_mock_store_free(dlock_mock_store *store);
 
 /* Number of live (not expired) keys: for tests. */
-size_t dlock_mock_store_dbsize(dlock_mock_store *store);
+DLOCK_API size_t dlock_mock_store_dbsize(dlock_mock_store *store);
 
 /* Number of PUBLISH calls the store has carried so far: lets a test count
  * wake-ups. */
-uint64_t dlock_mock_store_publish_count(dlock_mock_store *store);
+DLOCK_API uint64_t dlock_mock_store_publish_count(dlock_mock_store *store);
 
 /* Runs one command directly on the store, as if sent by a Redis client (for
  * tests and for the differential test against redis-server): e.g.
  * argv = {"SET", "k", "v"}. The reply is the caller's (dlock_reply_free).
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. Unknown commands give an error reply. */
-int dlock_mock_store_command(dlock_mock_store *store, dlock_reply **out,
-                             int argc, const char *const *argv,
-                             const size_t *argvlen);
+DLOCK_API int dlock_mock_store_command(dlock_mock_store *store, dlock_reply **out,
+                                       int argc, const char *const *argv,
+                                       const size_t *argvlen);
 
 /* ---- the backend -------------------------------------------------------- */
 
 /* A backend on store (it takes a reference). Its clock is the store's.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. Free with dlock_backend_free. */
-int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store);
+DLOCK_API int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store);
 
 #ifdef __cplusplus
 }

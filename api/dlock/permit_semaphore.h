@@ -52,6 +52,8 @@
 #ifndef DLOCK_PERMIT_SEMAPHORE_H
 #define DLOCK_PERMIT_SEMAPHORE_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
@@ -81,20 +83,20 @@ typedef struct dlock_permit_semaphore dlock_permit_semaphore;
 /* Creates a handle for the permit-expirable semaphore called name
  * (1..DLOCK_NAME_MAX bytes). Does not touch the backend. Keeps c alive.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
-                               const char *name);
+DLOCK_API int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
+                                         const char *name);
 
 /* Releases local resources only. NULL is a no-op. */
-void dlock_permit_semaphore_free(dlock_permit_semaphore *p);
+DLOCK_API void dlock_permit_semaphore_free(dlock_permit_semaphore *p);
 
 /* The name (borrowed); NULL for NULL. */
-const char *dlock_permit_semaphore_name(const dlock_permit_semaphore *p);
+DLOCK_API const char *dlock_permit_semaphore_name(const dlock_permit_semaphore *p);
 
 /* The detail of the last failure of a call on p (per-thread copy). */
-const char *dlock_permit_semaphore_errmsg(dlock_permit_semaphore *p);
+DLOCK_API const char *dlock_permit_semaphore_errmsg(dlock_permit_semaphore *p);
 
 /* Frees an id array returned by acquire/try_acquire. NULL is a no-op. */
-void dlock_permit_ids_free(char **ids);
+DLOCK_API void dlock_permit_ids_free(char **ids);
 
 /* Takes permits (0..DLOCK_PERMITS_PER_CALL), each with its own id and a
  * lease of lease_ms (1..DLOCK_TIME_MAX_MS: a permit never lives forever;
@@ -103,65 +105,65 @@ void dlock_permit_ids_free(char **ids);
  * caller owns and frees with dlock_permit_ids_free (0 permits: an empty
  * array, at once, without a round trip). On failure *out is NULL. While the
  * backend is unreachable it keeps retrying. */
-int dlock_permit_semaphore_acquire(dlock_permit_semaphore *p, char ***out,
-                                   int64_t permits, int64_t lease_ms);
+DLOCK_API int dlock_permit_semaphore_acquire(dlock_permit_semaphore *p, char ***out,
+                                             int64_t permits, int64_t lease_ms);
 
 /* As acquire, waiting up to wait_ms (>= 0; 0 = one attempt; above
  * DLOCK_TIME_MAX_MS, no time limit in effect): DLOCK_EBUSY
  * when wait_ms is 0 and too few are available, DLOCK_ETIMEDOUT when the
  * wait ran out. */
-int dlock_permit_semaphore_try_acquire(dlock_permit_semaphore *p, char ***out,
-                                       int64_t permits, int64_t wait_ms,
-                                       int64_t lease_ms);
+DLOCK_API int dlock_permit_semaphore_try_acquire(dlock_permit_semaphore *p, char ***out,
+                                                 int64_t permits, int64_t wait_ms,
+                                                 int64_t lease_ms);
 
 /* Releases one permit: 0, DLOCK_ELOST, DLOCK_ENOTOWNER, DLOCK_EINVAL (see
  * above). Wakes waiters. */
-int dlock_permit_semaphore_release(dlock_permit_semaphore *p, const char *id);
+DLOCK_API int dlock_permit_semaphore_release(dlock_permit_semaphore *p, const char *id);
 
 /* Releases n ids (0..DLOCK_PERMITS_PER_CALL; 0 is a no-op), all or
  * nothing. On failure nothing was released, and the code and *out (may be
  * NULL) are those of the first repeated or malformed id (DLOCK_EINVAL) if
  * any, else of the first id not taken; on success *out = n. */
-int dlock_permit_semaphore_release_all(dlock_permit_semaphore *p, size_t *out,
-                                       const char *const *ids, size_t n);
+DLOCK_API int dlock_permit_semaphore_release_all(dlock_permit_semaphore *p, size_t *out,
+                                                 const char *const *ids, size_t n);
 
 /* As release / release_all, but "not taken" (expired, released, unknown) is
  * an answer rather than an error: *out = 1 released, 0 nothing released.
  * A malformed id is still DLOCK_EINVAL. */
-int dlock_permit_semaphore_try_release(dlock_permit_semaphore *p, int *out,
-                                       const char *id);
-int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
-                                           const char *const *ids, size_t n);
+DLOCK_API int dlock_permit_semaphore_try_release(dlock_permit_semaphore *p, int *out,
+                                                 const char *id);
+DLOCK_API int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
+                                                     const char *const *ids, size_t n);
 
 /* Sets the permit's lease to lease_ms (1..DLOCK_TIME_MAX_MS) from now: 0, or the release
  * answers (DLOCK_ELOST when it already expired). */
-int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
-                                        int64_t lease_ms);
+DLOCK_API int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
+                                                  int64_t lease_ms);
 
 /* The permit's lease left in ms; -2 when it is not taken (expired, released,
  * unknown). One read. */
-int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
-                                    const char *id);
+DLOCK_API int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
+                                              const char *id);
 
 /* One read each: available (may be negative), acquired (taken, lease not
  * ended) and total (available + acquired). */
-int dlock_permit_semaphore_available_permits(dlock_permit_semaphore *p, int64_t *out);
-int dlock_permit_semaphore_acquired_permits(dlock_permit_semaphore *p, int64_t *out);
-int dlock_permit_semaphore_total_permits(dlock_permit_semaphore *p, int64_t *out);
+DLOCK_API int dlock_permit_semaphore_available_permits(dlock_permit_semaphore *p, int64_t *out);
+DLOCK_API int dlock_permit_semaphore_acquired_permits(dlock_permit_semaphore *p, int64_t *out);
+DLOCK_API int dlock_permit_semaphore_total_permits(dlock_permit_semaphore *p, int64_t *out);
 
 /* Makes the total permits (>= 0) what is asked: available = permits -
  * acquired (negative when more are taken than that: releases then bring it
  * back). Wakes waiters when permits become available. */
-int dlock_permit_semaphore_set_permits(dlock_permit_semaphore *p, int64_t permits);
+DLOCK_API int dlock_permit_semaphore_set_permits(dlock_permit_semaphore *p, int64_t permits);
 
 /* As set_permits, only if the semaphore's count does not exist yet;
  * *out (may be NULL): 1 set, 0 it existed (unchanged). */
-int dlock_permit_semaphore_try_set_permits(dlock_permit_semaphore *p, int *out,
-                                           int64_t permits);
+DLOCK_API int dlock_permit_semaphore_try_set_permits(dlock_permit_semaphore *p, int *out,
+                                                     int64_t permits);
 
 /* Adds delta to the available (and so the total) permits; negative allowed.
  * Wakes waiters when permits become available. */
-int dlock_permit_semaphore_add_permits(dlock_permit_semaphore *p, int64_t delta);
+DLOCK_API int dlock_permit_semaphore_add_permits(dlock_permit_semaphore *p, int64_t delta);
 
 /* ---- introspection ------------------------------------------------------ */
 
@@ -178,8 +180,8 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  * One round trip, no side effects (permits whose lease ended count as
  * available and are not listed). 0 or an error; *out is NULL on failure.
  */
-int dlock_permit_semaphore_state(dlock_permit_semaphore *p, struct json_t **out);
-int dlock_permit_semaphore_state_text(dlock_permit_semaphore *p, char **out);
+DLOCK_API int dlock_permit_semaphore_state(dlock_permit_semaphore *p, struct json_t **out);
+DLOCK_API int dlock_permit_semaphore_state_text(dlock_permit_semaphore *p, char **out);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,8 @@
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
@@ -57,7 +59,7 @@
 
 #include "errors.h"
 #include "times.h"
-#include "sys/backend.h"
+#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,9 +103,9 @@ typedef struct dlock_redis_options {
  * DLOCK_ETIMEDOUT, DLOCK_EAUTH, DLOCK_EPROTO (not a Redis server, or SELECT
  * refused), DLOCK_ENOMEM. errbuf (may be NULL) receives a one-line detail;
  * it never holds a password. */
-int dlock_redis_backend_new(dlock_backend **out, const char *url,
-                            const dlock_redis_options *opts, char *errbuf,
-                            size_t errlen);
+DLOCK_API int dlock_redis_backend_new(dlock_backend **out, const char *url,
+                                      const dlock_redis_options *opts, char *errbuf,
+                                      size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef DLOCK_REENTRANT_H
 #define DLOCK_REENTRANT_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include "client.h"
@@ -20,7 +22,7 @@ extern "C" {
 /* Creates a handle for the reentrant lock called name (1..DLOCK_NAME_MAX
  * bytes, no NUL). Does not touch the backend. The handle keeps c alive.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name);
 
 #ifdef __cplusplus
 }

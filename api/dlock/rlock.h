@@ -50,6 +50,8 @@
 #ifndef DLOCK_RLOCK_H
 #define DLOCK_RLOCK_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stddef.h>
@@ -69,47 +71,47 @@ extern "C" {
 /* Blocks until acquired. Re-entrant: the owner may lock again; each lock
  * needs its unlock. While the backend is unreachable it keeps retrying (with
  * back-off) for as long as it takes. 0 or an error. */
-int dlock_lock(dlock_rlock *l, int64_t lease_ms);
-int dlock_lock_as(dlock_rlock *l, const char *owner, int64_t lease_ms);
+DLOCK_API int dlock_lock(dlock_rlock *l, int64_t lease_ms);
+DLOCK_API int dlock_lock_as(dlock_rlock *l, const char *owner, int64_t lease_ms);
 
 /* Waits up to wait_ms (0 = one attempt). 0 when acquired, DLOCK_EBUSY when
  * wait_ms is 0 and someone else holds it, DLOCK_ETIMEDOUT when the wait ran
  * out, DLOCK_EDEADLK when waiting could only deadlock. */
-int dlock_try_lock(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
-int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
-                      int64_t lease_ms);
+DLOCK_API int dlock_try_lock(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms);
+DLOCK_API int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                                int64_t lease_ms);
 
 /* Decrements the owner's hold count; at zero releases and wakes waiters.
  * 0, DLOCK_ENOTOWNER (the owner does not hold it), DLOCK_ELOST (the owner held
  * it through this lock object but the lease expired or was taken away). One round
  * trip. */
-int dlock_unlock(dlock_rlock *l);
-int dlock_unlock_as(dlock_rlock *l, const char *owner);
+DLOCK_API int dlock_unlock(dlock_rlock *l);
+DLOCK_API int dlock_unlock_as(dlock_rlock *l, const char *owner);
 
 /* Deletes the lock whoever holds it and wakes waiters. *existed (may be
  * NULL) tells whether it was held. */
-int dlock_force_unlock(dlock_rlock *l, int *existed);
+DLOCK_API int dlock_force_unlock(dlock_rlock *l, int *existed);
 
 /* One read each, no side effects. */
-int dlock_is_locked(dlock_rlock *l, int *out);
-int dlock_is_held(dlock_rlock *l, int *out);
-int dlock_is_held_as(dlock_rlock *l, const char *owner, int *out);
-int dlock_hold_count(dlock_rlock *l, int64_t *out);
-int dlock_hold_count_as(dlock_rlock *l, const char *owner, int64_t *out);
+DLOCK_API int dlock_is_locked(dlock_rlock *l, int *out);
+DLOCK_API int dlock_is_held(dlock_rlock *l, int *out);
+DLOCK_API int dlock_is_held_as(dlock_rlock *l, const char *owner, int *out);
+DLOCK_API int dlock_hold_count(dlock_rlock *l, int64_t *out);
+DLOCK_API int dlock_hold_count_as(dlock_rlock *l, const char *owner, int64_t *out);
 /* -2: not held, -1: held without expiry, else ms left. */
-int dlock_remain_ttl(dlock_rlock *l, int64_t *out);
+DLOCK_API int dlock_remain_ttl(dlock_rlock *l, int64_t *out);
 
 /* The detail of the last failure of a call on l (by any thread), or "" if
  * none. The string is a per-thread copy, valid until the thread's next call
  * of dlock_errmsg. */
-const char *dlock_errmsg(dlock_rlock *l);
+DLOCK_API const char *dlock_errmsg(dlock_rlock *l);
 
 /* The lock's name (borrowed). */
-const char *dlock_rlock_name(const dlock_rlock *l);
+DLOCK_API const char *dlock_rlock_name(const dlock_rlock *l);
 
 /* Releases local resources only (never the remote lock; stops the watchdog
  * renewing holds made through this object). NULL is a no-op. */
-void dlock_rlock_free(dlock_rlock *l);
+DLOCK_API void dlock_rlock_free(dlock_rlock *l);
 
 /* ---- introspection ------------------------------------------------------ */
 
@@ -160,8 +162,8 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  * 0, DLOCK_ENOTSUP (the type reports no state), or an error as above; *out
  * is NULL on failure.
  */
-int dlock_rlock_state(dlock_rlock *l, struct json_t **out);
-int dlock_rlock_state_text(dlock_rlock *l, char **out);
+DLOCK_API int dlock_rlock_state(dlock_rlock *l, struct json_t **out);
+DLOCK_API int dlock_rlock_state_text(dlock_rlock *l, char **out);
 
 #ifdef __cplusplus
 }

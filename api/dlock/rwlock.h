@@ -73,6 +73,8 @@
 #ifndef DLOCK_RWLOCK_H
 #define DLOCK_RWLOCK_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include "client.h"
@@ -86,8 +88,8 @@ extern "C" {
  * called name (1..DLOCK_NAME_MAX bytes). Do not touch the backend. The
  * handle keeps c alive; free it with dlock_rlock_free.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_rwlock_read_new(dlock_rlock **out, dlock_client *c, const char *name);
-int dlock_rwlock_write_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_rwlock_read_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_rwlock_write_new(dlock_rlock **out, dlock_client *c, const char *name);
 
 #ifdef __cplusplus
 }

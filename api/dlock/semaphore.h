@@ -43,6 +43,8 @@
 #ifndef DLOCK_SEMAPHORE_H
 #define DLOCK_SEMAPHORE_H
 
+#include "export.h"
+
 #include "types.h"
 
 #include <stdint.h>
@@ -63,58 +65,58 @@ typedef struct dlock_semaphore dlock_semaphore;
 /* Creates a handle for the semaphore called name (1..DLOCK_NAME_MAX bytes).
  * Does not touch the backend. The handle keeps c alive.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name);
 
 /* Releases local resources only (never the remote count). NULL is a no-op. */
-void dlock_semaphore_free(dlock_semaphore *s);
+DLOCK_API void dlock_semaphore_free(dlock_semaphore *s);
 
 /* The semaphore's name (borrowed); NULL for NULL. */
-const char *dlock_semaphore_name(const dlock_semaphore *s);
+DLOCK_API const char *dlock_semaphore_name(const dlock_semaphore *s);
 
 /* The detail of the last failure of a call on s (by any thread), or "". A
  * per-thread copy, valid until the thread's next call of this function. */
-const char *dlock_semaphore_errmsg(dlock_semaphore *s);
+DLOCK_API const char *dlock_semaphore_errmsg(dlock_semaphore *s);
 
 /* Sets the count to permits (>= 0) if the semaphore does not exist yet.
  * *out (may be NULL): 1 set, 0 it existed (unchanged). One round trip. */
-int dlock_semaphore_try_set_permits(dlock_semaphore *s, int *out, int64_t permits);
+DLOCK_API int dlock_semaphore_try_set_permits(dlock_semaphore *s, int *out, int64_t permits);
 
 /* As above, and the count disappears ttl_ms (1..DLOCK_TIME_MAX_MS) later (then the semaphore
  * no longer exists: 0 permits, and it can be set again). */
-int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
-                                        int64_t permits, int64_t ttl_ms);
+DLOCK_API int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
+                                                  int64_t permits, int64_t ttl_ms);
 
 /* Takes permits (>= 0), blocking until that many are available. 0 permits
  * succeed at once without a round trip. While the backend is unreachable it
  * keeps retrying (with back-off). 0 or an error. */
-int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits);
+DLOCK_API int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits);
 
 /* Takes permits, waiting up to wait_ms (>= 0; 0 = one attempt; above
  * DLOCK_TIME_MAX_MS, no time limit in effect). 0 when taken, DLOCK_EBUSY
  * when wait_ms is 0 and too few are available, DLOCK_ETIMEDOUT when the
  * wait ran out. */
-int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms);
+DLOCK_API int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms);
 
 /* Gives back permits (>= 0): adds them to the count (creating it if absent)
  * and wakes waiters. The semaphore cannot check that the caller took them.
  * 0 permits: nothing is sent. One round trip. */
-int dlock_semaphore_release(dlock_semaphore *s, int64_t permits);
+DLOCK_API int dlock_semaphore_release(dlock_semaphore *s, int64_t permits);
 
 /* As release, but only if the semaphore exists; *out (may be NULL): 1
  * released, 0 it did not exist (nothing created). */
-int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits);
+DLOCK_API int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits);
 
 /* Adds delta (negative allowed: the count may go below zero, and acquirers
  * then wait until releases bring it back above their need). Creates the
  * count if absent. Wakes waiters when permits become available. */
-int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta);
+DLOCK_API int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta);
 
 /* Takes every available permit; *out (may be NULL) = how many (0 when the
  * count is 0 or negative, which is left as it is). Keeps the count's TTL. */
-int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out);
+DLOCK_API int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out);
 
 /* The available permits (0 when absent, may be negative). One read. */
-int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out);
+DLOCK_API int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out);
 
 /* ---- introspection ------------------------------------------------------ */
 
@@ -129,8 +131,8 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  *   "ttl_ms":  the count's remaining time (-2 absent, -1 no expiry)
  * One round trip, no side effects. 0 or an error; *out is NULL on failure.
  */
-int dlock_semaphore_state(dlock_semaphore *s, struct json_t **out);
-int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
+DLOCK_API int dlock_semaphore_state(dlock_semaphore *s, struct json_t **out);
+DLOCK_API int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
 
 /* ---- the semaphore as a lock ------------------------------------------- */
 
@@ -169,7 +171,7 @@ int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
  * Each operation visits every holder (one EXISTS per holder): fine for the
  * usual handful of permits, slow for thousands of holders.
  */
-int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name);
+DLOCK_API int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
  * and see each other's locks and messages.
  */
 #include "dlock/mock.h"
+#include "dlock/sys/backend.h"
+#include "dlock/sys/clock.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -14,6 +14,8 @@
 #define DLOCK_MOCK_STORE_H
 
 #include "dlock/mock.h"
+#include "dlock/sys/backend.h"
+#include "dlock/sys/clock.h"
 
 #include <pthread.h>
 #include <stddef.h>

@@ -17,6 +17,8 @@
  * signal again, so the signal may live on the sleeper's stack.
  */
 #include "dlock/mock.h"
+#include "dlock/sys/backend.h"
+#include "dlock/sys/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>

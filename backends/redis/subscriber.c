@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include "conn.h"
+#include "../common/thread_name.h"
 
 #define PING_INTERVAL_MS 5000
 
@@ -717,6 +718,7 @@ static int start_thread(dlock__redis_subscriber *s)
         s->pipefd[0] = s->pipefd[1] = -1;
         return DLOCK_ENOMEM;
     }
+    dlock__thread_name(s->thread, "dlock-sub");
     s->started = 1;
     return 0;
 }

@@ -60,8 +60,10 @@ static dlock_client *extra_client(dlock_fx *fx, dlock_client_options *opts)
     return c;
 }
 
-/* The threads of this process (entries of /proc/self/task). */
-static int thread_count(void)
+/* The threads of this process (entries of /proc/self/task) called name
+ * (their comm), or all of them for NULL. A thread that ends meanwhile is
+ * not counted. */
+static int threads_named(const char *name)
 {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
@@ -69,11 +71,32 @@ static int thread_count(void)
 
     if (!d)
         return -1;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.')
+    while ((e = readdir(d)) != NULL) {
+        char path[300], comm[64] = "";
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        if (!name) {
             n++;
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        if ((f = fopen(path, "r")) == NULL)
+            continue;
+        if (fgets(comm, sizeof(comm), f))
+            comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+        if (strcmp(comm, name) == 0)
+            n++;
+    }
     closedir(d);
     return n;
+}
+
+static int thread_count(void)
+{
+    return threads_named(NULL);
 }
 
 /* Waits (real time, up to real_ms) for the thread count to come down to n. */
@@ -501,6 +524,39 @@ static void cancel_waits_bad_input_and_no_waiters(void **state)
     assert_int_equal(w.rc, DLOCK_ETIMEDOUT);
 }
 
+/* ==== issue 14: the library's threads are named =========================== */
+
+/* Every client's watchdog thread is "dlock-watchdog"; the Redis backend's
+ * subscriber thread (started by its first subscription: here a waiter's) is
+ * "dlock-sub". The mock starts no thread of its own (messages are delivered
+ * on the publishing thread), so no "dlock-sub" there. */
+static void library_threads_are_named(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *holder = dlock_fx_lock(fx, fx->c1, fx->name);
+    waiter w = {W_LOCK, NULL, NULL, NULL, 0, 1, "", 1};
+    dlock_fx_thread t;
+    dlock_client *c3;
+    int watchdogs = threads_named("dlock-watchdog");
+    int subs = threads_named("dlock-sub");
+
+    assert_true(watchdogs >= 2); /* c1's and c2's */
+    c3 = dlock_fx_keep(fx, extra_client(fx, NULL), free_client);
+    assert_int_equal(threads_named("dlock-watchdog"), watchdogs + 1);
+
+    w.l = dlock_fx_lock(fx, c3, fx->name);
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+    start_blocked(fx, &t, &w);
+    if (fx->is_mock)
+        assert_int_equal(threads_named("dlock-sub"), 0);
+    else
+        assert_int_equal(threads_named("dlock-sub"), subs + 1);
+
+    assert_int_equal(dlock_unlock(holder), 0);
+    assert_int_equal(dlock_fx_join(fx, &t, JOIN_MS, holder), 0);
+    assert_int_equal(w.rc, 0);
+}
+
 /* ---- the suite ----------------------------------------------------------- */
 
 #define CASE(f) DLOCK_FX_CASE(f)
@@ -513,6 +569,7 @@ static const struct CMUnitTest lifecycle_cases[] = {
     CASE(client_free_ends_blocked_lock),
     CASE(cancel_waits_ends_semaphore_latch_try_lock),
     CASE(cancel_waits_bad_input_and_no_waiters),
+    CASE(library_threads_are_named),
 };
 
 int dlock_test_lifecycle(const char *backend)

@@ -16,6 +16,8 @@
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
+#include "dlock/sys/backend.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

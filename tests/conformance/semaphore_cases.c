@@ -17,6 +17,8 @@
 #include "../harness/recorder.h"
 #include "../harness/runner.h"
 
+#include "dlock/sys/backend.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

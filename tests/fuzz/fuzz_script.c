@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dlock.h"
+#include "dlock/sys/backend.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,6 +4,8 @@
 #include "fixture.h"
 #include "runner.h"
 
+#include "dlock/sys/backend.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,6 +9,8 @@
 #include "fixture.h"
 #include "runner.h"
 
+#include "dlock/sys/backend.h"
+
 static void on_message(void *arg, const char *channel, const char *msg, size_t len)
 {
     recorder *r = arg;

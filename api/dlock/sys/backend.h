@@ -11,11 +11,14 @@
 #ifndef DLOCK_SYS_BACKEND_H
 #define DLOCK_SYS_BACKEND_H
 
+#include "../export.h"
+
 #include "../types.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend.h"
 #include "../errors.h"
 #include "clock.h"
 
@@ -23,33 +26,13 @@
 extern "C" {
 #endif
 
-/* ---- replies ----------------------------------------------------------- */
+/* ---- replies (the type: api/dlock/backend.h) ------------------------- */
 
-typedef enum dlock_reply_type {
-    DLOCK_REPLY_NIL = 0,
-    DLOCK_REPLY_INTEGER,
-    DLOCK_REPLY_BULK,   /* str/len: binary-safe, NUL-terminated for convenience */
-    DLOCK_REPLY_STATUS, /* str/len, e.g. "OK" */
-    DLOCK_REPLY_ERROR,  /* str/len, e.g. "WRONGTYPE Operation against ..." */
-    DLOCK_REPLY_ARRAY   /* elems/n */
-} dlock_reply_type;
-
-/* A reply owns everything it points to; free it with dlock_reply_free. */
-typedef struct dlock_reply {
-    dlock_reply_type type;
-    long long integer;
-    char *str;
-    size_t len;
-    struct dlock_reply **elems;
-    size_t n;
-} dlock_reply;
-
-void dlock_reply_free(dlock_reply *r);
 /* Constructors for backends. Each returns NULL when out of memory. */
-dlock_reply *dlock_reply_nil(void);
-dlock_reply *dlock_reply_integer(long long v);
-dlock_reply *dlock_reply_string(dlock_reply_type type, const char *s, size_t len);
-dlock_reply *dlock_reply_array(size_t n); /* n NULL slots to fill */
+DLOCK_API dlock_reply *dlock_reply_nil(void);
+DLOCK_API dlock_reply *dlock_reply_integer(long long v);
+DLOCK_API dlock_reply *dlock_reply_string(dlock_reply_type type, const char *s, size_t len);
+DLOCK_API dlock_reply *dlock_reply_array(size_t n); /* n NULL slots to fill */
 
 /* ---- scripts ----------------------------------------------------------- */
 
@@ -146,26 +129,26 @@ struct dlock_backend {
 };
 
 /* Dispatchers (no validation beyond NULL checks). */
-int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
-                       const dlock_script *script, size_t nkeys, size_t nargs,
-                       const char *const *argv, const size_t *argvlen,
-                       char *errbuf, size_t errlen);
-int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
-                            const char *channel, dlock_message_fn fn, void *arg);
+DLOCK_API int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
+                                 const dlock_script *script, size_t nkeys, size_t nargs,
+                                 const char *const *argv, const size_t *argvlen,
+                                 char *errbuf, size_t errlen);
+DLOCK_API int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
+                                      const char *channel, dlock_message_fn fn, void *arg);
 /* The version-2 slots, falling back to eval/subscribe (unbounded by
  * deadline_ms) for a backend without them. */
-int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv,
-                             const size_t *argvlen, int64_t deadline_ms,
-                             char *errbuf, size_t errlen);
-int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription **out,
-                                  const char *channel, dlock_message_fn fn,
-                                  void *arg, int64_t deadline_ms, char *errbuf,
-                                  size_t errlen);
-void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
-dlock_clock *dlock_backend_clock(dlock_backend *b);
-void dlock_backend_free(dlock_backend *b); /* NULL is a no-op */
+DLOCK_API int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
+                                       const dlock_script *script, size_t nkeys,
+                                       size_t nargs, const char *const *argv,
+                                       const size_t *argvlen, int64_t deadline_ms,
+                                       char *errbuf, size_t errlen);
+DLOCK_API int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                                            const char *channel, dlock_message_fn fn,
+                                            void *arg, int64_t deadline_ms, char *errbuf,
+                                            size_t errlen);
+DLOCK_API void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
+DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
+/* dlock_backend_free: api/dlock/backend.h */
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@
 #ifndef DLOCK_SYS_CLOCK_H
 #define DLOCK_SYS_CLOCK_H
 
+#include "../export.h"
+
 #include "../types.h"
 
 #include <pthread.h>
@@ -39,11 +41,11 @@ typedef struct dlock_signal {
 } dlock_signal;
 
 /* 0 or DLOCK_ENOMEM. */
-int dlock_signal_init(dlock_signal *s);
-void dlock_signal_destroy(dlock_signal *s);
+DLOCK_API int dlock_signal_init(dlock_signal *s);
+DLOCK_API void dlock_signal_destroy(dlock_signal *s);
 /* Sets the flag and wakes the sleeper. Never blocks for long (takes the
  * signal's mutex briefly); safe from any thread, including backend threads. */
-void dlock_signal_raise(dlock_signal *s);
+DLOCK_API void dlock_signal_raise(dlock_signal *s);
 
 typedef struct dlock_clock_methods {
     int version; /* 1 */
@@ -86,14 +88,14 @@ struct dlock_clock {
 
 /* The process-wide real-time clock (CLOCK_MONOTONIC for now_ms,
  * CLOCK_REALTIME for wall_ms). Never freed. */
-dlock_clock *dlock_clock_realtime(void);
+DLOCK_API dlock_clock *dlock_clock_realtime(void);
 
 /* Convenience dispatchers. */
-int64_t dlock_clock_now(dlock_clock *c);
-int64_t dlock_clock_wall(dlock_clock *c);
-int dlock_clock_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms);
-void dlock_clock_done(dlock_clock *c, dlock_signal *s);
-void dlock_clock_busy(dlock_clock *c, dlock_signal *s);
+DLOCK_API int64_t dlock_clock_now(dlock_clock *c);
+DLOCK_API int64_t dlock_clock_wall(dlock_clock *c);
+DLOCK_API int dlock_clock_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms);
+DLOCK_API void dlock_clock_done(dlock_clock *c, dlock_signal *s);
+DLOCK_API void dlock_clock_busy(dlock_clock *c, dlock_signal *s);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,8 @@
 #ifndef DLOCK_SYS_RLOCK_H
 #define DLOCK_SYS_RLOCK_H
 
+#include "../export.h"
+
 #include "../types.h"
 
 #include <pthread.h>
@@ -106,14 +108,14 @@ struct dlock_rlock {
 /* Fills the base: validates name (1..DLOCK_NAME_MAX bytes), copies it,
  * takes a reference on c. 0, DLOCK_EINVAL (errmsg-less: the instance does
  * not exist yet), DLOCK_ENOMEM, DLOCK_EFORKED. */
-int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
-                     dlock_client *c, const char *name);
+DLOCK_API int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
+                               dlock_client *c, const char *name);
 /* Undoes dlock_rlock_init (and forgets l's holds in the client). */
-void dlock_rlock_fini(dlock_rlock *l);
+DLOCK_API void dlock_rlock_fini(dlock_rlock *l);
 
 /* Records code and a printf-style detail as l's last failure; returns code
  * so that `return dlock_rlock_fail(l, DLOCK_EINVAL, "...")` reads well. */
-int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
+DLOCK_API int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -121,39 +123,39 @@ int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 
 /* Builds "prefix{name}suffix", or "prefix" name "suffix" when name already
  * contains '{' (Redisson's rule). Returns a malloc'ed string or NULL. */
-char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
-                      const char *suffix);
+DLOCK_API char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
+                                const char *suffix);
 
 /* Runs script on the client's backend. A transport failure and an error
  * reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last failure and a code;
  * on success *out is the caller's. Blocks for one round trip. */
-int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
-                     const dlock_script *script, size_t nkeys, size_t nargs,
-                     const char *const *argv);
+DLOCK_API int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
+                               const dlock_script *script, size_t nkeys, size_t nargs,
+                               const char *const *argv);
 
 /* Runs a script whose reply must be an integer (anything else:
  * DLOCK_EPROTO) and stores it in *out. */
-int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv);
+DLOCK_API int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+                                       const dlock_script *script, size_t nkeys,
+                                       size_t nargs, const char *const *argv);
 
 /* Runs an acquisition script whose reply is nil when owner got the lock,
  * bracketed by dlock_hold_acquire_begin/_end (see below). Returns 0 with
  * *out = NULL when acquired, 0 with *out = the reply (the caller's) when not,
  * or an error code. */
-int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
-                             const char *owner, int64_t lease_ms,
-                             const dlock_script *renew,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv);
+DLOCK_API int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
+                                       const char *owner, int64_t lease_ms,
+                                       const dlock_script *renew,
+                                       const dlock_script *script, size_t nkeys,
+                                       size_t nargs, const char *const *argv);
 
 /* Runs a release script whose reply is nil (owner does not hold it), 0 (one
  * hold less, still held) or 1 (released), bracketed by
  * dlock_hold_release_begin/_end. Returns 0, DLOCK_ENOTOWNER, DLOCK_ELOST or
  * an error code. */
-int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv);
+DLOCK_API int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+                                       const dlock_script *script, size_t nkeys,
+                                       size_t nargs, const char *const *argv);
 
 /* ---- waiting ----------------------------------------------------------- */
 
@@ -195,8 +197,8 @@ struct dlock_wait_spec {
  * while the backend was unreachable), DLOCK_ECANCELED (the client's
  * dlock_client_cancel_waits or dlock_client_free came after the call began;
  * checked after every wake-up), or the attempt's error. */
-int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
-                     const char *owner, int64_t wait_ms, int64_t lease_ms);
+DLOCK_API int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
+                               const char *owner, int64_t wait_ms, int64_t lease_ms);
 
 /* ---- holds and the watchdog -------------------------------------------- */
 
@@ -215,15 +217,15 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
  * watchdog renews the hold with renew (from now until the last release, or
  * until the attempt turns out to have failed). Never blocks on the network.
  * 0 or DLOCK_ENOMEM (then do not send the attempt). */
-int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
-                             int64_t lease_ms, const dlock_script *renew);
+DLOCK_API int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
+                                       int64_t lease_ms, const dlock_script *renew);
 /* Ends it: acquired = the script granted one more hold. */
-void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                            int acquired);
+DLOCK_API void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                                      int acquired);
 
 /* Before sending a release of owner's hold of l. Ended by exactly one
  * dlock_hold_release_end or dlock_hold_missing. */
-void dlock_hold_release_begin(dlock_rlock *l, const char *owner);
+DLOCK_API void dlock_hold_release_begin(dlock_rlock *l, const char *owner);
 
 /* how: DLOCK_HOLD_ALL the lock is no longer held by owner (the script said
  * so), DLOCK_HOLD_ONE one hold less, DLOCK_HOLD_FAILED the call failed and
@@ -231,12 +233,12 @@ void dlock_hold_release_begin(dlock_rlock *l, const char *owner);
 #define DLOCK_HOLD_ONE 0
 #define DLOCK_HOLD_ALL 1
 #define DLOCK_HOLD_FAILED (-1)
-void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how);
+DLOCK_API void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how);
 
 /* Ends a release after the backend said owner does not hold l: DLOCK_ELOST
  * if this lock object believed owner held it (and forgets the hold), else
  * DLOCK_ENOTOWNER. */
-int dlock_hold_missing(dlock_rlock *l, const char *owner);
+DLOCK_API int dlock_hold_missing(dlock_rlock *l, const char *owner);
 
 #ifdef __cplusplus
 }

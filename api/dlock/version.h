@@ -1,0 +1,52 @@
+/*
+ * dlock — the library's version.
+ *
+ * DLOCK_VERSION_* are the version of the headers a program was compiled
+ * with; dlock_version() and dlock_version_number() the version of the
+ * library it runs with (they differ when a program built against one
+ * release runs with another's shared library). Semantic versioning: the
+ * soname (libdlock.so.N) changes with an ABI break.
+ *
+ * The Makefile's VERSION is the same number: the build stops if they
+ * disagree (objects/version.c).
+ *
+ * Thread-safety: both functions are thread-safe and never block.
+ */
+#ifndef DLOCK_VERSION_H
+#define DLOCK_VERSION_H
+
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLOCK_VERSION_MAJOR 0
+#define DLOCK_VERSION_MINOR 1
+#define DLOCK_VERSION_PATCH 0
+
+/* "0.1.0" */
+#define DLOCK_VERSION_STRINGIFY_(x) #x
+#define DLOCK_VERSION_STRINGIFY(x) DLOCK_VERSION_STRINGIFY_(x)
+#define DLOCK_VERSION                                                          \
+    DLOCK_VERSION_STRINGIFY(DLOCK_VERSION_MAJOR) "."                           \
+    DLOCK_VERSION_STRINGIFY(DLOCK_VERSION_MINOR) "."                           \
+    DLOCK_VERSION_STRINGIFY(DLOCK_VERSION_PATCH)
+
+/* One comparable number: major * 10000 + minor * 100 + patch (0.1.0 is 100),
+ * for `#if DLOCK_VERSION_NUMBER >= 100`. */
+#define DLOCK_VERSION_NUMBER                                                   \
+    (DLOCK_VERSION_MAJOR * 10000 + DLOCK_VERSION_MINOR * 100 +                 \
+     DLOCK_VERSION_PATCH)
+
+/* The running library's version, "MAJOR.MINOR.PATCH" (static storage). */
+DLOCK_API const char *dlock_version(void);
+
+/* The running library's DLOCK_VERSION_NUMBER. */
+DLOCK_API int dlock_version_number(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_VERSION_H */

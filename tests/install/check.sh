@@ -1,0 +1,125 @@
+#!/bin/sh
+# `make install-check` (also run by `make check`): install as a user would,
+# then build tests/install/consumer.c outside the tree from the installed
+# headers and dlock.pc only, linked to the shared library and statically.
+#
+#  1. make install PREFIX=<tmp>/prefix: dlock.pc is rebuilt for that prefix;
+#     make install DESTDIR=<tmp>/stage PREFIX=/usr LIBDIR=/usr/lib/<x>:
+#     libdir follows LIBDIR; ldconfig runs only for a system prefix without
+#     DESTDIR (LDCONFIG=false would fail the install if it ran here; `make
+#     -n` shows it for PREFIX=/usr).
+#  2. `pkg-config --cflags dlock` is -I<includedir> plus jansson's cflags:
+#     nothing of the private packages.
+#  3. the shared build runs with LD_LIBRARY_PATH and needs libdlock.so.0;
+#     the static build (the README's command) runs without it and
+#     does not need libdlock.so (readelf -d, ldd).
+#  4. libdlock.so exports exactly the functions the installed headers
+#     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
+#  5. make uninstall leaves no file or link behind.
+#
+# Environment (from the Makefile): MAKE, CC, SANITIZE, BUILD, VERSION,
+# SOVERSION. Prints one PASS or FAIL line; exit status 0 or 1.
+set -u
+MAKE=${MAKE:-make}
+CC=${CC:-cc}
+SANITIZE=${SANITIZE:-}
+src=$(pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dlock-install-check.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/log
+
+fail() {
+    echo "install-check: FAIL: $*"
+    exit 1
+}
+run() { # run CMD...: quiet unless it fails
+    "$@" >"$log" 2>&1 || { cat "$log"; fail "$*"; }
+}
+
+# ---- 1. installing -------------------------------------------------------
+p=$tmp/prefix
+run $MAKE --no-print-directory install PREFIX="$p" LDCONFIG=false
+pc=$p/lib/pkgconfig/dlock.pc
+[ -f "$pc" ] || fail "no $pc"
+grep -qx "prefix=$p" "$pc" || fail "$pc is not for PREFIX=$p: $(grep '^prefix=' "$pc")"
+for f in lib/libdlock.a "lib/libdlock.so.$VERSION" "lib/libdlock.so.$SOVERSION" \
+         lib/libdlock.so include/dlock.h include/dlock/export.h \
+         include/dlock/sys/backend.h; do
+    [ -e "$p/$f" ] || fail "make install did not install $f"
+done
+
+stage=$tmp/stage
+run $MAKE --no-print-directory install DESTDIR="$stage" PREFIX=/usr \
+    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+grep -qx 'prefix=/usr' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
+    fail "DESTDIR install: dlock.pc is not for PREFIX=/usr"
+grep -qx 'libdir=${prefix}/lib/dlock-check' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
+    fail "DESTDIR install: dlock.pc's libdir does not follow LIBDIR"
+[ -e "$stage/usr/lib/dlock-check/libdlock.so.$SOVERSION" ] || fail "LIBDIR ignored"
+
+$MAKE --no-print-directory -n install PREFIX=/usr LDCONFIG=ldconfig-runs-here \
+    2>&1 | grep -qx 'ldconfig-runs-here' ||
+    fail "make install PREFIX=/usr would not run ldconfig"
+$MAKE --no-print-directory -n install PREFIX=/usr DESTDIR="$stage" \
+    LDCONFIG=ldconfig-runs-here 2>&1 | grep -q 'ldconfig-runs-here' &&
+    fail "make install DESTDIR=... would run ldconfig"
+
+# ---- 2. what a consumer's flags are ----------------------------------------
+PKG_CONFIG_PATH=$p/lib/pkgconfig
+export PKG_CONFIG_PATH
+cflags=$(pkg-config --cflags dlock) || fail "pkg-config --cflags dlock"
+want=$(echo -I"$p/include" $(pkg-config --cflags jansson))
+[ "$(echo $cflags)" = "$want" ] ||
+    fail "pkg-config --cflags dlock gives '$cflags', expected '$want'"
+libs=$(pkg-config --libs dlock)
+case " $libs " in *" -ljansson "*) ;; *) fail "--libs lacks -ljansson: $libs" ;; esac
+case " $libs " in *" -lhiredis "*) fail "--libs names a private library: $libs" ;; esac
+
+# ---- 3. building and running the consumer ---------------------------------
+app=$tmp/app
+mkdir "$app" && cp "$src/tests/install/consumer.c" "$app/" || fail "cannot copy"
+cd "$app" || fail "cd $app"
+
+# shared: what the README says
+run $CC $SANITIZE -std=c99 -o consumer_shared consumer.c $(pkg-config --cflags --libs dlock)
+LD_LIBRARY_PATH=$p/lib ./consumer_shared >"$log" 2>&1 || { cat "$log"; fail "the shared build failed"; }
+grep -q "dlock $VERSION: " "$log" || { cat "$log"; fail "the shared build's output"; }
+readelf -d consumer_shared | grep -q "NEEDED.*\[libdlock\.so\.$SOVERSION\]" ||
+    fail "the shared build does not need libdlock.so.$SOVERSION"
+LD_LIBRARY_PATH=$p/lib ldd ./consumer_shared | grep -q "libdlock\.so\.$SOVERSION => $p/lib/" ||
+    fail "the shared build does not load $p/lib/libdlock.so.$SOVERSION"
+
+# static: the README's command, word for word
+run $CC $SANITIZE -std=c99 -o consumer_static consumer.c $(pkg-config --cflags dlock) \
+    "$(pkg-config --variable=libdir dlock)/libdlock.a" \
+    -Wl,--as-needed $(pkg-config --libs --static dlock)
+./consumer_static >"$log" 2>&1 || { cat "$log"; fail "the static build failed"; }
+grep -q "dlock $VERSION: " "$log" || { cat "$log"; fail "the static build's output"; }
+readelf -d consumer_static | grep -q 'libdlock' &&
+    fail "the static build needs libdlock.so: $(readelf -d consumer_static | grep libdlock)"
+ldd ./consumer_static | grep -q 'libdlock' && fail "ldd: the static build loads libdlock"
+cd "$src" || fail "cd $src"
+
+# ---- 4. the exported ABI ---------------------------------------------------
+nm -D --defined-only "$p/lib/libdlock.so" | awk '{print $3}' | sort >"$tmp/exported"
+printf '#include <dlock.h>\n#include <dlock/sys/backend.h>\n#include <dlock/sys/clock.h>\n#include <dlock/sys/rlock.h>\n' |
+    gcc -std=c99 -I"$p/include" -x c -fsyntax-only -aux-info "$tmp/aux" - ||
+    fail "gcc -aux-info on the installed headers"
+grep "^/\* $p/include/" "$tmp/aux" | sed -n 's/.*[ *]\(dlock_[a-z0-9_]*\) (.*/\1/p' |
+    sort -u >"$tmp/declared"
+[ -s "$tmp/declared" ] || fail "found no declarations in the installed headers"
+if ! cmp -s "$tmp/exported" "$tmp/declared"; then
+    diff "$tmp/declared" "$tmp/exported" | sed 's/^/  /'
+    fail "libdlock.so's exports and the headers' declarations differ (< declared only, > exported only)"
+fi
+nexp=$(wc -l <"$tmp/exported")
+
+# ---- 5. uninstalling -------------------------------------------------------
+run $MAKE --no-print-directory uninstall PREFIX="$p" LDCONFIG=false
+run $MAKE --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr \
+    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+left=$(find "$p" "$stage" ! -type d)
+[ -z "$left" ] || fail "make uninstall left: $left"
+[ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
+
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API)"
