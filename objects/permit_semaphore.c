@@ -63,6 +63,7 @@ static int state(dlock_rlock *l, struct json_t **out);
 static const dlock_rlock_methods permit_methods = {
     .version = 2, .type = "permit_semaphore", .destroy = destroy, .state = state,
 };
+const dlock_rlock_methods *const dlock__methods_permit_semaphore = &permit_methods;
 
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
                                const char *name)
