@@ -118,8 +118,9 @@ static int enter(dlock_permit_semaphore *p)
 
 static int lease_arg(dlock_permit_semaphore *p, int64_t lease_ms)
 {
-    return dlock__time_arg(BASE(p), "lease (a permit never lives forever)",
-                           lease_ms, 1);
+    if (lease_ms == DLOCK_PERMIT_PERMANENT)
+        return 0;
+    return dlock__time_arg(BASE(p), "lease (or DLOCK_PERMIT_PERMANENT)", lease_ms, 1);
 }
 
 /* ---- ids ------------------------------------------------------------------- */

@@ -520,6 +520,140 @@ static void delete_wakes_lock_waiter(void **state)
     assert_int_equal(dlock_unlock_as(w, "W"), 0);
 }
 
+/* ---- 4. permanent permits ------------------------------------------------- */
+
+static dlock_permit_semaphore *permits_of(dlock_fx *fx, dlock_client *c, int64_t n)
+{
+    dlock_permit_semaphore *p = NULL;
+
+    assert_int_equal(dlock_permit_semaphore_new(&p, c, fx->name), 0);
+    dlock_fx_keep(fx, p, free_permit_semaphore);
+    if (n >= 0)
+        assert_int_equal(dlock_permit_semaphore_set_permits(p, n), 0);
+    return p;
+}
+
+static int64_t lease_of(dlock_permit_semaphore *p, const char *id)
+{
+    int64_t v = -999;
+
+    assert_int_equal(dlock_permit_semaphore_lease_of(p, &v, id), 0);
+    return v;
+}
+
+static int64_t acquired(dlock_permit_semaphore *p)
+{
+    int64_t v = -999;
+
+    assert_int_equal(dlock_permit_semaphore_acquired_permits(p, &v), 0);
+    return v;
+}
+
+/* The score stored for the only permit taken, as the server prints it. */
+static void only_score(dlock_fx *fx, char *buf, size_t len)
+{
+    dlock_reply *r = NULL;
+    char key[160];
+
+    snprintf(key, sizeof(key), "{%s}:timeout", fx->name);
+    assert_int_equal(dlock_fx_call(fx->c1, &r, "zrange", key, 3, "0", "-1", "withscores"), 0);
+    assert_int_equal(r->type, DLOCK_REPLY_ARRAY);
+    assert_int_equal(r->n, 2);
+    snprintf(buf, len, "%s", r->elems[1]->str);
+    dlock_reply_free(r);
+}
+
+/* acquire, try_acquire and update_lease take DLOCK_PERMIT_PERMANENT; the
+ * permit is stored with Redisson's "never" score, lease_of says -1, and
+ * reclaiming never touches it. */
+static void permanent_permits(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_permit_semaphore *p = permits_of(fx, fx->c1, 3);
+    dlock_permit_semaphore *q = permits_of(fx, fx->c2, -1);
+    char **a = NULL, **b = NULL, **c = NULL, score[64];
+    const int64_t brief = T(fx, 1000, 10);
+    int64_t v;
+
+    assert_int_equal(DLOCK_PERMIT_PERMANENT, -1);
+    assert_int_equal(dlock_permit_semaphore_acquire(p, &a, 1, DLOCK_PERMIT_PERMANENT), 0);
+    assert_int_equal(lease_of(q, a[0]), -1);
+    only_score(fx, score, sizeof(score));
+    assert_string_equal(score, "922337203685477");
+    assert_int_equal(dlock_permit_semaphore_try_acquire(p, &b, 1, 0, DLOCK_PERMIT_PERMANENT), 0);
+    assert_int_equal(lease_of(q, b[0]), -1);
+    assert_int_equal(dlock_permit_semaphore_acquire(p, &c, 1, brief), 0);
+    v = lease_of(q, c[0]);
+    assert_true(v > 0 && v <= brief);
+    /* timed -> permanent, and back */
+    assert_int_equal(dlock_permit_semaphore_update_lease(p, c[0], DLOCK_PERMIT_PERMANENT), 0);
+    assert_int_equal(lease_of(q, c[0]), -1);
+    assert_int_equal(dlock_permit_semaphore_update_lease(p, b[0], brief), 0);
+    v = lease_of(q, b[0]);
+    assert_true(v > 0 && v <= brief);
+
+    /* b's lease ends and is reclaimed; a and c stay, however long it takes */
+    dlock_fx_advance(fx, fx->is_mock ? 24 * 3600 * 1000LL : brief + 50);
+    assert_int_equal(dlock_permit_semaphore_add_permits(q, 0), 0); /* reclaims */
+    assert_int_equal(acquired(q), 2);
+    assert_int_equal(lease_of(q, a[0]), -1);
+    assert_int_equal(lease_of(q, c[0]), -1);
+    assert_int_equal(lease_of(q, b[0]), -2);
+    assert_int_equal(dlock_permit_semaphore_release(q, a[0]), 0);
+    assert_int_equal(dlock_permit_semaphore_release(q, c[0]), 0);
+    assert_int_equal(acquired(q), 0);
+
+    /* still refused: 0, -2 */
+    assert_int_equal(dlock_permit_semaphore_try_acquire(p, &b, 1, 0, 0), DLOCK_EINVAL);
+    assert_int_equal(dlock_permit_semaphore_try_acquire(p, &b, 1, 0, -2), DLOCK_EINVAL);
+    assert_int_equal(dlock_permit_semaphore_update_lease(p, a[0], -2), DLOCK_EINVAL);
+    dlock_permit_ids_free(a);
+    dlock_permit_ids_free(c);
+}
+
+typedef struct permit_try {
+    dlock_permit_semaphore *p;
+    int64_t wait_ms;
+    int rc;
+    char **ids;
+} permit_try;
+
+static void permit_try_main(void *arg)
+{
+    permit_try *t = arg;
+
+    t->rc = dlock_permit_semaphore_try_acquire(t->p, &t->ids, 1, t->wait_ms, 1000);
+}
+
+/* A waiter for a permit held permanently sleeps until a message (or its
+ * own budget), not until the "never" score: the release wakes it at once,
+ * without the clock moving. */
+static void permanent_permit_waiter_wakes_on_release(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_permit_semaphore *p = permits_of(fx, fx->c1, 1);
+    dlock_permit_semaphore *q = permits_of(fx, fx->c2, -1);
+    char **a = NULL;
+    permit_try t;
+    dlock_fx_thread th;
+    int base;
+
+    assert_int_equal(dlock_permit_semaphore_acquire(p, &a, 1, DLOCK_PERMIT_PERMANENT), 0);
+    memset(&t, 0, sizeof(t));
+    t.p = q;
+    t.wait_ms = T(fx, 60000, 20);
+    base = dlock_fx_settle(fx);
+    dlock_fx_start(&th, permit_try_main, &t);
+    assert_int_equal(dlock_fx_wait_blocked(fx, base, 100), 0);
+    assert_int_equal(dlock_permit_semaphore_release(p, a[0]), 0);
+    assert_int_equal(dlock_fx_wait_done(&th, 3000), 0);
+    assert_int_equal(dlock_fx_join(fx, &th, 1000, NULL), 0);
+    assert_int_equal(t.rc, 0);
+    assert_int_equal(dlock_permit_semaphore_release(q, t.ids[0]), 0);
+    dlock_permit_ids_free(t.ids);
+    dlock_permit_ids_free(a);
+}
+
 static const struct CMUnitTest parity_cases[] = {
     DLOCK_FX_CASE(read_unlock_shortening_wakes_writer),
     DLOCK_FX_CASE(read_unlock_shortening_publishes_zero),
@@ -546,6 +680,8 @@ static const struct CMUnitTest parity_cases[] = {
     DLOCK_FX_CASE(delete_clear_expire_at_latch),
     DLOCK_FX_CASE(lifetime_bad_arguments),
     DLOCK_FX_CASE(delete_wakes_lock_waiter),
+    DLOCK_FX_CASE(permanent_permits),
+    DLOCK_FX_CASE(permanent_permit_waiter_wakes_on_release),
 };
 
 int dlock_test_parity(const char *backend)
