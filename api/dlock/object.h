@@ -55,9 +55,11 @@ dlock_object *dlock_permit_semaphore_object(dlock_permit_semaphore *p);
 dlock_object *dlock_latch_object(dlock_latch *l);
 dlock_object *dlock_bucket_object(dlock_bucket *b);
 
-/* Deletes every key of the object and wakes its waiters, as force_unlock
- * and dlock_latch_delete do (they retry, and find it free or open). *out
- * (may be NULL): 1 some key existed, 0 none did. */
+/* Deletes every key of the object. The waiters of the reentrant, fair,
+ * fenced and read-write locks and of the latch are woken, as force_unlock
+ * and dlock_latch_delete do (they retry, and find it free or open); a
+ * semaphore's are not (with its count gone there is nothing to take).
+ * *out (may be NULL): 1 some key existed, 0 none did. */
 int dlock_object_delete(dlock_object *o, int *out);
 
 /* *out: 1 when any key of the object exists, else 0 (Redisson looks at the
@@ -65,8 +67,9 @@ int dlock_object_delete(dlock_object *o, int *out);
  * no count stored still exists). */
 int dlock_object_exists(dlock_object *o, int *out);
 
-/* Every key of the object expires ms (0..DLOCK_TIME_MAX_MS) from now; lock
- * waiters are woken so that they re-read the time left. *out (may be
+/* Every key of the object expires ms (0..DLOCK_TIME_MAX_MS) from now; the
+ * waiters of the reentrant, fair, fenced and read-write locks are woken so
+ * that they re-read the time left. *out (may be
  * NULL): 1 some key existed, 0 none (nothing to expire). This overrides
  * leases: a hold renewed later (watchdog, re-entry) sets its own again. A
  * latch whose count expires opens without a message (as in Redisson):
