@@ -602,10 +602,12 @@ static void permanent_permits(void **state)
     assert_int_equal(dlock_permit_semaphore_release(q, a[0]), 0);
     assert_int_equal(dlock_permit_semaphore_release(q, c[0]), 0);
     assert_int_equal(acquired(q), 0);
+    dlock_permit_ids_free(b);
 
     /* still refused: 0, -2 */
     assert_int_equal(dlock_permit_semaphore_try_acquire(p, &b, 1, 0, 0), DLOCK_EINVAL);
     assert_int_equal(dlock_permit_semaphore_try_acquire(p, &b, 1, 0, -2), DLOCK_EINVAL);
+    assert_null(b);
     assert_int_equal(dlock_permit_semaphore_update_lease(p, a[0], -2), DLOCK_EINVAL);
     dlock_permit_ids_free(a);
     dlock_permit_ids_free(c);
