@@ -26,6 +26,7 @@
 #include "dlock/latch.h"
 #include "dlock/codec.h"
 #include "dlock/bucket.h"
+#include "dlock/object.h"
 #include "dlock/config.h"
 #include "dlock/mock.h"
 #include "dlock/redis.h"

@@ -179,6 +179,7 @@ static const dlock__lock_methods fair_methods = {
      state, dlock__hash_guard_field},
     dlock__hash_triple,
 };
+const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;
 
 /* The queue and deadline keys in one allocation (*deadlines points into
  * it): every allocation has a header and rounding, and a handle should cost

@@ -258,6 +258,16 @@ int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key
 /* The state slot of the reentrant lock (no extras). */
 int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out);
 
+/* The built-in types' method tables, so that lifetime.c knows a type by
+ * its table (a user's type may carry any type name). */
+extern const dlock_rlock_methods *const dlock__methods_reentrant;
+extern const dlock_rlock_methods *const dlock__methods_fair;
+extern const dlock_rlock_methods *const dlock__methods_rwlock_read;
+extern const dlock_rlock_methods *const dlock__methods_rwlock_write;
+extern const dlock_rlock_methods *const dlock__methods_semaphore_lock;
+extern const dlock_rlock_methods *const dlock__methods_permit_semaphore;
+extern const dlock_rlock_methods *const dlock__methods_latch;
+
 /* fenced.c: the token counter's key if l is a fenced lock, else NULL. */
 const char *dlock__fenced_token_key(const dlock_rlock *l);
 

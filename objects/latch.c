@@ -30,6 +30,7 @@ static const dlock_rlock_methods latch_methods = {
     .version = 2, .type = "latch", .destroy = dlock__object_destroy,
     .state = state,
 };
+const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
 
 #define CHANNEL_PREFIX "redisson_countdownlatch__channel__"
 

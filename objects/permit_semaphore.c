@@ -63,6 +63,7 @@ static int state(dlock_rlock *l, struct json_t **out);
 static const dlock_rlock_methods permit_methods = {
     .version = 2, .type = "permit_semaphore", .destroy = destroy, .state = state,
 };
+const dlock_rlock_methods *const dlock__methods_permit_semaphore = &permit_methods;
 
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
                                const char *name)
@@ -117,8 +118,9 @@ static int enter(dlock_permit_semaphore *p)
 
 static int lease_arg(dlock_permit_semaphore *p, int64_t lease_ms)
 {
-    return dlock__time_arg(BASE(p), "lease (a permit never lives forever)",
-                           lease_ms, 1);
+    if (lease_ms == DLOCK_PERMIT_PERMANENT)
+        return 0;
+    return dlock__time_arg(BASE(p), "lease (or DLOCK_PERMIT_PERMANENT)", lease_ms, 1);
 }
 
 /* ---- ids ------------------------------------------------------------------- */

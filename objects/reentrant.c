@@ -77,6 +77,7 @@ static const dlock__lock_methods reentrant_methods = {
      dlock__hash_guard_field},
     dlock__hash_triple,
 };
+const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

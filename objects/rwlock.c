@@ -179,6 +179,7 @@ static const dlock__lock_methods read_methods = {
      dlock__object_destroy, state, NULL},
     triple,
 };
+const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
 
 static const dlock__lock_methods write_methods = {
     {2, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
@@ -186,6 +187,7 @@ static const dlock__lock_methods write_methods = {
      dlock__object_destroy, state, write_guard_field},
     triple,
 };
+const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;
 
 static int rw_new(dlock_rlock **out, dlock_client *c, const char *name,
                   const dlock__lock_methods *m, const rw_kind *k)

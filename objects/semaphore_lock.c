@@ -151,6 +151,7 @@ static const dlock__lock_methods semlock_methods = {
     },
     .triple = triple,
 };
+const dlock_rlock_methods *const dlock__methods_semaphore_lock = &semlock_methods.m;
 
 int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

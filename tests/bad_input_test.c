@@ -445,7 +445,7 @@ static void test_permit_semaphore_args(void **state)
     EXPECT(dlock_permit_semaphore_acquire(p, &ids, DLOCK_PERMITS_PER_CALL + 1,
                                           1000), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_acquire(p, &ids, 1, 0), DLOCK_EINVAL);
-    EXPECT(dlock_permit_semaphore_acquire(p, &ids, 1, -1), DLOCK_EINVAL);
+    EXPECT(dlock_permit_semaphore_acquire(p, &ids, 1, -2), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_acquire(p, &ids, 1, INT64_MIN), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_try_acquire(p, &ids, 1, -1, 1000), DLOCK_EINVAL);
     EXPECT(dlock_permit_semaphore_try_acquire(p, &ids, INT64_MIN, 0, 1000),

@@ -38,6 +38,7 @@ int dlock_test_values(const char *backend);
 int dlock_test_bounds(const char *backend);
 int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
+int dlock_test_parity(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -131,6 +132,8 @@ static void run_conformance_on_redis(const char *name, int tls)
     dlock_test_lifecycle(name);
     dlock_test_set_phase("interop on %s", name);
     dlock_test_interop(name);
+    dlock_test_set_phase("parity on %s", name);
+    dlock_test_parity(name);
     dlock_fx_set_redis_url(NULL);
     dlock_test_set_phase("stopping redis-server (%s)", name);
     stop_server();
@@ -186,6 +189,8 @@ int main(void)
     dlock_test_lifecycle("mock");
     dlock_test_set_phase("interop on mock");
     dlock_test_interop("mock");
+    dlock_test_set_phase("parity on mock");
+    dlock_test_parity("mock");
 
     run_conformance_on_redis("redis", 0);
     /* Once more over TLS (rediss://, client certificates required, no

@@ -10,7 +10,8 @@
  * to the count) by the next writing operation of any handle on name; reads
  * count them as available without writing. Waiters are woken on
  * "redisson_sc:{name}" (message: the new count), and also wake on their own
- * when the first lease in the set ends.
+ * when the first lease in the set ends (a permanent permit's never does:
+ * only a release or a count change wakes its waiters).
  *
  * Permit ids are 32 lower-case hex digits (16 random bytes from libuuid);
  * as in Redisson, the sorted sets hold the 16 raw bytes an id stands for, so
@@ -78,6 +79,12 @@ extern "C" {
 #define DLOCK_PERMIT_EXPIRED_KEEP_MS ((int64_t)24 * 3600 * 1000)
 #define DLOCK_PERMIT_EXPIRED_MAX 1024
 
+/* The lease of a permit that never expires (Redisson's acquire() without a
+ * lease): stored with Redisson's score for "never" (922337203685477), so a
+ * Java client sees it as permanent too; reclaiming never touches it, and
+ * lease_of reports it as -1. Give it back with release. */
+#define DLOCK_PERMIT_PERMANENT ((int64_t)-1)
+
 typedef struct dlock_permit_semaphore dlock_permit_semaphore;
 
 /* Creates a handle for the permit-expirable semaphore called name
@@ -99,8 +106,8 @@ DLOCK_API const char *dlock_permit_semaphore_errmsg(dlock_permit_semaphore *p);
 DLOCK_API void dlock_permit_ids_free(char **ids);
 
 /* Takes permits (0..DLOCK_PERMITS_PER_CALL), each with its own id and a
- * lease of lease_ms (1..DLOCK_TIME_MAX_MS: a permit never lives forever;
- * extend it with update_lease), blocking until that many are available. On success *out is
+ * lease of lease_ms (1..DLOCK_TIME_MAX_MS, or DLOCK_PERMIT_PERMANENT; extend
+ * or change it with update_lease), blocking until that many are available. On success *out is
  * a NULL-terminated array of `permits` ids, allocated as one block that the
  * caller owns and frees with dlock_permit_ids_free (0 permits: an empty
  * array, at once, without a round trip). On failure *out is NULL. While the
@@ -135,13 +142,14 @@ DLOCK_API int dlock_permit_semaphore_try_release(dlock_permit_semaphore *p, int 
 DLOCK_API int dlock_permit_semaphore_try_release_all(dlock_permit_semaphore *p, int *out,
                                                      const char *const *ids, size_t n);
 
-/* Sets the permit's lease to lease_ms (1..DLOCK_TIME_MAX_MS) from now: 0, or the release
- * answers (DLOCK_ELOST when it already expired). */
+/* Sets the permit's lease to lease_ms (1..DLOCK_TIME_MAX_MS) from now, or
+ * makes it permanent (DLOCK_PERMIT_PERMANENT): 0, or the release answers
+ * (DLOCK_ELOST when it already expired). */
 DLOCK_API int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *id,
                                                   int64_t lease_ms);
 
-/* The permit's lease left in ms; -2 when it is not taken (expired, released,
- * unknown). One read. */
+/* The permit's lease left in ms; -1 when it is permanent; -2 when it is not
+ * taken (expired, released, unknown). One read. */
 DLOCK_API int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
                                               const char *id);
 
@@ -176,7 +184,8 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  *   "name":      its name
  *   "available", "acquired", "total": as the count reads above give them
  *   "permits":   the permits taken whose lease runs, the first to end first:
- *                [{"id": permit id, "ttl_ms": its lease left}, ...]
+ *                [{"id": permit id, "ttl_ms": its lease left, -1 for a
+ *                permanent permit (listed last)}, ...]
  * One round trip, no side effects (permits whose lease ended count as
  * available and are not listed). 0 or an error; *out is NULL on failure.
  */

@@ -68,6 +68,16 @@ extern "C" {
 /* Longest lock name in bytes (without NUL). Any bytes but NUL are allowed. */
 #define DLOCK_NAME_MAX 1024
 
+/* Re-entry never shortens a hold, for every lock type (reentrant, fair,
+ * fenced, both halves of the read-write lock, the semaphore as a lock): a
+ * lock or try_lock by an owner that already holds the lock, and an unlock
+ * that leaves it holds, keep the longer of the time left and the new lease
+ * (lease 0: the watchdog's timeout, renewed as before). So a nested call
+ * with a 1 s lease inside a 10 s hold leaves 10 s. Redisson differs (its
+ * plain lock sets the new lease, its write lock adds them): dlock keeps the
+ * longer one so that an inner call never hands the lock to someone else
+ * while the outer code still holds it. */
+
 /* Blocks until acquired. Re-entrant: the owner may lock again; each lock
  * needs its unlock. While the backend is unreachable it keeps retrying (with
  * back-off) for as long as it takes. 0 or an error. */

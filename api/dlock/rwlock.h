@@ -32,16 +32,21 @@
  *    process is another owner: its read holds simply make the writer wait.)
  *  - each read hold has its own lease (its marker's TTL); the hash lives as
  *    long as the longest live read hold, so a writer gets in when the last
- *    live reader's lease ends, and the holds of a reader that died are
+ *    live reader's lease ends (a read unlock that shortens the hash's life
+ *    publishes the read-unlock message "0", so a sleeping writer, dlock's or
+ *    Redisson's, re-reads the TTL within one round trip), and the holds of a reader that died are
  *    collected after their lease: they never block writers for longer.
  *    A live reader's watchdog renews only its own holds;
  *  - read holds of one owner are released newest first. Unlocking a read
  *    hold whose lease has run out returns DLOCK_ELOST and drops all of that
  *    owner's read holds on this lock (the lock object forgets them too);
- *  - a write lease means what it says: re-entry and a partial unlock set the
- *    write hold's remaining time to the lease (Redisson instead adds it to
- *    what is left). The writer's own read holds share the hash, so while the
- *    writer also reads, the hash lives as long as the longer of the two;
+ *  - re-entry never shortens a hold (api/dlock/rlock.h): a write re-entry
+ *    and a partial write unlock keep the longer of the time left and the
+ *    lease (Redisson instead adds the lease to what is left); a read
+ *    re-entry's hold lives at least as long as the owner's longest live
+ *    read hold, so a shorter inner lease never ends the outer hold. The
+ *    writer's own read holds share the hash, so while the writer also
+ *    reads, the hash lives as long as the longer of the two;
  *  - a write unlock wakes every blocked reader with one message;
  *  - lease 0: the client's watchdog renews read holds (their markers and
  *    the hash) and write holds. One renewal covers all of an owner's holds of

@@ -26,6 +26,7 @@
 -- is first in line (-1: no expiry), else the time until the first waiter's
 -- deadline.
 -- #include time_check.luainc
+-- #include lease_keep.luainc
 local time_err = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
 if time_err then
     return time_err
@@ -36,7 +37,7 @@ local wait = tonumber(ARGV[3])
 
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
+    keep_longer(KEYS[1], ARGV[1]) -- a re-entry never shortens the hold
     return nil
 end
 

@@ -1,11 +1,12 @@
 -- Fair lock, release one hold.
 -- KEYS[1] the lock hash, KEYS[2] the queue, KEYS[3] the deadlines,
 -- KEYS[4] the channel prefix.
--- ARGV[1] the wake-up message, ARGV[2] lease ms to re-apply while still held
+-- ARGV[1] the wake-up message, ARGV[2] lease ms the hold keeps at least while still held
 -- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms).
 -- Reply: nil not held by the owner; 0 still held; 1 released (only the first
 -- live waiter is woken, on its own channel).
 -- #include time_check.luainc
+-- #include lease_keep.luainc
 local time_err = time_bad(2, 0, 'lease') or wall_bad(4)
 if time_err then
     return time_err
@@ -19,7 +20,7 @@ end
 local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
 if left > 0 then
     if tonumber(ARGV[2]) > 0 then
-        redis.call('pexpire', KEYS[1], ARGV[2])
+        keep_longer(KEYS[1], ARGV[2])
     end
     return 0
 end

@@ -7,15 +7,20 @@
 -- (-1: no expiry) when another owner holds it. Nothing changes when the
 -- counter is not an integer (the INCR error comes before any write).
 -- #include time_check.luainc
+-- #include lease_keep.luainc
 local time_err = time_bad(1, 1, 'lease')
 if time_err then
     return time_err
 end
-if redis.call('exists', KEYS[1]) == 0
-   or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+local fresh = redis.call('exists', KEYS[1]) == 0
+if fresh or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     local token = redis.call('incr', KEYS[2])
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
+    if fresh then
+        redis.call('pexpire', KEYS[1], ARGV[1])
+    else
+        keep_longer(KEYS[1], ARGV[1]) -- a re-entry never shortens the hold
+    end
     return {1, token}
 end
 return {0, redis.call('pttl', KEYS[1])}

@@ -1,19 +1,21 @@
 -- Permit-expirable semaphore, one acquisition attempt.
--- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] lease ms (> 0),
+-- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] lease ms (> 0, or -1: permanent),
 -- ARGV[6..] the ids the permits get (made by the caller: scripts have no
 -- randomness of their own).
 -- Reply: nil when taken; else how long until the first lease in the set
--- ends, in ms (-1: no permit is taken, only a release can help).
+-- ends, in ms (-1: no permit is taken, or all are permanent: only a
+-- release can help).
 -- #include semaphore_count.luainc
 -- #include permit_check.luainc
-local time_err = time_bad(5, 1, 'lease')
+-- #include permit_never.luainc
+local time_err = lease_bad(5)
 if time_err then
     return time_err
 end
 -- #include permit_reclaim.luainc
 local n = #ARGV - 5
 if count >= n then
-    local ends = now + tonumber(ARGV[5])
+    local ends = lease_ends(5)
     for i = 6, #ARGV do
         redis.call('zadd', KEYS[2], ends, ARGV[i])
     end
@@ -28,7 +30,7 @@ if reclaimed > 0 then
     wake(count)
 end
 local first = redis.call('zrange', KEYS[2], 0, 0, 'withscores')
-if #first == 0 then
+if #first == 0 or is_never(first[2]) then
     return -1
 end
 return tonumber(first[2]) - now

@@ -21,11 +21,20 @@ if not mode then
     redis.call('hset', KEYS[1], 'mode', 'read')
 end
 local k = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1, 'px', ARGV[1])
+-- A re-entry never shortens the owner's hold: the new hold lives at least as
+-- long as its longest live one (a shorter inner hold running out would make
+-- the next unlock drop them all).
+local px = tonumber(ARGV[1])
+local mine = k > 1 and rw_owner_ttl(KEYS[1], ARGV[2], k - 1) or -2
+if mine == -1 then
+    redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1)
+else
+    redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1, 'px', math.max(px, mine))
+end
 -- The hash outlives every live hold: a writer gets in when the longest ends.
 if ttl == -2 then
     redis.call('pexpire', KEYS[1], ARGV[1])
 else
-    rw_extend(KEYS[1], ARGV[1])
+    keep_longer(KEYS[1], math.max(px, mine))
 end
 return nil

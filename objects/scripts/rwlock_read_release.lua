@@ -3,13 +3,17 @@
 -- Reply: nil the owner holds no read lock, or the hold's lease had run out
 -- (then all of the owner's read holds are dropped: the caller forgets them
 -- too); 0 one hold less, still held; 1 the owner's last read hold released.
--- A read hold keeps its own lease: nothing is re-applied.
+-- A read hold keeps its own lease: nothing is re-applied. In read mode a
+-- release that shortens the hash's life (the released hold was the longest)
+-- publishes the read-unlock message too, so that a sleeping writer re-reads
+-- the TTL at once instead of sleeping for the one it saw.
 -- #include rwlock_common.luainc
 local mode = redis.call('hget', KEYS[1], 'mode')
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not mode or not count or count < 1 then
     return nil
 end
+local before = redis.call('pttl', KEYS[1])
 local alive = redis.call('del', rw_marker(KEYS[1], ARGV[1], count)) == 1
 if alive and count > 1 then
     redis.call('hset', KEYS[1], ARGV[1], count - 1)
@@ -20,8 +24,10 @@ else
     redis.call('hdel', KEYS[1], ARGV[1])
 end
 -- In write mode the hash's TTL is the writer's; in read mode it follows the
--- live readers, and when none is left a waiting writer is told.
-if mode == 'read' and rw_fit_to_readers(KEYS[1]) then
+-- live readers, and when none is left or it got shorter a waiting writer
+-- is told.
+if mode == 'read' and (rw_fit_to_readers(KEYS[1])
+                      or rw_shorter(redis.call('pttl', KEYS[1]), before)) then
     redis.call('publish', KEYS[2], '0')
 end
 if not alive then

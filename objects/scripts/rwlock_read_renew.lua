@@ -21,7 +21,7 @@ for i = 1, #KEYS do
         for k = 1, count - 1 do
             redis.call('pexpire', rw_marker(KEYS[i], ARGV[i + 1], k), ARGV[1])
         end
-        rw_extend(KEYS[i], ARGV[1])
+        keep_longer(KEYS[i], ARGV[1])
         out[i] = 1
     end
 end

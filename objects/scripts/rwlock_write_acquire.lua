@@ -20,7 +20,7 @@ if not mode then
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], field) == 1 then
     redis.call('hincrby', KEYS[1], field, 1)
-    rw_write_ttl(KEYS[1], ARGV[1])
+    keep_longer(KEYS[1], ARGV[1]) -- a re-entry never shortens the hold
     return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then

@@ -1,6 +1,7 @@
 -- Read-write lock, write half: release one write hold.
 -- KEYS[1] the lock hash, KEYS[2] the wake-up channel; ARGV[1] owner id,
--- ARGV[2] lease ms to re-apply while still held (0: keep the TTL).
+-- ARGV[2] lease ms the hold keeps at least while
+-- still held (0: keep the TTL).
 -- Reply: nil the owner does not hold the write lock; 0 still held; 1 the
 -- last write hold released (the owner's read holds, if any, stay: mode
 -- becomes read) and every waiter woken.
@@ -19,7 +20,7 @@ end
 if count > 1 then
     redis.call('hset', KEYS[1], field, count - 1)
     if tonumber(ARGV[2]) > 0 then
-        rw_write_ttl(KEYS[1], ARGV[2])
+        keep_longer(KEYS[1], ARGV[2])
     end
     return 0
 end

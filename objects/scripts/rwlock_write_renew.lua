@@ -14,7 +14,7 @@ local out = {}
 for i = 1, #KEYS do
     local held = redis.pcall('hexists', KEYS[i], rw_write_field(ARGV[i + 1]))
     if held == 1 then
-        rw_extend(KEYS[i], ARGV[1])
+        keep_longer(KEYS[i], ARGV[1])
         out[i] = 1
     else
         out[i] = 0

@@ -6,6 +6,7 @@
 -- holder has a lease that ends, e.g. plain semaphore users took the permits:
 -- only a release can help).
 -- #include time_check.luainc
+-- #include lease_keep.luainc
 local time_err = time_bad(3, 1, 'lease')
 if time_err then
     return time_err
@@ -16,7 +17,7 @@ end
 local lease_key = ARGV[1] .. ARGV[4]
 if redis.call('hexists', KEYS[2], ARGV[4]) == 1 then
     redis.call('hincrby', KEYS[2], ARGV[4], 1)
-    redis.call('pexpire', lease_key, ARGV[3])
+    keep_longer(lease_key, ARGV[3]) -- a re-entry never shortens the hold
     if freed > 0 then
         wake(count)
     end

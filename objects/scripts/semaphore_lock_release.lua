@@ -1,9 +1,10 @@
 -- Semaphore as a lock: release one hold.
--- KEYS, ARGV[1..2] as semaphore_lock_reclaim.luainc; ARGV[3] lease ms to
--- re-apply while still held (0: keep the TTL), ARGV[4] owner id.
+-- KEYS, ARGV[1..2] as semaphore_lock_reclaim.luainc; ARGV[3] lease ms the
+-- hold keeps at least while still held (0: keep the TTL), ARGV[4] owner id.
 -- Reply: nil the owner holds no permit (never did, or its lease ran out);
 -- 0 one hold less, still held; 1 the permit went back and waiters were told.
 -- #include time_check.luainc
+-- #include lease_keep.luainc
 local time_err = time_bad(3, 0, 'lease')
 if time_err then
     return time_err
@@ -20,7 +21,7 @@ end
 local lease_key = ARGV[1] .. ARGV[4]
 if redis.call('hincrby', KEYS[2], ARGV[4], -1) > 0 then
     if tonumber(ARGV[3]) > 0 then
-        redis.call('pexpire', lease_key, ARGV[3])
+        keep_longer(lease_key, ARGV[3])
     end
     return 0
 end

@@ -1190,7 +1190,7 @@ static void permit_bad_input(void **state)
         DLOCK_EINVAL);
     assert_int_equal(dlock_permit_semaphore_acquire(p, &ids, 1, 0), DLOCK_EINVAL);
     assert_true(strstr(dlock_permit_semaphore_errmsg(p), "lease") != NULL);
-    assert_int_equal(dlock_permit_semaphore_acquire(p, &ids, 1, -1), DLOCK_EINVAL);
+    assert_int_equal(dlock_permit_semaphore_acquire(p, &ids, 1, -2), DLOCK_EINVAL);
     assert_int_equal(dlock_permit_semaphore_try_acquire(p, &ids, 1, -1, 10), DLOCK_EINVAL);
     assert_int_equal(dlock_permit_semaphore_set_permits(p, -1), DLOCK_EINVAL);
     assert_int_equal(dlock_permit_semaphore_try_set_permits(p, &ok, -1), DLOCK_EINVAL);

@@ -1,0 +1,100 @@
+/*
+ * dlock — object lifetime on every object (Redisson's RObject / RExpirable):
+ * delete, exists, expire, expire_at, clear_expire, remain_ttl.
+ *
+ * Every handle type gives its object view with an accessor below; the view
+ * is the handle itself seen as an object (no allocation, nothing to free),
+ * valid as long as the handle. The accessors are typed, so a handle of one
+ * type cannot be passed as another; NULL gives NULL, and the calls below
+ * refuse a NULL object with DLOCK_EINVAL.
+ *
+ * Each call is one round trip and one script, and covers all of the
+ * object's keys (the types' headers document the layouts):
+ *   reentrant lock   the hash
+ *   fenced lock      the hash, NOT the token counter: dlock deliberately
+ *                    differs from Redisson here, as tokens must never go back
+ *                    (a restarted counter would hand out tokens lower than
+ *                    ones a storage service has already seen)
+ *   fair lock        the hash, the wait queue and the waiters' deadlines
+ *   read-write lock  (either half) the hash and every read hold's marker
+ *                    (found from the hash's fields, no KEYS/SCAN)
+ *   semaphore        the count
+ *   semaphore as a lock  the count, the holders' hash and their leases
+ *   permit-expirable semaphore  the count, the taken permits and the
+ *                    expired ids
+ *   latch, bucket    the one key
+ *   a lock type of your own (api/dlock/sys/rlock.h)  the key at its name
+ *
+ * Thread-safety: as the handle's own calls. Errors: as in api/dlock/rlock.h
+ * (DLOCK_EINVAL bad argument, nothing sent; DLOCK_ECONN, DLOCK_ETIMEDOUT,
+ * DLOCK_EPROTO, DLOCK_EFORKED); the detail is dlock_object_errmsg's.
+ */
+#ifndef DLOCK_OBJECT_H
+#define DLOCK_OBJECT_H
+
+#include "types.h"
+#include "export.h"
+
+#include <stdint.h>
+
+#include "bucket.h"
+#include "latch.h"
+#include "permit_semaphore.h"
+#include "rlock.h"
+#include "semaphore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dlock_object dlock_object;
+
+/* The object view of a handle (borrowed; NULL for NULL). */
+DLOCK_API dlock_object *dlock_rlock_object(dlock_rlock *l);
+DLOCK_API dlock_object *dlock_semaphore_object(dlock_semaphore *s);
+DLOCK_API dlock_object *dlock_permit_semaphore_object(dlock_permit_semaphore *p);
+DLOCK_API dlock_object *dlock_latch_object(dlock_latch *l);
+DLOCK_API dlock_object *dlock_bucket_object(dlock_bucket *b);
+
+/* Deletes every key of the object. The waiters of the reentrant, fair,
+ * fenced and read-write locks and of the latch are woken, as force_unlock
+ * and dlock_latch_delete do (they retry, and find it free or open); a
+ * semaphore's are not (with its count gone there is nothing to take).
+ * *out (may be NULL): 1 some key existed, 0 none did. */
+DLOCK_API int dlock_object_delete(dlock_object *o, int *out);
+
+/* *out: 1 when any key of the object exists, else 0 (Redisson looks at the
+ * name only; dlock at every key, so that a semaphore with permits taken but
+ * no count stored still exists). */
+DLOCK_API int dlock_object_exists(dlock_object *o, int *out);
+
+/* Every key of the object expires ms (0..DLOCK_TIME_MAX_MS) from now; the
+ * waiters of the reentrant, fair, fenced and read-write locks are woken so
+ * that they re-read the time left. *out (may be
+ * NULL): 1 some key existed, 0 none (nothing to expire). This overrides
+ * leases: a hold renewed later (watchdog, re-entry) sets its own again. A
+ * latch whose count expires opens without a message (as in Redisson):
+ * awaiters see it at their next check. */
+DLOCK_API int dlock_object_expire(dlock_object *o, int *out, int64_t ms);
+
+/* As dlock_object_expire, at unix_ms (wall-clock ms since the epoch,
+ * 0..10^13, the year 2286; one in the past deletes). */
+DLOCK_API int dlock_object_expire_at(dlock_object *o, int *out, int64_t unix_ms);
+
+/* No key of the object expires any more (leases included, as Redisson's
+ * clearExpire). *out (may be NULL): 1 some key had an expiry, 0 none. */
+DLOCK_API int dlock_object_clear_expire(dlock_object *o, int *out);
+
+/* *out: how long until no key of the object is left: -2 none exists, -1
+ * some key never expires, else the longest remaining time in ms (Redisson
+ * reads the name's TTL only). */
+DLOCK_API int dlock_object_remain_ttl(dlock_object *o, int64_t *out);
+
+/* The detail of the last failure of a call on the object's handle. */
+DLOCK_API const char *dlock_object_errmsg(dlock_object *o);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_OBJECT_H */
