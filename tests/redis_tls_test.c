@@ -23,6 +23,7 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "harness/inbox.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 
@@ -343,39 +344,6 @@ static void tls_optional_client_auth(void **state)
 
 /* ---- pub/sub, restarts, clients ------------------------------------------- */
 
-typedef struct inbox {
-    pthread_mutex_t mu;
-    int count, empties;
-} inbox;
-
-static void on_message(void *arg, const char *channel, const char *msg, size_t len)
-{
-    inbox *in = arg;
-    (void)channel;
-    (void)msg;
-    pthread_mutex_lock(&in->mu);
-    if (len == 0)
-        in->empties++;
-    else
-        in->count++;
-    pthread_mutex_unlock(&in->mu);
-}
-
-static int inbox_wait(inbox *in, int n, int empties, int timeout_ms)
-{
-    struct timespec ts = {0, 5000000L};
-    int i, v = 0;
-    for (i = 0; i <= timeout_ms / 5; i++) {
-        pthread_mutex_lock(&in->mu);
-        v = empties ? in->empties : in->count;
-        pthread_mutex_unlock(&in->mu);
-        if (v >= n)
-            break;
-        nanosleep(&ts, NULL);
-    }
-    return v;
-}
-
 static void publish(dlock_backend *b, const char *channel, const char *msg)
 {
     dlock_reply *r = NULL;
@@ -393,7 +361,7 @@ static void tls_pubsub_and_restart(void **state)
     char url[1024];
     dlock_backend *b;
     dlock_subscription *sub = NULL;
-    inbox in;
+    dlock_test_inbox in;
     int i;
     void (*old)(int);
     (void)state;
@@ -405,21 +373,21 @@ static void tls_pubsub_and_restart(void **state)
     old = signal(SIGPIPE, SIG_DFL);
     url_of(url, sizeof url, optional, "", "localhost", "cacert=%D/ca.crt");
     assert_int_equal(open_url(&b, url), 0);
-    assert_int_equal(dlock_backend_subscribe(b, &sub, "tls:ch", on_message, &in), 0);
+    assert_int_equal(dlock_backend_subscribe(b, &sub, "tls:ch", dlock_test_inbox_on_message, &in), 0);
     publish(b, "tls:ch", "hello");
-    assert_int_equal(inbox_wait(&in, 1, 0, 3000), 1);
+    assert_int_equal(dlock_test_inbox_wait(&in, 1, 0, 3000), 1);
 
     assert_int_equal(dlock_test_redis_restart(optional), 0);
     /* the subscriber reconnects over TLS, restores the channel and says
      * "look again" with an empty message */
-    assert_int_equal(inbox_wait(&in, 1, 1, 5000), 1);
+    assert_int_equal(dlock_test_inbox_wait(&in, 1, 1, 5000), 1);
     /* the pool drops its dead TLS connections and opens new ones */
     for (i = 0; i < 20; i++)
         if (incr(b, "tls:after-restart") > 0)
             break;
     assert_true(i < 20);
     publish(b, "tls:ch", "again");
-    assert_int_equal(inbox_wait(&in, 2, 0, 3000), 2);
+    assert_int_equal(dlock_test_inbox_wait(&in, 2, 0, 3000), 2);
     dlock_backend_unsubscribe(b, sub);
     dlock_backend_free(b);
     signal(SIGPIPE, old);
