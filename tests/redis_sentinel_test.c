@@ -21,6 +21,7 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "harness/asserts.h"
 #include "harness/inbox.h"
 #include "harness/runner.h"
 #include "harness/sentinels.h"
@@ -38,7 +39,6 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const dlock_script s_incr = {"sentinel_incr", "return redis.call('INCR', KEYS[1])"};
 
 /* For tests/main.c: the set stays up after the group for the conformance
  * suite through the sentinel URL. */
@@ -72,16 +72,7 @@ static int open_with(dlock_backend **out, const char *url, const dlock_redis_opt
 
 static long long incr(dlock_backend *b, const char *key)
 {
-    dlock_reply *r = NULL;
-    const char *argv[1];
-    long long v;
-    argv[0] = key;
-    errbuf[0] = '\0';
-    if (dlock_backend_eval(b, &r, &s_incr, 1, 0, argv, NULL, errbuf, sizeof errbuf) != 0)
-        return -1;
-    v = r->type == DLOCK_REPLY_INTEGER ? r->integer : -1;
-    dlock_reply_free(r);
-    return v;
+    return dlock_fx_incr(b, key, errbuf, sizeof errbuf);
 }
 
 /* A port nothing listens on (a stopped sentinel, as far as a client can
@@ -102,17 +93,9 @@ static int dead_port(void)
 static void expect_fails(const char *url, const dlock_redis_options *o, int code,
                          const char *needle)
 {
-    dlock_backend *b = (dlock_backend *)1;
-    int rc = open_with(&b, url, o);
-    printf("  [sentinel] %s\n", errbuf);
-    if (rc != code || !strstr(errbuf, needle))
-        fprintf(stderr, "url '%s': %s '%s' (expected %s with '%s')\n", url,
-                dlock_errname(rc), errbuf, dlock_errname(code), needle);
-    assert_int_equal(rc, code);
-    assert_null(b);
-    assert_non_null(strstr(errbuf, needle));
-    assert_null(strstr(errbuf, SECRET));
-    assert_null(strchr(errbuf, '\n'));
+    dlock_redis_options d = fast_options();
+    dlock_fx_expect_open_fails("sentinel", url, o ? o : &d, code, needle, SECRET, errbuf,
+                               sizeof errbuf);
 }
 
 static void master_port_ran(const char *key, long long want)
@@ -210,6 +193,24 @@ static void sentinel_all_down(void **state)
              dead, dead, dead, set.name);
     expect_fails(url, NULL, DLOCK_ECONN, "no sentinel of");
     assert_non_null(strstr(errbuf, "reachable"));
+}
+
+static void sentinel_tls_scheme(void **state)
+{
+    char url[600];
+    dlock_redis_options o = fast_options();
+    (void)state;
+    /* rediss-sentinel:// speaks TLS to the sentinels too: these plain ones
+     * never complete a handshake */
+    o.connect_timeout_ms = 300;
+    snprintf(url, sizeof url, "rediss-sentinel://127.0.0.1:%d?sentinelMasterId=%s&insecure=1",
+             dlock_test_redis_port(set.sentinel[0]), set.name);
+    expect_fails(url, &o, DLOCK_ECONN, "TLS");
+    /* the TLS parameters are read (an unreadable CA file is named) */
+    snprintf(url, sizeof url,
+             "rediss-sentinel://127.0.0.1:%d?sentinelMasterId=%s&cacert=/nonexistent/ca.crt",
+             dlock_test_redis_port(set.sentinel[0]), set.name);
+    expect_fails(url, &o, DLOCK_EINVAL, "cacert");
 }
 
 static void sentinel_wrong_master_name(void **state)
@@ -342,6 +343,7 @@ int dlock_test_redis_sentinel(void)
         cmocka_unit_test(sentinel_discovery),
         cmocka_unit_test(sentinel_some_down),
         cmocka_unit_test(sentinel_all_down),
+        cmocka_unit_test(sentinel_tls_scheme),
         cmocka_unit_test(sentinel_wrong_master_name),
         cmocka_unit_test(sentinel_credentials),
         cmocka_unit_test(sentinel_client_and_json),

@@ -23,6 +23,7 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "harness/asserts.h"
 #include "harness/inbox.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
@@ -32,7 +33,6 @@
 static dlock_test_redis *strict, *optional, *tls12;
 static char errbuf[512];
 
-static const dlock_script s_incr = {"tls_incr", "return redis.call('INCR', KEYS[1])"};
 static const dlock_script s_publish = {
     "tls_publish", "return redis.call('PUBLISH', KEYS[1], ARGV[1])"};
 
@@ -90,17 +90,9 @@ static int open_url(dlock_backend **out, const char *url)
 /* INCR through a script: proves the connection carries commands. */
 static long long incr(dlock_backend *b, const char *key)
 {
-    dlock_reply *r = NULL;
-    const char *argv[1];
-    long long v;
-    argv[0] = key;
-    errbuf[0] = '\0';
-    if (dlock_backend_eval(b, &r, &s_incr, 1, 0, argv, NULL, errbuf, sizeof errbuf) != 0) {
+    long long v = dlock_fx_incr(b, key, errbuf, sizeof errbuf);
+    if (v < 0)
         fprintf(stderr, "eval: %s\n", errbuf);
-        return -1;
-    }
-    v = r->type == DLOCK_REPLY_INTEGER ? r->integer : -1;
-    dlock_reply_free(r);
     return v;
 }
 
@@ -119,18 +111,9 @@ static void expect_works(const char *url, const dlock_redis_options *o)
 static void expect_fails(const char *url, const dlock_redis_options *o, int code,
                          const char *needle, char *detail, size_t dlen)
 {
-    dlock_backend *b = (dlock_backend *)1;
-    int rc = o ? open_with(&b, url, o) : open_url(&b, url);
-    printf("  [tls] %s\n", errbuf);
-    if (rc != code || !strstr(errbuf, needle))
-        fprintf(stderr, "url '%s': %s '%s' (expected %s with '%s')\n", url,
-                dlock_errname(rc), errbuf, dlock_errname(code), needle);
-    assert_int_equal(rc, code);
-    assert_null(b);
-    assert_non_null(strstr(errbuf, needle));
-    assert_null(strstr(errbuf, SECRET));
-    /* one line */
-    assert_null(strchr(errbuf, '\n'));
+    dlock_redis_options d = fast_options();
+    dlock_fx_expect_open_fails("tls", url, o ? o : &d, code, needle, SECRET, errbuf,
+                               sizeof errbuf);
     if (detail)
         snprintf(detail, dlen, "%s", errbuf);
 }

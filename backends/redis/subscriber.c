@@ -920,7 +920,9 @@ void dlock__redis_subscriber_on_lost(dlock__redis_subscriber *s,
 void dlock__redis_subscriber_retarget(dlock__redis_subscriber *s,
                                       const dlock__redis_config *cfg)
 {
+    int started;
     pthread_mutex_lock(&s->mu);
+    started = s->started;
     if (s->cfg != cfg) {
         s->cfg = cfg;
         s->moved = 1;
@@ -929,6 +931,6 @@ void dlock__redis_subscriber_retarget(dlock__redis_subscriber *s,
         s->retry_at_ms = 0;
     }
     pthread_mutex_unlock(&s->mu);
-    if (s->started)
+    if (started)
         wake(s);
 }
