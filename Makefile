@@ -216,7 +216,8 @@ bench: $(BUILD)/bench/dlock_bench
 # threads x 2000 iterations per lock type (STRESS_ARGS="procs threads iters"
 # to change).
 FAULT_SRC    := tests/faults/cases.c tests/faults/child.c tests/faults/proxy.c \
-                tests/faults/stall_cases.c tests/faults/stress.c
+                tests/faults/stall_cases.c tests/faults/stress.c \
+                tests/faults/sentinel_cases.c
 FAULT_OBJ    := $(FAULT_SRC:%.c=$(BUILD)/%.o)
 FAULT_HELPER := $(BUILD)/tests/dlock_fault_helper
 STRESS_ARGS  ?= 4 4 2000
@@ -228,7 +229,8 @@ $(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(BUILD)/libdlock.a
 	$(CC) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
 $(BUILD)/tests/dlock_faults: $(BUILD)/tests/faults/faults_main.o $(FAULT_OBJ) \
-                             $(BUILD)/tests/harness/redis_server.o $(BUILD)/libdlock.a \
+                             $(BUILD)/tests/harness/redis_server.o \
+                             $(BUILD)/tests/harness/sentinels.o $(BUILD)/libdlock.a \
                              | $(FAULT_HELPER)
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
 

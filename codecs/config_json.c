@@ -50,6 +50,8 @@ static const field fields[] = {
     STR("tls_key", redis.tls_key),
     STR("tls_sni", redis.tls_sni),
     {"tls_insecure", F_FLAG, offsetof(dlock__config, redis.tls_insecure), 0, 1},
+    STR("sentinel_user", redis.sentinel_user),
+    STR("sentinel_password", redis.sentinel_password),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -221,6 +223,15 @@ void dlock__config_fini(dlock__config *c)
         free((char *)c->redis.tls_cert);
         free((char *)c->redis.tls_key);
         free((char *)c->redis.tls_sni);
+        free((char *)c->redis.sentinel_user);
+        if (c->redis.sentinel_password) {
+            /* a secret: wiped before it goes back to the allocator */
+            volatile char *p = (volatile char *)c->redis.sentinel_password;
+            while (*p)
+                *p++ = '\0';
+            free((char *)c->redis.sentinel_password);
+        }
+        c->redis.sentinel_user = c->redis.sentinel_password = NULL;
         c->url = NULL;
         c->redis.tls_cacert = c->redis.tls_cacertdir = c->redis.tls_cert = NULL;
         c->redis.tls_key = c->redis.tls_sni = NULL;

@@ -178,15 +178,17 @@ int dlock__client_connect(dlock_client **out, const char *url,
         rc = dlock_mock_backend_new(&b, store);
         dlock_mock_store_free(store); /* the backend keeps it */
     } else if (has_prefix(url, "redis://") || has_prefix(url, "rediss://") ||
-               has_prefix(url, "unix://")) {
+               has_prefix(url, "unix://") ||
+               has_prefix(url, "redis-sentinel://") ||
+               has_prefix(url, "rediss-sentinel://")) {
         rc = dlock_redis_backend_new(&b, url, redis_opts, errbuf, errlen);
     } else {
         /* Echo only the scheme: the rest may carry a password. */
         size_t n = strcspn(url, ":");
         char msg[128];
         snprintf(msg, sizeof(msg),
-                 "unknown URL scheme \"%.*s\" (expected mock:, redis://, rediss:// "
-                 "or unix://)",
+                 "unknown URL scheme \"%.*s\" (expected mock:, redis://, rediss://, "
+                 "unix://, redis-sentinel:// or rediss-sentinel://)",
                  (int)(n > 32 ? 32 : n), url);
         put_err(errbuf, errlen, msg);
         return DLOCK_EINVAL;

@@ -27,6 +27,10 @@ int dlock_test_total, dlock_test_failed;
 int dlock_test_mock_store(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_tls(void);
+int dlock_test_redis_sentinel(void);
+int dlock_test_redis_sentinel_start(void);
+void dlock_test_redis_sentinel_stop(void);
+const char *dlock_test_sentinel_url(void);
 int dlock_test_differential(void);
 int dlock_test_bad_input(void);
 int dlock_test_conformance(const char *backend);
@@ -62,6 +66,7 @@ static void stop_server(void)
     server = NULL;
     if (s)
         dlock_test_redis_stop(s);
+    dlock_test_redis_sentinel_stop();
 }
 
 void dlock_test_fatal(const char *msg)
@@ -96,17 +101,23 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+enum { ON_TCP, ON_TLS, ON_SENTINEL };
+
 /* Every conformance group on a throwaway redis-server: plain TCP, or TLS
- * (the fixture then connects with the server's rediss:// URL). */
-static void run_conformance_on_redis(const char *name, int tls)
+ * (the fixture then connects with the server's rediss:// URL), or through
+ * the sentinels of tests/redis_sentinel_test.c (redis-sentinel://). */
+static void run_conformance_on_redis(const char *name, int kind)
 {
     const char *url;
-    int rc;
+    int rc, tls = kind == ON_TLS;
 
     dlock_test_set_phase("starting redis-server for the conformance suite on %s", name);
-    rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
-             : dlock_test_redis_start(&server, NULL);
-    if (rc != 0 || !server) {
+    if (kind == ON_SENTINEL)
+        rc = dlock_test_redis_sentinel_start();
+    else
+        rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
+                 : dlock_test_redis_start(&server, NULL);
+    if (rc != 0 || (kind != ON_SENTINEL && !server)) {
         int n = dlock_test_conformance_count();
         fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
                 "cases on %s count as failed\n", rc, n, name);
@@ -114,11 +125,20 @@ static void run_conformance_on_redis(const char *name, int tls)
         dlock_test_failed += n;
         return;
     }
-    url = tls ? dlock_test_redis_tls_url(server) : dlock_test_redis_url(server);
+    url = kind == ON_SENTINEL ? dlock_test_sentinel_url()
+          : tls ? dlock_test_redis_tls_url(server) : dlock_test_redis_url(server);
     dlock_fx_set_redis_url(url);
     printf("conformance on %s at %s\n", name, url);
     dlock_test_set_phase("conformance on %s", name);
     dlock_test_conformance(name);
+    /* Every group through Sentinel adds about 1.7 min to make check: it
+     * runs the reentrant lock's cases (waits and wake-ups included);
+     * DLOCK_TEST_SENTINEL_FULL=1 runs every group (all pass). */
+    if (kind == ON_SENTINEL && !getenv("DLOCK_TEST_SENTINEL_FULL")) {
+        dlock_fx_set_redis_url(NULL);
+        stop_server();
+        return;
+    }
     dlock_test_semaphore(name);
     dlock_test_set_phase("fair lock on %s", name);
     dlock_test_fair(name);
@@ -172,6 +192,7 @@ int main(void)
     run_suite("mock store tests", dlock_test_mock_store);
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis TLS tests", dlock_test_redis_tls);
+    run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
 
@@ -192,10 +213,13 @@ int main(void)
     dlock_test_set_phase("parity on mock");
     dlock_test_parity("mock");
 
-    run_conformance_on_redis("redis", 0);
+    run_conformance_on_redis("redis", ON_TCP);
     /* Once more over TLS (rediss://, client certificates required, no
      * plain port): every case, pub/sub wake-ups included. */
-    run_conformance_on_redis("redis-tls", 1);
+    run_conformance_on_redis("redis-tls", ON_TLS);
+    /* And through Sentinel (redis-sentinel://, the master found by asking
+     * three sentinels; the Sentinel tests' set, stopped after). */
+    run_conformance_on_redis("redis-sentinel", ON_SENTINEL);
     run_suite("fault tests", dlock_test_faults);
     alarm(0);
 

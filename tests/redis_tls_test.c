@@ -23,6 +23,8 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "harness/asserts.h"
+#include "harness/inbox.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 
@@ -31,7 +33,6 @@
 static dlock_test_redis *strict, *optional, *tls12;
 static char errbuf[512];
 
-static const dlock_script s_incr = {"tls_incr", "return redis.call('INCR', KEYS[1])"};
 static const dlock_script s_publish = {
     "tls_publish", "return redis.call('PUBLISH', KEYS[1], ARGV[1])"};
 
@@ -89,17 +90,9 @@ static int open_url(dlock_backend **out, const char *url)
 /* INCR through a script: proves the connection carries commands. */
 static long long incr(dlock_backend *b, const char *key)
 {
-    dlock_reply *r = NULL;
-    const char *argv[1];
-    long long v;
-    argv[0] = key;
-    errbuf[0] = '\0';
-    if (dlock_backend_eval(b, &r, &s_incr, 1, 0, argv, NULL, errbuf, sizeof errbuf) != 0) {
+    long long v = dlock_fx_incr(b, key, errbuf, sizeof errbuf);
+    if (v < 0)
         fprintf(stderr, "eval: %s\n", errbuf);
-        return -1;
-    }
-    v = r->type == DLOCK_REPLY_INTEGER ? r->integer : -1;
-    dlock_reply_free(r);
     return v;
 }
 
@@ -118,18 +111,9 @@ static void expect_works(const char *url, const dlock_redis_options *o)
 static void expect_fails(const char *url, const dlock_redis_options *o, int code,
                          const char *needle, char *detail, size_t dlen)
 {
-    dlock_backend *b = (dlock_backend *)1;
-    int rc = o ? open_with(&b, url, o) : open_url(&b, url);
-    printf("  [tls] %s\n", errbuf);
-    if (rc != code || !strstr(errbuf, needle))
-        fprintf(stderr, "url '%s': %s '%s' (expected %s with '%s')\n", url,
-                dlock_errname(rc), errbuf, dlock_errname(code), needle);
-    assert_int_equal(rc, code);
-    assert_null(b);
-    assert_non_null(strstr(errbuf, needle));
-    assert_null(strstr(errbuf, SECRET));
-    /* one line */
-    assert_null(strchr(errbuf, '\n'));
+    dlock_redis_options d = fast_options();
+    dlock_fx_expect_open_fails("tls", url, o ? o : &d, code, needle, SECRET, errbuf,
+                               sizeof errbuf);
     if (detail)
         snprintf(detail, dlen, "%s", errbuf);
 }
@@ -343,39 +327,6 @@ static void tls_optional_client_auth(void **state)
 
 /* ---- pub/sub, restarts, clients ------------------------------------------- */
 
-typedef struct inbox {
-    pthread_mutex_t mu;
-    int count, empties;
-} inbox;
-
-static void on_message(void *arg, const char *channel, const char *msg, size_t len)
-{
-    inbox *in = arg;
-    (void)channel;
-    (void)msg;
-    pthread_mutex_lock(&in->mu);
-    if (len == 0)
-        in->empties++;
-    else
-        in->count++;
-    pthread_mutex_unlock(&in->mu);
-}
-
-static int inbox_wait(inbox *in, int n, int empties, int timeout_ms)
-{
-    struct timespec ts = {0, 5000000L};
-    int i, v = 0;
-    for (i = 0; i <= timeout_ms / 5; i++) {
-        pthread_mutex_lock(&in->mu);
-        v = empties ? in->empties : in->count;
-        pthread_mutex_unlock(&in->mu);
-        if (v >= n)
-            break;
-        nanosleep(&ts, NULL);
-    }
-    return v;
-}
-
 static void publish(dlock_backend *b, const char *channel, const char *msg)
 {
     dlock_reply *r = NULL;
@@ -393,7 +344,7 @@ static void tls_pubsub_and_restart(void **state)
     char url[1024];
     dlock_backend *b;
     dlock_subscription *sub = NULL;
-    inbox in;
+    dlock_test_inbox in;
     int i;
     void (*old)(int);
     (void)state;
@@ -405,21 +356,21 @@ static void tls_pubsub_and_restart(void **state)
     old = signal(SIGPIPE, SIG_DFL);
     url_of(url, sizeof url, optional, "", "localhost", "cacert=%D/ca.crt");
     assert_int_equal(open_url(&b, url), 0);
-    assert_int_equal(dlock_backend_subscribe(b, &sub, "tls:ch", on_message, &in), 0);
+    assert_int_equal(dlock_backend_subscribe(b, &sub, "tls:ch", dlock_test_inbox_on_message, &in), 0);
     publish(b, "tls:ch", "hello");
-    assert_int_equal(inbox_wait(&in, 1, 0, 3000), 1);
+    assert_int_equal(dlock_test_inbox_wait(&in, 1, 0, 3000), 1);
 
     assert_int_equal(dlock_test_redis_restart(optional), 0);
     /* the subscriber reconnects over TLS, restores the channel and says
      * "look again" with an empty message */
-    assert_int_equal(inbox_wait(&in, 1, 1, 5000), 1);
+    assert_int_equal(dlock_test_inbox_wait(&in, 1, 1, 5000), 1);
     /* the pool drops its dead TLS connections and opens new ones */
     for (i = 0; i < 20; i++)
         if (incr(b, "tls:after-restart") > 0)
             break;
     assert_true(i < 20);
     publish(b, "tls:ch", "again");
-    assert_int_equal(inbox_wait(&in, 2, 0, 3000), 2);
+    assert_int_equal(dlock_test_inbox_wait(&in, 2, 0, 3000), 2);
     dlock_backend_unsubscribe(b, sub);
     dlock_backend_free(b);
     signal(SIGPIPE, old);

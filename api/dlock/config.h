@@ -16,12 +16,14 @@
  *       "tls_cert": "/etc/redis/client.crt",
  *       "tls_key": "/etc/redis/client.key",
  *       "tls_sni": "redis.example.com",
- *       "tls_insecure": false
+ *       "tls_insecure": false,
+ *       "sentinel_user": "sentinel-user",
+ *       "sentinel_password": "sentinel-secret"
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
- * the real-time clock), redis://, rediss:// (TLS) or unix://
- * (api/dlock/redis.h). Every other field is optional and defaults to
+ * the real-time clock), redis://, rediss:// (TLS), unix://,
+ * redis-sentinel:// or rediss-sentinel:// (api/dlock/redis.h). Every other field is optional and defaults to
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
  *   pool_size                               1..4096
@@ -40,6 +42,11 @@
  *   tls_sni                                 a non-empty string (a name)
  *   tls_insecure                            true/false or 1/0; default
  *                                           false (verification on)
+ *   sentinel_user, sentinel_password        non-empty strings: the
+ *                                           sentinels' own credentials
+ *                                           (the same-named URL parameters
+ *                                           win); used by the *-sentinel://
+ *                                           schemes only
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The scheme of "url" alone decides whether TLS is used. The Redis fields
  * are accepted, and unused, with "mock:" (and the TLS fields with redis://

@@ -5,6 +5,10 @@
  *   redis://[[user]:password@]host[:port][/db]     (port 6379, db 0 default)
  *   rediss://[[user]:password@]host[:port][/db][?param=value&...]   (TLS)
  *   unix:///path/to/socket[?db=N]
+ *   redis-sentinel://[[user]:password@]host[:port][,host[:port]...][/db]
+ *       ?sentinelMasterId=NAME[&sentinel_user=U&sentinel_password=P]
+ *   rediss-sentinel://...  the same over TLS (sentinels and data nodes
+ *                          alike; the TLS parameters below apply to both)
  * A password with '@', ':' or '/' is percent-encoded in the URL (%40 ...);
  * so is an '@', '&' or '%' inside a query value.
  *
@@ -37,6 +41,23 @@
  * or wanted one), "certificate is not trusted" (chain not verified with
  * the trusted CAs), "does not match the host name". Unreadable or invalid
  * certificate or key files fail dlock_redis_backend_new with DLOCK_EINVAL.
+ *
+ * Sentinel (the URL form of Lettuce). The hosts are the sentinels (port
+ * 26379 by default); user:password and db are the data nodes'. The
+ * sentinels' own credentials are sentinel_user / sentinel_password (query
+ * parameters, or the fields of the same names below; the URL wins);
+ * without them no AUTH is sent to sentinels. The backend asks the
+ * sentinels in turn for the master of sentinelMasterId and confirms with
+ * ROLE that it is one; creation fails with DLOCK_ECONN when no sentinel
+ * (or no master it names) is reachable, DLOCK_EINVAL when no sentinel
+ * knows the name. It then follows failovers: a thread of the backend
+ * listens for +switch-master on a sentinel, and a call that finds the
+ * master unreachable or refusing (READONLY, MASTERDOWN, LOADING) makes it
+ * ask the sentinels again. Calls go to the new master as soon as it is
+ * confirmed; the subscriber moves there, restores its channels and wakes
+ * the waiters (as after a reconnect). A call made meanwhile fails with
+ * DLOCK_ECONN within its budget (dlock_lock and waits with time left retry
+ * it); no call waits for the rediscovery itself.
  *
  * The backend keeps a pool of connections (no lock is held across network
  * I/O), runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has one
@@ -72,9 +93,11 @@ extern "C" {
  *
  * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
  * that far; the TLS fields then take their defaults, so code written
- * against version 1 keeps working unchanged). */
+ * against version 1 keeps working unchanged); a version-2 struct ends at
+ * tls_insecure (the sentinel fields then take their defaults). */
 typedef struct dlock_redis_options {
-    int version;                 /* 2 (1: ends at reconnect_max_ms) */
+    int version;                 /* 3 (2: ends at tls_insecure; 1: at
+                                    reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
     int pool_size;               /* connections kept open; default 8 */
@@ -89,10 +112,17 @@ typedef struct dlock_redis_options {
     const char *tls_key;         /* its private key (PEM) */
     const char *tls_sni;         /* server name to request and verify */
     int tls_insecure;            /* 1: skip verification; default 0 */
+
+    /* ---- version 3: Sentinel (redis-sentinel:// and rediss-sentinel://
+     * URLs only; ignored otherwise). The sentinels' own credentials; the
+     * URL's user:password are the data nodes'. NULL = not set: the
+     * sentinels get no AUTH. The URL's parameters of the same names win. */
+    const char *sentinel_user;     /* ACL user on the sentinels */
+    const char *sentinel_password; /* AUTH password of the sentinels */
 } dlock_redis_options;
 
 #define DLOCK_REDIS_OPTIONS_INIT \
-    {2, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0}
+    {3, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

@@ -1,14 +1,15 @@
 /*
  * Redis backend: the dlock_backend vtable and its constructor.
  *
- * The backend is the sum of three independent parts sharing one immutable
+ * The backend is the sum of independent parts sharing one immutable
  * configuration (the URL, merged with the options, and for rediss:// the
- * TLS context every connection is made from): the connection pool (pool.c)
- * with the script runner (scripts.c), and the subscriber (subscriber.c).
- * Together the pool and the subscriber are what a node of a topology will
- * be (one address = one pool + one subscriber, DESIGN.md 1.4.1); the
- * configuration already holds nothing else. Time comes from the
- * process-wide real-time clock: Redis expires keys on its own clock.
+ * TLS context every connection is made from): the topology (topology.c:
+ * standalone or Sentinel), which owns the nodes (node.c: an address and
+ * its connection pool) and the subscriber (subscriber.c), and the script
+ * runner (scripts.c). A call goes eval -> topology (which node) -> node
+ * (a pooled connection); a DLOCK_ECONN there tells the topology to look
+ * for the master again. Time comes from the process-wide real-time clock:
+ * Redis expires keys on its own clock.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,17 +18,15 @@
 #include "dlock/redis.h"
 #include "dlock/sys/clock.h"
 #include "internal.h"
-#include "pool.h"
 #include "scripts.h"
-#include "subscriber.h"
+#include "topology.h"
 #include "transport.h"
 
 typedef struct redis_backend {
     dlock_backend base; /* first: a dlock_backend * is a redis_backend * */
     dlock__redis_config cfg;
-    dlock__redis_pool *pool;
+    dlock__redis_topology *topo;
     dlock__redis_scripts *scripts;
-    dlock__redis_subscriber *sub;
 } redis_backend;
 
 static int rb_eval_until(dlock_backend *b, dlock_reply **out,
@@ -36,9 +35,16 @@ static int rb_eval_until(dlock_backend *b, dlock_reply **out,
                          int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     redis_backend *rb = (redis_backend *)b;
-    return dlock__redis_eval(rb->pool, rb->scripts, &rb->cfg, out, script,
-                             nkeys, nargs, argv, argvlen, deadline_ms, errbuf,
-                             errlen);
+    dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
+    int rc = dlock__redis_eval(n->pool, rb->scripts, &n->cfg, out, script,
+                               nkeys, nargs, argv, argvlen, deadline_ms,
+                               errbuf, errlen);
+    /* Lost, refused or unavailable (READONLY, MASTERDOWN, LOADING...): the
+     * caller's wait loop retries within its budget; meanwhile the
+     * topology checks whether the master moved. */
+    if (rc == DLOCK_ECONN)
+        dlock__redis_topology_suspect(rb->topo, n);
+    return rc;
 }
 
 static int rb_eval(dlock_backend *b, dlock_reply **out,
@@ -56,8 +62,9 @@ static int rb_subscribe_until(dlock_backend *b, dlock_subscription **out,
                               size_t errlen)
 {
     redis_backend *rb = (redis_backend *)b;
-    return dlock__redis_subscriber_add(rb->sub, out, channel, fn, arg,
-                                       deadline_ms, errbuf, errlen);
+    return dlock__redis_subscriber_add(dlock__redis_topology_subscriber(rb->topo),
+                                       out, channel, fn, arg, deadline_ms,
+                                       errbuf, errlen);
 }
 
 static int rb_subscribe(dlock_backend *b, dlock_subscription **out,
@@ -69,7 +76,8 @@ static int rb_subscribe(dlock_backend *b, dlock_subscription **out,
 static void rb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
 {
     redis_backend *rb = (redis_backend *)b;
-    dlock__redis_subscriber_remove(rb->sub, sub);
+    dlock__redis_subscriber_remove(dlock__redis_topology_subscriber(rb->topo),
+                                   sub);
 }
 
 static dlock_clock *rb_clock(dlock_backend *b)
@@ -83,9 +91,8 @@ static void rb_free(dlock_backend *b)
     redis_backend *rb = (redis_backend *)b;
     if (!rb)
         return;
-    /* The subscriber first: its thread reads cfg until joined. */
-    dlock__redis_subscriber_free(rb->sub);
-    dlock__redis_pool_free(rb->pool);
+    /* The topology first: its threads read cfg until joined. */
+    dlock__redis_topology_free(rb->topo);
     dlock__redis_scripts_free(rb->scripts);
     dlock__redis_tls_free(rb->cfg.tls);
     dlock__redis_url_clear(&rb->cfg.url);
@@ -131,18 +138,34 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
     return DLOCK_EINVAL;
 }
 
-/* opts as this version reads it: a version-1 struct is shorter, so only
- * its part is read and the TLS fields keep their defaults. */
+/* opts as this version reads it: an older struct is shorter, so only its
+ * part is read and the later fields keep their defaults. */
 static void options_copy(dlock_redis_options *to, const dlock_redis_options *from)
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 2) {
+    if (from->version >= 3) {
         *to = *from;
         return;
     }
     *to = defaults;
-    memcpy(to, from, offsetof(dlock_redis_options, tls_cacert));
+    memcpy(to, from,
+           from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
+                              : offsetof(dlock_redis_options, tls_cacert));
+    to->version = from->version;
+}
+
+/* The sentinels' credentials the URL left out, from the options. 0 or
+ * DLOCK_ENOMEM. */
+static int merge_sentinel(dlock__redis_url *u, const dlock_redis_options *o)
+{
+    if (!u->sentinel_user && o->sentinel_user &&
+        !(u->sentinel_user = strdup(o->sentinel_user)))
+        return DLOCK_ENOMEM;
+    if (!u->sentinel_password && o->sentinel_password &&
+        !(u->sentinel_password = strdup(o->sentinel_password)))
+        return DLOCK_ENOMEM;
+    return 0;
 }
 
 /* Fills the TLS settings the URL left out from the options (the URL's
@@ -178,7 +201,6 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
     dlock_redis_options o;
     redis_backend *rb;
-    dlock__redis_conn *c;
     int rc;
 
     if (errbuf && errlen > 0)
@@ -193,7 +215,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     if (opts->version < 1) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1 or 2 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be 1, 2 or 3 (use DLOCK_REDIS_OPTIONS_INIT)");
         return DLOCK_EINVAL;
     }
     options_copy(&o, opts);
@@ -228,21 +250,22 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
         if (rc != 0)
             goto fail;
     }
-    rc = dlock__redis_pool_new(&rb->pool, &rb->cfg);
-    if (rc == 0)
-        rc = dlock__redis_scripts_new(&rb->scripts);
-    if (rc == 0)
-        rc = dlock__redis_subscriber_new(&rb->sub, &rb->cfg);
+    if (rb->cfg.url.is_sentinel && merge_sentinel(&rb->cfg.url, opts) != 0) {
+        rc = DLOCK_ENOMEM;
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        goto fail;
+    }
+    rc = dlock__redis_scripts_new(&rb->scripts);
     if (rc != 0) {
         dlock__redis_errf(errbuf, errlen, "out of memory");
         goto fail;
     }
-    /* One connection now, so a wrong URL, password or db fails here rather
-     * than at the first lock; it stays in the pool for that first lock. */
-    rc = dlock__redis_pool_acquire(rb->pool, &c, INT64_MAX, errbuf, errlen);
+    /* Connects once (standalone) or discovers the master (Sentinel), so a
+     * wrong URL, password, db or master name fails here rather than at
+     * the first lock. */
+    rc = dlock__redis_topology_new(&rb->topo, &rb->cfg, errbuf, errlen);
     if (rc != 0)
         goto fail;
-    dlock__redis_pool_release(rb->pool, c, 0);
     *out = &rb->base;
     return 0;
 

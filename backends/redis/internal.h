@@ -75,6 +75,15 @@ static inline void dlock__redis_cond_wait_until(pthread_cond_t *cv,
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
+/* A wait in ms as poll() takes it: 0 when already due, at most a minute
+ * (the loops look again anyway). */
+static inline int dlock__redis_poll_ms(int64_t ms)
+{
+    if (ms < 0)
+        return 0;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
 /* now + ms, or INT64_MAX when ms is 0 ("no limit"). */
 static inline int64_t dlock__redis_deadline(int64_t ms)
 {

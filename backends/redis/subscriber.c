@@ -62,7 +62,10 @@ typedef struct expect {
 } expect;
 
 struct dlock__redis_subscriber {
-    const dlock__redis_config *cfg;
+    const dlock__redis_config *cfg; /* the address to use; mutex */
+    int moved;                      /* cfg changed: drop the connection */
+    void (*on_lost)(void *);        /* set before the first subscribe */
+    void *on_lost_arg;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* acks, failed attempts, deliveries ending */
 
@@ -548,13 +551,6 @@ static void wait_pipe(dlock__redis_subscriber *s, int timeout_ms)
         drain_pipe(s->pipefd[0]);
 }
 
-static int ms_to_poll(int64_t ms)
-{
-    if (ms < 0)
-        return 0;
-    return ms > 60000 ? 60000 : (int)ms;
-}
-
 /* One connect attempt; mutex held on entry and exit, released meanwhile. */
 static void try_connect(dlock__redis_subscriber *s)
 {
@@ -592,7 +588,7 @@ static void try_connect(dlock__redis_subscriber *s)
 static void *run(void *arg)
 {
     dlock__redis_subscriber *s = arg;
-    const dlock__redis_config *cfg = s->cfg;
+    const dlock__redis_config *cfg;
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -602,6 +598,18 @@ static void *run(void *arg)
 
         if (s->stopping)
             break;
+        cfg = s->cfg;
+        if (s->moved) {
+            /* To the new address, as after a lost connection: every
+             * channel is restored there and its listeners look again. */
+            s->moved = 0;
+            if (s->conn) {
+                pthread_mutex_unlock(&s->mu);
+                lose_connection(s);
+                pthread_mutex_lock(&s->mu);
+            }
+            continue;
+        }
         if (!s->conn) {
             if (s->nlisteners == 0) {
                 reconcile(s); /* frees what listeners left behind */
@@ -613,7 +621,7 @@ static void *run(void *arg)
             now = dlock__redis_now_ms();
             if (s->failures > 0 && now < s->retry_at_ms) {
                 pthread_mutex_unlock(&s->mu);
-                wait_pipe(s, ms_to_poll(s->retry_at_ms - now));
+                wait_pipe(s, dlock__redis_poll_ms(s->retry_at_ms - now));
                 pthread_mutex_lock(&s->mu);
                 continue;
             }
@@ -658,14 +666,17 @@ static void *run(void *arg)
             p[1].events = POLLIN;
             p[1].revents = 0;
             n = poll(p, 2, pending ? 0
-                           : due == INT64_MAX ? -1 : ms_to_poll(due - now));
+                           : due == INT64_MAX ? -1 : dlock__redis_poll_ms(due - now));
             if (n > 0 && p[1].revents)
                 drain_pipe(s->pipefd[0]);
             if (pending || (n > 0 && p[0].revents))
                 lost = read_replies(s) != 0;
         }
-        if (lost)
+        if (lost) {
             lose_connection(s);
+            if (s->on_lost)
+                s->on_lost(s->on_lost_arg);
+        }
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
@@ -767,7 +778,7 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
                                 int64_t deadline_ms, char *errbuf,
                                 size_t errlen)
 {
-    const dlock__redis_config *cfg = s->cfg;
+    const dlock__redis_config *cfg;
     dlock_subscription *l;
     channel *c;
     int64_t now, deadline;
@@ -785,6 +796,7 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
     l->arg = arg;
 
     pthread_mutex_lock(&s->mu);
+    cfg = s->cfg;
     if (!s->started && (rc = start_thread(s)) != 0) {
         pthread_mutex_unlock(&s->mu);
         free(l);
@@ -898,4 +910,29 @@ void dlock__redis_subscriber_remove(dlock__redis_subscriber *s,
     }
     pthread_mutex_unlock(&s->mu);
     free(l);
+}
+
+void dlock__redis_subscriber_on_lost(dlock__redis_subscriber *s,
+                                     void (*fn)(void *), void *arg)
+{
+    s->on_lost = fn;
+    s->on_lost_arg = arg;
+}
+
+void dlock__redis_subscriber_retarget(dlock__redis_subscriber *s,
+                                      const dlock__redis_config *cfg)
+{
+    int started;
+    pthread_mutex_lock(&s->mu);
+    started = s->started;
+    if (s->cfg != cfg) {
+        s->cfg = cfg;
+        s->moved = 1;
+        /* a new address owes nothing to the old one's back-off */
+        s->failures = 0;
+        s->retry_at_ms = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (started)
+        wake(s);
 }

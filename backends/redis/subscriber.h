@@ -68,6 +68,20 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
                                 int64_t deadline_ms, char *errbuf,
                                 size_t errlen);
 
+/* fn(arg) is called on the subscriber's thread, no lock held, each time
+ * the connection is lost by an error (not by a retarget): with Sentinel,
+ * a hint to look for the master again. Set before the first subscribe. */
+void dlock__redis_subscriber_on_lost(dlock__redis_subscriber *s,
+                                     void (*fn)(void *), void *arg);
+
+/* Moves the subscriber to another address (cfg borrowed; it must outlive
+ * the subscriber): the thread drops its connection, connects to cfg's
+ * address at once (no back-off inherited), restores every channel there,
+ * and each restored channel's listeners get the empty "look again"
+ * message, exactly as after a lost connection. Never blocks on I/O. */
+void dlock__redis_subscriber_retarget(dlock__redis_subscriber *s,
+                                      const dlock__redis_config *cfg);
+
 /* The backend's unsubscribe slot. NULL is a no-op. */
 void dlock__redis_subscriber_remove(dlock__redis_subscriber *s,
                                     dlock_subscription *sub);

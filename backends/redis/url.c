@@ -161,14 +161,14 @@ static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
 }
 
 static int parse_authority(dlock__redis_url *u, const char *rest,
-                           char *errbuf, size_t errlen)
+                           int default_port, char *errbuf, size_t errlen)
 {
     const char *at = strrchr(rest, '@');
     const char *p, *h, *hend;
     long v;
     int rc;
 
-    u->port = 6379;
+    u->port = default_port;
     if (at) {
         rc = parse_userinfo(u, rest, (size_t)(at - rest), errbuf, errlen);
         if (rc != 0)
@@ -258,26 +258,119 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
                           QUOTE_MAX, p);
         return DLOCK_EINVAL;
     }
-    if (strchr(u->host, ':'))
-        snprintf(u->where, sizeof u->where, "[%s]:%d", u->host, u->port);
-    else
-        snprintf(u->where, sizeof u->where, "%s:%d", u->host, u->port);
+    dlock__redis_url_where(u->where, sizeof u->where, u->host, u->port);
+    return 0;
+}
+
+void dlock__redis_url_where(char *out, size_t len, const char *host, int port)
+{
+    snprintf(out, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
+/* "[userinfo@]host[:port][,host[:port]...][/db]": each host goes through
+ * parse_authority (the last one with the "/db"), with port 26379 by
+ * default; nothing quoted can be a secret (the user information is parsed
+ * first, on its own). */
+static int parse_sentinel_authority(dlock__redis_url *u, const char *rest,
+                                    char *errbuf, size_t errlen)
+{
+    const char *at = strrchr(rest, '@');
+    const char *p = at ? at + 1 : rest;
+    int n = 1, i, rc;
+
+    if (at) {
+        rc = parse_userinfo(u, rest, (size_t)(at - rest), errbuf, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    for (i = 0; p[i]; i++)
+        if (p[i] == ',')
+            n++;
+    u->sentinels = calloc((size_t)n, sizeof *u->sentinels);
+    if (!u->sentinels)
+        return DLOCK_ENOMEM;
+    for (i = 0; i < n; i++) {
+        size_t len = strcspn(p, ",");
+        dlock__redis_url one;
+        char *piece = strndup(p, len);
+        if (!piece)
+            return DLOCK_ENOMEM;
+        memset(&one, 0, sizeof one);
+        rc = piece[0] == '/' || piece[0] == '\0'
+                 ? (dlock__redis_errf(errbuf, errlen,
+                                      "bad redis-sentinel URL: empty sentinel "
+                                      "host (expected host[:port],...)"),
+                    DLOCK_EINVAL)
+                 : parse_authority(&one, piece, 26379, errbuf, errlen);
+        free(piece);
+        if (rc == 0 && one.db != 0 && i + 1 < n) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis-sentinel URL: the database goes "
+                              "after the last sentinel");
+            rc = DLOCK_EINVAL;
+        }
+        if (rc != 0) {
+            dlock__redis_url_clear(&one);
+            return rc;
+        }
+        u->sentinels[i].host = one.host;
+        u->sentinels[i].port = one.port;
+        memcpy(u->sentinels[i].where, one.where, sizeof one.where);
+        u->db = one.db;
+        u->nsentinels++;
+        one.host = NULL;
+        dlock__redis_url_clear(&one);
+        p += len + (p[len] == ',');
+    }
+    snprintf(u->where, sizeof u->where, "sentinels (%.250s%s)",
+             u->sentinels[0].where, n > 1 ? ",..." : "");
     return 0;
 }
 
 /* ---- query parameters -------------------------------------------------- */
 
-/* The parameter names of rediss:// URLs, after redis-cli's flags. */
-static const struct tls_param {
+/* The string parameters: those of rediss:// URLs, after redis-cli's flags
+ * (insecure, a flag, is handled on its own), and those of *-sentinel://
+ * URLs (sentinelMasterId after Lettuce). */
+#define NSTR_PARAMS (sizeof str_params / sizeof str_params[0])
+static const struct str_param {
     const char *name;
-    size_t offset; /* of the char * in dlock__redis_tls_params */
-} tls_params[] = {
-    {"cacert", offsetof(dlock__redis_tls_params, cacert)},
-    {"cacertdir", offsetof(dlock__redis_tls_params, cacertdir)},
-    {"cert", offsetof(dlock__redis_tls_params, cert)},
-    {"key", offsetof(dlock__redis_tls_params, key)},
-    {"sni", offsetof(dlock__redis_tls_params, sni)},
+    int sentinel;  /* 1: *-sentinel:// only; 0: TLS (rediss) only */
+    size_t offset; /* of the char * in dlock__redis_url */
+} str_params[] = {
+    {"cacert", 0, offsetof(dlock__redis_url, tls.cacert)},
+    {"cacertdir", 0, offsetof(dlock__redis_url, tls.cacertdir)},
+    {"cert", 0, offsetof(dlock__redis_url, tls.cert)},
+    {"key", 0, offsetof(dlock__redis_url, tls.key)},
+    {"sni", 0, offsetof(dlock__redis_url, tls.sni)},
+    {"sentinelMasterId", 1, offsetof(dlock__redis_url, master_name)},
+    {"sentinel_user", 1, offsetof(dlock__redis_url, sentinel_user)},
+    {"sentinel_password", 1, offsetof(dlock__redis_url, sentinel_password)},
 };
+
+/* Sets a string parameter once: non-empty, percent-decoded; a message
+ * names the parameter, never its value. */
+static int set_string(char **slot, const char *name, const char *kind,
+                      const char *vs, size_t vn, char *errbuf, size_t errlen)
+{
+    int rc;
+    if (*slot) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice", kind,
+                          name);
+        return DLOCK_EINVAL;
+    }
+    if (vn == 0) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' is empty", kind,
+                          name);
+        return DLOCK_EINVAL;
+    }
+    rc = pct_decode(slot, vs, vn);
+    if (rc == DLOCK_EINVAL)
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: bad percent-encoding in '%s'", kind,
+                          name);
+    return rc;
+}
 
 static int name_is(const char *s, size_t n, const char *want)
 {
@@ -295,7 +388,6 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     int qk = (int)(klen < QUOTE_MAX ? klen : QUOTE_MAX);
     size_t i;
     long v;
-    int rc;
 
     if (klen >= n) {
         dlock__redis_errf(errbuf, errlen,
@@ -327,45 +419,37 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           qk, ps);
         return DLOCK_EINVAL;
     }
-    for (i = 0; i < sizeof tls_params / sizeof tls_params[0]; i++)
-        if (name_is(ps, klen, tls_params[i].name))
+    for (i = 0; i < NSTR_PARAMS; i++)
+        if (name_is(ps, klen, str_params[i].name))
             break;
-    if (i == sizeof tls_params / sizeof tls_params[0] &&
-        !name_is(ps, klen, "insecure")) {
+    if (i == NSTR_PARAMS && !name_is(ps, klen, "insecure")) {
         dlock__redis_errf(errbuf, errlen,
                           "bad %s URL: unknown parameter '%.*s' (expected "
-                          "cacert, cacertdir, cert, key, sni or insecure%s)",
+                          "%scacert, cacertdir, cert, key, sni or insecure%s)",
                           kind, qk, ps,
+                          u->is_sentinel ? "sentinelMasterId, sentinel_user, "
+                                           "sentinel_password, " : "",
                           name_is(ps, klen, "db")
                               ? "; the database goes in the path: /N" : "");
         return DLOCK_EINVAL;
     }
-    if (!u->is_tls) {
+    if (i < NSTR_PARAMS && str_params[i].sentinel && !u->is_sentinel) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: '%s' needs a redis-sentinel:// or "
+                          "rediss-sentinel:// URL",
+                          kind, str_params[i].name);
+        return DLOCK_EINVAL;
+    }
+    if ((i == NSTR_PARAMS || !str_params[i].sentinel) && !u->is_tls) {
         dlock__redis_errf(errbuf, errlen,
                           "bad redis URL: TLS parameter '%.*s' needs a "
                           "rediss:// URL",
                           qk, ps);
         return DLOCK_EINVAL;
     }
-    if (i < sizeof tls_params / sizeof tls_params[0]) {
-        char **slot = (char **)((char *)&u->tls + tls_params[i].offset);
-        if (*slot) {
-            dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice",
-                              kind, tls_params[i].name);
-            return DLOCK_EINVAL;
-        }
-        if (vn == 0) {
-            dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' is empty", kind,
-                              tls_params[i].name);
-            return DLOCK_EINVAL;
-        }
-        rc = pct_decode(slot, vs, vn);
-        if (rc == DLOCK_EINVAL)
-            dlock__redis_errf(errbuf, errlen,
-                              "bad %s URL: bad percent-encoding in '%s'", kind,
-                              tls_params[i].name);
-        return rc;
-    }
+    if (i < NSTR_PARAMS)
+        return set_string((char **)((char *)u + str_params[i].offset),
+                          str_params[i].name, kind, vs, vn, errbuf, errlen);
     if (u->tls.insecure != -1) {
         dlock__redis_errf(errbuf, errlen, "bad %s URL: 'insecure' given twice",
                           kind);
@@ -409,16 +493,36 @@ static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
 
     while (q && (at = strchr(q, '@')) != NULL)
         q = strchr(at, '?');
-    if (!q)
-        return parse_authority(u, rest, errbuf, errlen);
+    if (!q) {
+        if (u->is_sentinel) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis-sentinel URL: sentinelMasterId=NAME "
+                              "is required (the master's name in the "
+                              "sentinels' configuration)");
+            return DLOCK_EINVAL;
+        }
+        return parse_authority(u, rest, 6379, errbuf, errlen);
+    }
     head = strndup(rest, (size_t)(q - rest));
     if (!head)
         return DLOCK_ENOMEM;
-    rc = parse_authority(u, head, errbuf, errlen);
+    rc = u->is_sentinel ? parse_sentinel_authority(u, head, errbuf, errlen)
+                        : parse_authority(u, head, 6379, errbuf, errlen);
     memset(head, 0, (size_t)(q - rest)); /* it held the password */
     free(head);
     if (rc == 0)
-        rc = parse_query(u, u->is_tls ? "rediss" : "redis", q, errbuf, errlen);
+        rc = parse_query(u,
+                         u->is_sentinel ? (u->is_tls ? "rediss-sentinel"
+                                                     : "redis-sentinel")
+                                        : u->is_tls ? "rediss" : "redis",
+                         q, errbuf, errlen);
+    if (rc == 0 && u->is_sentinel && !u->master_name) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis-sentinel URL: sentinelMasterId=NAME is "
+                          "required (the master's name in the sentinels' "
+                          "configuration)");
+        rc = DLOCK_EINVAL;
+    }
     return rc;
 }
 
@@ -485,12 +589,17 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     if (!sep || !looks_like_scheme(url, slen)) {
         dlock__redis_errf(errbuf, errlen,
                           "bad URL: missing scheme (expected redis://..., "
-                          "rediss://... or unix://...)");
+                          "rediss://..., unix://... or redis-sentinel://...)");
         return DLOCK_EINVAL;
     }
     out->tls.insecure = -1;
     if (scheme_is(url, slen, "redis") || scheme_is(url, slen, "rediss")) {
         out->is_tls = slen == 6;
+        rc = parse_tcp(out, sep + 3, errbuf, errlen);
+    } else if (scheme_is(url, slen, "redis-sentinel") ||
+               scheme_is(url, slen, "rediss-sentinel")) {
+        out->is_sentinel = 1;
+        out->is_tls = slen == 15;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);
     } else if (scheme_is(url, slen, "unix")) {
         out->is_unix = 1;
@@ -498,7 +607,8 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     } else {
         dlock__redis_errf(errbuf, errlen,
                           "bad URL: unknown scheme '%.*s' (expected redis://, "
-                          "rediss:// or unix://)",
+                          "rediss://, unix://, redis-sentinel:// or "
+                          "rediss-sentinel://)",
                           (int)slen, url);
         return DLOCK_EINVAL;
     }
@@ -518,20 +628,33 @@ void dlock__redis_tls_params_clear(dlock__redis_tls_params *p)
     p->insecure = -1;
 }
 
-void dlock__redis_url_clear(dlock__redis_url *u)
+/* volatile: keep the compiler from dropping a wipe before free. */
+static void wipe_free(char *s)
 {
-    if (!u)
-        return;
-    if (u->password) {
-        /* volatile: keep the compiler from dropping a wipe before free. */
-        volatile char *p = u->password;
+    if (s) {
+        volatile char *p = s;
         while (*p)
             *p++ = '\0';
     }
+    free(s);
+}
+
+void dlock__redis_url_clear(dlock__redis_url *u)
+{
+    int i;
+    if (!u)
+        return;
+    wipe_free(u->password);
+    wipe_free(u->sentinel_password);
+    u->password = NULL;
+    free(u->master_name);
+    free(u->sentinel_user);
+    for (i = 0; i < u->nsentinels; i++)
+        free(u->sentinels[i].host);
+    free(u->sentinels);
     free(u->host);
     free(u->path);
     free(u->user);
-    free(u->password);
     dlock__redis_tls_params_clear(&u->tls);
     memset(u, 0, sizeof *u);
 }

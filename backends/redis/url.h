@@ -1,11 +1,16 @@
 /*
- * Redis backend (private): the parsed form of a redis://, rediss:// or
- * unix:// URL.
+ * Redis backend (private): the parsed form of a redis://, rediss://,
+ * unix://, redis-sentinel:// or rediss-sentinel:// URL.
  *
  * Grammar (api/dlock/redis.h):
  *   redis://[[user]:password@]host[:port][/db]
  *   rediss://[[user]:password@]host[:port][/db][?tls-param=value&...]
  *   unix:///path/to/socket[?db=N]
+ *   redis-sentinel://[[user]:password@]host[:port][,host[:port]...][/db]
+ *       ?sentinelMasterId=NAME[&sentinel_user=U][&sentinel_password=P]
+ *   rediss-sentinel://... the same, plus the TLS parameters
+ * (sentinel port 26379 by default; user:password and db are the data
+ * nodes', sentinel_user / sentinel_password the sentinels'.)
  * host may be a bracketed IPv6 literal ("[::1]"). user and password are
  * percent-decoded (the unix path and query values too). The password is
  * never copied into an error message; nothing before the last '@' of a
@@ -30,6 +35,13 @@ typedef struct dlock__redis_tls_params {
     int insecure;    /* 1: no verification; -1: not given */
 } dlock__redis_tls_params;
 
+/* One sentinel's address. */
+typedef struct dlock__redis_addr {
+    char *host;
+    int port;
+    char where[300]; /* "host:port" */
+} dlock__redis_addr;
+
 typedef struct dlock__redis_url {
     int is_unix;
     int is_tls;     /* rediss:// */
@@ -41,6 +53,15 @@ typedef struct dlock__redis_url {
     char *password; /* NULL: no AUTH at all */
     int db;         /* 0 = no SELECT needed */
     char where[300]; /* "host:port" or the socket path, for messages */
+
+    /* *-sentinel:// only (host and path are then NULL; the data nodes'
+     * addresses come from the sentinels). */
+    int is_sentinel;
+    char *master_name;       /* sentinelMasterId, required */
+    dlock__redis_addr *sentinels;
+    int nsentinels;          /* >= 1 */
+    char *sentinel_user;     /* NULL: not given */
+    char *sentinel_password; /* NULL: not given (no AUTH to sentinels) */
 } dlock__redis_url;
 
 /* Parses url into *out (zeroed first). Returns 0, DLOCK_EINVAL (errbuf names
@@ -49,10 +70,14 @@ typedef struct dlock__redis_url {
 int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
                            char *errbuf, size_t errlen);
 
+/* "host:port", or "[host]:port" for an IPv6 literal: how messages name
+ * an address. */
+void dlock__redis_url_where(char *out, size_t len, const char *host, int port);
+
 /* Frees the strings of p and marks them unset. */
 void dlock__redis_tls_params_clear(dlock__redis_tls_params *p);
 
-/* Frees the strings (wiping the password first) and zeroes *u. */
+/* Frees the strings (wiping the passwords first) and zeroes *u. */
 void dlock__redis_url_clear(dlock__redis_url *u);
 
 #endif /* DLOCK_REDIS_URL_H */

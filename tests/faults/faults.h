@@ -105,6 +105,9 @@ struct dlock_client *fault_client_new(const char *url, int64_t cmd_ms,
  * Each returns its number of failures. */
 int dlock_test_faults(void);
 int dlock_test_faults_slow(void);
+/* tests/faults/sentinel_cases.c: kill -9 of a Sentinel-managed master and
+ * the failover figure (`make faults` only). */
+int dlock_test_faults_sentinel(void);
 /* Budgets and transient refusals (tests/faults/stall_cases.c), part of
  * dlock_test_faults. */
 int dlock_test_stalls(void);

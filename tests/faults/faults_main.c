@@ -33,6 +33,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     dlock_test_faults();
     dlock_test_faults_slow();
+    dlock_test_faults_sentinel();
     fault_child_kill_all();
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "dlock.h"
+#include "dlock/redis.h"
 
 /* The lock's generic reads (api/dlock/rlock.h). */
 int dlock_fx_is_locked(dlock_rlock *l);
@@ -27,5 +28,17 @@ void dlock_fx_call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
 /* The reply of a direct command on c that must be an integer (LLEN, PTTL...). */
 long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
                             int nargs, const char *a1);
+
+/* Opens a Redis backend with url and o, expecting it to fail with code and
+ * a one-line detail (copied into errbuf, and printed after "  [tag] ")
+ * that holds needle and never secret. */
+void dlock_fx_expect_open_fails(const char *tag, const char *url,
+                                const dlock_redis_options *o, int code,
+                                const char *needle, const char *secret,
+                                char *errbuf, size_t errlen);
+
+/* INCR of key through a script on b (proves the backend carries
+ * commands): the new value, or -1 with the detail in errbuf. */
+long long dlock_fx_incr(dlock_backend *b, const char *key, char *errbuf, size_t errlen);
 
 #endif /* DLOCK_TEST_ASSERTS_H */

@@ -37,6 +37,7 @@ struct dlock_test_redis {
     char sock[300];
     char log[300];
     char url[64];
+    char conf[300];  /* sentinel: its configuration file; "" otherwise */
     char **extra;   /* copy of the extra arguments, NULL-terminated */
     char *password; /* the --requirepass value, if any */
 };
@@ -308,6 +309,10 @@ static int spawn(dlock_test_redis *r)
         nextra++;
     snprintf(port, sizeof port, "%d", r->port); /* 0 = no plain port */
     fixed[n++] = bin;
+    if (r->conf[0]) {
+        fixed[n++] = r->conf;
+        fixed[n++] = "--sentinel";
+    }
     fixed[n++] = "--port";
     fixed[n++] = port;
     fixed[n++] = "--bind";
@@ -448,12 +453,28 @@ static int make_certs(const char *dir)
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain);
+                 const char *auth_clients, int plain, const char *sentinel_conf);
 
 int dlock_test_redis_start(dlock_test_redis **out,
                            const char *const *extra_args)
 {
-    return start(out, extra_args, NULL, 1);
+    return start(out, extra_args, NULL, 1, NULL);
+}
+
+int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
+                              int master_port, int quorum)
+{
+    char conf[1024];
+    snprintf(conf, sizeof conf,
+             "sentinel resolve-hostnames no\n"
+             "sentinel announce-ip 127.0.0.1\n"
+             "sentinel monitor %s 127.0.0.1 %d %d\n"
+             "sentinel down-after-milliseconds %s 1000\n"
+             "sentinel failover-timeout %s 3000\n"
+             "sentinel parallel-syncs %s 1\n",
+             master_name, master_port, quorum, master_name, master_name,
+             master_name);
+    return start(out, NULL, NULL, 1, conf);
 }
 
 int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
@@ -461,11 +482,11 @@ int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
 {
     if (!auth_clients)
         auth_clients = "yes";
-    return start(out, extra_args, auth_clients, plain);
+    return start(out, extra_args, auth_clients, plain, NULL);
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain)
+                 const char *auth_clients, int plain, const char *sentinel_conf)
 {
     dlock_test_redis *r;
     const char *tmp = getenv("TMPDIR");
@@ -505,6 +526,14 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
     }
     snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
     snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
+    if (sentinel_conf) {
+        FILE *f;
+        snprintf(r->conf, sizeof r->conf, "%s/sentinel.conf", r->dir);
+        f = fopen(r->conf, "w");
+        certs_ok = f && fputs(sentinel_conf, f) >= 0;
+        if (f && fclose(f) != 0)
+            certs_ok = 0;
+    }
     if (auth_clients) {
         r->tls = 1;
         snprintf(r->auth_clients, sizeof r->auth_clients, "%s", auth_clients);

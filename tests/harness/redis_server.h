@@ -40,6 +40,15 @@ int dlock_test_redis_start(dlock_test_redis **out,
 int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
                                int plain, const char *const *extra_args);
 
+/* Sentinel: starts `redis-server <dir>/sentinel.conf --sentinel` on a free
+ * port, monitoring 127.0.0.1:master_port as master_name with the given
+ * quorum: down-after-milliseconds 1000, failover-timeout 3000,
+ * parallel-syncs 1, resolve-hostnames no, announce-ip 127.0.0.1 (so every
+ * address it hands out is a loopback IP). dlock_test_redis_port and
+ * _command talk to the sentinel itself. Returns 0, or -1. */
+int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
+                              int master_port, int quorum);
+
 /* The TLS port (0 without TLS) and the server's directory. */
 int dlock_test_redis_tls_port(dlock_test_redis *r);
 const char *dlock_test_redis_dir(dlock_test_redis *r);

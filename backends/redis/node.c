@@ -1,0 +1,57 @@
+/*
+ * Redis backend: one server address and its connections (see node.h).
+ */
+#include "node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/errors.h"
+
+int dlock__redis_node_new(dlock__redis_node **out,
+                          const dlock__redis_config *base, const char *host,
+                          int port)
+{
+    dlock__redis_node *n = calloc(1, sizeof *n);
+    *out = NULL;
+    if (!n)
+        return DLOCK_ENOMEM;
+    /* A shallow copy: the strings stay base's, except the host. */
+    n->cfg = *base;
+    if (host) {
+        n->host = strdup(host);
+        if (!n->host) {
+            free(n);
+            return DLOCK_ENOMEM;
+        }
+        n->cfg.url.host = n->host;
+        n->cfg.url.port = port;
+        n->cfg.url.is_unix = 0;
+        n->cfg.url.path = NULL;
+        dlock__redis_url_where(n->cfg.url.where, sizeof n->cfg.url.where,
+                               host, port);
+    }
+    if (dlock__redis_pool_new(&n->pool, &n->cfg) != 0) {
+        free(n->host);
+        free(n);
+        return DLOCK_ENOMEM;
+    }
+    *out = n;
+    return 0;
+}
+
+void dlock__redis_node_free(dlock__redis_node *n)
+{
+    if (!n)
+        return;
+    dlock__redis_pool_free(n->pool);
+    free(n->host);
+    free(n);
+}
+
+int dlock__redis_node_is(const dlock__redis_node *n, const char *host,
+                         int port)
+{
+    return n->cfg.url.host && n->cfg.url.port == port &&
+           strcmp(n->cfg.url.host, host) == 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * Redis backend (private): one server address and its connections.
+ *
+ * A node is an address with the configuration to reach it (the backend's
+ * configuration, credentials, database, timeouts and TLS context, with this
+ * node's host and port) and a pool of connections to it. A topology
+ * (topology.h) owns its nodes and decides which one a call goes to.
+ *
+ * The subscriber connection is the topology's, not a node's: with Sentinel
+ * the subscriber must move to each new master with its subscriptions (the
+ * handles waiters hold), so it follows the topology's master from node to
+ * node; a cluster topology will keep one per shard.
+ *
+ * Thread-safety: a node is immutable once built, apart from its pool
+ * (pool.h, thread-safe). Nodes live until their topology is freed, so a
+ * caller may keep using a node the topology has since moved away from.
+ */
+#ifndef DLOCK_REDIS_NODE_H
+#define DLOCK_REDIS_NODE_H
+
+#include "internal.h"
+#include "pool.h"
+
+typedef struct dlock__redis_node {
+    dlock__redis_config cfg;  /* base's, with this node's address */
+    dlock__redis_pool *pool;
+    char *host;               /* owned; NULL: base's own address */
+    struct dlock__redis_node *next; /* the topology's list */
+} dlock__redis_node;
+
+/* A node at host:port with base's credentials, database, timeouts and TLS
+ * (base is borrowed and must outlive the node); host NULL: base's own
+ * address (a standalone server or unix socket). 0 or DLOCK_ENOMEM. */
+int dlock__redis_node_new(dlock__redis_node **out,
+                          const dlock__redis_config *base, const char *host,
+                          int port);
+
+/* Closes its idle connections; every borrowed one must be back. NULL ok. */
+void dlock__redis_node_free(dlock__redis_node *n);
+
+/* Whether n is at host:port. */
+int dlock__redis_node_is(const dlock__redis_node *n, const char *host,
+                         int port);
+
+#endif /* DLOCK_REDIS_NODE_H */
