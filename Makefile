@@ -34,7 +34,10 @@ RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(P
 CC        ?= cc
 OPT       ?= -O2 -g
 SANITIZE  ?=
-PKGS      := hiredis lua5.1 uuid jansson openssl
+# lua5.1-cjson and lua5.1-bitop: the cjson and bit libraries Redis embeds in
+# its script environment (the mock offers them too); Debian's lua-cjson-dev
+# and lua-bitop-dev, linked like lua5.1 itself.
+PKGS      := hiredis lua5.1 lua5.1-cjson lua5.1-bitop uuid jansson openssl
 # jansson is part of the public API (json_t in codec.h, the state calls): a
 # consumer's `pkg-config --cflags --libs dlock` brings it. The others are
 # private: dlock.pc names their libraries in Libs.private only (for static

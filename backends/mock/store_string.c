@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,15 @@ static dlock_reply *cmd_get(dlock__cmd *c)
     if (o == NULL)
         return dlock_reply_nil();
     return dlock__reply_bulk(o->u.str->buf, o->u.str->len);
+}
+
+static dlock_reply *cmd_getdel(dlock__cmd *c)
+{
+    dlock_reply *r = cmd_get(c);
+
+    if (r != NULL && r->type == DLOCK_REPLY_BULK)
+        dlock__key_delete(c->st, c->argv[1], c->len[1]);
+    return r;
 }
 
 static dlock_reply *cmd_mget(dlock__cmd *c)
@@ -169,6 +179,36 @@ static dlock_reply *incr_generic(dlock__cmd *c, long long by)
     return dlock_reply_integer(v);
 }
 
+static dlock_reply *cmd_incrbyfloat(dlock__cmd *c)
+{
+    long double v = 0, by;
+    char buf[5 * 1024]; /* "%.17Lf" of a large double: Redis's own bound */
+    size_t n;
+    dlock__obj *o;
+    dlock__mstr *m;
+
+    if (dlock__key_lookup_typed(c, 1, DLOCK__OBJ_STRING, &o) != 0)
+        return dlock__reply_error(DLOCK__ERR_WRONGTYPE);
+    if ((o != NULL && !dlock__parse_ld(o->u.str->buf, o->u.str->len, &v)) ||
+        !dlock__parse_ld(c->argv[2], c->len[2], &by))
+        return dlock__reply_error(DLOCK__ERR_NOTFLOAT);
+    v += by;
+    if (isnan(v) || isinf(v))
+        return dlock__reply_error(DLOCK__ERR_NANINF);
+    n = dlock__format_ld(buf, sizeof(buf), v);
+    if (o == NULL) {
+        if (dlock__key_set_string(c->st, c->argv[1], c->len[1], buf, n, 0) != 0)
+            return NULL;
+    } else {
+        /* In place: the key keeps its TTL, as in Redis. */
+        if ((m = dlock__mstr_new(buf, n)) == NULL)
+            return NULL;
+        free(o->u.str);
+        o->u.str = m;
+    }
+    return dlock__reply_bulk(buf, n);
+}
+
 static dlock_reply *cmd_incr(dlock__cmd *c)
 {
     return incr_generic(c, 1);
@@ -203,8 +243,10 @@ const dlock__cmd_def dlock__cmds_string[] = {
     {"decr", 2, cmd_decr},
     {"decrby", 3, cmd_decrby},
     {"get", 2, cmd_get},
+    {"getdel", 2, cmd_getdel},
     {"incr", 2, cmd_incr},
     {"incrby", 3, cmd_incrby},
+    {"incrbyfloat", 3, cmd_incrbyfloat},
     {"mget", -2, cmd_mget},
     {"set", -3, cmd_set},
     {"setnx", 3, cmd_setnx},
