@@ -181,12 +181,10 @@ int dlock__parse_double(const char *s, size_t len, double *out)
 
 int dlock__parse_ld(const char *s, size_t len, long double *out)
 {
-    char buf[128];
+    char buf[5 * 1024]; /* Redis's MAX_LONG_DOUBLE_CHARS: "%.17Lf" fits */
     char *end;
     long double v;
 
-    /* Redis accepts up to 5 KiB of text; no number a script passes is
-     * longer than this, and a longer one is refused, not misread. */
     if (len == 0 || len >= sizeof(buf))
         return 0;
     memcpy(buf, s, len);
@@ -594,9 +592,9 @@ dlock_reply *dlock__store_exec(dlock_mock_store *st, int argc,
         /* Redis's wording, so that code matching it works on both, then
          * the name: on the mock the command may exist on Redis. */
         r = from_script
-                ? dlock__reply_errorf("ERR Unknown Redis command called from script: "
-                                      "'%.*s' is not a command of the dlock mock "
-                                      "(dlock/mock.h lists them)",
+                ? dlock__reply_errorf("ERR Unknown Redis command called from script "
+                                      "(the dlock mock has no '%.*s'; dlock/mock.h "
+                                      "lists what it runs)",
                                       (int)(argvlen[0] > 64 ? 64 : argvlen[0]), argv[0])
                 : unknown_command(argc, argv, argvlen);
     } else if ((def->arity > 0 && argc != def->arity) ||

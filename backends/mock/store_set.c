@@ -231,6 +231,9 @@ static dlock_reply *cmd_smove(dlock__cmd *c)
     dlock_reply *err;
     dlock__obj *src, *dst;
 
+    /* Redis's order: a missing source answers 0 before any type check. */
+    if (dlock__key_lookup(c->st, c->argv[1], c->len[1]) == NULL)
+        return dlock_reply_integer(0);
     if ((err = set_lookup(c, 1, &src)) != NULL || (err = set_lookup(c, 2, &dst)) != NULL)
         return err;
     if (!set_has(src, c->argv[3], c->len[3]))
