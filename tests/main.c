@@ -25,6 +25,7 @@ int dlock_test_total, dlock_test_failed;
  * tests/conformance/). Each returns its number of failures and adds its
  * cases to the two counters above through DLOCK_RUN_GROUP. */
 int dlock_test_mock_store(void);
+int dlock_test_mock_clock(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
@@ -237,6 +238,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     run_suite("mock store tests", dlock_test_mock_store);
+    run_suite("mock clock tests", dlock_test_mock_clock);
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);

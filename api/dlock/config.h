@@ -22,7 +22,8 @@
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
- * the real-time clock), redis://, rediss:// (TLS), unix://,
+ * the real-time clock), "mock://NAME" (a store registered by a test, on its
+ * clock: api/dlock/mock.h), redis://, rediss:// (TLS), unix://,
  * redis-sentinel:// or rediss-sentinel:// (api/dlock/redis.h). Every other field is optional and defaults to
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
