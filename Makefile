@@ -1,6 +1,7 @@
 # dlock — build, test and install.
 #
-#   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc
+#   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
+#                   libdlock_conformance.a (the conformance kit; with cmocka)
 #   make check      the whole suite, every case on the mock and on a throwaway
 #                   redis-server (started and stopped by the test program)
 #   make demo       the samples, on the mock backend
@@ -84,6 +85,17 @@ $(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
 
 $(BUILD)/libdlock.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
+
+# The conformance kit (api/dlock/conformance.h): the test program's own
+# reentrant cases and fixture, as a static library for users' lock types.
+# Built and installed when cmocka (its assertions and reports) is there.
+KIT_OBJ := $(BUILD)/tests/kit/conformance_kit.o \
+           $(BUILD)/tests/conformance/reentrant_cases.o \
+           $(BUILD)/tests/harness/fixture.o $(BUILD)/tests/harness/asserts.o
+KIT_LIB := $(if $(shell pkg-config --exists cmocka && echo yes),$(BUILD)/libdlock_conformance.a)
+all: $(KIT_LIB)
+$(BUILD)/libdlock_conformance.a: $(KIT_OBJ)
+	rm -f $@ && ar rcs $@ $^
 $(BUILD)/libdlock.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ $(LDLIBS_ALL)
 
@@ -159,6 +171,7 @@ I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
 install: all
 	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys"
 	install -m 644 $(BUILD)/libdlock.a "$(I_LIB)/"
+	$(if $(KIT_LIB),install -m 644 $(KIT_LIB) "$(I_LIB)/")
 	install -m 755 $(BUILD)/libdlock.so "$(I_LIB)/libdlock.so.$(VERSION)"
 	ln -sf libdlock.so.$(VERSION) "$(I_LIB)/libdlock.so.$(SOVERSION)"
 	ln -sf libdlock.so.$(SOVERSION) "$(I_LIB)/libdlock.so"
@@ -174,7 +187,8 @@ endif
 # libraries, the headers and dlock.pc, and the include/dlock/ folders when
 # nothing else is left in them (never the shared lib/, include/, pkgconfig/).
 uninstall:
-	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock.so.$(VERSION)" \
+	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock_conformance.a" \
+	      "$(I_LIB)/libdlock.so.$(VERSION)" \
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
 	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc"
 	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%")

@@ -1478,22 +1478,28 @@ int dlock_test_conformance_count(void)
     return (int)(NTYPES * sizeof(reentrant_cases) / sizeof(reentrant_cases[0]));
 }
 
+int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *backend)
+{
+    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    char group[112];
+
+    dlock_fx_use_lock_type(type);
+    snprintf(group, sizeof(group), "conformance/%.40s on %.40s", type->name, backend);
+    DLOCK_RUN_GROUP(group, reentrant_cases,
+                    mock ? dlock_fx_group_mock : dlock_fx_group_redis, NULL);
+    dlock_fx_use_lock_type(NULL);
+    return dlock_test_failed - before;
+}
+
 /* Runs every case on backend ("mock" or "redis"; for redis, main has set the
  * server URL with dlock_fx_set_redis_url), once per lock type. Returns the
  * number of failures. */
 int dlock_test_conformance(const char *backend)
 {
-    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
-    char group[96];
+    int failed = 0;
     size_t i;
 
-    for (i = 0; i < NTYPES; i++) {
-        dlock_fx_use_lock_type(&lock_types[i]);
-        snprintf(group, sizeof(group), "conformance/%s on %s", lock_types[i].name,
-                 backend);
-        DLOCK_RUN_GROUP(group, reentrant_cases,
-                        mock ? dlock_fx_group_mock : dlock_fx_group_redis, NULL);
-    }
-    dlock_fx_use_lock_type(NULL);
-    return dlock_test_failed - before;
+    for (i = 0; i < NTYPES; i++)
+        failed += dlock_test_conformance_type(&lock_types[i], backend);
+    return failed;
 }

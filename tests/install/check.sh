@@ -13,6 +13,9 @@
 #  3. the shared build runs with LD_LIBRARY_PATH and needs libdlock.so.0;
 #     the static build (the README's command) runs without it and
 #     does not need libdlock.so (readelf -d, ldd).
+#  3b. the conformance kit (libdlock_conformance.a, dlock/conformance.h):
+#     tests/install/conformance_consumer.c, built from the installed files
+#     against the shared library, runs it on the reentrant lock (mock).
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
 #  5. make uninstall leaves no file or link behind.
@@ -98,6 +101,16 @@ grep -q "dlock $VERSION: " "$log" || { cat "$log"; fail "the static build's outp
 readelf -d consumer_static | grep -q 'libdlock' &&
     fail "the static build needs libdlock.so: $(readelf -d consumer_static | grep libdlock)"
 ldd ./consumer_static | grep -q 'libdlock' && fail "ldd: the static build loads libdlock"
+
+# the conformance kit: the installed cases on the reentrant lock
+[ -f "$p/lib/libdlock_conformance.a" ] && [ -f "$p/include/dlock/conformance.h" ] ||
+    fail "make install did not install the conformance kit (is cmocka installed?)"
+cp "$src/tests/install/conformance_consumer.c" "$app/" || fail "cannot copy"
+run $CC $SANITIZE -std=c99 -o kit_consumer conformance_consumer.c \
+    $(pkg-config --cflags dlock) -L"$p/lib" -ldlock_conformance \
+    $(pkg-config --libs dlock) -lcmocka -lpthread
+LD_LIBRARY_PATH=$p/lib ./kit_consumer >"$log" 2>&1 || { cat "$log"; fail "the conformance kit's run"; }
+kit=$(grep '^conformance kit: ' "$log")
 cd "$src" || fail "cd $src"
 
 # ---- 4. the exported ABI ---------------------------------------------------
@@ -122,4 +135,4 @@ left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API; $kit)"
