@@ -54,7 +54,8 @@
  * fails inside a script with Redis's "ERR Unknown Redis command called from
  * script", followed by "(the dlock mock has no 'NAME'; ...)"; outside
  * scripts (dlock_mock_store_command) with Redis's "ERR unknown command".
- * cmsgpack and struct are not offered.
+ * cmsgpack and struct are not offered, and the library tables (string,
+ * cjson, bit...) are writable, where Redis 7.0.12+ makes them read-only.
  */
 #ifndef DLOCK_MOCK_H
 #define DLOCK_MOCK_H
