@@ -16,6 +16,9 @@
 #  3b. the conformance kit (libdlock_conformance.a, dlock/conformance.h):
 #     tests/install/conformance_consumer.c, built from the installed files
 #     against the shared library, runs it on the reentrant lock (mock).
+#  3c. the README's virtual-clock example, as printed, builds from the
+#     installed files and runs; no README line asserts a dlock_ call (with
+#     -DNDEBUG the call would vanish).
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
 #  5. make uninstall leaves no file or link behind.
@@ -111,6 +114,17 @@ run $CC $SANITIZE -std=c99 -o kit_consumer conformance_consumer.c \
     $(pkg-config --libs dlock) -lcmocka -lpthread
 LD_LIBRARY_PATH=$p/lib ./kit_consumer >"$log" 2>&1 || { cat "$log"; fail "the conformance kit's run"; }
 kit=$(grep '^conformance kit: ' "$log")
+
+# the README's virtual-clock example, word for word
+awk '/^## The mock and its virtual clock in your own tests/{f=1}
+     f && /^```c$/{p=1; next} p && /^```$/{exit} p' "$src/README.md" >readme_vclock.c
+grep -q 'test_lease_expires' readme_vclock.c || fail "README: the virtual-clock example is gone"
+printf 'int main(void)\n{\n    test_lease_expires();\n    return 0;\n}\n' >>readme_vclock.c
+run $CC $SANITIZE -std=c99 -o readme_vclock readme_vclock.c $(pkg-config --cflags --libs dlock)
+LD_LIBRARY_PATH=$p/lib ./readme_vclock >"$log" 2>&1 || { cat "$log"; fail "the README's virtual-clock example"; }
+if grep -n 'assert(.*dlock_[a-z_]*(' "$src/README.md"; then
+    fail "README: a dlock_ call inside assert() (it vanishes with -DNDEBUG)"
+fi
 cd "$src" || fail "cd $src"
 
 # ---- 4. the exported ABI ---------------------------------------------------
@@ -135,4 +149,4 @@ left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API; $kit)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds and the README's virtual-clock example from the installed files; $nexp exported symbols = the declared API; $kit)"
