@@ -404,7 +404,21 @@ static void add_key(cmd *c, rng *r)
 
 static void gen_string(cmd *c, rng *r)
 {
-    switch (rpick(r, 14)) {
+    switch (rpick(r, 17)) {
+    case 14:
+        add(c, rpick(r, 2) ? "SETEX" : "PSETEX"), add_key(c, r);
+        if (rpick(r, 6) == 0)
+            add(c, PICK(r, ((const char *const[]){"0", "-1", "x", "9223372036854775807"})));
+        else
+            addf(c, "%lld", 600000LL + (long long)rpick(r, 600000));
+        add_value(c, r);
+        break;
+    case 15:
+        add(c, "GETSET"), add_key(c, r), add_value(c, r);
+        break;
+    case 16:
+        add(c, "STRLEN"), add_key(c, r);
+        break;
     case 0:
         add(c, "GET"), add_key(c, r);
         break;

@@ -847,13 +847,28 @@ static void test_store_getdel_floats(void **state)
 {
     env *e = *state;
 
-    CMD(e->st, "+OK", "SET", "k", "v");
+    CMD(e->st, "+OK", "PSETEX", "k", "500", "abc");
+    CMD(e->st, "500", "PTTL", "k");
+    CMD(e->st, "3", "STRLEN", "k");
+    CMD(e->st, "0", "STRLEN", "nokey");
+    CMD(e->st, "\"abc\"", "GETSET", "k", "v"); /* and the TTL is gone */
+    CMD(e->st, "-1", "PTTL", "k");
+    CMD(e->st, "nil", "GETSET", "k2", "w");
+    CMD(e->st, "+OK", "SETEX", "k2", "2", "w2");
+    CMD(e->st, "2000", "PTTL", "k2");
+    CMD(e->st, "-ERR invalid expire time in 'setex' command", "SETEX", "k2", "0", "w");
+    CMD(e->st, "-ERR invalid expire time in 'psetex' command", "PSETEX", "k2", "-5", "w");
+    CMD(e->st, "-ERR value is not an integer or out of range", "SETEX", "k2", "x", "w");
     CMD(e->st, "\"v\"", "GETDEL", "k");
     CMD(e->st, "nil", "GETDEL", "k");
     CMD(e->st, "0", "EXISTS", "k");
     CMD(e->st, "1", "HSET", "h", "f", "1");
     CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
         "GETDEL", "h");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "GETSET", "h", "x");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "STRLEN", "h");
     CMD(e->st, "1", "EXISTS", "h");
 
     /* HINCRBYFLOAT counts in long double and prints like Redis's ld2string:

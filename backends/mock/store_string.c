@@ -139,6 +139,57 @@ static dlock_reply *cmd_set(dlock__cmd *c)
     return old != NULL ? old : dlock__reply_ok();
 }
 
+/* SETEX key seconds value, PSETEX key milliseconds value. */
+static dlock_reply *setex_generic(dlock__cmd *c, long long unit, const char *name)
+{
+    long long t;
+    int64_t expire;
+    dlock__obj *o;
+
+    if (!dlock__parse_ll(c->argv[2], c->len[2], &t))
+        return dlock__reply_error(DLOCK__ERR_NOTINT);
+    if (t <= 0 || t > LLONG_MAX / unit || dlock__expire_after(c->st, t * unit, &expire) != 0)
+        return dlock__reply_errorf("ERR invalid expire time in '%s' command", name);
+    if (dlock__key_set_string(c->st, c->argv[1], c->len[1], c->argv[3], c->len[3], 0) != 0)
+        return NULL;
+    if ((o = dlock__key_lookup(c->st, c->argv[1], c->len[1])) != NULL)
+        o->expire = expire;
+    return dlock__reply_ok();
+}
+
+static dlock_reply *cmd_setex(dlock__cmd *c)
+{
+    return setex_generic(c, 1000, "setex");
+}
+
+static dlock_reply *cmd_psetex(dlock__cmd *c)
+{
+    return setex_generic(c, 1, "psetex");
+}
+
+/* GETSET: the old value; the new one has no TTL, as SET without KEEPTTL. */
+static dlock_reply *cmd_getset(dlock__cmd *c)
+{
+    dlock_reply *r = cmd_get(c);
+
+    if (r == NULL || r->type == DLOCK_REPLY_ERROR)
+        return r;
+    if (dlock__key_set_string(c->st, c->argv[1], c->len[1], c->argv[2], c->len[2], 0) != 0) {
+        dlock_reply_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static dlock_reply *cmd_strlen(dlock__cmd *c)
+{
+    dlock__obj *o;
+
+    if (dlock__key_lookup_typed(c, 1, DLOCK__OBJ_STRING, &o) != 0)
+        return dlock__reply_error(DLOCK__ERR_WRONGTYPE);
+    return dlock_reply_integer(o != NULL ? (long long)o->u.str->len : 0);
+}
+
 static dlock_reply *cmd_setnx(dlock__cmd *c)
 {
     if (dlock__key_lookup(c->st, c->argv[1], c->len[1]) != NULL)
@@ -244,12 +295,16 @@ const dlock__cmd_def dlock__cmds_string[] = {
     {"decrby", 3, cmd_decrby},
     {"get", 2, cmd_get},
     {"getdel", 2, cmd_getdel},
+    {"getset", 3, cmd_getset},
     {"incr", 2, cmd_incr},
     {"incrby", 3, cmd_incrby},
     {"incrbyfloat", 3, cmd_incrbyfloat},
     {"mget", -2, cmd_mget},
+    {"psetex", 4, cmd_psetex},
     {"set", -3, cmd_set},
+    {"setex", 4, cmd_setex},
     {"setnx", 3, cmd_setnx},
+    {"strlen", 2, cmd_strlen},
 };
 const size_t dlock__ncmds_string =
     sizeof(dlock__cmds_string) / sizeof(dlock__cmds_string[0]);
