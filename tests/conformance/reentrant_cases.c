@@ -1201,10 +1201,11 @@ static void bad_input_null(void **state)
 static void bad_names(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    char *name = malloc(DLOCK_NAME_MAX + 2);
+    /* Freed by teardown: a type that fails here must not leak it (the
+     * conformance kit runs these cases on types that may fail). */
+    char *name = dlock_fx_keep(fx, malloc(DLOCK_NAME_MAX + 2), free);
     dlock_rlock *l = (dlock_rlock *)&l, *l1, *l2;
 
-    assert_non_null(name);
     assert_int_equal(MAKE_LOCK(&l, fx->c1, ""), DLOCK_EINVAL);
     assert_null(l);
     memset(name, 'n', DLOCK_NAME_MAX + 1);
@@ -1218,7 +1219,6 @@ static void bad_names(void **state)
     name[DLOCK_NAME_MAX] = '\0';
     l1 = dlock_fx_lock(fx, fx->c1, name);
     l2 = dlock_fx_lock(fx, fx->c2, name);
-    free(name);
     assert_int_equal(strlen(dlock_rlock_name(l1)), DLOCK_NAME_MAX);
     assert_int_equal(dlock_lock(l1, fx->long_lease_ms), 0);
     assert_int_equal(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY);
