@@ -57,7 +57,16 @@ int cli_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out,
 /* The URL to use: --url, else $DLOCK_URL (when non-empty), else
  * CLI_DEFAULT_URL. */
 const char *cli_url(const cli_common *co);
-/* Connects a client (opts may be NULL). 0, or after printing why (the
+/* The client options of every sub-command: the library's defaults, but
+ * a budget slack of CLI_BUDGET_SLACK_MS. A wait's round trips are cut off
+ * at wait + slack, and --wait 0 gets one attempt of slack: 50 ms (the
+ * library's default, tuned for in-process retry loops) would turn a slow
+ * or distant server into "not acquired" for a cron job, whose --wait 0
+ * means "do not wait for the holder", not "give up on a slow reply". */
+#define CLI_BUDGET_SLACK_MS 2000
+void cli_client_options(dlock_client_options *o);
+
+/* Connects a client (opts: NULL for cli_client_options' defaults). 0, or after printing why (the
  * library's detail, never the password): CLI_USAGE for a URL the library
  * refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,

@@ -58,11 +58,26 @@ int cli_failed(const char *what, int rc, const char *detail)
     return CLI_FAILED;
 }
 
+void cli_client_options(dlock_client_options *o)
+{
+    dlock_client_options d = DLOCK_CLIENT_OPTIONS_INIT;
+
+    d.budget_slack_ms = CLI_BUDGET_SLACK_MS;
+    *o = d;
+}
+
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
+    dlock_client_options d;
     char err[512] = "";
-    int rc = dlock_client_connect(out, cli_url(co), opts, err, sizeof err);
+    int rc;
+
+    if (!opts) {
+        cli_client_options(&d);
+        opts = &d;
+    }
+    rc = dlock_client_connect(out, cli_url(co), opts, err, sizeof err);
 
     if (rc == DLOCK_EINVAL) {
         /* The URL (or $DLOCK_URL) is wrong: the caller's to fix, as a bad

@@ -122,7 +122,7 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
     if (strcmp(a->action, "acquire") == 0) {
         rc = a->wait_text ? dlock_semaphore_try_acquire(s, n, a->wait_ms)
                           : dlock_semaphore_acquire(s, n);
-        if (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT) {
+        if (a->wait_text && (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT)) {
             dlock_semaphore_available_permits(s, &avail);
             cli_error("semaphore '%s': %lld permit%s not available%s%s (%lld now)",
                       a->name, (long long)n, n == 1 ? "" : "s",
@@ -161,7 +161,7 @@ static int latch_do(dlock_latch *l, const counter_args *a)
 
     if (strcmp(a->action, "await") == 0) {
         rc = a->wait_text ? dlock_latch_await_for(l, a->wait_ms) : dlock_latch_await(l);
-        if (rc == DLOCK_ETIMEDOUT) {
+        if (a->wait_text && rc == DLOCK_ETIMEDOUT) {
             dlock_latch_count(l, &count);
             cli_error("latch '%s' not open within %s (count %lld)", a->name,
                       a->wait_text, (long long)count);

@@ -250,7 +250,8 @@ static int acquire(run_state *st, const sigset_t *set)
         return o->conflict_exit;
     }
     if (rc == DLOCK_ETIMEDOUT) {
-        cli_error("lock '%s' not acquired within %s", o->name, o->wait_text);
+        cli_error("lock '%s' not acquired within %s", o->name,
+                  o->wait_text ? o->wait_text : "its wait");
         return o->conflict_exit;
     }
     if (rc != 0) {
@@ -366,7 +367,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
     cli_common co = *common;
     run_opts o;
     run_state st;
-    dlock_client_options copts = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client_options copts;
     sigset_t set;
     pid_t pid;
     int i, rc, status, lost_told = 0;
@@ -391,6 +392,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
     sigaddset(&set, wake_signal());
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    cli_client_options(&copts);
     if (o.watchdog_ms > 0)
         copts.watchdog_timeout_ms = o.watchdog_ms;
     copts.on_lost = on_lost;

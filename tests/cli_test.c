@@ -389,6 +389,24 @@ static void test_status_and_lost(void **state)
     assert_one_line_error(&h, "lost the lock 'cli-lost'");
 }
 
+/* --lease: no renewal; the lease's end while COMMAND runs is a loss, and
+ * --on-lost term (the default) ends COMMAND with SIGTERM. */
+static void test_lease_ends(void **state)
+{
+    proc p;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "300ms", "cli-lease",
+                                                   "--", "sleep", "30", NULL}),
+                     128 + SIGTERM);
+    assert_one_line_error(&p, "lost the lock 'cli-lease'");
+    assert_false(key_exists("cli-lease"));
+    /* A COMMAND that ends within the lease: no loss, nothing said. */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "10s", "cli-lease",
+                                                   "--", "true", NULL}), 0);
+    assert_string_equal(p.err, "");
+    assert_false(key_exists("cli-lease"));
+}
+
 static void test_semaphore(void **state)
 {
     char out[64];
@@ -573,6 +591,7 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_signal_forwarded),
         cmocka_unit_test(test_status_and_lost),
+        cmocka_unit_test(test_lease_ends),
         cmocka_unit_test(test_semaphore),
         cmocka_unit_test(test_latch),
         cmocka_unit_test(test_urls),
