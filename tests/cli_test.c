@@ -389,6 +389,37 @@ static void test_status_and_lost(void **state)
     assert_one_line_error(&h, "lost the lock 'cli-lost'");
 }
 
+/* A signal while dlock waits for the lock ends the wait: exit 128+N,
+ * COMMAND never runs, and a fair-lock waiter leaves the queue. */
+static void test_interrupted_wait(void **state)
+{
+    char script[PATH_MAX + 32], ran[PATH_MAX], out[64];
+    proc h, w;
+    int64_t deadline = now_ms() + 5000;
+
+    snprintf(ran, sizeof ran, "%s/waiter-ran", dir);
+    snprintf(script, sizeof script, "touch %s", ran);
+    start(&h, (const char *[]){"run", "--fair", "cli-intr", "--", "sleep", "30", NULL});
+    wait_key("cli-intr");
+    start(&w, (const char *[]){"run", "--fair", "cli-intr", "--", "sh", "-c", script, NULL});
+    for (;;) {
+        redis_cmd(out, sizeof out, "LLEN", "redisson_lock_queue:{cli-intr}", NULL);
+        if (strcmp(out, "1") == 0)
+            break;
+        assert_true(now_ms() < deadline);
+        sleep_ms(10);
+    }
+    assert_int_equal(kill(w.pid, SIGTERM), 0);
+    assert_int_equal(finish(&w, 5000), 128 + SIGTERM);
+    assert_int_equal(access(ran, F_OK), -1);
+    redis_cmd(out, sizeof out, "LLEN", "redisson_lock_queue:{cli-intr}", NULL);
+    assert_string_equal(out, "0");
+    /* The holder passes TERM on to sleep, which dies of it. */
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+    assert_false(key_exists("cli-intr"));
+}
+
 /* --lease: no renewal; the lease's end while COMMAND runs is a loss, and
  * --on-lost term (the default) ends COMMAND with SIGTERM. */
 static void test_lease_ends(void **state)
@@ -592,6 +623,7 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_signal_forwarded),
         cmocka_unit_test(test_status_and_lost),
         cmocka_unit_test(test_lease_ends),
+        cmocka_unit_test(test_interrupted_wait),
         cmocka_unit_test(test_semaphore),
         cmocka_unit_test(test_latch),
         cmocka_unit_test(test_urls),
