@@ -567,6 +567,30 @@ static void test_urls(void **state)
         assert_one_line_error(&p, "127.0.0.1:6379");
 }
 
+/* rediss:// with its query parameters (CA, client certificate and key)
+ * goes through as well: a TLS-only server requiring client certificates. */
+static void test_tls_url(void **state)
+{
+    dlock_test_redis *tls = NULL;
+    const char *tls_url;
+    proc p;
+    json_t *doc;
+
+    assert_int_equal(dlock_test_redis_start_tls(&tls, "yes", 0, NULL), 0);
+    tls_url = dlock_test_redis_tls_url(tls);
+    start_env(&p, tls_url, (const char *[]){"run", "--wait", "0", "cli-tls", "--", "sh",
+                                            "-c", "exit 6", NULL});
+    assert_int_equal(finish(&p, 10000), 6);
+    start_env(&p, tls_url, (const char *[]){"semaphore", "cli-tls", "set", "2", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    start_env(&p, tls_url, (const char *[]){"semaphore", "cli-tls", "status", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    doc = parse_json(p.out);
+    assert_int_equal(json_integer_value(json_object_get(doc, "permits")), 2);
+    json_decref(doc);
+    dlock_test_redis_stop(tls);
+}
+
 /* "mock:" is a store private to one dlock process: the tool runs on it
  * (a dry run with no server), and nothing carries over to the next
  * process, so the same `set` succeeds twice. */
@@ -627,6 +651,7 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_semaphore),
         cmocka_unit_test(test_latch),
         cmocka_unit_test(test_urls),
+        cmocka_unit_test(test_tls_url),
         cmocka_unit_test(test_mock_url),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
