@@ -5,7 +5,8 @@
  * program using an installed libdlock would be. One file per concern:
  *   dlock.c     main: the command line, --help, --version, the dispatch
  *   duration.c  durations ("500ms", "10s", "2m", "1h", plain ms) and counts
- *   connect.c   the client from --url / $DLOCK_URL, and error lines
+ *   connect.c   the client from --url / $DLOCK_URL (and a lock handle on
+ *               it), and the one-line errors
  *   run.c       dlock run: hold a lock while a command runs
  *   status.c    dlock status and dlock unlock --force
  *   counters.c  dlock semaphore and dlock latch
@@ -71,6 +72,11 @@ void cli_client_options(dlock_client_options *o);
  * refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
+/* cli_connect, then a handle on the lock called name: the reentrant lock,
+ * or the fair one. 0, or the exit code after the message (nothing left to
+ * free). */
+int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                  const dlock_client_options *opts, const char *name, int fair);
 /* Prints "dlock: <what>: <library message> (<detail>)" and returns
  * CLI_FAILED: for a failed library call. */
 int cli_failed(const char *what, int rc, const char *detail);

@@ -89,3 +89,21 @@ int cli_connect(dlock_client **out, const cli_common *co,
         return cli_failed("cannot connect", rc, err);
     return 0;
 }
+
+int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                  const dlock_client_options *opts, const char *name, int fair)
+{
+    int rc = cli_connect(c, co, opts);
+
+    if (rc != 0)
+        return rc;
+    rc = fair ? dlock_fair_new(l, *c, name) : dlock_reentrant_new(l, *c, name);
+    if (rc != 0) {
+        dlock_client_free(*c);
+        *c = NULL;
+        if (rc == DLOCK_EINVAL)
+            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+        return cli_failed("cannot make the lock", rc, NULL);
+    }
+    return 0;
+}

@@ -397,20 +397,12 @@ int cli_run(int argc, char **argv, const cli_common *common)
         copts.watchdog_timeout_ms = o.watchdog_ms;
     copts.on_lost = on_lost;
     copts.on_lost_arg = &st;
-    if ((rc = cli_connect(&st.client, &co, &copts)) != 0)
+    if ((rc = cli_open_lock(&st.client, &st.lock, &co, &copts, o.name, o.fair)) != 0)
         return rc;
-    rc = o.fair ? dlock_fair_new(&st.lock, st.client, o.name)
-                : dlock_reentrant_new(&st.lock, st.client, o.name);
-    if (rc == DLOCK_EINVAL) {
-        dlock_client_free(st.client);
-        return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-    }
-    if (rc == 0)
-        rc = dlock_client_owner(st.client, st.owner, sizeof st.owner);
-    if (rc != 0) {
+    if ((rc = dlock_client_owner(st.client, st.owner, sizeof st.owner)) != 0) {
         dlock_rlock_free(st.lock);
         dlock_client_free(st.client);
-        return cli_failed("cannot make the lock", rc, NULL);
+        return cli_failed("cannot take an owner id", rc, NULL);
     }
 
     status = acquire(&st, &set);

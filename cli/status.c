@@ -152,24 +152,6 @@ static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
     return 0;
 }
 
-/* The client and a handle on the lock (reentrant, or fair). 0 or the exit
- * code after the message. */
-static int open_lock(const lock_args *a, dlock_client **c, dlock_rlock **l)
-{
-    int rc = cli_connect(c, &a->co, NULL);
-
-    if (rc != 0)
-        return rc;
-    rc = a->fair ? dlock_fair_new(l, *c, a->name) : dlock_reentrant_new(l, *c, a->name);
-    if (rc != 0) {
-        dlock_client_free(*c);
-        if (rc == DLOCK_EINVAL)
-            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-        return cli_failed("cannot make the lock", rc, NULL);
-    }
-    return 0;
-}
-
 static int lock_command(int argc, char **argv, const cli_common *co, int is_unlock)
 {
     lock_args a;
@@ -182,7 +164,7 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     a.co = *co;
     if ((rc = parse_lock_args(argc, argv, &a, is_unlock)) != 0)
         return rc < 0 ? CLI_OK : rc;
-    if ((rc = open_lock(&a, &c, &l)) != 0)
+    if ((rc = cli_open_lock(&c, &l, &a.co, NULL, a.name, a.fair)) != 0)
         return rc;
     if (is_unlock)
         rc = dlock_force_unlock(l, &existed);

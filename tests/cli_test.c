@@ -511,6 +511,8 @@ static void test_usage_errors(void **state)
         {{"semaphore", "n", "set"}, "number"},
         {{"latch", "n", "await", "3"}, "'3'"},
         {{"--url", "ftp://x", "status", "n"}, "ftp"},
+        {{"status", ""}, "bad lock name"},
+        {{"run", "", "--", "true"}, "bad lock name"},
         {{NULL}, "command"},
     };
     size_t i;
