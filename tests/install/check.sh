@@ -142,4 +142,4 @@ left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API; bin/dlock and its man page)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API; bin/dlock and its man page)"
