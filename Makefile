@@ -1,7 +1,9 @@
 # dlock — build, test and install.
 #
 #   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
-#                   libdlock_conformance.a (the conformance kit; with cmocka)
+#                   libdlock_conformance.a (the conformance kit; with cmocka),
+#                   and the command-line tool $(BUILD)/dlock (cli/, man page
+#                   cli/dlock.1)
 #   make check      the whole suite, every case on the mock and on a throwaway
 #                   redis-server (started and stopped by the test program)
 #   make demo       the samples, on the mock backend
@@ -9,7 +11,8 @@
 #   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the suite under ThreadSanitizer (build-tsan/)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
-#                   INCLUDEDIR=$(PREFIX)/include); `make uninstall` with the
+#                   INCLUDEDIR=$(PREFIX)/include BINDIR=$(PREFIX)/bin
+#                   MANDIR=$(PREFIX)/share/man); `make uninstall` with the
 #                   same variables removes exactly what it installed
 #   make install-check  installs into a temporary directory and builds a
 #                   program from the installed files, shared and static
@@ -29,6 +32,8 @@ BUILD     ?= build
 # (a staging tree: the package's own scripts run it) nor for another prefix
 # (the loader does not search it; see README). LDCONFIG=: skips it.
 LDCONFIG  ?= ldconfig
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
 SYSTEM_PREFIXES := /usr /usr/local
 RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(PREFIX))))
 
@@ -67,7 +72,7 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
 .PHONY: all check demo asan tsan install uninstall install-check clean headers-check FORCE
-all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc
+all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(BUILD)/dlock
 
 $(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
 	@mkdir -p $(@D)
@@ -127,6 +132,17 @@ $(BUILD)/dlock.pc: dlock.pc.in $(BUILD)/dlock.pc.values
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
 
+# The command-line tool (cli/): the public headers only, linked statically
+# to this build's libdlock.a, so build/dlock runs without installing and
+# the installed one does not depend on where libdlock.so went. The cli
+# tests (tests/cli_test.c) run $(BUILD)/dlock: it is built with them.
+CLI_SRC := $(sort $(wildcard cli/*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+$(CLI_OBJ): $(wildcard cli/*.h)
+$(BUILD)/dlock: $(CLI_OBJ) $(BUILD)/libdlock.a
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+$(BUILD)/tests/dlock_tests: | $(BUILD)/dlock
+
 $(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
@@ -167,6 +183,8 @@ SYS_HEADERS := $(notdir $(wildcard api/dlock/sys/*.h))
 I_LIB := $(DESTDIR)$(LIBDIR)
 I_INC := $(DESTDIR)$(INCLUDEDIR)
 I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
+I_BIN := $(DESTDIR)$(BINDIR)
+I_MAN1 := $(DESTDIR)$(MANDIR)/man1
 
 install: all
 	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys"
@@ -179,18 +197,22 @@ install: all
 	install -m 644 $(addprefix api/dlock/,$(HEADERS)) "$(I_INC)/dlock/"
 	install -m 644 $(addprefix api/dlock/sys/,$(SYS_HEADERS)) "$(I_INC)/dlock/sys/"
 	install -m 644 $(BUILD)/dlock.pc "$(I_PC)/"
+	install -d "$(I_BIN)" "$(I_MAN1)"
+	install -m 755 $(BUILD)/dlock "$(I_BIN)/"
+	install -m 644 cli/dlock.1 "$(I_MAN1)/"
 ifneq ($(RUN_LDCONFIG),)
 	$(LDCONFIG)
 endif
 
 # Removes what `make install` with the same variables installed: the
-# libraries, the headers and dlock.pc, and the include/dlock/ folders when
+# libraries, the headers, dlock.pc, the dlock tool and its man page, and the include/dlock/ folders when
 # nothing else is left in them (never the shared lib/, include/, pkgconfig/).
 uninstall:
 	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock_conformance.a" \
 	      "$(I_LIB)/libdlock.so.$(VERSION)" \
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
-	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc"
+	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc" \
+	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1"
 	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%")
 	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock" 2>/dev/null
 ifneq ($(RUN_LDCONFIG),)

@@ -45,6 +45,7 @@ int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
+int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -244,6 +245,7 @@ int main(void)
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
+    run_suite("cli tests", dlock_test_cli);
 
     if (wanted("mock"))
         run_conformance_on_mock();

@@ -4,6 +4,7 @@
 # headers and dlock.pc only, linked to the shared library and statically.
 #
 #  1. make install PREFIX=<tmp>/prefix: dlock.pc is rebuilt for that prefix;
+#     bin/dlock and share/man/man1/dlock.1 are installed;
 #     make install DESTDIR=<tmp>/stage PREFIX=/usr LIBDIR=/usr/lib/<x>:
 #     libdir follows LIBDIR; ldconfig runs only for a system prefix without
 #     DESTDIR (LDCONFIG=false would fail the install if it ran here; `make
@@ -21,7 +22,10 @@
 #     -DNDEBUG the call would vanish).
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
-#  5. make uninstall leaves no file or link behind.
+#  5. the dlock tool and its man page: bin/dlock runs from the install
+#     (it links libdlock statically: no LD_LIBRARY_PATH) and says the
+#     version; BINDIR and MANDIR are followed;
+#  6. make uninstall leaves no file or link behind.
 #
 # Environment (from the Makefile): MAKE, CC, SANITIZE, BUILD, VERSION,
 # SOVERSION. Prints one PASS or FAIL line; exit status 0 or 1.
@@ -50,18 +54,21 @@ pc=$p/lib/pkgconfig/dlock.pc
 grep -qx "prefix=$p" "$pc" || fail "$pc is not for PREFIX=$p: $(grep '^prefix=' "$pc")"
 for f in lib/libdlock.a "lib/libdlock.so.$VERSION" "lib/libdlock.so.$SOVERSION" \
          lib/libdlock.so include/dlock.h include/dlock/export.h \
-         include/dlock/sys/backend.h; do
+         include/dlock/sys/backend.h bin/dlock share/man/man1/dlock.1; do
     [ -e "$p/$f" ] || fail "make install did not install $f"
 done
 
 stage=$tmp/stage
 run $MAKE --no-print-directory install DESTDIR="$stage" PREFIX=/usr \
-    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+    LIBDIR=/usr/lib/dlock-check BINDIR=/usr/sbin-check MANDIR=/usr/man-check \
+    LDCONFIG=false
 grep -qx 'prefix=/usr' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
     fail "DESTDIR install: dlock.pc is not for PREFIX=/usr"
 grep -qx 'libdir=${prefix}/lib/dlock-check' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
     fail "DESTDIR install: dlock.pc's libdir does not follow LIBDIR"
 [ -e "$stage/usr/lib/dlock-check/libdlock.so.$SOVERSION" ] || fail "LIBDIR ignored"
+[ -x "$stage/usr/sbin-check/dlock" ] || fail "BINDIR ignored"
+[ -e "$stage/usr/man-check/man1/dlock.1" ] || fail "MANDIR ignored"
 
 $MAKE --no-print-directory -n install PREFIX=/usr LDCONFIG=ldconfig-runs-here \
     2>&1 | grep -qx 'ldconfig-runs-here' ||
@@ -141,12 +148,25 @@ if ! cmp -s "$tmp/exported" "$tmp/declared"; then
 fi
 nexp=$(wc -l <"$tmp/exported")
 
-# ---- 5. uninstalling -------------------------------------------------------
+# ---- 5. the command-line tool ---------------------------------------------
+v=$(env -u LD_LIBRARY_PATH "$p/bin/dlock" --version 2>&1) ||
+    fail "the installed dlock --version failed: $v"
+[ "$v" = "dlock $VERSION (library $VERSION)" ] || fail "dlock --version says: $v"
+readelf -d "$p/bin/dlock" | grep -q 'libdlock' && fail "bin/dlock needs libdlock.so"
+"$p/bin/dlock" frobnicate >/dev/null 2>&1
+[ $? -eq 2 ] || fail "the installed dlock: an unknown command is not exit 2"
+if command -v man >/dev/null 2>&1; then
+    MANPATH=$p/share/man man -w dlock 2>/dev/null | grep -qx "$p/share/man/man1/dlock.1" ||
+        fail "man -w dlock does not find $p/share/man/man1/dlock.1"
+fi
+
+# ---- 6. uninstalling -------------------------------------------------------
 run $MAKE --no-print-directory uninstall PREFIX="$p" LDCONFIG=false
 run $MAKE --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr \
-    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+    LIBDIR=/usr/lib/dlock-check BINDIR=/usr/sbin-check MANDIR=/usr/man-check \
+    LDCONFIG=false
 left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds and the README's virtual-clock example from the installed files; $nexp exported symbols = the declared API; $kit)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"
