@@ -44,6 +44,7 @@ int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
+int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -242,6 +243,7 @@ int main(void)
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
+    run_suite("redlock tests", dlock_test_redlock);
 
     if (wanted("mock"))
         run_conformance_on_mock();
