@@ -31,7 +31,9 @@ typedef struct rl_hold {
     int renew;        /* lease 0: the renewal thread keeps it */
     int lost;         /* renewal found fewer than a majority */
     int busy;         /* acquisitions and releases under way */
-    uint64_t changes; /* acquisitions and releases begun */
+    uint64_t changes; /* stamp of its latest change (never reused, even
+                       * by a new hold of the same owner) */
+    int64_t since;    /* renewed since (for the client's max_hold_ms) */
     int64_t token;    /* of the latest acquisition */
 } rl_hold;
 
@@ -47,6 +49,7 @@ typedef struct redlock {
     pthread_mutex_t renew_mutex;
     int mutexes;              /* how many of the two were initialised */
     rl_hold *holds;
+    uint64_t changes;         /* under mutex: stamps every hold change */
     /* the renewal thread */
     pthread_t th;
     int th_started, th_stop, th_orphaned;
@@ -282,7 +285,7 @@ static int hold_begin(redlock *r, const char *owner)
         snprintf((*slot)->owner, sizeof((*slot)->owner), "%s", owner);
     if (*slot) {
         (*slot)->busy++;
-        (*slot)->changes++;
+        (*slot)->changes = ++r->changes;
     }
     pthread_mutex_unlock(&r->mutex);
     return *slot ? 0 : DLOCK_ENOMEM;
@@ -307,8 +310,10 @@ static void hold_acquire_end(redlock *r, const char *owner, int acquired,
             }
             (*slot)->count++;
             (*slot)->token = token;
-            if (renew)
+            if (renew && !(*slot)->renew) {
                 (*slot)->renew = 1;
+                (*slot)->since = dlock_clock_now(r->nodes[0]->client->clock);
+            }
             start = (*slot)->renew && !r->th_started;
         }
         hold_settle(slot);
@@ -458,7 +463,7 @@ static int release(dlock_rlock *l, const char *owner)
     if (*slot) {
         believed = (*slot)->count > 0 || (*slot)->lost;
         lost = (*slot)->lost;
-        (*slot)->changes++;
+        (*slot)->changes = ++r->changes;
         if (lost) {
             (*slot)->lost = 0;
             (*slot)->count = 0;
@@ -656,11 +661,17 @@ static void renew_one(redlock *r, const renewal *w, int64_t lease)
 
 static void renew_all(redlock *r, int64_t lease)
 {
+    dlock_client *c = r->nodes[0]->client;
+    int64_t now = dlock_clock_now(c->clock);
     renewal *list = NULL;
     size_t n = 0, i;
     rl_hold *h;
 
     pthread_mutex_lock(&r->mutex);
+    /* The first client's max_hold_ms caps renewal, as its watchdog's. */
+    for (h = r->holds; c->opts.max_hold_ms > 0 && h; h = h->next)
+        if (h->renew && now - h->since >= c->opts.max_hold_ms)
+            h->renew = 0;
     for (h = r->holds; h; h = h->next)
         n += h->renew && h->count > 0;
     if (n > 0)

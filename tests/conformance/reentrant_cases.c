@@ -1497,3 +1497,33 @@ int dlock_test_conformance(const char *backend)
     dlock_fx_use_lock_type(NULL);
     return dlock_test_failed - before;
 }
+
+/* Runs the cases on backend for one more lock type (a type that keeps the
+ * RLock contract but is made elsewhere, e.g. tests/conformance/
+ * composite_types.c), except those named in skip (NULL-terminated; the
+ * caller says why each cannot apply). Returns the number of failures. */
+int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *type,
+                                const char *const *skip);
+int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *type,
+                                const char *const *skip)
+{
+    struct CMUnitTest run[sizeof(reentrant_cases) / sizeof(reentrant_cases[0])];
+    size_t i, n = 0;
+    char group[96];
+    int before = dlock_test_failed;
+
+    for (i = 0; i < sizeof(reentrant_cases) / sizeof(reentrant_cases[0]); i++) {
+        const char *const *s = skip;
+        while (s && *s && strcmp(*s, reentrant_cases[i].name) != 0)
+            s++;
+        if (!s || !*s)
+            run[n++] = reentrant_cases[i];
+    }
+    dlock_fx_use_lock_type(type);
+    snprintf(group, sizeof(group), "conformance/%s on %s", type->name, backend);
+    dlock_test_count((int)n, _cmocka_run_group_tests(
+        group, run, n, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
+                                                    : dlock_fx_group_redis, NULL));
+    dlock_fx_use_lock_type(NULL);
+    return dlock_test_failed - before;
+}
