@@ -44,8 +44,9 @@ typedef struct redlock {
     dlock_backend **backends; /* the nodes' backends, for waking */
     int64_t node_timeout_ms;  /* under mutex */
     pthread_mutex_t mutex;    /* holds, thread state, node_timeout_ms */
-    /* One renewal round or one release at a time: a renewal that re-sets a
-     * missing key must never run after the release that deleted it. */
+    /* A renewal that sets a missing key again and a release never run at
+     * the same time: the set must not bring back what the release
+     * deleted. */
     pthread_mutex_t renew_mutex;
     int mutexes;              /* how many of the two were initialised */
     rl_hold *holds;
@@ -74,6 +75,7 @@ typedef struct round {
     int64_t lease_ms; /* the lease sent (never 0) */
     const char *mode; /* renewal: "0" or "1" */
     int64_t token;    /* token raise */
+    int undo;         /* release: undoing an attempt */
     node_res res[DLOCK_REDLOCK_MAX_NODES];
 } round;
 
@@ -151,7 +153,11 @@ static void node_release(void *ctx, size_t i)
 
     if (!rd->res[i].want)
         return;
-    outer = node_enter(rd, i);
+    /* Only the undo of an attempt runs under the node timeout (within the
+     * caller's budget); an unlock is bounded by the backend's own
+     * timeouts, as every lock's: cutting a slow release short would leave
+     * the lock there for a lease. */
+    outer = rd->undo ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
     rd->res[i].rc = dlock__reentrant_release(rd->r->nodes[i], rd->owner);
     dlock__budget_leave(outer);
 }
@@ -160,20 +166,16 @@ static void node_force(void *ctx, size_t i)
 {
     round *rd = ctx;
     int existed = 0;
-    int64_t outer = node_enter(rd, i);
 
     rd->res[i].rc = dlock__reentrant_force_unlock(rd->r->nodes[i], &existed);
     rd->res[i].v[0] = existed;
-    dlock__budget_leave(outer);
 }
 
 static void node_read(void *ctx, size_t i)
 {
     round *rd = ctx;
-    int64_t outer = node_enter(rd, i);
 
     rd->res[i].rc = dlock__hash_triple(rd->r->nodes[i], rd->owner, rd->res[i].v);
-    dlock__budget_leave(outer);
 }
 
 static void node_renew(void *ctx, size_t i)
@@ -397,6 +399,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     /* Not acquired: undo it wherever it may have been granted (a reply
      * that never came may have been a grant). */
     round_init(&undo, r, owner, lease);
+    undo.undo = 1;
     for (i = 0; i < r->n; i++)
         undo.res[i].want = rd.res[i].vote != NODE_REFUSED;
     dlock__fanout(r->n, node_release, &undo);
@@ -451,11 +454,21 @@ static int release(dlock_rlock *l, const char *owner)
 {
     redlock *r = (redlock *)l;
     size_t i, ok = 0, gone = 0;
-    int believed = 0, lost = 0;
+    int believed = 0, lost = 0, marked = 0;
     rl_hold **slot;
     round rd;
 
     round_init(&rd, r, owner, 0);
+    /* Marked before the release is sent: a renewal that finds the lock
+     * gone meanwhile must not call it lost. */
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot) {
+        (*slot)->busy++;
+        (*slot)->changes = ++r->changes;
+        marked = 1;
+    }
+    pthread_mutex_unlock(&r->mutex);
     pthread_mutex_lock(&r->renew_mutex);
     dlock__fanout(r->n, node_release, &rd);
     pthread_mutex_lock(&r->mutex);
@@ -463,6 +476,7 @@ static int release(dlock_rlock *l, const char *owner)
     if (*slot) {
         believed = (*slot)->count > 0 || (*slot)->lost;
         lost = (*slot)->lost;
+        (*slot)->busy -= marked;
         (*slot)->changes = ++r->changes;
         if (lost) {
             (*slot)->lost = 0;
@@ -628,8 +642,25 @@ static void report_lost(redlock *r, const renewal *w)
         c->opts.on_lost(c->opts.on_lost_arg, r->nodes[0]->name, w->owner);
 }
 
+/* Whether w's hold is still the one collected (no acquisition or release
+ * since). */
+static int unchanged(redlock *r, const renewal *w)
+{
+    rl_hold **slot;
+    int same;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, w->owner);
+    same = *slot && (*slot)->changes == w->changes && (*slot)->busy == 0 &&
+           (*slot)->renew && (*slot)->count > 0;
+    pthread_mutex_unlock(&r->mutex);
+    return same;
+}
+
 /* Extends on every node; when a majority still has it, sets it again on
- * the nodes that lost it; else reports it lost. */
+ * the nodes that lost it; else reports it lost. Only the setting excludes
+ * releases (renew_mutex): an extension after a release finds nothing to
+ * extend, a set could bring the lock back. */
 static void renew_one(redlock *r, const renewal *w, int64_t lease)
 {
     size_t i, held = 0, missing = 0;
@@ -637,19 +668,21 @@ static void renew_one(redlock *r, const renewal *w, int64_t lease)
 
     round_init(&rd, r, w->owner, lease);
     rd.mode = "0";
-    pthread_mutex_lock(&r->renew_mutex);
     dlock__fanout(r->n, node_renew, &rd);
     for (i = 0; i < r->n; i++) {
         held += rd.res[i].rc == 0 && rd.res[i].v[0] == 1;
         missing += rd.res[i].rc == 0 && rd.res[i].v[0] == 0;
     }
     if (held >= r->quorum && missing > 0) {
-        for (i = 0; i < r->n; i++)
-            rd.res[i].want = rd.res[i].rc == 0 && rd.res[i].v[0] == 0;
-        rd.mode = "1";
-        dlock__fanout(r->n, node_renew, &rd);
+        pthread_mutex_lock(&r->renew_mutex);
+        if (unchanged(r, w)) {
+            for (i = 0; i < r->n; i++)
+                rd.res[i].want = rd.res[i].rc == 0 && rd.res[i].v[0] == 0;
+            rd.mode = "1";
+            dlock__fanout(r->n, node_renew, &rd);
+        }
+        pthread_mutex_unlock(&r->renew_mutex);
     }
-    pthread_mutex_unlock(&r->renew_mutex);
     /* Fewer than a majority answered "held": lost, unless the nodes could
      * not be asked (then the next period tries again, as the watchdog
      * does). */

@@ -28,6 +28,12 @@
  * thread, with name and owner; it must not free this handle) and the
  * owner's unlock returns DLOCK_ELOST.
  *
+ * The node timeout bounds the acquisition attempts (and their undo) and
+ * the renewals: a stalled node costs an attempt that long, never the
+ * whole budget. unlock, force_unlock and the reads go to every node at
+ * once too, bounded by the backends' own timeouts, as for every lock (a
+ * release cut short would leave the lock there for a lease).
+ *
  * Answers: lock/try_lock as usual; DLOCK_ECONN or DLOCK_ETIMEDOUT when too
  * few nodes could be reached for a majority (the detail names the nodes
  * that failed and why). unlock releases one hold on every node: 0 when a
@@ -82,7 +88,7 @@ extern "C" {
 
 /* Most nodes of a Redlock. */
 #define DLOCK_REDLOCK_MAX_NODES 64
-/* The default per-node timeout of an attempt, unlock and read. */
+/* The default per-node timeout of an attempt and a renewal. */
 #define DLOCK_REDLOCK_NODE_TIMEOUT_MS 200
 
 /* Creates a Redlock called name over clients[0..n) (1..DLOCK_REDLOCK_MAX_NODES
