@@ -234,9 +234,11 @@ static int fail_nodes(redlock *r, const round *rd, int code, const char *what)
         if (!rd->res[i].want || rd->res[i].rc == 0)
             continue;
         failed++;
-        len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%snode %zu (%s)",
-                                failed > 1 ? "; " : "", i,
-                                dlock_errmsg(r->nodes[i]));
+        /* Codes only: a node's own detail may already be its undo's, and
+         * five of them do not fit. */
+        len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%snode %zu %s",
+                                failed > 1 ? ", " : "", i,
+                                dlock_errname(rd->res[i].rc));
     }
     return dlock_rlock_fail(&r->o.base, code, "%s", detail);
 }
