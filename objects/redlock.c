@@ -188,7 +188,9 @@ static void node_renew(void *ctx, size_t i)
 
     if (!rd->res[i].want)
         return;
-    outer = node_enter(rd, i);
+    /* Extensions run under their batch's budget; a set under the node
+     * timeout. */
+    outer = rd->mode[0] == '1' ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
     argv[0] = nd->name;
     argv[1] = dlock__i64(lease, rd->lease_ms);
     argv[2] = rd->owner;
@@ -659,37 +661,60 @@ static int unchanged(redlock *r, const renewal *w)
     return same;
 }
 
-/* Extends on every node; when a majority still has it, sets it again on
- * the nodes that lost it; else reports it lost. Only the setting excludes
- * releases (renew_mutex): an extension after a release finds nothing to
- * extend, a set could bring the lock back. */
-static void renew_one(redlock *r, const renewal *w, int64_t lease)
+/* The extensions of one renewal period: every collected hold on every
+ * node, one thread per node (fanout) going through all holds, so that a
+ * stalled node costs the period one node budget, not one per hold. */
+typedef struct renew_batch {
+    redlock *r;
+    const renewal *list;
+    round *rounds; /* one per hold */
+    size_t count;
+    int64_t lease;
+} renew_batch;
+
+static void node_renew_batch(void *ctx, size_t i)
+{
+    renew_batch *b = ctx;
+    dlock_rlock *nd = b->r->nodes[i];
+    /* A renewal is still worth its reply for half a lease: longer than an
+     * attempt's node timeout, so that a slow period is not a lost lock. */
+    int64_t budget = b->lease / 2 > node_timeout(b->r) ? b->lease / 2 : node_timeout(b->r);
+    int64_t outer = dlock__budget_enter(
+        dlock__add_sat(dlock_clock_now(nd->client->clock), budget));
+    size_t k;
+
+    for (k = 0; k < b->count; k++)
+        node_renew(&b->rounds[k], i);
+    dlock__budget_leave(outer);
+}
+
+/* After the extensions: when a majority still has the hold, sets it again
+ * on the nodes that lost it; with fewer than a majority holding it (and a
+ * majority answering), reports it lost. Only the setting excludes releases
+ * (renew_mutex): an extension after a release finds nothing to extend, a
+ * set could bring the lock back. */
+static void renew_settle(redlock *r, const renewal *w, round *rd)
 {
     size_t i, held = 0, missing = 0;
-    round rd;
 
-    round_init(&rd, r, w->owner, lease);
-    rd.mode = "0";
-    dlock__fanout(r->n, node_renew, &rd);
     for (i = 0; i < r->n; i++) {
-        held += rd.res[i].rc == 0 && rd.res[i].v[0] == 1;
-        missing += rd.res[i].rc == 0 && rd.res[i].v[0] == 0;
+        held += rd->res[i].rc == 0 && rd->res[i].v[0] == 1;
+        missing += rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
     }
     if (held >= r->quorum && missing > 0) {
         pthread_mutex_lock(&r->renew_mutex);
         if (unchanged(r, w)) {
             for (i = 0; i < r->n; i++)
-                rd.res[i].want = rd.res[i].rc == 0 && rd.res[i].v[0] == 0;
-            rd.mode = "1";
-            dlock__fanout(r->n, node_renew, &rd);
+                rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
+            rd->mode = "1";
+            dlock__fanout(r->n, node_renew, rd);
         }
         pthread_mutex_unlock(&r->renew_mutex);
     }
-    /* Fewer than a majority answered "held": lost, unless the nodes could
-     * not be asked (then the next period tries again, as the watchdog
-     * does). */
+    /* Nodes that could not be asked say nothing: the next period tries
+     * again, as the watchdog does. */
     for (i = 0, missing = 0; i < r->n; i++)
-        missing += rd.res[i].rc == 0 && rd.res[i].v[0] != 1;
+        missing += rd->res[i].rc == 0 && rd->res[i].v[0] != 1;
     if (held < r->quorum && missing > r->n - r->quorum)
         report_lost(r, w);
 }
@@ -699,7 +724,9 @@ static void renew_all(redlock *r, int64_t lease)
     dlock_client *c = r->nodes[0]->client;
     int64_t now = dlock_clock_now(c->clock);
     renewal *list = NULL;
+    round *rounds = NULL;
     size_t n = 0, i;
+    renew_batch b;
     rl_hold *h;
 
     pthread_mutex_lock(&r->mutex);
@@ -709,10 +736,12 @@ static void renew_all(redlock *r, int64_t lease)
             h->renew = 0;
     for (h = r->holds; h; h = h->next)
         n += h->renew && h->count > 0;
-    if (n > 0)
+    if (n > 0) {
         list = calloc(n, sizeof(*list));
+        rounds = calloc(n, sizeof(*rounds));
+    }
     n = 0;
-    for (h = r->holds; list && h; h = h->next) {
+    for (h = r->holds; list && rounds && h; h = h->next) {
         if (!h->renew || h->count <= 0)
             continue;
         memcpy(list[n].owner, h->owner, sizeof(h->owner));
@@ -720,8 +749,21 @@ static void renew_all(redlock *r, int64_t lease)
         n++;
     }
     pthread_mutex_unlock(&r->mutex);
+    for (i = 0; i < n; i++) {
+        round_init(&rounds[i], r, list[i].owner, lease);
+        rounds[i].mode = "0";
+    }
+    if (n > 0) {
+        b.r = r;
+        b.list = list;
+        b.rounds = rounds;
+        b.count = n;
+        b.lease = lease;
+        dlock__fanout(r->n, node_renew_batch, &b);
+    }
     for (i = 0; i < n; i++)
-        renew_one(r, &list[i], lease);
+        renew_settle(r, &list[i], &rounds[i]);
+    free(rounds);
     free(list);
 }
 
