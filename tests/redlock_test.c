@@ -554,6 +554,57 @@ static void multilock_bad_input(void **state)
         dlock_rlock_free(members[i]);
 }
 
+/* A client set from JSON ("urls", api/dlock/config.h) makes a Redlock. */
+static void redlock_from_json_client_set(void **state)
+{
+    env *e = *state;
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL;
+    char json[1024], err[256];
+    size_t n = 99, i, len;
+
+    if (e->mock) {
+        snprintf(json, sizeof(json), "{\"urls\": [\"mock:\", \"mock:\", \"mock:\"], "
+                 "\"watchdog_timeout_ms\": 3000}");
+    } else {
+        len = (size_t)snprintf(json, sizeof(json), "{\"command_timeout_ms\": 1000, \"urls\": [");
+        for (i = 0; i < NSERVERS; i++)
+            len += (size_t)snprintf(json + len, sizeof(json) - len, "%s\"%s\"",
+                                    i ? ", " : "", dlock_test_redis_url(servers[i]));
+        snprintf(json + len, sizeof(json) - len, "]}");
+    }
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, json, err,
+                                                       sizeof(err)), 0);
+    assert_int_equal(n, e->mock ? 3 : NSERVERS);
+    assert_int_equal(dlock_redlock_new(&l, cs, n, e->name), 0);
+    for (i = 0; i < n; i++)
+        dlock_client_free(cs[i]); /* the Redlock keeps them */
+    assert_int_equal(dlock_lock(l, 0), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+
+    /* bad sets: all or nothing, with the field named */
+    assert_int_equal(dlock_client_set_from_json_string(cs, 2, &n, json, err, sizeof(err)),
+                     DLOCK_EINVAL);
+    assert_null(cs[0]);
+    assert_int_equal(n, 0);
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, "{\"urls\": []}",
+                                                       err, sizeof(err)), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "urls"));
+    assert_int_equal(dlock_client_set_from_json_string(
+                         cs, NSERVERS, &n, "{\"url\": \"mock:\", \"urls\": [\"mock:\"]}", err,
+                         sizeof(err)), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_set_from_json_string(
+                         cs, NSERVERS, &n, "{\"urls\": [\"mock:\", \"nope://x\"]}", err,
+                         sizeof(err)), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "urls[1]"));
+    assert_null(cs[0]);
+    assert_int_equal(dlock_client_from_json_string(cs, "{\"urls\": [\"mock:\"]}", err,
+                                                   sizeof(err)), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_set_from_json_string(NULL, 3, &n, json, err, sizeof(err)),
+                     DLOCK_EINVAL);
+}
+
 #define CASE(f, s) cmocka_unit_test_setup_teardown(f, s, teardown)
 #define CASES(s)                                                       \
     {                                                                  \
@@ -562,6 +613,7 @@ static void multilock_bad_input(void **state)
         CASE(redlock_waiter_woken_by_any_node, s), CASE(redlock_watchdog, s), \
         CASE(redlock_force_unlock_and_lease, s), CASE(multilock_one_winner, s), \
         CASE(multilock_all_or_none, s), CASE(multilock_bad_input, s),  \
+        CASE(redlock_from_json_client_set, s),                         \
     }
 
 int dlock_test_redlock(void);
