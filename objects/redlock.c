@@ -794,7 +794,11 @@ static void *renew_main(void *arg)
         if (dlock_clock_now(c->clock) < next)
             continue;
         renew_all(r, lease);
-        next = dlock_clock_now(c->clock) + period;
+        /* Periods count from their starts: a slow round (a stalled node)
+         * must not push the next one later still. */
+        next += period;
+        if (next < dlock_clock_now(c->clock))
+            next = dlock_clock_now(c->clock);
     }
     dlock_clock_done(c->clock, &r->sig);
     pthread_mutex_lock(&r->mutex);
