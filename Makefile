@@ -241,8 +241,10 @@ $(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
 .PHONY: faults stress-processes stress
-faults: $(BUILD)/tests/dlock_faults
+faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests
 	$(BUILD)/tests/dlock_faults
+	DLOCK_TEST_ONLY='redlock conformance' DLOCK_TEST_COMPOSITE_FULL=1 \
+	  $(BUILD)/tests/dlock_tests
 
 stress-processes: $(BUILD)/tests/dlock_stress
 	$(BUILD)/tests/dlock_stress $(STRESS_ARGS)

@@ -249,7 +249,8 @@ static const dlock_fx_lock_type multilock_type = {"multilock (3 servers)", make_
  *   their own options (the Redlock follows its first client's: it runs).
  * - mutual_exclusion (8 threads x 1000 rounds) takes 12 s on the mock and
  *   30 s on Redis for a lock of three servers: too slow for make check,
- *   it runs with DLOCK_TEST_COMPOSITE_FULL=1 (make faults sets it). */
+ *   it runs with DLOCK_TEST_COMPOSITE_FULL=1 (`make faults` runs this
+ *   part so, Redis rows included). */
 static const char *const redlock_skip[] = {
     "wrong_type_under_name", "remain_ttl_values", "mutual_exclusion", NULL};
 static const char *const multilock_skip[] = {
@@ -279,6 +280,14 @@ int dlock_test_composite_conformance(void)
     dlock_test_set_phase("composite conformance on mock");
     failed += run_on("mock");
     free_sets();
+    /* On Redis the fixture's leases are real and short (300 ms watchdog),
+     * and a lock of three servers makes several thread hops per call: on
+     * an overloaded machine (load 20 on 2 cores) a renewal can miss its
+     * period. So the Redis rows run in `make faults` (which sets
+     * DLOCK_TEST_COMPOSITE_FULL=1), not in make check; the mock rows above
+     * are exact. */
+    if (!getenv("DLOCK_TEST_COMPOSITE_FULL"))
+        return failed;
     dlock_test_set_phase("composite conformance: starting redis-servers");
     up = dlock_test_redis_start(&main_server, NULL) == 0;
     for (i = 0; i < EXTRA; i++)
