@@ -284,6 +284,7 @@ static void hold_settle(rl_hold **slot)
 static int hold_begin(redlock *r, const char *owner)
 {
     rl_hold **slot;
+    int rc = DLOCK_ENOMEM;
 
     pthread_mutex_lock(&r->mutex);
     slot = hold_slot(r, owner);
@@ -292,9 +293,10 @@ static int hold_begin(redlock *r, const char *owner)
     if (*slot) {
         (*slot)->busy++;
         (*slot)->changes = ++r->changes;
+        rc = 0;
     }
     pthread_mutex_unlock(&r->mutex);
-    return *slot ? 0 : DLOCK_ENOMEM;
+    return rc;
 }
 
 static int renew_start(redlock *r);
@@ -866,6 +868,13 @@ static void destroy(dlock_rlock *l)
     redlock *r = (redlock *)l;
     int started;
 
+    /* In a fork() child the thread and the locks are the parent's: touch
+     * neither (a mutex may have been copied held), free the memory only. */
+    if (r->nodes && r->nodes[0] && dlock__client_check(r->nodes[0]->client) != 0) {
+        r->mutexes = 0;
+        redlock_free_rest(r);
+        return;
+    }
     if (r->mutexes > 0) {
         pthread_mutex_lock(&r->mutex);
         started = r->th_started;

@@ -376,11 +376,14 @@ static void redlock_watchdog(void **state)
         advance(e, wd / 3);
     assert_int_equal(server_int(e, 0, "EXISTS", e->name), 1);
     assert_int_equal(lost_count(e), 0);
-    /* a majority loses it */
-    for (i = 0; i < e->n / 2 + 1; i++)
-        server_int(e, i, "DEL", e->name);
-    for (k = 0; k < 20 && lost_count(e) == 0; k++)
+    /* a majority loses it (on Redis the deletes are separate commands: a
+     * renewal between two of them repairs the first, so delete again
+     * until it is reported) */
+    for (k = 0; k < 20 && lost_count(e) == 0; k++) {
+        for (i = 0; i < e->n / 2 + 1; i++)
+            server_int(e, i, "DEL", e->name);
         advance(e, wd / 3);
+    }
     assert_int_equal(lost_count(e), 1);
     assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);

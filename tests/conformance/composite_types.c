@@ -121,8 +121,11 @@ static int make_redlock(dlock_rlock **out, dlock_client *c, const char *name)
     dlock_client *clients[EXTRA + 1];
     int rc;
 
-    if (!out || !c)
-        return dlock_redlock_new(out, &c, 1, name); /* EINVAL, as expected */
+    /* The constructor's own checks first (bad arguments, a fork() child),
+     * before any sibling client is made. */
+    if ((rc = dlock_redlock_new(out, &c, 1, name)) != 0)
+        return rc;
+    dlock_rlock_free(*out);
     *out = NULL;
     if ((rc = siblings(c, clients)) != 0)
         return rc;
