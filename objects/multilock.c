@@ -204,6 +204,7 @@ static const dlock_rlock_methods multilock_methods = {
     2, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
     remain_ttl, destroy, NULL, NULL,
 };
+const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
 
 int dlock_multilock_new(dlock_rlock **out, dlock_rlock *const *locks, size_t n)
 {

@@ -897,6 +897,7 @@ static const dlock_rlock_methods redlock_methods = {
     2, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
     remain_ttl, destroy, NULL, NULL,
 };
+const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 
 int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
                       const char *name)

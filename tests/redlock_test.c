@@ -191,6 +191,8 @@ static void redlock_bad_input(void **state)
     assert_int_equal(dlock_redlock_new(NULL, e->a, 3, e->name), DLOCK_EINVAL);
     l = redlock(e->a, e->n, e->name);
     assert_int_equal(dlock_redlock_set_node_timeout(l, 0), DLOCK_EINVAL);
+    /* no keys of its own: the lifetime calls refuse, nothing sent */
+    assert_int_equal(dlock_object_delete(dlock_rlock_object(l), NULL), DLOCK_ENOTSUP);
     assert_int_equal(dlock_redlock_token(l, &t), DLOCK_ENOTOWNER);
     dlock_rlock_free(l);
 }

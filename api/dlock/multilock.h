@@ -29,6 +29,9 @@
  * least part of it). force_unlock: every member; *existed when any was.
  * The detail of a failure names the member.
  *
+ * Not supported (DLOCK_ENOTSUP): dlock_rlock_state, and the object calls
+ * of api/dlock/object.h (use the members').
+ *
  * Ownership: the member handles are borrowed (the array is copied): keep
  * them until the MultiLock is freed; freeing it frees none of them.
  * Thread-safety: as its members (every built-in type: any threads).

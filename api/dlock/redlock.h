@@ -47,6 +47,15 @@
  * Owner ids: the calling thread's id on the first client (or the given
  * one) is used on every node.
  *
+ * Budgets: a call with a wait returns within wait + the first client's
+ * budget_slack_ms, as every lock's; that cap also bounds each node's
+ * share, so a try_lock with wait 0 gives each node at most
+ * min(node timeout, budget_slack_ms).
+ *
+ * Not supported (DLOCK_ENOTSUP): dlock_rlock_state, and the object calls
+ * of api/dlock/object.h through dlock_rlock_object (a Redlock has no keys
+ * of its own; make a fenced lock handle per node for those).
+ *
  * Fencing (dlock_redlock_token): every granting node increments its token
  * counter; the acquisition's token is the largest of them, and when the
  * granting nodes disagree the smaller counters are raised to it before the
