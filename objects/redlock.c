@@ -796,6 +796,8 @@ static void *renew_main(void *arg)
         if (dlock_clock_now(c->clock) < next)
             continue;
         renew_all(r, lease);
+        if (renew_stopping(r))
+            break; /* freed meanwhile (from on_lost) */
         /* Periods count from their starts: a slow round (a stalled node)
          * must not push the next one later still. */
         next += period;

@@ -559,6 +559,57 @@ static void multilock_bad_input(void **state)
         dlock_rlock_free(members[i]);
 }
 
+/* on_lost may free the lost Redlock's handle (its renewal thread then
+ * finishes and frees the rest by itself). */
+static void free_on_lost(void *arg, const char *name, const char *owner)
+{
+    dlock_rlock *l = __atomic_exchange_n((dlock_rlock **)arg, NULL, __ATOMIC_SEQ_CST);
+
+    (void)name, (void)owner;
+    dlock_rlock_free(l);
+}
+
+static void redlock_freed_in_on_lost(void **state)
+{
+    env *e = *state;
+    static dlock_rlock *victim;
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL;
+    int64_t wd = e->mock ? 30000 : 600;
+    char err[256];
+    size_t i;
+    int k;
+
+    o.on_lost = free_on_lost;
+    o.on_lost_arg = &victim;
+    o.watchdog_timeout_ms = wd;
+    for (i = 0; i < e->n; i++) {
+        dlock_backend *b = NULL;
+        if (e->mock) {
+            assert_int_equal(dlock_mock_backend_new(&b, e->stores[i]), 0);
+            assert_int_equal(dlock_client_new(&cs[i], b, &o), 0);
+        } else {
+            assert_int_equal(dlock_client_connect(&cs[i], dlock_test_redis_url(servers[i]),
+                                                  &o, err, sizeof(err)), 0);
+        }
+    }
+    assert_int_equal(dlock_redlock_new(&l, cs, e->n, e->name), 0);
+    for (i = 0; i < e->n; i++)
+        dlock_client_free(cs[i]);
+    __atomic_store_n(&victim, l, __ATOMIC_SEQ_CST);
+    assert_int_equal(dlock_lock(l, 0), 0);
+    for (k = 0; k < 20 && __atomic_load_n(&victim, __ATOMIC_SEQ_CST); k++) {
+        for (i = 0; i < e->n; i++)
+            server_int(e, i, "DEL", e->name);
+        advance(e, wd / 3);
+    }
+    assert_null(__atomic_load_n(&victim, __ATOMIC_SEQ_CST));
+    if (e->mock) /* let the orphaned thread see its end */
+        dlock_vclock_advance(e->vc, wd);
+    sleep_ms(50);
+}
+
 /* A client set from JSON ("urls", api/dlock/config.h) makes a Redlock. */
 static void redlock_from_json_client_set(void **state)
 {
@@ -619,6 +670,7 @@ static void redlock_from_json_client_set(void **state)
         CASE(redlock_force_unlock_and_lease, s), CASE(multilock_one_winner, s), \
         CASE(multilock_all_or_none, s), CASE(multilock_bad_input, s),  \
         CASE(redlock_from_json_client_set, s),                         \
+        CASE(redlock_freed_in_on_lost, s),                             \
     }
 
 int dlock_test_redlock(void);
