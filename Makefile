@@ -256,7 +256,8 @@ bench: $(BUILD)/bench/dlock_bench
 # to change).
 FAULT_SRC    := tests/faults/cases.c tests/faults/child.c tests/faults/proxy.c \
                 tests/faults/stall_cases.c tests/faults/stress.c \
-                tests/faults/sentinel_cases.c
+                tests/faults/sentinel_cases.c tests/faults/redlock_cases.c \
+                tests/faults/redlock_stress.c
 FAULT_OBJ    := $(FAULT_SRC:%.c=$(BUILD)/%.o)
 FAULT_HELPER := $(BUILD)/tests/dlock_fault_helper
 STRESS_ARGS  ?= 4 4 2000
@@ -280,11 +281,20 @@ $(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
 .PHONY: faults stress-processes stress
-faults: $(BUILD)/tests/dlock_faults
+faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests
 	$(BUILD)/tests/dlock_faults
+	DLOCK_TEST_ONLY='redlock conformance' DLOCK_TEST_COMPOSITE_FULL=1 \
+	  $(BUILD)/tests/dlock_tests
 
 stress-processes: $(BUILD)/tests/dlock_stress
 	$(BUILD)/tests/dlock_stress $(STRESS_ARGS)
+
+# Redlock over 5 servers while one random node at a time is killed and
+# restarted empty (issue 13): 0 violations expected.
+.PHONY: stress-redlock
+stress: stress-redlock
+stress-redlock: $(BUILD)/tests/dlock_faults
+	DLOCK_REDLOCK_STRESS=1 $(BUILD)/tests/dlock_faults
 
 # `make stress`: every stress suite. Each suite's block adds its own target
 # as a prerequisite (`stress: stress-differential` in the differential

@@ -46,6 +46,8 @@ int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
+int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
+int dlock_test_composite_conformance(void); /* tests/conformance/composite_types.c */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -246,6 +248,8 @@ int main(void)
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
     run_suite("cli tests", dlock_test_cli);
+    run_suite("redlock tests", dlock_test_redlock);
+    run_suite("redlock conformance", dlock_test_composite_conformance);
 
     if (wanted("mock"))
         run_conformance_on_mock();

@@ -94,6 +94,27 @@ DLOCK_API int dlock_client_from_json_string(dlock_client **out, const char *json
 DLOCK_API int dlock_client_from_json_file(dlock_client **out, const char *path,
                                           char *errbuf, size_t errlen);
 
+/*
+ * A client set (e.g. the independent nodes of a Redlock, api/dlock/
+ * redlock.h): the same object with "urls", an array of 1..64 URLs, instead
+ * of "url"; every other field applies to every client:
+ *
+ *     {"urls": ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379",
+ *               "redis://10.0.0.3:6379"], "command_timeout_ms": 500}
+ *
+ * Connects a client per URL, in order, into out[0..*n) (cap: room in out).
+ * All or nothing: on failure no client is left and errbuf names the URL
+ * ("urls[2]: ..."). The clients are the caller's (dlock_client_free each;
+ * a Redlock made from them keeps them alive). 0, DLOCK_EINVAL (also more
+ * URLs than cap, or "urls" given to the single-client functions above),
+ * or the codes of dlock_client_connect. */
+DLOCK_API int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
+                                                const char *json, char *errbuf,
+                                                size_t errlen);
+DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
+                                              const char *path, char *errbuf,
+                                              size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

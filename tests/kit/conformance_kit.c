@@ -46,10 +46,10 @@ int dlock_conformance_run(const dlock_conformance_type *type,
         return DLOCK_EINVAL;
     t.name = type->name != NULL ? type->name : "custom";
     t.make = type->make;
-    failed = dlock_test_conformance_type(&t, "mock");
+    failed = dlock_test_conformance_type(&t, "mock", NULL);
     if (redis_url_or_null != NULL) {
         dlock_fx_set_redis_url(redis_url_or_null);
-        failed += dlock_test_conformance_type(&t, "redis");
+        failed += dlock_test_conformance_type(&t, "redis", NULL);
         dlock_fx_set_redis_url(NULL);
     }
     return failed;
