@@ -183,6 +183,18 @@ int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r
 /* The retry time of dlock_attempt_fn for a holder's TTL as above. */
 int64_t dlock__retry_after(int64_t ttl_ms);
 
+/* sync.c: a write the backend ran but could not sync to enough replicas
+ * (DLOCK_ESYNC with a reply). note records it for the calling thread
+ * (dlock__rlock_eval_bin then passes the reply on as a success); begin
+ * forgets any earlier note (before a call, or an attempt, whose outcome is
+ * to be judged); take says whether one came since, with its detail, and
+ * forgets it; end is the exit of a call that keeps its effect: rc, or
+ * DLOCK_ESYNC recorded on l when rc is 0 and a note came. */
+void dlock__sync_note(const char *detail);
+void dlock__sync_begin(void);
+int dlock__sync_take(char *detail, size_t len);
+int dlock__sync_end(dlock_rlock *l, int rc);
+
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's
  * hold count, remaining ms (-2 not locked, -1 no expiry)}. A type's read

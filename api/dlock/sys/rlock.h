@@ -170,7 +170,7 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
                                 int64_t *retry_ms);
 
 struct dlock_wait_spec {
-    int version;                 /* 1 */
+    int version;                 /* 2 (1: ends at arg) */
     const char *channel;         /* wake-up channel (owned by the caller) */
     dlock_attempt_fn attempt;
     /* Called once when the wait ends without the lock after an attempt
@@ -181,6 +181,15 @@ struct dlock_wait_spec {
     void (*give_up)(dlock_rlock *l, const dlock_wait_spec *spec,
                     const char *owner);
     void *arg;                   /* for attempt and give_up */
+
+    /* ---- version 2 ---- */
+    /* Undoes an attempt that succeeded (0) but whose writes the backend
+     * could not sync to enough replicas (DLOCK_ESYNC, api/dlock/redis.h:
+     * sync_replicas): dlock_rlock_wait then calls it once, after the
+     * call's budget, and returns DLOCK_ESYNC. NULL: the lock's release
+     * slot (one hold of owner less: right for every lock whose attempt
+     * takes one hold). Returns 0 or a code (the detail names it). */
+    int (*undo)(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner);
 };
 
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
@@ -196,7 +205,9 @@ struct dlock_wait_spec {
  * after a refusal, or a round trip did), DLOCK_ECONN (the budget ran out
  * while the backend was unreachable), DLOCK_ECANCELED (the client's
  * dlock_client_cancel_waits or dlock_client_free came after the call began;
- * checked after every wake-up), or the attempt's error. */
+ * checked after every wake-up), DLOCK_ESYNC (acquired, but the backend
+ * could not sync it to enough replicas: undone again, see undo), or the
+ * attempt's error. */
 DLOCK_API int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                                const char *owner, int64_t wait_ms, int64_t lease_ms);
 
