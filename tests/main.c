@@ -28,6 +28,7 @@ int dlock_test_mock_store(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
+int dlock_test_redis_sync(void);
 int dlock_test_redis_sentinel_start(void);
 void dlock_test_redis_sentinel_stop(void);
 const char *dlock_test_sentinel_url(void);
@@ -240,6 +241,7 @@ int main(void)
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
+    run_suite("redis sync tests", dlock_test_redis_sync);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
 

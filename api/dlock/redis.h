@@ -82,7 +82,11 @@
  * found out returns DLOCK_ESYNC with a detail saying so, and from then on
  * this backend sends no WAIT (sync off). sync_timeout_ms (query parameter
  * too) bounds the wait; it must be below command_timeout_ms (unless that
- * is 0), which bounds the whole round trip. The URL's parameters win over
+ * is 0), which bounds the whole round trip. A call with a time budget
+ * (try_lock's wait + budget_slack_ms, api/dlock/client.h) may take up to
+ * sync_timeout_ms + 250 ms longer when it writes (Redis answers a WAIT up
+ * to its timer period, 100 ms at hz 10, after its timeout): cutting the acknowledgement short
+ * would leave a lock taken that its caller was told timed out. The URL's parameters win over
  * the fields. The mock backend has no replicas: it ignores these settings
  * (its dlock_client_connect and JSON config accept them unused).
  *

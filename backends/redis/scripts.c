@@ -16,6 +16,9 @@
 /* Deeper than any reply a lock script builds; stops a hostile server from
  * exhausting the stack through recursion. */
 #define MAX_DEPTH 64
+/* How late a WAIT may answer after its timeout: Redis checks blocked
+ * clients' timeouts on its cron (hz 10 by default: every 100 ms). */
+#define SYNC_LATE_MS 250
 /* How old the replica count of sync_replicas = -1 may get. */
 #define ALL_REPLICAS_MAX_AGE_MS 1000
 
@@ -83,12 +86,13 @@ static void sha1_hex(const char *src, size_t len, char sha[SHA_LEN + 1])
     sha[SHA_LEN] = '\0';
 }
 
-/* The SHA1 of script's source into sha, and whether it writes. A program
- * has a few dozen scripts: a linear scan by address, then a comparison of
- * the source, is cheaper than hashing it on every call. Without memory
- * for the entry the SHA is just computed again next time. */
+/* The SHA1 of script's source into sha, and whether it writes; *fresh: it
+ * was not known (so the server probably does not have it either). A
+ * program has a few dozen scripts: a linear scan by address, then a
+ * comparison of the source, is cheaper than hashing it on every call.
+ * Without memory for the entry the SHA is just computed again next time. */
 static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
-                  char sha[SHA_LEN + 1])
+                  char sha[SHA_LEN + 1], int *fresh)
 {
     size_t i, len = strlen(script->source);
     int writes = !dlock_script_no_writes(script);
@@ -101,11 +105,13 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
             memcmp(e->source, script->source, len) == 0) {
             memcpy(sha, e->sha, SHA_LEN + 1);
             pthread_mutex_unlock(&s->mu);
+            *fresh = 0;
             return e->writes;
         }
     }
     pthread_mutex_unlock(&s->mu);
 
+    *fresh = 1;
     sha1_hex(script->source, len, sha);
     copy = malloc(len + 1);
     if (!copy)
@@ -328,7 +334,7 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     dlock__redis_conn *c = NULL;
     redisReply *rep[2] = {NULL, NULL};
     size_t i, argc;
-    int rc, broken = 0, nwait, recount, pass;
+    int rc, broken = 0, nwait, recount, pass, fresh;
 
     if (out)
         *out = NULL;
@@ -380,16 +386,25 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     if (rc != 0)
         goto done;
 
-    nwait = sync_wanted(cache, cfg, sha_of(cache, script, sha), &recount);
+    nwait = sync_wanted(cache, cfg, sha_of(cache, script, sha, &fresh), &recount);
     if (recount) {
         rc = sync_count_all(cache, c, cfg, deadline_ms, errbuf, errlen);
         broken = rc != 0;
         nwait = sync_wanted(cache, cfg, 1, &recount);
     }
-    /* EVALSHA with the SHA known locally; when the server does not have
-     * the script (first use, restart, SCRIPT FLUSH, failover): EVAL of the
-     * source, which also caches it there. WAIT rides in the same write. */
-    for (pass = 0; rc == 0 && pass < 2; pass++) {
+    /* EVALSHA with the SHA known locally; EVAL of the source (which also
+     * caches it on the server) on this backend's first use of the script,
+     * and when the server answers NOSCRIPT (restart, SCRIPT FLUSH,
+     * failover). WAIT rides in the same write. */
+    for (pass = fresh; rc == 0 && pass < 2; pass++) {
+        /* The replicas' acknowledgement comes on top of the call's budget:
+         * cut short, the script would have run unreported (a lock taken,
+         * the caller told it timed out). sync_timeout_ms bounds it, plus
+         * the lateness of the server's timer (WAIT times out on its cron). */
+        if (nwait > 0 && deadline_ms != INT64_MAX)
+            deadline_ms = deadline_ms > INT64_MAX - cfg->sync_timeout_ms - SYNC_LATE_MS
+                              ? INT64_MAX
+                              : deadline_ms + cfg->sync_timeout_ms + SYNC_LATE_MS;
         vec[0] = pass == 0 ? "EVALSHA" : "EVAL";
         lens[0] = strlen(vec[0]);
         vec[1] = pass == 0 ? sha : script->source;
