@@ -108,6 +108,9 @@ int dlock_test_faults_slow(void);
 /* tests/faults/sentinel_cases.c: kill -9 of a Sentinel-managed master and
  * the failover figure (`make faults` only). */
 int dlock_test_faults_sentinel(void);
+/* tests/faults/sync_cases.c: sync_replicas=1 vs none under kill -9 of the
+ * master (the failover-safety figure). */
+int dlock_test_faults_sync(void);
 /* Budgets and transient refusals (tests/faults/stall_cases.c), part of
  * dlock_test_faults. */
 int dlock_test_stalls(void);

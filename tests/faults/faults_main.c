@@ -12,7 +12,7 @@
 
 int dlock_test_total, dlock_test_failed;
 
-#define LIMIT_S 600
+#define LIMIT_S 900
 
 static void on_alarm(int sig)
 {
@@ -34,6 +34,7 @@ int main(void)
     dlock_test_faults();
     dlock_test_faults_slow();
     dlock_test_faults_sentinel();
+    dlock_test_faults_sync();
     fault_child_kill_all();
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);
