@@ -184,16 +184,20 @@ int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r
 int64_t dlock__retry_after(int64_t ttl_ms);
 
 /* sync.c: a write the backend ran but could not sync to enough replicas
- * (DLOCK_ESYNC with a reply). note records it for the calling thread
- * (dlock__rlock_eval_bin then passes the reply on as a success); begin
- * forgets any earlier note (before a call, or an attempt, whose outcome is
- * to be judged); take says whether one came since, with its detail, and
- * forgets it; end is the exit of a call that keeps its effect: rc, or
- * DLOCK_ESYNC recorded on l when rc is 0 and a note came. */
-void dlock__sync_note(const char *detail);
-void dlock__sync_begin(void);
-int dlock__sync_take(char *detail, size_t len);
-int dlock__sync_end(dlock_rlock *l, int rc);
+ * (DLOCK_ESYNC with a reply). Outside a judged region the call returns
+ * DLOCK_ESYNC (its change is made). enter opens a region for the calling
+ * thread (returns the outer state, for leave); inside it judged records
+ * the shortfall and returns 1 (dlock__rlock_eval_bin then hands the reply
+ * on as a success; 0: not judging); clear forgets a note (before each
+ * attempt); leave closes the region and says whether a note came, with
+ * its detail. release runs a release slot in a region: its code, or
+ * DLOCK_ESYNC (recorded on l) when it released without enough replicas. */
+int dlock__sync_enter(void);
+int dlock__sync_judged(const char *detail);
+void dlock__sync_clear(void);
+int dlock__sync_leave(int outer, char *detail, size_t len);
+int dlock__sync_release(dlock_rlock *l, int (*release)(dlock_rlock *, const char *),
+                        const char *owner);
 
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's

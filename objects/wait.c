@@ -47,7 +47,7 @@ static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step,
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
                    int64_t lease_ms, int64_t *retry_ms)
 {
-    dlock__sync_begin();
+    dlock__sync_clear();
     return spec->attempt(l, spec, owner, lease_ms, retry_ms);
 }
 
@@ -57,16 +57,19 @@ static int roll_back(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, const char *why)
 {
     char detail[200];
-    int rc;
+    int rc, outer;
 
     snprintf(detail, sizeof detail, "%s", why);
+    /* judged: the undo's own shortfall adds nothing, and a release must
+     * reach the hold bookkeeping as done */
+    outer = dlock__sync_enter();
     if (spec->version >= 2 && spec->undo)
         rc = spec->undo(l, spec, owner);
     else if (l->methods->release)
         rc = l->methods->release(l, owner);
     else
         rc = DLOCK_ENOTSUP;
-    dlock__sync_begin(); /* the undo's own shortfall adds nothing */
+    dlock__sync_leave(outer, NULL, 0);
     if (rc != 0)
         return dlock_rlock_fail(l, DLOCK_ESYNC,
                                 "\"%.64s\" was acquired but not synced (%s), "
@@ -174,6 +177,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     int64_t outer = dlock__budget_enter(cap);
     dlock__waiter waiter = dlock__waiter_begin(l->client); /* cancel_waits */
     char why[200];
+    int outer_sync = dlock__sync_enter(); /* the attempts are judged here */
     int rc, refused, unsynced;
 
     rc = attempt(l, spec, owner, lease_ms, &retry_ms);
@@ -186,7 +190,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                        retry_ms, start, &waiter);
     /* An attempt refused, or whose reply was lost, may have left traces
      * (a queue place): the give-up clears them, within the same cap. */
-    unsynced = dlock__sync_take(why, sizeof why);
+    unsynced = dlock__sync_leave(outer_sync, why, sizeof why);
     if (rc != 0 && refused && spec->give_up)
         spec->give_up(l, spec, owner);
     dlock__budget_leave(outer);

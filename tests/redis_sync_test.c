@@ -214,6 +214,11 @@ static void sync_too_few_replicas(void **state)
     assert_int_equal(dlock_semaphore_try_acquire(s, 1, 0), DLOCK_ESYNC);
     assert_int_equal(dlock_semaphore_available_permits(ps, &avail), 0);
     assert_int_equal(avail, 2);
+    /* any other change is made, and reported */
+    assert_int_equal(dlock_semaphore_release(s, 1), DLOCK_ESYNC);
+    expect_contains(dlock_semaphore_errmsg(s), "done, but not synced");
+    assert_int_equal(dlock_semaphore_available_permits(ps, &avail), 0);
+    assert_int_equal(avail, 3);
     dlock_semaphore_free(s);
     dlock_semaphore_free(ps);
     dlock_rlock_free(p);
