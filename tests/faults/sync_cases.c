@@ -52,9 +52,11 @@ static void replica_of(dlock_test_redis *r, int master)
 }
 
 /* Enough for the next failover (lighter than dlock_test_sentinels_
- * wait_ready, which also waits for the sentinels to list every replica):
- * the sentinels agree on a master, which has a replica connected and in
- * step. -1 after timeout_ms. */
+ * wait_ready, which also waits for the sentinels' own replica lists): the
+ * sentinels agree on a master, and every other data node is its replica,
+ * connected and in step at the master's offset. A replica still in its
+ * first sync could be promoted without the grant the others acknowledged.
+ * -1 after timeout_ms. */
 static int next_ready(int timeout_ms)
 {
     const char *role[] = {"ROLE", NULL};
@@ -71,13 +73,25 @@ static int next_ready(int timeout_ms)
                 !strstr(a, want))
                 agree = 0;
         }
-        /* ROLE of a master with replicas: "master", offset, then ip, port,
-         * offset per connected replica */
+        /* ROLE of a master: "master", offset, then ip, port, offset per
+         * connected replica */
         if (m >= 0 && agree &&
             dlock_test_redis_command(set.data[m], out, sizeof out, role) == 0 &&
-            strncmp(out, "master\n", 7) == 0 && strchr(out + 7, '\n') &&
-            strchr(strchr(out + 7, '\n') + 1, '\n'))
-            return 0;
+            strncmp(out, "master\n", 7) == 0) {
+            char *line[16];
+            int n = 0;
+            char *p = out;
+            while (n < 16 && (line[n] = strsep(&p, "\n")) != NULL)
+                n++;
+            if (n == 2 + 3 * (DLOCK_TEST_NDATA - 1)) {
+                int synced = 1;
+                for (i = 0; i < DLOCK_TEST_NDATA - 1; i++)
+                    if (strcmp(line[4 + 3 * i], line[1]) != 0)
+                        synced = 0;
+                if (synced)
+                    return 0;
+            }
+        }
         fault_sleep_ms(100);
     }
     return -1;
