@@ -58,18 +58,8 @@ typedef struct dlock_script {
 #define DLOCK_SCRIPT_NO_WRITES "-- dlock: no-writes\n"
 
 /* Whether script only reads (its source begins with DLOCK_SCRIPT_NO_WRITES,
- * above). Never blocks. */
-static inline int dlock_script_no_writes(const dlock_script *script)
-{
-    static const char mark[] = DLOCK_SCRIPT_NO_WRITES;
-    size_t i;
-    if (!script || !script->source)
-        return 0;
-    for (i = 0; i + 1 < sizeof mark; i++)
-        if (script->source[i] != mark[i])
-            return 0;
-    return 1;
-}
+ * above); 0 for NULL. For backends. Never blocks. */
+DLOCK_API int dlock_script_no_writes(const dlock_script *script);
 
 /* ---- pub/sub ----------------------------------------------------------- */
 
