@@ -128,7 +128,15 @@ DLOCK_API char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
 
 /* Runs script on the client's backend. A transport failure and an error
  * reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last failure and a code;
- * on success *out is the caller's. Blocks for one round trip. */
+ * on success *out is the caller's. Blocks for one round trip.
+ * Replica sync (api/dlock/redis.h: sync_replicas): a script that ran but
+ * whose writes too few replicas acknowledged is DLOCK_ESYNC (its change is
+ * made, *out = NULL) -- except inside an acquisition attempt of
+ * dlock_rlock_wait and a release slot called by dlock_unlock(_as): there
+ * it succeeds with the reply, and the caller above judges (the wait rolls
+ * the acquisition back through the spec's undo, the unlock reports
+ * DLOCK_ESYNC once the hold bookkeeping is done), so a lock type's attempt
+ * and release functions need nothing of their own for it. */
 DLOCK_API int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
                                const dlock_script *script, size_t nkeys, size_t nargs,
                                const char *const *argv);
