@@ -290,9 +290,19 @@ static int sync_append(dlock__redis_cmdbuf *b, int n,
     return dlock__redis_cmdbuf_add(b, 3, argv, NULL);
 }
 
+/* Whether an error reply to WAIT says the server will never run it:
+ * renamed away or unknown ("ERR unknown command"), or denied by ACL
+ * (NOPERM). Anything else (a replica refusing it mid-failover) is about
+ * this call only. */
+static int wait_refused_for_good(const redisReply *w)
+{
+    return w->type == REDIS_REPLY_ERROR &&
+           (strstr(w->str, "unknown command") || strncmp(w->str, "NOPERM", 6) == 0);
+}
+
 /* WAIT's reply w for n required replicas: 0 when enough acknowledged, else
- * DLOCK_ESYNC with the counts. A refusal (WAIT renamed away, unknown) is
- * remembered: no WAIT is sent any more, and this one call says so. */
+ * DLOCK_ESYNC with the counts. A refusal for good (wait_refused_for_good)
+ * is remembered: no WAIT is sent any more, and this one call says so. */
 static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
                       const redisReply *w, int n, char *errbuf, size_t errlen)
 {
@@ -305,6 +315,12 @@ static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
                           (long long)w->integer, n,
                           cfg->sync_replicas < 0 ? " (all connected)" : "",
                           (long long)cfg->sync_timeout_ms, cfg->url.where);
+        return DLOCK_ESYNC;
+    }
+    if (!wait_refused_for_good(w)) {
+        dlock__redis_errf(errbuf, errlen, "redis %s: WAIT failed (%.80s): the write "
+                          "was not synced", cfg->url.where,
+                          w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
         return DLOCK_ESYNC;
     }
     pthread_mutex_lock(&s->mu);
@@ -453,16 +469,11 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
                           script->name ? script->name : "?");
         goto done;
     }
-    /* A script error is the script's answer (a refusal still learns that
-     * WAIT is refused); otherwise too few acknowledgements make this an
-     * ESYNC whose reply the caller still gets. */
-    if (nwait > 0) {
-        int err = rep[0]->type == REDIS_REPLY_ERROR;
-        int src = sync_check(cache, cfg, rep[1], nwait, err ? NULL : errbuf,
-                             errlen);
-        if (!err)
-            rc = src;
-    }
+    /* A script error is the script's answer; otherwise too few
+     * acknowledgements make this an ESYNC whose reply the caller still
+     * gets. */
+    if (nwait > 0 && rep[0]->type != REDIS_REPLY_ERROR)
+        rc = sync_check(cache, cfg, rep[1], nwait, errbuf, errlen);
 
 done:
     for (i = 0; i < 2; i++)
