@@ -188,9 +188,9 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     if (wait_ms != 0 && refused)
         rc = wait_loop(l, spec, owner, wait_ms, lease_ms, deadline, cap, rc,
                        retry_ms, start, &waiter);
+    unsynced = dlock__sync_leave(outer_sync, why, sizeof why);
     /* An attempt refused, or whose reply was lost, may have left traces
      * (a queue place): the give-up clears them, within the same cap. */
-    unsynced = dlock__sync_leave(outer_sync, why, sizeof why);
     if (rc != 0 && refused && spec->give_up)
         spec->give_up(l, spec, owner);
     dlock__budget_leave(outer);
