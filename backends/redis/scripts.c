@@ -36,9 +36,13 @@ typedef struct sha_entry {
 } sha_entry;
 
 struct dlock__redis_scripts {
-    pthread_mutex_t mu;
+    /* The table: read-locked by every call (a source comparison long
+     * enough that a preempted reader must not stall the others, the
+     * watchdog's renewals among them), write-locked to add an entry. */
+    pthread_rwlock_t rw;
     sha_entry *v;
     size_t n, cap;
+    pthread_mutex_t mu; /* the sync state below */
     /* Replica sync (under mu): the server refused WAIT once (sync off from
      * then on); the master's connected replicas for sync_replicas = -1,
      * and when they were counted (0: never). */
@@ -57,6 +61,11 @@ int dlock__redis_scripts_new(dlock__redis_scripts **out)
         free(s);
         return DLOCK_ENOMEM;
     }
+    if (pthread_rwlock_init(&s->rw, NULL) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return DLOCK_ENOMEM;
+    }
     *out = s;
     return 0;
 }
@@ -67,6 +76,7 @@ void dlock__redis_scripts_free(dlock__redis_scripts *s)
     if (!s)
         return;
     pthread_mutex_destroy(&s->mu);
+    pthread_rwlock_destroy(&s->rw);
     for (i = 0; i < s->n; i++)
         free(s->v[i].source);
     free(s->v);
@@ -98,18 +108,18 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
     int writes = !dlock_script_no_writes(script);
     char *copy;
 
-    pthread_mutex_lock(&s->mu);
+    pthread_rwlock_rdlock(&s->rw);
     for (i = 0; i < s->n; i++) {
         sha_entry *e = &s->v[i];
         if (e->script == script && e->len == len &&
             memcmp(e->source, script->source, len) == 0) {
             memcpy(sha, e->sha, SHA_LEN + 1);
-            pthread_mutex_unlock(&s->mu);
+            pthread_rwlock_unlock(&s->rw);
             *fresh = 0;
             return e->writes;
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_rwlock_unlock(&s->rw);
 
     *fresh = 1;
     sha1_hex(script->source, len, sha);
@@ -117,7 +127,7 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
     if (!copy)
         return writes;
     memcpy(copy, script->source, len + 1);
-    pthread_mutex_lock(&s->mu);
+    pthread_rwlock_wrlock(&s->rw);
     for (i = 0; i < s->n; i++)
         if (s->v[i].script == script)
             break; /* the address now holds another source: replace */
@@ -125,7 +135,7 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
         size_t cap = s->cap ? s->cap * 2 : 16;
         sha_entry *v = realloc(s->v, cap * sizeof *v);
         if (!v) {
-            pthread_mutex_unlock(&s->mu);
+            pthread_rwlock_unlock(&s->rw);
             free(copy);
             return writes;
         }
@@ -141,7 +151,7 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
     s->v[i].len = len;
     memcpy(s->v[i].sha, sha, SHA_LEN + 1);
     s->v[i].writes = writes;
-    pthread_mutex_unlock(&s->mu);
+    pthread_rwlock_unlock(&s->rw);
     return writes;
 }
 
