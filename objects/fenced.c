@@ -63,7 +63,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 static int acquire_token(dlock_rlock *l, const char *owner, int64_t wait_ms,
                          int64_t lease_ms, int64_t *token)
 {
-    return dlock__object_wait(l, attempt, token, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, attempt, NULL, token, owner, wait_ms, lease_ms);
 }
 
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,

@@ -183,6 +183,22 @@ int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r
 /* The retry time of dlock_attempt_fn for a holder's TTL as above. */
 int64_t dlock__retry_after(int64_t ttl_ms);
 
+/* sync.c: a write the backend ran but could not sync to enough replicas
+ * (DLOCK_ESYNC with a reply). Outside a judged region the call returns
+ * DLOCK_ESYNC (its change is made). enter opens a region for the calling
+ * thread (returns the outer state, for leave); inside it judged records
+ * the shortfall and returns 1 (dlock__rlock_eval_bin then hands the reply
+ * on as a success; 0: not judging); clear forgets a note (before each
+ * attempt); leave closes the region and says whether a note came, with
+ * its detail. release runs a release slot in a region: its code, or
+ * DLOCK_ESYNC (recorded on l) when it released without enough replicas. */
+int dlock__sync_enter(void);
+int dlock__sync_judged(const char *detail);
+void dlock__sync_clear(void);
+int dlock__sync_leave(int outer, char *detail, size_t len);
+int dlock__sync_release(dlock_rlock *l, int (*release)(dlock_rlock *, const char *),
+                        const char *owner);
+
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's
  * hold count, remaining ms (-2 not locked, -1 no expiry)}. A type's read

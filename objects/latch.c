@@ -157,7 +157,7 @@ static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owne
 
 static int await(dlock_latch *l, int64_t timeout_ms)
 {
-    int rc = dlock__object_wait(BASE(l), attempt, NULL, "", timeout_ms, 0);
+    int rc = dlock__object_wait(BASE(l), attempt, NULL, NULL, "", timeout_ms, 0);
 
     /* A latch has no holder: a single look that finds it closed is a
      * timeout of 0 ms, not "busy". */

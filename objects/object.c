@@ -65,13 +65,15 @@ int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
     return 0;
 }
 
-int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
-                       const char *owner, int64_t wait_ms, int64_t lease_ms)
+int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
+                       dlock__undo_fn undo, void *arg, const char *owner,
+                       int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_wait_spec spec = {1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    dlock_wait_spec spec = {2, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL};
 
     spec.channel = ((dlock__object *)b)->channel;
     spec.attempt = attempt;
+    spec.undo = undo;
     spec.arg = arg;
     return dlock_rlock_wait(b, &spec, owner, wait_ms, lease_ms);
 }

@@ -49,10 +49,16 @@ int dlock__object_check(dlock_rlock *b);
 int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
                             const char *what);
 
-/* dlock_rlock_wait on the object's channel, with attempt (and arg for it):
- * the acquire slot of most types. */
-int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
-                       const char *owner, int64_t wait_ms, int64_t lease_ms);
+/* dlock_wait_spec's undo slot. */
+typedef int (*dlock__undo_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
+                              const char *owner);
+
+/* dlock_rlock_wait on the object's channel, with attempt and undo (NULL:
+ * the release slot; see dlock_wait_spec) and arg for them: the acquire
+ * slot of most types. */
+int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
+                       dlock__undo_fn undo, void *arg, const char *owner,
+                       int64_t wait_ms, int64_t lease_ms);
 
 /* The lease an acquisition script sets, in decimal into buf
  * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the

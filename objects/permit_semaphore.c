@@ -209,7 +209,22 @@ typedef struct permit_wait {
     const char **argv;
     size_t nargs; /* after the common ones: the lease and the ids */
     char lease[DLOCK__I64_SIZE];
+    char **ids; /* the same ids in hex, n of them */
+    size_t n;
 } permit_wait;
+
+static int release_ids(dlock_permit_semaphore *p, size_t *bad,
+                       const char *const *ids, size_t n);
+
+/* An acquisition not synced to enough replicas: its permits go back. */
+static int undo(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+{
+    permit_wait *w = spec->arg;
+    size_t bad;
+
+    (void)l, (void)owner;
+    return release_ids(w->p, &bad, (const char *const *)w->ids, w->n);
+}
 
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                    const char *owner, int64_t lease_ms, int64_t *retry_ms)
@@ -299,7 +314,9 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     w.argv[NKEYS + NCOMMON] = dlock__i64(w.lease, lease_ms);
     for (i = 0; i < n; i++)
         w.argv[NKEYS + NCOMMON + 1 + i] = (const char *)raw + i * ID_BYTES;
-    rc = dlock__object_wait(BASE(p), attempt, &w, "", wait_ms, 0);
+    w.ids = ids;
+    w.n = n;
+    rc = dlock__object_wait(BASE(p), attempt, undo, &w, "", wait_ms, 0);
     free(w.argv);
     if (rc != 0) {
         free(ids);

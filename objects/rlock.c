@@ -212,6 +212,18 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
     rc = dlock_backend_eval_until(l->client->backend, &r, script, nkeys, nargs,
                                   argv, argvlen, dlock__budget_deadline(),
                                   detail, sizeof(detail));
+    if (rc == DLOCK_ESYNC && r) {
+        /* It ran: a judged call sees the reply (sync.c); any other one
+         * reports the shortfall, its change made. */
+        if (dlock__sync_judged(detail)) {
+            rc = 0;
+        } else {
+            char done[200];
+            dlock_reply_free(r);
+            snprintf(done, sizeof done, "done, but not synced: %s", detail);
+            return dlock__eval_fail(l, rc, script, done);
+        }
+    }
     if (rc != 0)
         return dlock__eval_fail(l, rc, script, detail[0] ? detail : dlock_strerror(rc));
     if (r->type == DLOCK_REPLY_ERROR) {
@@ -399,16 +411,18 @@ int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
     return acquire(l, GIVEN, owner, wait_ms < 0 ? INT64_MIN : wait_ms, lease_ms);
 }
 
+/* An unlock not synced to enough replicas keeps its effect and says
+ * DLOCK_ESYNC; the hold bookkeeping must still see it done (sync.c). */
 int dlock_unlock(dlock_rlock *l)
 {
     ENTER(l, SELF, NULL, NO_OUT, release);
-    return l->methods->release(l, who);
+    return dlock__sync_release(l, l->methods->release, who);
 }
 
 int dlock_unlock_as(dlock_rlock *l, const char *owner)
 {
     ENTER(l, GIVEN, owner, NO_OUT, release);
-    return l->methods->release(l, who);
+    return dlock__sync_release(l, l->methods->release, who);
 }
 
 int dlock_force_unlock(dlock_rlock *l, int *existed)

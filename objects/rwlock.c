@@ -80,7 +80,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait(l, attempt, NULL, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, attempt, NULL, NULL, owner, wait_ms, lease_ms);
 }
 
 static int release(dlock_rlock *l, const char *owner)

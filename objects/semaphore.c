@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "dlock/semaphore.h"
 #include "object.h"
@@ -139,6 +140,15 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name, avail, argv[1]);
 }
 
+static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists);
+
+/* An acquisition not synced to enough replicas: the permits go back. */
+static int undo(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+{
+    (void)owner;
+    return add((dlock_semaphore *)l, NULL, strtoll(spec->arg, NULL, 10), 0);
+}
+
 static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
 {
     char n[DLOCK__I64_SIZE];
@@ -146,7 +156,8 @@ static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
     if (permits == 0)
         return 0;
     /* no owner: the plain semaphore does not record who holds permits */
-    return dlock__object_wait(BASE(s), attempt, dlock__i64(n, permits), "", wait_ms, 0);
+    return dlock__object_wait(BASE(s), attempt, undo, dlock__i64(n, permits), "",
+                              wait_ms, 0);
 }
 
 int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits)

@@ -9,6 +9,7 @@
  * miss.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,45 @@ static void listen_end(listen_set *ls)
     free(ls->many);
 }
 
+/* One attempt, judged on its own: a shortfall noted before (an earlier
+ * refused attempt's) is not this one's. */
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    dlock__sync_clear();
+    return spec->attempt(l, spec, owner, lease_ms, retry_ms);
+}
+
+/* An acquisition the backend could not sync to enough replicas would not
+ * survive a failover: it is undone, and the caller told why. */
+static int roll_back(dlock_rlock *l, const dlock_wait_spec *spec,
+                     const char *owner, const char *why)
+{
+    char detail[200];
+    int rc, outer;
+
+    snprintf(detail, sizeof detail, "%s", why);
+    /* judged: the undo's own shortfall adds nothing, and a release must
+     * reach the hold bookkeeping as done */
+    outer = dlock__sync_enter();
+    if (spec->version >= 2 && spec->undo)
+        rc = spec->undo(l, spec, owner);
+    else if (l->methods->release)
+        rc = l->methods->release(l, owner);
+    else
+        rc = DLOCK_ENOTSUP;
+    dlock__sync_leave(outer, NULL, 0);
+    if (rc != 0)
+        return dlock_rlock_fail(l, DLOCK_ESYNC,
+                                "\"%.64s\" was acquired but not synced (%s), "
+                                "and undoing it failed: %s",
+                                l->name, detail, dlock_strerror(rc));
+    return dlock_rlock_fail(l, DLOCK_ESYNC,
+                            "\"%.64s\" was acquired but not synced, so "
+                            "released again: %s",
+                            l->name, detail);
+}
+
 /* The loop of dlock_rlock_wait after a first attempt that did not get the
  * lock (rc: DLOCK_EBUSY, or a transport error), with the budget already
  * set for the calling thread. */
@@ -187,7 +227,7 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
          * attempt right after subscribing is what makes a release published
          * before the subscription impossible to miss). */
         sent = dlock_clock_now(clk);
-        rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
+        rc = attempt(l, spec, owner, lease_ms, &retry_ms);
         if (rc == 0 || (rc != DLOCK_EBUSY && !is_transport_error(rc)))
             break;
     }
@@ -216,9 +256,11 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                           : dlock__add_sat(deadline, l->client->opts.budget_slack_ms);
     int64_t outer = dlock__budget_enter(cap);
     dlock__waiter waiter = dlock__waiter_begin(l->client); /* cancel_waits */
-    int rc, refused;
+    char why[200];
+    int outer_sync = dlock__sync_enter(); /* the attempts are judged here */
+    int rc, refused, unsynced;
 
-    rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
+    rc = attempt(l, spec, owner, lease_ms, &retry_ms);
     refused = rc == DLOCK_EBUSY || is_transport_error(rc);
     /* A wait of 0 gets its one attempt; a longer one looks again after a
      * refusal, and after a transport error too (with back-off), while its
@@ -226,11 +268,16 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     if (wait_ms != 0 && refused)
         rc = wait_loop(l, spec, owner, wait_ms, lease_ms, deadline, cap, rc,
                        retry_ms, start, &waiter);
+    unsynced = dlock__sync_leave(outer_sync, why, sizeof why);
     /* An attempt refused, or whose reply was lost, may have left traces
      * (a queue place): the give-up clears them, within the same cap. */
     if (rc != 0 && refused && spec->give_up)
         spec->give_up(l, spec, owner);
     dlock__budget_leave(outer);
+    /* Outside the budget: a spent one must not keep the undo from being
+     * sent (the backend's own timeouts bound it). */
+    if (rc == 0 && unsynced)
+        rc = roll_back(l, spec, owner, why);
     return rc;
 }
 

@@ -119,6 +119,10 @@ static void renew_batch(dlock_client *c, renewal *list, size_t n)
     argv[n] = lease;
     rc = dlock_backend_eval(c->backend, &reply, list[0].script, n, n + 1, argv,
                             NULL, NULL, 0);
+    /* Renewed, though not on enough replicas: the locks are held, not
+     * lost; the next period's renewal is synced again. */
+    if (rc == DLOCK_ESYNC)
+        rc = 0;
     if (rc != 0 || reply->type != DLOCK_REPLY_ARRAY || reply->n != n) {
         dlock_reply_free(reply);
         return; /* backend trouble: try again next period */

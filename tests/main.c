@@ -29,6 +29,7 @@ int dlock_test_mock_clock(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
+int dlock_test_redis_sync(void);
 int dlock_test_redis_sentinel_start(void);
 void dlock_test_redis_sentinel_stop(void);
 const char *dlock_test_sentinel_url(void);
@@ -109,22 +110,9 @@ static void on_alarm(int sig)
  * one of them: the suites' names as given to run_suite() below, "mock" for
  * the conformance groups on the mock, and the Redis rows ("redis",
  * "redis-tls", "redis-sentinel"). Unset: everything (make check). */
-static int wanted(const char *name)
+static int wanted(const char *part)
 {
-    const char *only = getenv("DLOCK_TEST_ONLY"), *p;
-    size_t n = strlen(name);
-
-    if (!only || !*only)
-        return 1;
-    for (p = only; *p; ) {
-        size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
+    return dlock_test_wanted("DLOCK_TEST_ONLY", part);
 }
 
 enum { ON_TCP, ON_TLS, ON_SENTINEL };
@@ -245,6 +233,7 @@ int main(void)
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
+    run_suite("redis sync tests", dlock_test_redis_sync);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
     run_suite("cli tests", dlock_test_cli);

@@ -18,7 +18,9 @@
  *       "tls_sni": "redis.example.com",
  *       "tls_insecure": false,
  *       "sentinel_user": "sentinel-user",
- *       "sentinel_password": "sentinel-secret"
+ *       "sentinel_password": "sentinel-secret",
+ *       "sync_replicas": 1,
+ *       "sync_timeout_ms": 1000
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -34,7 +36,13 @@
  *   max_hold_ms                             >= 0 (0: renew for ever)
  *   fair_wait_slack_ms                      >= 1
  *   budget_slack_ms                         >= 0
- * and every one of them but pool_size at most DLOCK_TIME_MAX_MS
+ *   sync_replicas                           -1 (all connected), 0 (off,
+ *                                           default) .. 1000: replicas
+ *                                           that must acknowledge each
+ *                                           write (api/dlock/redis.h)
+ *   sync_timeout_ms                         >= 1, below command_timeout_ms
+ * and every one of them but pool_size and sync_replicas at most
+ * DLOCK_TIME_MAX_MS
  * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
  * the rediss:// query parameters of the same name without "tls_"
  * (api/dlock/redis.h; a parameter in the URL wins over the field):

@@ -34,13 +34,14 @@ extern "C" {
     X(ENOTSUP, -10, "operation not supported by this object or backend")      \
     X(EAUTH, -11, "authentication with the backend failed")                    \
     X(EFORKED, -12, "object used in a fork() child; create a new client")    \
-    X(ECANCELED, -13, "the wait was canceled (dlock_client_cancel_waits)")
+    X(ECANCELED, -13, "the wait was canceled (dlock_client_cancel_waits)")   \
+    X(ESYNC, -14, "fewer replicas than required acknowledged the write")
 
 typedef enum dlock_error {
 #define DLOCK__ERROR_ENUM(name, value, msg) DLOCK_##name = value,
     DLOCK_ERROR_TABLE(DLOCK__ERROR_ENUM)
 #undef DLOCK__ERROR_ENUM
-    DLOCK__ERROR_LAST = -14
+    DLOCK__ERROR_LAST = -15
 } dlock_error;
 
 /* A static, human-readable message for a code; "unknown error" otherwise. */

@@ -65,6 +65,31 @@
  * a reconnect. A lost connection is re-established on next use, with
  * back-off; no call blocks past its command timeout (plus connect timeout).
  *
+ * Replica-synced writes (failover safety). Redis replicates
+ * asynchronously: a master that dies right after granting a lock may not
+ * have passed the grant on, and the replica Sentinel promotes then grants
+ * the lock a second time. With sync_replicas = N (query parameter
+ * sync_replicas=N, the field below, or the JSON config), every script that
+ * writes (all but those marked DLOCK_SCRIPT_NO_WRITES,
+ * api/dlock/sys/backend.h) is sent with "WAIT N sync_timeout_ms" in the
+ * same write: one round trip plus the replication time. N = -1 waits for
+ * all the replicas the master had connected when last asked (ROLE, at most
+ * a second old; none: no wait). When fewer acknowledge in time the call
+ * returns DLOCK_ESYNC, detail "1 of 2 replicas acknowledged within 500 ms";
+ * the script did run: an acquisition is rolled back (released) by the lock
+ * object, an unlock or a renewal keeps its effect. A server that refuses
+ * WAIT (some managed services rename it away) is remembered: the call that
+ * found out returns DLOCK_ESYNC with a detail saying so, and from then on
+ * this backend sends no WAIT (sync off). sync_timeout_ms (query parameter
+ * too) bounds the wait; it must be below command_timeout_ms (unless that
+ * is 0), which bounds the whole round trip. A call with a time budget
+ * (try_lock's wait + budget_slack_ms, api/dlock/client.h) may take up to
+ * sync_timeout_ms + 250 ms longer when it writes (Redis answers a WAIT up
+ * to its timer period, 100 ms at hz 10, after its timeout): cutting the acknowledgement short
+ * would leave a lock taken that its caller was told timed out. The URL's parameters win over
+ * the fields. The mock backend has no replicas: it ignores these settings
+ * (its dlock_client_connect and JSON config accept them unused).
+ *
  * Thread-safety: a backend may be shared by any number of threads.
  * Passwords never appear in error messages.
  */
@@ -94,9 +119,11 @@ extern "C" {
  * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
  * that far; the TLS fields then take their defaults, so code written
  * against version 1 keeps working unchanged); a version-2 struct ends at
- * tls_insecure (the sentinel fields then take their defaults). */
+ * tls_insecure (the sentinel fields then take their defaults), a version-3
+ * struct at sentinel_password (sync off). */
 typedef struct dlock_redis_options {
-    int version;                 /* 3 (2: ends at tls_insecure; 1: at
+    int version;                 /* 4 (3: ends at sentinel_password;
+                                    2: at tls_insecure; 1: at
                                     reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
@@ -119,10 +146,20 @@ typedef struct dlock_redis_options {
      * sentinels get no AUTH. The URL's parameters of the same names win. */
     const char *sentinel_user;     /* ACL user on the sentinels */
     const char *sentinel_password; /* AUTH password of the sentinels */
+
+    /* ---- version 4: replica-synced writes (see above; any URL scheme).
+     * The URL's sync_replicas / sync_timeout_ms parameters win. */
+    int sync_replicas;           /* 0 off (default); 1..DLOCK_SYNC_REPLICAS_MAX
+                                    replicas; -1 all connected ones */
+    int64_t sync_timeout_ms;     /* 1..DLOCK_TIME_MAX_MS; default 1000 */
 } dlock_redis_options;
 
-#define DLOCK_REDIS_OPTIONS_INIT \
-    {3, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL}
+/* The largest sync_replicas (far above any real replica count). */
+#define DLOCK_SYNC_REPLICAS_MAX 1000
+
+#define DLOCK_REDIS_OPTIONS_INIT                                               \
+    {4, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+     0, 1000}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

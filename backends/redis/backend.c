@@ -132,6 +132,10 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
         bad = "a timeout or back-off step is above DLOCK_TIME_MAX_MS (10^12 ms)";
     else if (o->tls_insecure != 0 && o->tls_insecure != 1)
         bad = "tls_insecure must be 0 or 1";
+    else if (o->sync_replicas < -1 || o->sync_replicas > DLOCK_SYNC_REPLICAS_MAX)
+        bad = "sync_replicas must be -1 (all), 0 (off) or 1..1000";
+    else if (o->sync_timeout_ms < 1 || o->sync_timeout_ms > DLOCK_TIME_MAX_MS)
+        bad = "sync_timeout_ms must be 1..DLOCK_TIME_MAX_MS (10^12 ms)";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -144,14 +148,15 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 3) {
+    if (from->version >= 4) {
         *to = *from;
         return;
     }
     *to = defaults;
     memcpy(to, from,
-           from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
-                              : offsetof(dlock_redis_options, tls_cacert));
+           from->version == 3   ? offsetof(dlock_redis_options, sync_replicas)
+           : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
+                                : offsetof(dlock_redis_options, tls_cacert));
     to->version = from->version;
 }
 
@@ -194,6 +199,29 @@ static int merge_tls(dlock__redis_tls_params *p, const dlock_redis_options *o)
     return 0;
 }
 
+/* The sync settings: the URL's parameters, else the options' fields. The
+ * WAIT reply must come within the round trip's own bound. */
+static int merge_sync(dlock__redis_config *cfg, const dlock_redis_options *o,
+                      char *errbuf, size_t errlen)
+{
+    const dlock__redis_url *u = &cfg->url;
+    cfg->sync_replicas = u->sync_replicas_given ? (int)u->sync_replicas
+                                                : o->sync_replicas;
+    cfg->sync_timeout_ms = u->sync_timeout_ms != -1 ? u->sync_timeout_ms
+                                                    : o->sync_timeout_ms;
+    if (cfg->sync_replicas != 0 && cfg->command_timeout_ms != 0 &&
+        cfg->sync_timeout_ms >= cfg->command_timeout_ms) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis options: sync_timeout_ms (%lld) must be "
+                          "below command_timeout_ms (%lld), which bounds the "
+                          "whole round trip",
+                          (long long)cfg->sync_timeout_ms,
+                          (long long)cfg->command_timeout_ms);
+        return DLOCK_EINVAL;
+    }
+    return 0;
+}
+
 int dlock_redis_backend_new(dlock_backend **out, const char *url,
                             const dlock_redis_options *opts, char *errbuf,
                             size_t errlen)
@@ -215,7 +243,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     if (opts->version < 1) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1, 2 or 3 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be 1..4 (use DLOCK_REDIS_OPTIONS_INIT)");
         return DLOCK_EINVAL;
     }
     options_copy(&o, opts);
@@ -255,6 +283,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         goto fail;
     }
+    rc = merge_sync(&rb->cfg, opts, errbuf, errlen);
+    if (rc != 0)
+        goto fail;
     rc = dlock__redis_scripts_new(&rb->scripts);
     if (rc != 0) {
         dlock__redis_errf(errbuf, errlen, "out of memory");

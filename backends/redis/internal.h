@@ -26,6 +26,10 @@ typedef struct dlock__redis_config {
     int pool_size;
     int64_t reconnect_min_ms;
     int64_t reconnect_max_ms;
+    /* Replica-synced writes (api/dlock/redis.h): 0 off, N, or -1 all
+     * connected replicas; the URL's and options' merged. */
+    int sync_replicas;
+    int64_t sync_timeout_ms;
 } dlock__redis_config;
 
 /* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */

@@ -8,22 +8,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/sha.h>
+
 #include "conn.h"
 
 #define SHA_LEN 40
 /* Deeper than any reply a lock script builds; stops a hostile server from
  * exhausting the stack through recursion. */
 #define MAX_DEPTH 64
+/* How late a WAIT may answer after its timeout: Redis checks blocked
+ * clients' timeouts on its cron (hz 10 by default: every 100 ms). */
+#define SYNC_LATE_MS 250
+/* How old the replica count of sync_replicas = -1 may get. */
+#define ALL_REPLICAS_MAX_AGE_MS 1000
 
+/* What is known of one script: its SHA1, computed here (the Redis SHA of a
+ * script is the lowercase hex SHA1 of its source), and whether it writes.
+ * Found by the struct's address, but valid only while the source there is
+ * still the one hashed (the copy is compared): a struct reused for
+ * another source gets its own SHA, never the old code. */
 typedef struct sha_entry {
     const dlock_script *script;
+    char *source; /* the copy that was hashed */
+    size_t len;
     char sha[SHA_LEN + 1];
+    int writes;
 } sha_entry;
 
 struct dlock__redis_scripts {
-    pthread_mutex_t mu;
+    /* The table: read-locked by every call (a source comparison long
+     * enough that a preempted reader must not stall the others, the
+     * watchdog's renewals among them), write-locked to add an entry. */
+    pthread_rwlock_t rw;
     sha_entry *v;
     size_t n, cap;
+    pthread_mutex_t mu; /* the sync state below */
+    /* Replica sync (under mu): the server refused WAIT once (sync off from
+     * then on); the master's connected replicas for sync_replicas = -1,
+     * and when they were counted (0: never). */
+    int wait_refused;
+    int all_replicas;
+    int64_t all_counted_ms;
 };
 
 int dlock__redis_scripts_new(dlock__redis_scripts **out)
@@ -36,73 +61,98 @@ int dlock__redis_scripts_new(dlock__redis_scripts **out)
         free(s);
         return DLOCK_ENOMEM;
     }
+    if (pthread_rwlock_init(&s->rw, NULL) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        free(s);
+        return DLOCK_ENOMEM;
+    }
     *out = s;
     return 0;
 }
 
 void dlock__redis_scripts_free(dlock__redis_scripts *s)
 {
+    size_t i;
     if (!s)
         return;
     pthread_mutex_destroy(&s->mu);
+    pthread_rwlock_destroy(&s->rw);
+    for (i = 0; i < s->n; i++)
+        free(s->v[i].source);
     free(s->v);
     free(s);
 }
 
-/* A program has a few dozen scripts: a linear scan beats hashing. */
-static int sha_get(dlock__redis_scripts *s, const dlock_script *script,
-                   char sha[SHA_LEN + 1])
+static void sha1_hex(const char *src, size_t len, char sha[SHA_LEN + 1])
 {
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[SHA_DIGEST_LENGTH];
     size_t i;
-    int found = 0;
-    pthread_mutex_lock(&s->mu);
-    for (i = 0; i < s->n; i++) {
-        if (s->v[i].script == script) {
-            memcpy(sha, s->v[i].sha, SHA_LEN + 1);
-            found = 1;
-            break;
-        }
+    SHA1((const unsigned char *)src, len, md);
+    for (i = 0; i < SHA_DIGEST_LENGTH; i++) {
+        sha[2 * i] = hex[md[i] >> 4];
+        sha[2 * i + 1] = hex[md[i] & 15];
     }
-    pthread_mutex_unlock(&s->mu);
-    return found;
+    sha[SHA_LEN] = '\0';
 }
 
-/* Best effort: without memory the next call just loads the script again. */
-static void sha_put(dlock__redis_scripts *s, const dlock_script *script,
-                    const char *sha)
+/* The SHA1 of script's source into sha, and whether it writes; *fresh: it
+ * was not known (so the server probably does not have it either). A
+ * program has a few dozen scripts: a linear scan by address, then a
+ * comparison of the source, is cheaper than hashing it on every call.
+ * Without memory for the entry the SHA is just computed again next time. */
+static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
+                  char sha[SHA_LEN + 1], int *fresh)
 {
-    size_t i;
-    pthread_mutex_lock(&s->mu);
+    size_t i, len = strlen(script->source);
+    int writes = !dlock_script_no_writes(script);
+    char *copy;
+
+    pthread_rwlock_rdlock(&s->rw);
+    for (i = 0; i < s->n; i++) {
+        sha_entry *e = &s->v[i];
+        if (e->script == script && e->len == len &&
+            memcmp(e->source, script->source, len) == 0) {
+            memcpy(sha, e->sha, SHA_LEN + 1);
+            pthread_rwlock_unlock(&s->rw);
+            *fresh = 0;
+            return e->writes;
+        }
+    }
+    pthread_rwlock_unlock(&s->rw);
+
+    *fresh = 1;
+    sha1_hex(script->source, len, sha);
+    copy = malloc(len + 1);
+    if (!copy)
+        return writes;
+    memcpy(copy, script->source, len + 1);
+    pthread_rwlock_wrlock(&s->rw);
     for (i = 0; i < s->n; i++)
         if (s->v[i].script == script)
-            break;
-    if (i == s->n) {
-        if (s->n == s->cap) {
-            size_t cap = s->cap ? s->cap * 2 : 16;
-            sha_entry *v = realloc(s->v, cap * sizeof *v);
-            if (!v) {
-                pthread_mutex_unlock(&s->mu);
-                return;
-            }
-            s->v = v;
-            s->cap = cap;
+            break; /* the address now holds another source: replace */
+    if (i == s->n && s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        sha_entry *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            pthread_rwlock_unlock(&s->rw);
+            free(copy);
+            return writes;
         }
-        s->v[s->n++].script = script;
+        s->v = v;
+        s->cap = cap;
     }
-    memcpy(s->v[i].sha, sha, SHA_LEN);
-    s->v[i].sha[SHA_LEN] = '\0';
-    pthread_mutex_unlock(&s->mu);
-}
-
-static int is_sha(const redisReply *r)
-{
-    size_t i;
-    if (r->type != REDIS_REPLY_STRING || r->len != SHA_LEN)
-        return 0;
-    for (i = 0; i < SHA_LEN; i++)
-        if (!strchr("0123456789abcdefABCDEF", r->str[i]))
-            return 0;
-    return 1;
+    if (i == s->n)
+        s->n++;
+    else
+        free(s->v[i].source);
+    s->v[i].script = script;
+    s->v[i].source = copy;
+    s->v[i].len = len;
+    memcpy(s->v[i].sha, sha, SHA_LEN + 1);
+    s->v[i].writes = writes;
+    pthread_rwlock_unlock(&s->rw);
+    return writes;
 }
 
 static int is_noscript(const redisReply *r)
@@ -161,26 +211,138 @@ int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r)
     return convert(out, r, 0);
 }
 
-/* Sends what is in b and reads nreplies replies; the last one is kept in
- * *last, the first (when there are two) in *first. */
+/* Sends what is in b and reads n replies into replies[0..n). On failure
+ * none is kept. */
 static int round_trip(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
-                      int nreplies, redisReply **first, redisReply **last,
+                      int n, redisReply **replies,
                       const dlock__redis_config *cfg, int64_t deadline_ms,
                       char *errbuf, size_t errlen)
 {
-    int rc = dlock__redis_send(c, b, cfg, deadline_ms, errbuf, errlen);
-    *last = NULL;
-    if (first)
-        *first = NULL;
-    if (rc == 0 && nreplies == 2)
-        rc = dlock__redis_read(c, first, cfg, deadline_ms, errbuf, errlen);
-    if (rc == 0)
-        rc = dlock__redis_read(c, last, cfg, deadline_ms, errbuf, errlen);
-    if (rc != 0 && first && *first) {
-        freeReplyObject(*first);
-        *first = NULL;
-    }
+    int i, rc = dlock__redis_send(c, b, cfg, deadline_ms, errbuf, errlen);
+    for (i = 0; i < n; i++)
+        replies[i] = NULL;
+    for (i = 0; rc == 0 && i < n; i++)
+        rc = dlock__redis_read(c, &replies[i], cfg, deadline_ms, errbuf, errlen);
+    if (rc != 0)
+        for (i = 0; i < n; i++)
+            if (replies[i]) {
+                freeReplyObject(replies[i]);
+                replies[i] = NULL;
+            }
     return rc;
+}
+
+/* ---- replica sync: WAIT after a script that writes (api/dlock/redis.h) --- */
+
+/* How many replicas must acknowledge a call of a script that writes (or
+ * not): 0 = send no WAIT. *recount: -1's replica count must be asked for
+ * first (sync_count_all). */
+static int sync_wanted(dlock__redis_scripts *s, const dlock__redis_config *cfg,
+                       int writes, int *recount)
+{
+    int n;
+    *recount = 0;
+    if (cfg->sync_replicas == 0 || !writes)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->wait_refused) {
+        n = 0;
+    } else if (cfg->sync_replicas > 0) {
+        n = cfg->sync_replicas;
+    } else {
+        n = s->all_replicas;
+        *recount = s->all_counted_ms == 0 ||
+                   dlock__redis_now_ms() - s->all_counted_ms > ALL_REPLICAS_MAX_AGE_MS;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* sync_replicas = -1: counts the replicas the master has connected now
+ * (ROLE: "master", offset, one entry per connected replica). A server
+ * that refuses ROLE counts as one replica: never less safe than asked. */
+static int sync_count_all(dlock__redis_scripts *s, dlock__redis_conn *c,
+                          const dlock__redis_config *cfg, int64_t deadline_ms,
+                          char *errbuf, size_t errlen)
+{
+    static const char *const role[1] = {"ROLE"};
+    dlock__redis_cmdbuf b = {0};
+    redisReply *r = NULL;
+    int n = 1, rc = dlock__redis_cmdbuf_add(&b, 1, role, NULL);
+
+    if (rc == 0)
+        rc = round_trip(c, &b, 1, &r, cfg, deadline_ms, errbuf, errlen);
+    dlock__redis_cmdbuf_free(&b);
+    if (rc != 0)
+        return rc;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
+        r->element[2]->type == REDIS_REPLY_ARRAY)
+        n = (int)r->element[2]->elements;
+    freeReplyObject(r);
+    pthread_mutex_lock(&s->mu);
+    s->all_replicas = n;
+    s->all_counted_ms = dlock__redis_now_ms();
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* Appends "WAIT n sync_timeout_ms" to b, behind the script's command. */
+static int sync_append(dlock__redis_cmdbuf *b, int n,
+                       const dlock__redis_config *cfg)
+{
+    char ns[24], ts[24];
+    const char *argv[3];
+    snprintf(ns, sizeof ns, "%d", n);
+    snprintf(ts, sizeof ts, "%lld", (long long)cfg->sync_timeout_ms);
+    argv[0] = "WAIT";
+    argv[1] = ns;
+    argv[2] = ts;
+    return dlock__redis_cmdbuf_add(b, 3, argv, NULL);
+}
+
+/* Whether an error reply to WAIT says the server will never run it:
+ * renamed away or unknown ("ERR unknown command"), or denied by ACL
+ * (NOPERM). Anything else (a replica refusing it mid-failover) is about
+ * this call only. */
+static int wait_refused_for_good(const redisReply *w)
+{
+    return w->type == REDIS_REPLY_ERROR &&
+           (strstr(w->str, "unknown command") || strncmp(w->str, "NOPERM", 6) == 0);
+}
+
+/* WAIT's reply w for n required replicas: 0 when enough acknowledged, else
+ * DLOCK_ESYNC with the counts. A refusal for good (wait_refused_for_good)
+ * is remembered: no WAIT is sent any more, and this one call says so. */
+static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
+                      const redisReply *w, int n, char *errbuf, size_t errlen)
+{
+    if (w->type == REDIS_REPLY_INTEGER && w->integer >= n)
+        return 0;
+    if (w->type == REDIS_REPLY_INTEGER) {
+        dlock__redis_errf(errbuf, errlen,
+                          "%lld of %d%s replicas acknowledged within %lld ms "
+                          "(redis %s)",
+                          (long long)w->integer, n,
+                          cfg->sync_replicas < 0 ? " (all connected)" : "",
+                          (long long)cfg->sync_timeout_ms, cfg->url.where);
+        return DLOCK_ESYNC;
+    }
+    if (!wait_refused_for_good(w)) {
+        dlock__redis_errf(errbuf, errlen, "redis %s: WAIT failed (%.80s): the write "
+                          "was not synced", cfg->url.where,
+                          w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
+        return DLOCK_ESYNC;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->wait_refused = 1;
+    pthread_mutex_unlock(&s->mu);
+    dlock__redis_errf(errbuf, errlen,
+                      "redis %s refuses WAIT (%.80s): this write was not "
+                      "synced, and sync_replicas is off for this backend from "
+                      "now on",
+                      cfg->url.where,
+                      w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
+    return DLOCK_ESYNC;
 }
 
 int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
@@ -196,9 +358,9 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     dlock__redis_cmdbuf b = {0};
     char sha[SHA_LEN + 1], nkeys_str[24];
     dlock__redis_conn *c = NULL;
-    redisReply *r = NULL, *load = NULL;
+    redisReply *rep[2] = {NULL, NULL};
     size_t i, argc;
-    int rc, have_sha, broken = 0;
+    int rc, broken = 0, nwait, recount, pass, fresh;
 
     if (out)
         *out = NULL;
@@ -250,40 +412,44 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     if (rc != 0)
         goto done;
 
-    have_sha = sha_get(cache, script, sha);
-    if (have_sha) {
-        vec[0] = "EVALSHA";
-        lens[0] = 7;
-        vec[1] = sha;
-        lens[1] = SHA_LEN;
-        rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
-        if (rc == 0) {
-            rc = round_trip(c, &b, 1, NULL, &r, cfg, deadline_ms, errbuf, errlen);
-            broken = rc != 0;
-        }
-        if (rc == 0 && is_noscript(r)) {
-            freeReplyObject(r);
-            r = NULL;
-            have_sha = 0;
-        }
+    nwait = sync_wanted(cache, cfg, sha_of(cache, script, sha, &fresh), &recount);
+    if (recount) {
+        rc = sync_count_all(cache, c, cfg, deadline_ms, errbuf, errlen);
+        broken = rc != 0;
+        nwait = sync_wanted(cache, cfg, 1, &recount);
     }
-    if (rc == 0 && !have_sha) {
-        const char *load_argv[3] = {"SCRIPT", "LOAD", script->source};
+    /* EVALSHA with the SHA known locally; EVAL of the source (which also
+     * caches it on the server) on this backend's first use of the script,
+     * and when the server answers NOSCRIPT (restart, SCRIPT FLUSH,
+     * failover). WAIT rides in the same write. */
+    for (pass = fresh; rc == 0 && pass < 2; pass++) {
+        /* The replicas' acknowledgement comes on top of the call's budget:
+         * cut short, the script would have run unreported (a lock taken,
+         * the caller told it timed out). sync_timeout_ms bounds it, plus
+         * the lateness of the server's timer (WAIT times out on its cron). */
+        if (nwait > 0 && deadline_ms != INT64_MAX)
+            deadline_ms = deadline_ms > INT64_MAX - cfg->sync_timeout_ms - SYNC_LATE_MS
+                              ? INT64_MAX
+                              : deadline_ms + cfg->sync_timeout_ms + SYNC_LATE_MS;
+        vec[0] = pass == 0 ? "EVALSHA" : "EVAL";
+        lens[0] = strlen(vec[0]);
+        vec[1] = pass == 0 ? sha : script->source;
+        lens[1] = pass == 0 ? SHA_LEN : strlen(script->source);
         dlock__redis_cmdbuf_reset(&b);
-        vec[0] = "EVAL";
-        lens[0] = 4;
-        vec[1] = script->source;
-        lens[1] = strlen(script->source);
-        rc = dlock__redis_cmdbuf_add(&b, 3, load_argv, NULL);
-        if (rc == 0)
-            rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
-        if (rc == 0) {
-            rc = round_trip(c, &b, 2, &load, &r, cfg, deadline_ms, errbuf,
-                            errlen);
-            broken = rc != 0;
-        }
-        if (rc == 0 && is_sha(load))
-            sha_put(cache, script, load->str);
+        rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
+        if (rc == 0 && nwait > 0)
+            rc = sync_append(&b, nwait, cfg);
+        if (rc != 0)
+            break;
+        rc = round_trip(c, &b, nwait > 0 ? 2 : 1, rep, cfg, deadline_ms,
+                        errbuf, errlen);
+        broken = rc != 0;
+        if (rc != 0 || !is_noscript(rep[0]))
+            break;
+        freeReplyObject(rep[0]);
+        if (rep[1])
+            freeReplyObject(rep[1]);
+        rep[0] = rep[1] = NULL;
     }
     /* After a failed round trip the reply stream is out of step (or gone):
      * the connection is never reused. A formatting failure sent nothing. */
@@ -294,28 +460,35 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
             dlock__redis_errf(errbuf, errlen, "eval: out of memory");
         goto done;
     }
-    if (r->type == REDIS_REPLY_ERROR && dlock__redis_unavailable(r->str, r->len)) {
+    if (rep[0]->type == REDIS_REPLY_ERROR &&
+        dlock__redis_unavailable(rep[0]->str, rep[0]->len)) {
         /* Not the script's answer but the server refusing service for now:
          * a transport condition, retried like a lost connection. */
         dlock__redis_errf(errbuf, errlen, "redis %s: server unavailable: %.160s",
-                          cfg->url.where, r->str);
+                          cfg->url.where, rep[0]->str);
         rc = DLOCK_ECONN;
         goto done;
     }
-    rc = convert(out, r, 0);
-    if (rc != 0)
+    rc = convert(out, rep[0], 0);
+    if (rc != 0) {
         dlock__redis_errf(errbuf, errlen,
                           rc == DLOCK_ENOMEM
                               ? "eval %s: out of memory"
                               : "eval %s: reply nested too deep or of an "
                                 "unknown type",
                           script->name ? script->name : "?");
+        goto done;
+    }
+    /* A script error is the script's answer; otherwise too few
+     * acknowledgements make this an ESYNC whose reply the caller still
+     * gets. */
+    if (nwait > 0 && rep[0]->type != REDIS_REPLY_ERROR)
+        rc = sync_check(cache, cfg, rep[1], nwait, errbuf, errlen);
 
 done:
-    if (r)
-        freeReplyObject(r);
-    if (load)
-        freeReplyObject(load);
+    for (i = 0; i < 2; i++)
+        if (rep[i])
+            freeReplyObject(rep[i]);
     dlock__redis_cmdbuf_free(&b);
     if (vec != small_vec)
         free((void *)vec);

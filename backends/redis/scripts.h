@@ -1,12 +1,17 @@
 /*
  * Redis backend (private): running scripts.
  *
- * eval sends EVALSHA with the SHA1 the server gave for the script (cached
- * per dlock_script address, shared by every connection of the backend): one
- * round trip in the steady state. On first use, and when the server answers
- * NOSCRIPT (restart, SCRIPT FLUSH, failover), it pipelines SCRIPT LOAD and
- * EVAL of the source in one round trip: the EVAL runs the call, SCRIPT LOAD
- * refreshes the cached SHA1. Nothing is hashed locally.
+ * eval sends EVALSHA with the script's SHA1, computed here (cached by the
+ * struct's address but checked against the source, so the cache is keyed
+ * by content): one round trip. When the server does not have the script
+ * (first use, restart, SCRIPT FLUSH, failover) it answers NOSCRIPT and the
+ * call is repeated as EVAL of the source, which caches it there.
+ *
+ * Replica sync (sync_replicas, api/dlock/redis.h): a script that writes is
+ * followed by "WAIT n timeout" in the same write; too few acknowledgements
+ * make the call DLOCK_ESYNC with the script's reply still handed out. The
+ * WAIT helpers (sync_wanted, sync_append, sync_check) are the only part
+ * that knows about it.
  */
 #ifndef DLOCK_REDIS_SCRIPTS_H
 #define DLOCK_REDIS_SCRIPTS_H
@@ -28,7 +33,9 @@ void dlock__redis_scripts_free(dlock__redis_scripts *s);
  * timeouts only). DLOCK_EINVAL for NULL or too many arguments. A reply the
  * server gives instead of running the script because it refuses service
  * for now (dlock__redis_unavailable: LOADING, BUSY, READONLY...) is
- * DLOCK_ECONN, not a script error. */
+ * DLOCK_ECONN, not a script error. DLOCK_ESYNC: the script ran, *out holds
+ * its reply, but fewer replicas than sync_replicas acknowledged it (or the
+ * server refused WAIT: sync is off from then on); errbuf says which. */
 int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
                       const dlock__redis_config *cfg, dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,

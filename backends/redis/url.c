@@ -17,6 +17,8 @@
 #include <sys/un.h>
 
 #include "dlock/errors.h"
+#include "dlock/redis.h"
+#include "dlock/times.h"
 #include "internal.h"
 
 #define QUOTE_MAX 40 /* longest piece of user input quoted in a message */
@@ -348,6 +350,48 @@ static const struct str_param {
     {"sentinel_password", 1, offsetof(dlock__redis_url, sentinel_password)},
 };
 
+/* The integer parameters of every scheme: replica-synced writes
+ * (api/dlock/redis.h). */
+#define NINT_PARAMS (sizeof int_params / sizeof int_params[0])
+static const struct int_param {
+    const char *name;
+    long long min, max;
+} int_params[] = {
+    {"sync_replicas", -1, DLOCK_SYNC_REPLICAS_MAX},
+    {"sync_timeout_ms", 1, DLOCK_TIME_MAX_MS},
+};
+
+/* Sets integer parameter i once, within its bounds. */
+static int set_int(dlock__redis_url *u, size_t i, const char *kind,
+                   const char *vs, size_t vn, char *errbuf, size_t errlen)
+{
+    const struct int_param *ip = &int_params[i];
+    long long *slot = i == 0 ? &u->sync_replicas : &u->sync_timeout_ms;
+    int given = i == 0 ? u->sync_replicas_given : *slot != -1;
+    int neg = vn > 0 && vs[0] == '-';
+    long v;
+
+    if (given) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice", kind,
+                          ip->name);
+        return DLOCK_EINVAL;
+    }
+    if (parse_uint(vs + neg, vn - (size_t)neg, LONG_MAX, &v) != 0 ||
+        (neg ? -(long long)v : (long long)v) < ip->min ||
+        (neg ? -(long long)v : (long long)v) > ip->max) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: '%s' must be an integer %lld..%lld "
+                          "(got '%.*s')",
+                          kind, ip->name, ip->min, ip->max,
+                          (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX), vs);
+        return DLOCK_EINVAL;
+    }
+    *slot = neg ? -(long long)v : (long long)v;
+    if (i == 0)
+        u->sync_replicas_given = 1;
+    return 0;
+}
+
 /* Sets a string parameter once: non-empty, percent-decoded; a message
  * names the parameter, never its value. */
 static int set_string(char **slot, const char *name, const char *kind,
@@ -396,6 +440,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           kind, qk, ps);
         return DLOCK_EINVAL;
     }
+    for (i = 0; i < NINT_PARAMS; i++)
+        if (name_is(ps, klen, int_params[i].name))
+            return set_int(u, i, kind, vs, vn, errbuf, errlen);
     if (u->is_unix && name_is(ps, klen, "db")) {
         if (*have_db) {
             dlock__redis_errf(errbuf, errlen, "bad unix URL: 'db' given twice");
@@ -414,8 +461,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     }
     if (u->is_unix) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad unix URL: unknown parameter '%.*s' (only db=N "
-                          "is supported; TLS needs rediss://)",
+                          "bad unix URL: unknown parameter '%.*s' (only db=N, "
+                          "sync_replicas and sync_timeout_ms are supported; "
+                          "TLS needs rediss://)",
                           qk, ps);
         return DLOCK_EINVAL;
     }
@@ -425,7 +473,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (i == NSTR_PARAMS && !name_is(ps, klen, "insecure")) {
         dlock__redis_errf(errbuf, errlen,
                           "bad %s URL: unknown parameter '%.*s' (expected "
-                          "%scacert, cacertdir, cert, key, sni or insecure%s)",
+                          "%scacert, cacertdir, cert, key, sni, insecure, "
+                          "sync_replicas or sync_timeout_ms%s)",
                           kind, qk, ps,
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",
@@ -593,6 +642,8 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
         return DLOCK_EINVAL;
     }
     out->tls.insecure = -1;
+    out->sync_replicas = -1;
+    out->sync_timeout_ms = -1;
     if (scheme_is(url, slen, "redis") || scheme_is(url, slen, "rediss")) {
         out->is_tls = slen == 6;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);

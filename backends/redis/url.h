@@ -18,6 +18,8 @@
  *
  * TLS parameters (rediss:// only; named like redis-cli's flags): cacert,
  * cacertdir, cert, key, sni (paths and a name), insecure (0 or 1).
+ * Every scheme (unix:// too): sync_replicas (-1, 0..DLOCK_SYNC_REPLICAS_MAX)
+ * and sync_timeout_ms (1..DLOCK_TIME_MAX_MS).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
@@ -62,6 +64,12 @@ typedef struct dlock__redis_url {
     int nsentinels;          /* >= 1 */
     char *sentinel_user;     /* NULL: not given */
     char *sentinel_password; /* NULL: not given (no AUTH to sentinels) */
+
+    /* Replica-synced writes, any scheme; -1 = not given (the options'
+     * fields then apply). */
+    long long sync_replicas;   /* -1 means "all" only once given: see given */
+    long long sync_timeout_ms;
+    int sync_replicas_given;
 } dlock__redis_url;
 
 /* Parses url into *out (zeroed first). Returns 0, DLOCK_EINVAL (errbuf names

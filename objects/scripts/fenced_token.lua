@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Fenced lock: the current token, for its holder.
 -- KEYS[1] the lock hash, KEYS[2] the token counter; ARGV[1] owner id.
 -- Reply: the latest token handed out (that of the owner's latest

@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Introspection of a lock kept as a hash with one field per owner: one read,
 -- no side effects (dead fair-lock waiters are reported, not purged).
 -- KEYS[1] the lock hash; ARGV[1] what else to read: 'plain'; 'fenced' with

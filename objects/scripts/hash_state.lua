@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Read-only state of a lock kept as a hash with one field per owner.
 -- KEYS[1] the lock hash; ARGV[1] owner id (may be empty).
 -- Reply: {exists (0/1), the owner's hold count, PTTL}.

@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Permit-expirable semaphore, read only: its state document's data.
 -- KEYS, ARGV[1..4] as permit_check.luainc.
 -- Reply: {available, acquired, total, {id, lease left in ms, ...}} with the

@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Permit-expirable semaphore, read only: the lease left of one permit.
 -- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] the id.
 -- Reply: ms left, -1 for a permanent permit, or -2 when the permit is not

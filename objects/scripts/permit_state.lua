@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Permit-expirable semaphore, read only: the counts.
 -- KEYS, ARGV[1..4] as permit_check.luainc.
 -- Reply: {available, acquired, total}.

@@ -1,3 +1,4 @@
+-- dlock: no-writes
 -- Semaphore as a lock, read only: its state document's data, without
 -- reclaiming.
 -- KEYS[1] the count, KEYS[2] the holders hash; ARGV[1] the lease key prefix.

@@ -234,6 +234,8 @@ void bench_fig_watchdog(const bench_config *cfg, bench_raw *raw);
 void bench_fig_holds(const bench_config *cfg);
 /* TLS vs plain: starts a server of its own (plain + TLS ports). */
 void bench_fig_tls(const bench_config *cfg);
+/* fig_sync.c: sync_replicas=1 vs off (a master and a replica of its own). */
+void bench_fig_sync(const bench_config *cfg);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

@@ -7,7 +7,8 @@
  * Without --redis it starts a throwaway redis-server on 127.0.0.1 through the
  * test harness (tests/harness/redis_server.c) and stops it at the end.
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
- * tls (tls starts a server of its own, with plain and TLS ports).
+ * tls (tls starts a server of its own, with plain and TLS ports), sync
+ * (a master and a replica of its own).
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -33,7 +34,7 @@
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
-                                      "tls"};
+                                      "tls", "sync"};
 
 static void on_alarm(int sig)
 {
@@ -238,6 +239,8 @@ int main(int argc, char **argv)
         bench_fig_holds(&cfg);
     if (wanted(only, "tls"))
         bench_fig_tls(&cfg);
+    if (wanted(only, "sync"))
+        bench_fig_sync(&cfg);
 
     if (!child)
         bench_json_print_all();

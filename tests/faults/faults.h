@@ -115,6 +115,9 @@ int dlock_test_faults_redlock(void);
  * restarts (DLOCK_REDLOCK_STRESS=1, make stress-redlock). 0, >0 failed,
  * -1 could not run. */
 int dlock_test_stress_redlock(void);
+/* tests/faults/sync_cases.c: sync_replicas=1 vs none under kill -9 of the
+ * master (the failover-safety figure). */
+int dlock_test_faults_sync(void);
 /* Budgets and transient refusals (tests/faults/stall_cases.c), part of
  * dlock_test_faults. */
 int dlock_test_stalls(void);

@@ -6,13 +6,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "faults.h"
+#include "../harness/runner.h"
 
 int dlock_test_total, dlock_test_failed;
 
-#define LIMIT_S 600
+#define LIMIT_S 900
 
 static void on_alarm(int sig)
 {
@@ -25,6 +27,13 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/* DLOCK_FAULTS_ONLY=part[,part] runs only the named parts: fast, slow,
+ * sentinel, sync, redlock. Unset: all of them. */
+static int wanted(const char *part)
+{
+    return dlock_test_wanted("DLOCK_FAULTS_ONLY", part);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -32,17 +41,21 @@ int main(void)
     alarm(LIMIT_S);
     setvbuf(stdout, NULL, _IOLBF, 0);
     /* DLOCK_REDLOCK_STRESS=1: the Redlock stress run alone (make
-     * stress-redlock); DLOCK_FAULTS_ONLY=redlock: the Redlock cases alone. */
+     * stress-redlock). */
     if (getenv("DLOCK_REDLOCK_STRESS")) {
         int bad = dlock_test_stress_redlock();
         return bad == 0 ? 0 : 1;
     }
-    if (!getenv("DLOCK_FAULTS_ONLY")) {
+    if (wanted("fast"))
         dlock_test_faults();
+    if (wanted("slow"))
         dlock_test_faults_slow();
+    if (wanted("sentinel"))
         dlock_test_faults_sentinel();
-    }
-    dlock_test_faults_redlock();
+    if (wanted("sync"))
+        dlock_test_faults_sync();
+    if (wanted("redlock"))
+        dlock_test_faults_redlock();
     fault_child_kill_all();
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 extern int dlock_test_total, dlock_test_failed;
 /* Adds a group's counts to the run's; returns the group's own failures (not
@@ -17,4 +19,24 @@ static inline int dlock_test_count(int ran, int failed)
 #define DLOCK_RUN_GROUP(name, tests, setup, teardown)                         \
     dlock_test_count((int)(sizeof(tests) / sizeof((tests)[0])),               \
                      cmocka_run_group_tests_name(name, tests, setup, teardown))
+/* Whether the comma-separated list in the environment variable env names
+ * part (unset or empty: every part is wanted). For DLOCK_TEST_ONLY and
+ * DLOCK_FAULTS_ONLY, which run a chosen part of a test program. */
+static inline int dlock_test_wanted(const char *env, const char *part)
+{
+    const char *only = getenv(env), *p;
+    size_t n = strlen(part);
+
+    if (!only || !*only)
+        return 1;
+    for (p = only; *p; ) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, part, n) == 0)
+            return 1;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
 #endif

@@ -36,13 +36,30 @@ DLOCK_API dlock_reply *dlock_reply_array(size_t n); /* n NULL slots to fill */
 
 /* ---- scripts ----------------------------------------------------------- */
 
-/* A Lua script. Scripts are static data (the .lua files of objects/scripts, embedded at
- * build time); backends identify a script by its address and may cache
- * per-script state (e.g. the SHA1 the server returned) keyed by it. */
+/* A Lua script (the built-in ones: the .lua files of objects/scripts,
+ * embedded at build time). A backend may cache per-script state (the Redis
+ * backend: the SHA1 of the source), but keyed by the source's content, so
+ * a struct on the stack, or one reused for another source, runs its own
+ * code. */
 typedef struct dlock_script {
     const char *name;   /* "reentrant_acquire": used in error details */
     const char *source; /* NUL-terminated Lua 5.1 source */
 } dlock_script;
+
+/* Writes and replica sync. A script is taken to change state unless its
+ * source begins with this line: then it must only read (no SET, DEL,
+ * PEXPIRE, PUBLISH ...). A backend asked to sync writes to replicas
+ * (dlock_redis_options.sync_replicas) waits for the replicas after every
+ * script that writes and skips that wait for one that only reads, so mark
+ * the read-only scripts of a custom lock type (state, inspect, TTL
+ * queries) with it, e.g. {"my_state", DLOCK_SCRIPT_NO_WRITES "return ..."};
+ * an unmarked script costs the wait but is never wrong. It is a Lua
+ * comment: every backend runs the script unchanged. */
+#define DLOCK_SCRIPT_NO_WRITES "-- dlock: no-writes\n"
+
+/* Whether script only reads (its source begins with DLOCK_SCRIPT_NO_WRITES,
+ * above); 0 for NULL. For backends. Never blocks. */
+DLOCK_API int dlock_script_no_writes(const dlock_script *script);
 
 /* ---- pub/sub ----------------------------------------------------------- */
 
@@ -71,7 +88,14 @@ typedef struct dlock_backend_methods {
      * type DLOCK_REPLY_ERROR. On failure returns DLOCK_ECONN, DLOCK_ETIMEDOUT,
      * DLOCK_EAUTH, DLOCK_EPROTO or DLOCK_ENOMEM, sets *out = NULL, and writes
      * a one-line detail into errbuf (may be NULL) of size errlen.
-     * Blocks for at most one round trip (bounded by the command timeout). */
+     * One exception: DLOCK_ESYNC (a backend that syncs writes to replicas,
+     * e.g. Redis with sync_replicas) means the script RAN and *out holds
+     * its reply (the caller owns it, as on success), but fewer replicas
+     * than required acknowledged its writes; errbuf says how many. The
+     * backend cannot undo a script: the caller decides (the lock objects
+     * roll an acquisition back and report an unlock or renewal as done).
+     * Blocks for at most one round trip (bounded by the command timeout;
+     * plus the replicas' acknowledgement, bounded by the sync timeout). */
     int (*eval)(dlock_backend *b, dlock_reply **out, const dlock_script *script,
                 size_t nkeys, size_t nargs, const char *const *argv,
                 const size_t *argvlen, char *errbuf, size_t errlen);

@@ -128,7 +128,15 @@ DLOCK_API char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
 
 /* Runs script on the client's backend. A transport failure and an error
  * reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last failure and a code;
- * on success *out is the caller's. Blocks for one round trip. */
+ * on success *out is the caller's. Blocks for one round trip.
+ * Replica sync (api/dlock/redis.h: sync_replicas): a script that ran but
+ * whose writes too few replicas acknowledged is DLOCK_ESYNC (its change is
+ * made, *out = NULL) -- except inside an acquisition attempt of
+ * dlock_rlock_wait and a release slot called by dlock_unlock(_as): there
+ * it succeeds with the reply, and the caller above judges (the wait rolls
+ * the acquisition back through the spec's undo, the unlock reports
+ * DLOCK_ESYNC once the hold bookkeeping is done), so a lock type's attempt
+ * and release functions need nothing of their own for it. */
 DLOCK_API int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
                                const dlock_script *script, size_t nkeys, size_t nargs,
                                const char *const *argv);
@@ -170,7 +178,7 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
                                 int64_t *retry_ms);
 
 struct dlock_wait_spec {
-    int version;                 /* 1, or 2 with the fields after arg */
+    int version;                 /* 2 (1: ends at arg) */
     const char *channel;         /* wake-up channel (owned by the caller) */
     dlock_attempt_fn attempt;
     /* Called once when the wait ends without the lock after an attempt
@@ -193,6 +201,13 @@ struct dlock_wait_spec {
     dlock_backend *const *backends;
     size_t nbackends;
     int64_t subscribe_timeout_ms;
+    /* Undoes an attempt that succeeded (0) but whose writes the backend
+     * could not sync to enough replicas (DLOCK_ESYNC, api/dlock/redis.h:
+     * sync_replicas): dlock_rlock_wait then calls it once, after the
+     * call's budget, and returns DLOCK_ESYNC. NULL: the lock's release
+     * slot (one hold of owner less: right for every lock whose attempt
+     * takes one hold). Returns 0 or a code (the detail names it). */
+    int (*undo)(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner);
 };
 
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
@@ -208,7 +223,9 @@ struct dlock_wait_spec {
  * after a refusal, or a round trip did), DLOCK_ECONN (the budget ran out
  * while the backend was unreachable), DLOCK_ECANCELED (the client's
  * dlock_client_cancel_waits or dlock_client_free came after the call began;
- * checked after every wake-up), or the attempt's error. */
+ * checked after every wake-up), DLOCK_ESYNC (acquired, but the backend
+ * could not sync it to enough replicas: undone again, see undo), or the
+ * attempt's error. */
 DLOCK_API int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
                                const char *owner, int64_t wait_ms, int64_t lease_ms);
 
