@@ -315,12 +315,15 @@ int dlock_hold_missing(dlock_rlock *l, const char *owner)
     return release_end(l, owner, DLOCK_HOLD_ALL) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
 }
 
-int64_t dlock__hold_lease(dlock_rlock *l, const char *owner)
+int64_t dlock_hold_lease(dlock_rlock *l, const char *owner)
 {
-    dlock__holds *h = &l->client->holds;
+    dlock__holds *h;
     dlock__hold **slot;
     int64_t lease = 0;
 
+    if (!l || !l->client || !owner)
+        return 0;
+    h = &l->client->holds;
     pthread_mutex_lock(&h->mutex);
     slot = find_slot(h, l, owner);
     if (*slot)

@@ -12,6 +12,7 @@
 #include "dlock/client.h"
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
+#include "dlock/sys/lock_type.h"
 #include "dlock/sys/rlock.h"
 
 /* One hold: owner holds lock object l (made through this client). */
@@ -113,10 +114,8 @@ int dlock__client_connect(dlock_client **out, const char *url,
 /* holds.c */
 int dlock__holds_init(dlock__holds *h);
 void dlock__holds_fini(dlock__holds *h);
-/* The lease to re-apply when owner releases one of several holds of l: the
- * watchdog's for a watchdog-renewed hold, else the latest acquisition's; 0
- * (keep the current TTL) when this client knows of no hold. */
-int64_t dlock__hold_lease(dlock_rlock *l, const char *owner);
+/* dlock_hold_lease (api/dlock/sys/lock_type.h) under its internal name. */
+#define dlock__hold_lease dlock_hold_lease
 /* Forget every hold made through l (its handle is going away). */
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 
@@ -175,13 +174,10 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
  * DLOCK_EPROTO. */
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r);
 
-/* wait.c: the end of an attempt whose script refused with the holder's TTL
- * (an integer: -1 no expiry, 0 about to expire): sets *retry_ms for
- * dlock_rlock_wait and frees r. 0, or DLOCK_EPROTO for any other reply. */
-int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
-                           int64_t *retry_ms);
-/* The retry time of dlock_attempt_fn for a holder's TTL as above. */
-int64_t dlock__retry_after(int64_t ttl_ms);
+/* wait.c: dlock_rlock_refused and dlock_retry_after
+ * (api/dlock/sys/lock_type.h) under their internal names. */
+#define dlock__attempt_refused dlock_rlock_refused
+#define dlock__retry_after dlock_retry_after
 
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's
@@ -229,7 +225,7 @@ struct json_t;
 int dlock__reply_is(const dlock_reply *r, const char *kinds, int repeated);
 /* A new document holding "type" (the method table's) and "name"; *bad is
  * set when out of memory. */
-struct json_t *dlock__state_begin(dlock_rlock *l, int *bad);
+struct json_t *dlock__state_begin(const dlock_rlock *l, int *bad);
 /* The n elements r->elems[i..i+n) (bulk strings and integers) as an object
  * {keys[0]: the first, ...}; NULL when out of memory. */
 struct json_t *dlock__state_row(const dlock_reply *r, size_t i,

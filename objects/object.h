@@ -22,23 +22,15 @@
 /* Writes v in decimal into buf (DLOCK__I64_SIZE bytes) and returns buf. */
 char *dlock__i64(char *buf, int64_t v);
 
-/* The head of every object: the base, then its wake-up channel. */
-typedef struct dlock__object {
-    dlock_rlock base;
-    char *channel; /* owned */
-} dlock__object;
+/* The head of every object: the base, then its wake-up channel. It is the
+ * public object base (api/dlock/sys/lock_type.h), which a user's lock type
+ * builds on too; the internal names below are the public functions. */
+typedef dlock_object_base dlock__object;
 
-/* Allocates size bytes (the type's struct, which starts with a
- * dlock__object), fills the base with dlock_rlock_init and builds the
- * channel "prefix{name}suffix". 0 or the constructor errors of
- * api/dlock/rlock.h; on failure nothing is left. */
-int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_methods *m,
-                      dlock_client *c, const char *name, const char *prefix,
-                      const char *suffix);
-
-/* Frees the channel and the instance: the destroy slot of a type with no
- * further allocations, and the last step of the others'. */
-void dlock__object_destroy(dlock_rlock *b);
+/* dlock_object_base_new, _destroy and _wait. */
+#define dlock__object_new dlock_object_base_new
+#define dlock__object_destroy dlock_object_base_destroy
+#define dlock__object_wait dlock_object_base_wait
 
 /* The check at the top of every call: 0, or DLOCK_EFORKED (recorded). The
  * object itself must have been checked for NULL. */
@@ -48,11 +40,6 @@ int dlock__object_check(dlock_rlock *b);
  * negative_ok. 0 or DLOCK_EINVAL (recorded, naming what). */
 int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
                             const char *what);
-
-/* dlock_rlock_wait on the object's channel, with attempt (and arg for it):
- * the acquire slot of most types. */
-int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
-                       const char *owner, int64_t wait_ms, int64_t lease_ms);
 
 /* The lease an acquisition script sets, in decimal into buf
  * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the
