@@ -20,6 +20,8 @@
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
 #include "dlock/fenced.h"
+#include "dlock/spin_lock.h"
+#include "dlock/simple_lock.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/permit_semaphore.h"

@@ -208,9 +208,12 @@ int dlock__triple_remain_ttl(dlock_rlock *l, int64_t *out);
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
 
-/* reentrant.c: the release and force_unlock slots of the reentrant lock,
- * for every hash lock that keeps its layout and its channel (the fenced
- * lock); l is a dlock__object (object.h). */
+/* reentrant.c: the acquisition attempt (a dlock_attempt_fn), release and
+ * force_unlock slots of the reentrant lock, for every hash lock that keeps
+ * its layout and its channel (the fenced lock, the spin lock); l is a
+ * dlock__object (object.h). */
+int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                             const char *owner, int64_t lease_ms, int64_t *retry_ms);
 int dlock__reentrant_release(dlock_rlock *l, const char *owner);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 

@@ -11,8 +11,8 @@
 
 #define RELEASE_MESSAGE "0"
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                             const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_reentrant_acquire;
     char lease[DLOCK__I64_SIZE];
@@ -37,7 +37,8 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait(l, attempt, NULL, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, dlock__reentrant_attempt, NULL, owner, wait_ms,
+                             lease_ms);
 }
 
 int dlock__reentrant_release(dlock_rlock *l, const char *owner)
