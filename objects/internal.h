@@ -33,6 +33,10 @@ typedef struct dlock__hold {
     uint64_t changes;                /* acquisitions and releases begun */
     int64_t lease_ms;                /* of the latest acquisition */
     const dlock_script *renew;       /* non-NULL while the watchdog renews */
+    /* renew was set by a lease-0 attempt still unanswered, on a hold that
+     * was not watchdog-renewed: a refusal (a non-reentrant type's holder
+     * asking again) sets it back, so a refused call changes no lease */
+    int renew_tentative;
     int64_t renew_since_ms;          /* for max_hold_ms */
 } dlock__hold;
 

@@ -1497,3 +1497,37 @@ int dlock_test_conformance(const char *backend)
     dlock_fx_use_lock_type(NULL);
     return dlock_test_failed - before;
 }
+
+/* Runs the cases above on one more lock type, but those named in skip (a
+ * NULL-terminated list of case names, each with the reason at its
+ * definition; "mock:name" skips it on the mock only): for the types whose
+ * contract differs on purpose (the simple lock is not reentrant, the spin
+ * lock has no pub/sub). The group is "conformance/<type> on <backend>".
+ * Returns the group's failures. */
+int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *type,
+                                const char *const *skip)
+{
+    struct CMUnitTest run[sizeof(reentrant_cases) / sizeof(reentrant_cases[0])];
+    size_t i, n = 0, k;
+    char group[96];
+    int failed;
+
+    for (i = 0; i < sizeof(reentrant_cases) / sizeof(reentrant_cases[0]); i++) {
+        for (k = 0; skip[k]; k++) {
+            const char *name = skip[k];
+            if (strncmp(name, "mock:", 5) == 0 && strcmp(backend, "mock") == 0)
+                name += 5;
+            if (strcmp(name, reentrant_cases[i].name) == 0)
+                break;
+        }
+        if (!skip[k])
+            run[n++] = reentrant_cases[i];
+    }
+    dlock_fx_use_lock_type(type);
+    snprintf(group, sizeof(group), "conformance/%s on %s", type->name, backend);
+    failed = dlock_test_count((int)n, _cmocka_run_group_tests(
+        group, run, n, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
+                                                   : dlock_fx_group_redis, NULL));
+    dlock_fx_use_lock_type(NULL);
+    return failed;
+}
