@@ -45,6 +45,7 @@ int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_spin(const char *backend);
 int dlock_test_simple(const char *backend);
+int dlock_test_custom_lock_sample(const char *url); /* tests/sample_test.c */
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -188,6 +189,8 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_spin(name);
         dlock_test_set_phase("simple lock on %s", name);
         dlock_test_simple(name);
+        dlock_test_set_phase("samples/custom_lock on %s", name);
+        dlock_test_custom_lock_sample(url);
     }
     dlock_fx_set_redis_url(NULL);
     dlock_test_set_phase("stopping redis-server (%s)", name);
