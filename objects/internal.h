@@ -220,6 +220,12 @@ int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                              const char *owner, int64_t lease_ms, int64_t *retry_ms);
 int dlock__reentrant_release(dlock_rlock *l, const char *owner);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
+/* The slots from release to remain_ttl of a lock kept in the reentrant
+ * lock's hash (its table then ends with dlock__hash_triple). */
+#define DLOCK__HASH_LOCK_SLOTS                                                \
+    dlock__reentrant_release, dlock__reentrant_force_unlock,                  \
+        dlock__triple_is_locked, dlock__triple_is_held,                       \
+        dlock__triple_hold_count, dlock__triple_remain_ttl
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
@@ -264,6 +270,7 @@ int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out);
 /* The built-in types' method tables, so that lifetime.c knows a type by
  * its table (a user's type may carry any type name). */
 extern const dlock_rlock_methods *const dlock__methods_reentrant;
+extern const dlock_rlock_methods *const dlock__methods_spin;
 extern const dlock_rlock_methods *const dlock__methods_fair;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_read;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_write;

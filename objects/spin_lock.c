@@ -25,12 +25,11 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 }
 
 static const dlock__lock_methods spin_methods = {
-    {2, "spin", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
-     dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
-     dlock__triple_remain_ttl, dlock__object_destroy, dlock__hash_state_plain,
-     dlock__hash_guard_field},
+    {2, "spin", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
+     dlock__hash_state_plain, dlock__hash_guard_field},
     dlock__hash_triple,
 };
+const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;
 
 int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,
                         const dlock_spin_options *opts)

@@ -1531,3 +1531,22 @@ int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *t
     dlock_fx_use_lock_type(NULL);
     return failed;
 }
+
+/* A lock type's whole run on backend: the generic cases (with its skips),
+ * then its own cases in the group "<type> lock on <backend>", with the
+ * type selected for dlock_fx_lock. Returns the failures. */
+int dlock_test_lock_type(const char *backend, const dlock_fx_lock_type *type,
+                         const char *const *skip, const struct CMUnitTest *own,
+                         size_t nown)
+{
+    int failed = dlock_test_conformance_type(backend, type, skip);
+    char group[96];
+
+    dlock_fx_use_lock_type(type);
+    snprintf(group, sizeof(group), "%s lock on %s", type->name, backend);
+    failed += dlock_test_count((int)nown, _cmocka_run_group_tests(
+        group, own, nown, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
+                                                      : dlock_fx_group_redis, NULL));
+    dlock_fx_use_lock_type(NULL);
+    return failed;
+}

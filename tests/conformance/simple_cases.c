@@ -21,8 +21,10 @@
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 
-int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *type,
-                                const char *const *skip);
+/* reentrant_cases.c */
+int dlock_test_lock_type(const char *backend, const dlock_fx_lock_type *type,
+                         const char *const *skip, const struct CMUnitTest *own,
+                         size_t nown);
 
 static const dlock_fx_lock_type simple_type = {"simple", dlock_simple_lock_new};
 
@@ -211,15 +213,6 @@ static const struct CMUnitTest simple_cases[] = {
 
 int dlock_test_simple(const char *backend)
 {
-    int failed = dlock_test_conformance_type(backend, &simple_type, simple_skips);
-    char group[96];
-
-    dlock_fx_use_lock_type(&simple_type);
-    snprintf(group, sizeof(group), "simple lock on %s", backend);
-    failed += DLOCK_RUN_GROUP(group, simple_cases,
-                              strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
-                                                           : dlock_fx_group_redis,
-                              NULL);
-    dlock_fx_use_lock_type(NULL);
-    return failed;
+    return dlock_test_lock_type(backend, &simple_type, simple_skips, simple_cases,
+                                sizeof(simple_cases) / sizeof(simple_cases[0]));
 }

@@ -18,8 +18,10 @@
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 
-int dlock_test_conformance_type(const char *backend, const dlock_fx_lock_type *type,
-                                const char *const *skip);
+/* reentrant_cases.c */
+int dlock_test_lock_type(const char *backend, const dlock_fx_lock_type *type,
+                         const char *const *skip, const struct CMUnitTest *own,
+                         size_t nown);
 
 static int make_spin(dlock_rlock **out, dlock_client *c, const char *name)
 {
@@ -330,15 +332,6 @@ static const struct CMUnitTest spin_cases[] = {
 
 int dlock_test_spin(const char *backend)
 {
-    int failed = dlock_test_conformance_type(backend, &spin_type, spin_skips);
-    char group[96];
-
-    dlock_fx_use_lock_type(&spin_type);
-    snprintf(group, sizeof(group), "spin lock on %s", backend);
-    failed += DLOCK_RUN_GROUP(group, spin_cases,
-                              strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
-                                                           : dlock_fx_group_redis,
-                              NULL);
-    dlock_fx_use_lock_type(NULL);
-    return failed;
+    return dlock_test_lock_type(backend, &spin_type, spin_skips, spin_cases,
+                                sizeof(spin_cases) / sizeof(spin_cases[0]));
 }
