@@ -82,7 +82,7 @@ int dlock_object_base_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
 
 int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)
 {
-    return lease_ms > 0 ? lease_ms : dlock_client_watchdog_timeout(l->client);
+    return lease_ms > 0 ? lease_ms : dlock_client_watchdog_timeout(l ? l->client : NULL);
 }
 
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)

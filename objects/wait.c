@@ -218,7 +218,7 @@ int64_t dlock_retry_after(int64_t ttl_ms)
 int dlock_rlock_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
                         int64_t *retry_ms)
 {
-    if (r->type != DLOCK_REPLY_INTEGER)
+    if (!r || r->type != DLOCK_REPLY_INTEGER)
         return dlock__unexpected_reply(l, s, r);
     /* The holder's TTL bounds the sleep: an expiring lease sends no
      * message. */
