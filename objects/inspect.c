@@ -206,7 +206,7 @@ struct json_t *dlock_state_new(const dlock_rlock *l, int64_t ttl_ms)
 int dlock_state_add_holder(struct json_t *doc, const char *owner, size_t n,
                            int64_t holds, int64_t ttl_ms)
 {
-    struct json_t *holders = doc ? dlock__json_get(doc, "holders") : NULL;
+    struct json_t *holders = doc ? dlock__json_get_array(doc, "holders") : NULL;
     struct json_t *row;
     int bad;
 

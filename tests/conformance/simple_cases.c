@@ -188,6 +188,8 @@ static void lock_type_helpers(void **state)
     assert_null(dlock_state_new(NULL, 0));
     doc = json_object();
     assert_int_equal(dlock_state_add_holder(doc, "x", 1, 1, 1), DLOCK_EINVAL);
+    json_object_set_new(doc, "holders", json_string("not an array"));
+    assert_int_equal(dlock_state_add_holder(doc, "x", 1, 1, 1), DLOCK_EINVAL);
     json_decref(doc);
 
     /* the object base refuses a size without room for itself */

@@ -119,8 +119,8 @@ DLOCK_API struct json_t *dlock_state_new(const dlock_rlock *l, int64_t ttl_ms);
 
 /* Appends {"owner": owner (n bytes; bytes that are not UTF-8 become
  * U+FFFD), "holds": holds, "ttl_ms": ttl_ms} to doc's "holders". 0,
- * DLOCK_EINVAL (doc or owner NULL, or doc not made by dlock_state_new),
- * DLOCK_ENOMEM. */
+ * DLOCK_EINVAL (doc or owner NULL, or doc has no "holders" array, as one
+ * made by dlock_state_new has), DLOCK_ENOMEM. Never blocks. */
 DLOCK_API int dlock_state_add_holder(struct json_t *doc, const char *owner, size_t n,
                                      int64_t holds, int64_t ttl_ms);
 
