@@ -22,6 +22,8 @@
 #include "dlock/fenced.h"
 #include "dlock/multilock.h"
 #include "dlock/redlock.h"
+#include "dlock/spin_lock.h"
+#include "dlock/simple_lock.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/permit_semaphore.h"

@@ -140,6 +140,13 @@ int dlock__json_set_null(json_t *obj, const char *key)
     return dlock__json_set(obj, key, json_null());
 }
 
+json_t *dlock__json_get_array(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+
+    return json_is_array(v) ? v : NULL;
+}
+
 int dlock__json_append(json_t *arr, json_t *v)
 {
     if (!arr || !v) {

@@ -29,6 +29,9 @@ int dlock__json_set_int(struct json_t *obj, const char *key, int64_t v);
 int dlock__json_set_bool(struct json_t *obj, const char *key, int v);
 /* obj[key] = null, for a field that has no value now (e.g. no writer). */
 int dlock__json_set_null(struct json_t *obj, const char *key);
+/* obj[key] when it is an array (borrowed), else NULL (obj not an object,
+ * no such key, or another kind of value). */
+struct json_t *dlock__json_get_array(struct json_t *obj, const char *key);
 /* Appends v to the array arr. */
 int dlock__json_append(struct json_t *arr, struct json_t *v);
 

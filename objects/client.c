@@ -350,6 +350,11 @@ const char *dlock_client_id(const dlock_client *c)
     return c ? c->id : NULL;
 }
 
+int64_t dlock_client_watchdog_timeout(const dlock_client *c)
+{
+    return c ? c->opts.watchdog_timeout_ms : 0;
+}
+
 int dlock_client_owner(dlock_client *c, char *buf, size_t len)
 {
     char owner[DLOCK_OWNER_MAX];

@@ -1,7 +1,9 @@
 /*
  * dlock — what every lock kept as a hash with one field per owner
  * (reentrant, fair, fenced) shares: its state triple read (internal.h), and
- * the guard field of a guarded write (the owner's field itself).
+ * the guard field of a guarded write (the owner's field itself), and the
+ * watchdog's renewal script, public for the types of users that keep this
+ * layout (api/dlock/sys/lock_type.h).
  */
 #include <string.h>
 
@@ -26,4 +28,9 @@ int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t
         return DLOCK_EINVAL;
     memcpy(buf, owner, n + 1);
     return 0;
+}
+
+const dlock_script *dlock_script_hash_renew(void)
+{
+    return &dlock__script_hash_renew;
 }

@@ -234,6 +234,7 @@ int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
     if (lease_ms == 0 && renew && !(*slot)->renew) {
         (*slot)->renew = renew;
         (*slot)->renew_since_ms = dlock_clock_now(l->client->clock);
+        (*slot)->renew_tentative = 1;
     }
     pthread_mutex_unlock(&h->mutex);
     return 0;
@@ -251,10 +252,17 @@ void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
     pthread_mutex_lock(&h->mutex);
     slot = lookup(h, l, owner, 0);
     if (*slot) {
-        (*slot)->acquiring--;
+        dlock__hold *e = *slot;
+        e->acquiring--;
         if (acquired) {
-            (*slot)->count++;
-            (*slot)->lease_ms = lease_ms;
+            e->count++;
+            e->lease_ms = lease_ms;
+            if (lease_ms == 0)
+                e->renew_tentative = 0;
+        } else if (e->renew_tentative && e->acquiring == 0) {
+            /* the refused attempt was the one that started renewal */
+            e->renew = NULL;
+            e->renew_tentative = 0;
         }
         settle(h, slot);
     }
@@ -315,12 +323,15 @@ int dlock_hold_missing(dlock_rlock *l, const char *owner)
     return release_end(l, owner, DLOCK_HOLD_ALL) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
 }
 
-int64_t dlock__hold_lease(dlock_rlock *l, const char *owner)
+int64_t dlock_hold_lease(dlock_rlock *l, const char *owner)
 {
-    dlock__holds *h = &l->client->holds;
+    dlock__holds *h;
     dlock__hold **slot;
     int64_t lease = 0;
 
+    if (!l || !l->client || !owner)
+        return 0;
+    h = &l->client->holds;
     pthread_mutex_lock(&h->mutex);
     slot = find_slot(h, l, owner);
     if (*slot)

@@ -113,7 +113,7 @@ int dlock__reply_is(const dlock_reply *r, const char *kinds, int repeated)
     return 1;
 }
 
-struct json_t *dlock__state_begin(dlock_rlock *l, int *bad)
+struct json_t *dlock__state_begin(const dlock_rlock *l, int *bad)
 {
     struct json_t *doc = dlock__json_object();
 
@@ -171,12 +171,56 @@ struct json_t *dlock__state_holders(const dlock_reply *r)
     return dlock__state_rows(r, holder_keys, 3);
 }
 
+/* "locked" and "ttl_ms" from the lock's TTL (-2: not held). */
+static int lock_fields(struct json_t *doc, int64_t ttl)
+{
+    return dlock__json_set_bool(doc, "locked", ttl != -2) |
+           dlock__json_set_int(doc, "ttl_ms", ttl);
+}
+
 int dlock__state_lock(struct json_t *doc, int64_t ttl, const dlock_reply *holders)
 {
-    int bad = dlock__json_set_bool(doc, "locked", ttl != -2);
+    return lock_fields(doc, ttl) |
+           dlock__json_set(doc, "holders", dlock__state_holders(holders));
+}
 
-    bad |= dlock__json_set_int(doc, "ttl_ms", ttl);
-    return bad | dlock__json_set(doc, "holders", dlock__state_holders(holders));
+/* ---- the public builder (api/dlock/sys/lock_type.h) --------------------- */
+
+struct json_t *dlock_state_new(const dlock_rlock *l, int64_t ttl_ms)
+{
+    struct json_t *doc;
+    int bad;
+
+    if (!l || !l->methods)
+        return NULL;
+    doc = dlock__state_begin(l, &bad);
+    bad |= lock_fields(doc, ttl_ms);
+    bad |= dlock__json_set(doc, "holders", dlock__json_array());
+    if (bad) {
+        dlock__json_free(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+int dlock_state_add_holder(struct json_t *doc, const char *owner, size_t n,
+                           int64_t holds, int64_t ttl_ms)
+{
+    struct json_t *holders = doc ? dlock__json_get_array(doc, "holders") : NULL;
+    struct json_t *row;
+    int bad;
+
+    if (!holders || !owner)
+        return DLOCK_EINVAL;
+    row = dlock__json_object();
+    bad = dlock__json_set_str(row, "owner", owner, n);
+    bad |= dlock__json_set_int(row, "holds", holds);
+    bad |= dlock__json_set_int(row, "ttl_ms", ttl_ms);
+    if (bad) {
+        dlock__json_free(row);
+        return DLOCK_ENOMEM;
+    }
+    return dlock__json_append(holders, row) == 0 ? 0 : DLOCK_ENOMEM;
 }
 
 int dlock__state_end(dlock_rlock *l, struct json_t *doc, int bad, struct json_t **out)

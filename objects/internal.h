@@ -12,6 +12,7 @@
 #include "dlock/client.h"
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
+#include "dlock/sys/lock_type.h"
 #include "dlock/sys/rlock.h"
 
 /* One hold: owner holds lock object l (made through this client). */
@@ -32,6 +33,10 @@ typedef struct dlock__hold {
     uint64_t changes;                /* acquisitions and releases begun */
     int64_t lease_ms;                /* of the latest acquisition */
     const dlock_script *renew;       /* non-NULL while the watchdog renews */
+    /* renew was set by a lease-0 attempt still unanswered, on a hold that
+     * was not watchdog-renewed: a refusal (a non-reentrant type's holder
+     * asking again) sets it back, so a refused call changes no lease */
+    int renew_tentative;
     int64_t renew_since_ms;          /* for max_hold_ms */
 } dlock__hold;
 
@@ -113,10 +118,8 @@ int dlock__client_connect(dlock_client **out, const char *url,
 /* holds.c */
 int dlock__holds_init(dlock__holds *h);
 void dlock__holds_fini(dlock__holds *h);
-/* The lease to re-apply when owner releases one of several holds of l: the
- * watchdog's for a watchdog-renewed hold, else the latest acquisition's; 0
- * (keep the current TTL) when this client knows of no hold. */
-int64_t dlock__hold_lease(dlock_rlock *l, const char *owner);
+/* dlock_hold_lease (api/dlock/sys/lock_type.h) under its internal name. */
+#define dlock__hold_lease dlock_hold_lease
 /* Forget every hold made through l (its handle is going away). */
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 
@@ -175,13 +178,10 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
  * DLOCK_EPROTO. */
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r);
 
-/* wait.c: the end of an attempt whose script refused with the holder's TTL
- * (an integer: -1 no expiry, 0 about to expire): sets *retry_ms for
- * dlock_rlock_wait and frees r. 0, or DLOCK_EPROTO for any other reply. */
-int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
-                           int64_t *retry_ms);
-/* The retry time of dlock_attempt_fn for a holder's TTL as above. */
-int64_t dlock__retry_after(int64_t ttl_ms);
+/* wait.c: dlock_rlock_refused and dlock_retry_after
+ * (api/dlock/sys/lock_type.h) under their internal names. */
+#define dlock__attempt_refused dlock_rlock_refused
+#define dlock__retry_after dlock_retry_after
 
 /* sync.c: a write the backend ran but could not sync to enough replicas
  * (DLOCK_ESYNC with a reply). Outside a judged region the call returns
@@ -228,11 +228,20 @@ int dlock__triple_remain_ttl(dlock_rlock *l, int64_t *out);
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
 
-/* reentrant.c: the release and force_unlock slots of the reentrant lock,
- * for every hash lock that keeps its layout and its channel (the fenced
- * lock); l is a dlock__object (object.h). */
+/* reentrant.c: the acquisition attempt (a dlock_attempt_fn), release and
+ * force_unlock slots of the reentrant lock, for every hash lock that keeps
+ * its layout and its channel (the fenced lock, the spin lock); l is a
+ * dlock__object (object.h). */
+int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                             const char *owner, int64_t lease_ms, int64_t *retry_ms);
 int dlock__reentrant_release(dlock_rlock *l, const char *owner);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
+/* The slots from release to remain_ttl of a lock kept in the reentrant
+ * lock's hash (its table then ends with dlock__hash_triple). */
+#define DLOCK__HASH_LOCK_SLOTS                                                \
+    dlock__reentrant_release, dlock__reentrant_force_unlock,                  \
+        dlock__triple_is_locked, dlock__triple_is_held,                       \
+        dlock__triple_hold_count, dlock__triple_remain_ttl
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
@@ -245,7 +254,7 @@ struct json_t;
 int dlock__reply_is(const dlock_reply *r, const char *kinds, int repeated);
 /* A new document holding "type" (the method table's) and "name"; *bad is
  * set when out of memory. */
-struct json_t *dlock__state_begin(dlock_rlock *l, int *bad);
+struct json_t *dlock__state_begin(const dlock_rlock *l, int *bad);
 /* The n elements r->elems[i..i+n) (bulk strings and integers) as an object
  * {keys[0]: the first, ...}; NULL when out of memory. */
 struct json_t *dlock__state_row(const dlock_reply *r, size_t i,
@@ -277,6 +286,7 @@ int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out);
 /* The built-in types' method tables, so that lifetime.c knows a type by
  * its table (a user's type may carry any type name). */
 extern const dlock_rlock_methods *const dlock__methods_reentrant;
+extern const dlock_rlock_methods *const dlock__methods_spin;
 extern const dlock_rlock_methods *const dlock__methods_fair;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_read;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_write;

@@ -62,7 +62,8 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
         return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks have no keys of their own: "
                                 "use their members' objects", m->type);
     lay->argv[0] = l->name;
-    if (m == dlock__methods_reentrant || dlock__fenced_token_key(l)) {
+    if (m == dlock__methods_reentrant || m == dlock__methods_spin ||
+        dlock__fenced_token_key(l)) {
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
     } else if (m == dlock__methods_fair) {
         lay->owned[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");

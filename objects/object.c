@@ -14,9 +14,9 @@ char *dlock__i64(char *buf, int64_t v)
     return buf;
 }
 
-int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_methods *m,
-                      dlock_client *c, const char *name, const char *prefix,
-                      const char *suffix)
+int dlock_object_base_new(dlock_object_base **out, size_t size,
+                          const dlock_rlock_methods *m, dlock_client *c,
+                          const char *name, const char *prefix, const char *suffix)
 {
     dlock_rlock *l;
     dlock__object *o;
@@ -25,6 +25,8 @@ int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_method
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
+    if (size < sizeof(dlock_object_base) || !prefix || !suffix)
+        return DLOCK_EINVAL;
     rc = dlock__rlock_new(&l, size, m, c, name);
     if (rc != 0)
         return rc;
@@ -38,8 +40,10 @@ int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_method
     return 0;
 }
 
-void dlock__object_destroy(dlock_rlock *b)
+void dlock_object_base_destroy(dlock_rlock *b)
 {
+    if (!b)
+        return;
     free(((dlock__object *)b)->channel);
     free(b);
 }
@@ -69,7 +73,7 @@ int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
                        dlock__undo_fn undo, void *arg, const char *owner,
                        int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_wait_spec spec = {2, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL};
+    dlock_wait_spec spec = {2, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
 
     spec.channel = ((dlock__object *)b)->channel;
     spec.attempt = attempt;
@@ -78,7 +82,20 @@ int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
     return dlock_rlock_wait(b, &spec, owner, wait_ms, lease_ms);
 }
 
+/* The public form (api/dlock/sys/lock_type.h): a custom type's attempt
+ * takes one hold, so the release slot undoes an unsynced one. */
+int dlock_object_base_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
+                           const char *owner, int64_t wait_ms, int64_t lease_ms)
+{
+    return dlock__object_wait(b, attempt, NULL, arg, owner, wait_ms, lease_ms);
+}
+
+int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)
+{
+    return lease_ms > 0 ? lease_ms : dlock_client_watchdog_timeout(l ? l->client : NULL);
+}
+
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)
 {
-    return dlock__i64(buf, lease_ms > 0 ? lease_ms : b->client->opts.watchdog_timeout_ms);
+    return dlock__i64(buf, dlock_rlock_lease(b, lease_ms));
 }

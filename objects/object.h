@@ -22,23 +22,14 @@
 /* Writes v in decimal into buf (DLOCK__I64_SIZE bytes) and returns buf. */
 char *dlock__i64(char *buf, int64_t v);
 
-/* The head of every object: the base, then its wake-up channel. */
-typedef struct dlock__object {
-    dlock_rlock base;
-    char *channel; /* owned */
-} dlock__object;
+/* The head of every object: the base, then its wake-up channel. It is the
+ * public object base (api/dlock/sys/lock_type.h), which a user's lock type
+ * builds on too; the internal names below are the public functions. */
+typedef dlock_object_base dlock__object;
 
-/* Allocates size bytes (the type's struct, which starts with a
- * dlock__object), fills the base with dlock_rlock_init and builds the
- * channel "prefix{name}suffix". 0 or the constructor errors of
- * api/dlock/rlock.h; on failure nothing is left. */
-int dlock__object_new(dlock__object **out, size_t size, const dlock_rlock_methods *m,
-                      dlock_client *c, const char *name, const char *prefix,
-                      const char *suffix);
-
-/* Frees the channel and the instance: the destroy slot of a type with no
- * further allocations, and the last step of the others'. */
-void dlock__object_destroy(dlock_rlock *b);
+/* dlock_object_base_new, _destroy and _wait. */
+#define dlock__object_new dlock_object_base_new
+#define dlock__object_destroy dlock_object_base_destroy
 
 /* The check at the top of every call: 0, or DLOCK_EFORKED (recorded). The
  * object itself must have been checked for NULL. */

@@ -11,8 +11,8 @@
 
 #define RELEASE_MESSAGE "0"
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
+                             const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_reentrant_acquire;
     char lease[DLOCK__I64_SIZE];
@@ -37,7 +37,8 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait(l, attempt, NULL, NULL, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, dlock__reentrant_attempt, NULL, NULL, owner,
+                              wait_ms, lease_ms);
 }
 
 int dlock__reentrant_release(dlock_rlock *l, const char *owner)
@@ -71,10 +72,8 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 }
 
 static const dlock__lock_methods reentrant_methods = {
-    {2, "reentrant", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
-     dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
-     dlock__triple_remain_ttl, dlock__object_destroy, dlock__hash_state_plain,
-     dlock__hash_guard_field},
+    {2, "reentrant", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
+     dlock__hash_state_plain, dlock__hash_guard_field},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;

@@ -7,16 +7,24 @@
  * runs out or the budget is spent. The attempt made right after subscribing
  * is what makes a release published before the subscription impossible to
  * miss.
+ *
+ * A wait without a channel (the spin lock) polls instead: exponential
+ * back-off with jitter between attempts, still bounded by the holder's TTL
+ * and the budget, and woken by a cancel like any other wait.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
+/* Polling defaults: Redisson's spin lock's (1 ms, doubling up to 128 ms). */
+#define POLL_MIN_MS 1
+#define POLL_MAX_MS 128
 
 static void on_message(void *arg, const char *channel, const char *message,
                        size_t len)
@@ -166,6 +174,47 @@ static int roll_back(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name, detail);
 }
 
+/* A per-thread xorshift64* generator: jitter needs no quality, only that
+ * waiters started together do not poll in step. */
+static uint64_t jitter_next(void)
+{
+    static __thread uint64_t x;
+
+    if (x == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        x = ((uint64_t)(uintptr_t)&x ^ (uint64_t)ts.tv_nsec ^
+             ((uint64_t)ts.tv_sec << 32)) | 1;
+    }
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    return x * 2685821657736338717ULL;
+}
+
+/* The pause before the next poll: half the step plus a random part of the
+ * other half ("equal jitter"); the step doubles up to max. */
+static int64_t poll_pause(int64_t *step, int64_t max)
+{
+    int64_t s = *step, half = s / 2;
+    int64_t pause = half + (int64_t)(jitter_next() % (uint64_t)(s - half + 1));
+
+    *step = min64(s * 2, max);
+    return pause > 0 ? pause : 1;
+}
+
+/* The polling bounds of a wait without a channel: the spec's (version 2,
+ * > 0), else the defaults. */
+static void poll_bounds(const dlock_wait_spec *spec, int64_t *min_ms, int64_t *max_ms)
+{
+    int v2 = spec->version >= 2;
+
+    *min_ms = v2 && spec->poll_min_ms > 0 ? spec->poll_min_ms : POLL_MIN_MS;
+    *max_ms = v2 && spec->poll_max_ms > 0 ? spec->poll_max_ms : POLL_MAX_MS;
+    if (*max_ms < *min_ms)
+        *max_ms = *min_ms;
+}
+
 /* The loop of dlock_rlock_wait after a first attempt that did not get the
  * lock (rc: DLOCK_EBUSY, or a transport error), with the budget already
  * set for the calling thread. */
@@ -175,13 +224,16 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                      int64_t sent, dlock__waiter *waiter)
 {
     dlock_clock *clk = l->client->clock;
-    int64_t step = BACKOFF_MIN_MS;
+    int64_t step = BACKOFF_MIN_MS, poll_step = 0, poll_max = 0;
+    int poll = spec->channel == NULL; /* the spin lock's way */
     listen_set ls;
     dlock_signal sig;
 
     memset(&ls, 0, sizeof(ls));
     ls.spec = spec;
     ls.own = l->client->backend;
+    if (poll)
+        poll_bounds(spec, &poll_step, &poll_max);
     if (dlock_signal_init(&sig) != 0)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
     dlock__waiter_add(l->client, waiter, &sig);
@@ -201,17 +253,19 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
             break;
         if (is_transport_error(rc)) {
             back_off(clk, &sig, &step, deadline);
-        } else if (ls.listening) {
+        } else if (ls.listening || poll) {
             /* The holder's TTL bounds the sleep: an expired lease sends no
              * message. It counts from before the attempt was sent: time
              * spent on the way must not push our wake-up past it. */
             int64_t wake = retry_ms >= 0 ? min64(deadline, dlock__add_sat(sent, retry_ms))
                                          : deadline;
+            if (poll)
+                wake = min64(wake, dlock__add_sat(now, poll_pause(&poll_step, poll_max)));
             step = BACKOFF_MIN_MS;
             if (wake > now)
                 dlock_clock_sleep_until(clk, &sig, wake);
         }
-        if (!listen_complete(&ls)) {
+        if (!poll && !listen_complete(&ls)) {
             int src = listen_more(l, &ls, &sig, cap);
             if (src != 0) {
                 rc = src;
@@ -281,21 +335,21 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     return rc;
 }
 
-int64_t dlock__retry_after(int64_t ttl_ms)
+int64_t dlock_retry_after(int64_t ttl_ms)
 {
     /* -1: the lock does not expire, only a release message ends the wait;
      * 0: it expires now, look again at once (a little later) */
     return ttl_ms >= 0 ? (ttl_ms > 0 ? ttl_ms : 1) : -1;
 }
 
-int dlock__attempt_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
-                           int64_t *retry_ms)
+int dlock_rlock_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
+                        int64_t *retry_ms)
 {
-    if (r->type != DLOCK_REPLY_INTEGER)
+    if (!r || r->type != DLOCK_REPLY_INTEGER)
         return dlock__unexpected_reply(l, s, r);
     /* The holder's TTL bounds the sleep: an expiring lease sends no
      * message. */
-    *retry_ms = dlock__retry_after(r->integer);
+    *retry_ms = dlock_retry_after(r->integer);
     dlock_reply_free(r);
     return 0;
 }

@@ -45,6 +45,9 @@ int dlock_test_bounds(const char *backend);
 int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
+int dlock_test_spin(const char *backend);
+int dlock_test_simple(const char *backend);
+int dlock_test_custom_lock_sample(const char *url); /* tests/sample_test.c */
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
@@ -170,6 +173,17 @@ static void run_conformance_on_redis(const char *name, int kind)
     dlock_test_interop(name);
     dlock_test_set_phase("parity on %s", name);
     dlock_test_parity(name);
+    /* The spin and simple locks (the generic cases and their own) on plain
+     * TCP only: what they add is lock semantics, which the transport does
+     * not change, and make check's time is counted. */
+    if (kind == ON_TCP) {
+        dlock_test_set_phase("spin lock on %s", name);
+        dlock_test_spin(name);
+        dlock_test_set_phase("simple lock on %s", name);
+        dlock_test_simple(name);
+        dlock_test_set_phase("samples/custom_lock on %s", name);
+        dlock_test_custom_lock_sample(url);
+    }
     dlock_fx_set_redis_url(NULL);
     dlock_test_set_phase("stopping redis-server (%s)", name);
     stop_server();
@@ -213,6 +227,10 @@ static void run_conformance_on_mock(void)
     dlock_test_interop("mock");
     dlock_test_set_phase("parity on mock");
     dlock_test_parity("mock");
+    dlock_test_set_phase("spin lock on mock");
+    dlock_test_spin("mock");
+    dlock_test_set_phase("simple lock on mock");
+    dlock_test_simple("mock");
 }
 
 int main(void)

@@ -11,6 +11,9 @@
  * Each call is one round trip and one script, and covers all of the
  * object's keys (the types' headers document the layouts):
  *   reentrant lock   the hash
+ *   spin lock        the hash (the reentrant lock's layout)
+ *   simple lock      the string (its waiters are not woken by delete and
+ *                    expire: they look again when the lease they saw ends)
  *   fenced lock      the hash, NOT the token counter: dlock deliberately
  *                    differs from Redisson here, as tokens must never go back
  *                    (a restarted counter would hand out tokens lower than

@@ -1491,28 +1491,55 @@ int dlock_test_conformance(const char *backend)
     return failed;
 }
 
-/* Declared in tests/harness/fixture.h: the cases on one lock type, except
- * those named in skip. */
+/* Declared in tests/harness/fixture.h. Runs the cases above on one lock
+ * type, but those named in skip (NULL, or a NULL-terminated list of case names, each with the reason at its
+ * definition; "mock:name" skips it on the mock only): for the types whose
+ * contract differs on purpose (the simple lock is not reentrant, the spin
+ * lock has no pub/sub). The group is "conformance/<type> on <backend>".
+ * Returns the group's failures. */
 int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *backend,
                                 const char *const *skip)
 {
     struct CMUnitTest run[sizeof(reentrant_cases) / sizeof(reentrant_cases[0])];
-    size_t i, n = 0;
+    size_t i, n = 0, k;
     char group[96];
-    int before = dlock_test_failed;
+    int failed;
 
     for (i = 0; i < sizeof(reentrant_cases) / sizeof(reentrant_cases[0]); i++) {
-        const char *const *s = skip;
-        while (s && *s && strcmp(*s, reentrant_cases[i].name) != 0)
-            s++;
-        if (!s || !*s)
+        for (k = 0; skip && skip[k]; k++) {
+            const char *name = skip[k];
+            if (strncmp(name, "mock:", 5) == 0 && strcmp(backend, "mock") == 0)
+                name += 5;
+            if (strcmp(name, reentrant_cases[i].name) == 0)
+                break;
+        }
+        if (!skip || !skip[k])
             run[n++] = reentrant_cases[i];
     }
     dlock_fx_use_lock_type(type);
     snprintf(group, sizeof(group), "conformance/%s on %s", type->name, backend);
-    dlock_test_count((int)n, _cmocka_run_group_tests(
+    failed = dlock_test_count((int)n, _cmocka_run_group_tests(
         group, run, n, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
-                                                    : dlock_fx_group_redis, NULL));
+                                                   : dlock_fx_group_redis, NULL));
     dlock_fx_use_lock_type(NULL);
-    return dlock_test_failed - before;
+    return failed;
+}
+
+/* A lock type's whole run on backend: the generic cases (with its skips),
+ * then its own cases in the group "<type> lock on <backend>", with the
+ * type selected for dlock_fx_lock. Returns the failures. */
+int dlock_test_lock_type(const char *backend, const dlock_fx_lock_type *type,
+                         const char *const *skip, const struct CMUnitTest *own,
+                         size_t nown)
+{
+    int failed = dlock_test_conformance_type(type, backend, skip);
+    char group[96];
+
+    dlock_fx_use_lock_type(type);
+    snprintf(group, sizeof(group), "%s lock on %s", type->name, backend);
+    failed += dlock_test_count((int)nown, _cmocka_run_group_tests(
+        group, own, nown, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
+                                                      : dlock_fx_group_redis, NULL));
+    dlock_fx_use_lock_type(NULL);
+    return failed;
 }

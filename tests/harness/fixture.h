@@ -121,8 +121,8 @@ const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
 
 /* Runs the reentrant lock's cases (tests/conformance/reentrant_cases.c) on
  * type, on backend ("mock", or "redis" at dlock_fx_redis_url()), except
- * those named in skip (NULL, or NULL-terminated; the caller says why each
- * cannot apply). Returns the failures. Also what the conformance kit runs
+ * those named in skip (NULL, or NULL-terminated; "mock:name" skips on the
+ * mock only; the caller says why each cannot apply). Returns the failures. Also what the conformance kit runs
  * (tests/kit/). */
 int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *backend,
                                 const char *const *skip);

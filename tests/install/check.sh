@@ -12,6 +12,8 @@
 #  2. `pkg-config --cflags dlock` is -I<includedir> plus jansson's cflags:
 #     nothing of the private packages.
 #  3. the shared build runs with LD_LIBRARY_PATH and needs libdlock.so.0;
+#     samples/custom_lock.c (a lock type of one's own, from the installed
+#     sys/ headers) builds and runs the same way;
 #     the static build (the README's command) runs without it and
 #     does not need libdlock.so (readelf -d, ldd).
 #  3b. the conformance kit (libdlock_conformance.a, dlock/conformance.h):
@@ -90,8 +92,16 @@ case " $libs " in *" -lhiredis "*) fail "--libs names a private library: $libs" 
 
 # ---- 3. building and running the consumer ---------------------------------
 app=$tmp/app
-mkdir "$app" && cp "$src/tests/install/consumer.c" "$app/" || fail "cannot copy"
+mkdir "$app" && cp "$src/tests/install/consumer.c" "$src/samples/custom_lock.c" "$app/" ||
+    fail "cannot copy"
 cd "$app" || fail "cd $app"
+
+# a lock type of one's own (samples/custom_lock.c), from the installed
+# <dlock/sys/...> headers only, run on the mock (make check runs it on
+# Redis too)
+run $CC $SANITIZE -std=c99 -o custom_lock custom_lock.c $(pkg-config --cflags --libs dlock) -lpthread
+LD_LIBRARY_PATH=$p/lib ./custom_lock >"$log" 2>&1 || { cat "$log"; fail "samples/custom_lock.c built from the installed files failed"; }
+grep -q "^custom_lock: ok" "$log" || { cat "$log"; fail "samples/custom_lock.c's output"; }
 
 # shared: what the README says
 run $CC $SANITIZE -std=c99 -o consumer_shared consumer.c $(pkg-config --cflags --libs dlock)
@@ -136,7 +146,8 @@ cd "$src" || fail "cd $src"
 
 # ---- 4. the exported ABI ---------------------------------------------------
 nm -D --defined-only "$p/lib/libdlock.so" | awk '{print $3}' | sort >"$tmp/exported"
-printf '#include <dlock.h>\n#include <dlock/sys/backend.h>\n#include <dlock/sys/clock.h>\n#include <dlock/sys/rlock.h>\n' |
+{ echo '#include <dlock.h>'
+  for h in "$p"/include/dlock/sys/*.h; do echo "#include <dlock/sys/${h##*/}>"; done; } |
     gcc -std=c99 -I"$p/include" -x c -fsyntax-only -aux-info "$tmp/aux" - ||
     fail "gcc -aux-info on the installed headers"
 grep "^/\* $p/include/" "$tmp/aux" | sed -n 's/.*[ *]\(dlock_[a-z0-9_]*\) (.*/\1/p' |
@@ -169,4 +180,4 @@ left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; a custom lock type from the installed sys/ headers; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"

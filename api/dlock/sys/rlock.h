@@ -17,7 +17,9 @@
  * that fails half way.
  *
  * The services below (eval with error mapping, the wait loop, hold tracking
- * and the watchdog) are what the built-in types are made of.
+ * and the watchdog) are what the built-in types are made of; the rest of
+ * their parts (the object base with its channel, leases, the hash renewal
+ * script, the state document) are in api/dlock/sys/lock_type.h.
  */
 #ifndef DLOCK_SYS_RLOCK_H
 #define DLOCK_SYS_RLOCK_H
@@ -179,7 +181,11 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
 
 struct dlock_wait_spec {
     int version;                 /* 2 (1: ends at arg) */
-    const char *channel;         /* wake-up channel (owned by the caller) */
+    /* The wake-up channel (owned by the caller). NULL: no pub/sub at all;
+     * the loop polls, with exponential back-off and jitter between
+     * attempts (poll_min_ms, poll_max_ms), still bounded by the retry time
+     * and the budget (the spin lock's way). */
+    const char *channel;
     dlock_attempt_fn attempt;
     /* Called once when the wait ends without the lock after an attempt
      * that was refused (DLOCK_EBUSY) or whose reply was lost (DLOCK_ECONN,
@@ -208,12 +214,20 @@ struct dlock_wait_spec {
      * slot (one hold of owner less: right for every lock whose attempt
      * takes one hold). Returns 0 or a code (the detail names it). */
     int (*undo)(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner);
+    /* Polling (channel NULL): the first pause is about poll_min_ms, each
+     * next one doubles up to poll_max_ms; a pause is half its step plus a
+     * random part of the other half, so that waiters started together
+     * spread out. <= 0 (or a version-1 spec): 1 and 128 ms, Redisson's
+     * spin lock's defaults. */
+    int64_t poll_min_ms;
+    int64_t poll_max_ms;
 };
 
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
  * channel (shared per client), attempt again (a release published before the
  * subscription is not lost), then sleep until a message, the retry time or
- * the budget, and repeat. Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT)
+ * the budget, and repeat (without a channel: sleep the back-off pause, or
+ * less, and repeat). Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT)
  * are retried with back-off while the budget lasts (for ever with
  * DLOCK_WAIT_FOREVER). The budget is checked before every step, and every
  * round trip made meanwhile on this thread through dlock_rlock_eval* (the

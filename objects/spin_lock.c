@@ -1,0 +1,60 @@
+/*
+ * dlock — the spin lock (api/dlock/spin_lock.h): the reentrant lock's hash,
+ * scripts and slots, with a wait that polls instead of subscribing (a
+ * dlock_wait_spec without a channel, api/dlock/sys/rlock.h). Sharing the
+ * slots, not copying them, is what keeps the two layouts one.
+ */
+#include "dlock/spin_lock.h"
+#include "object.h"
+
+typedef struct spin {
+    dlock__object o; /* channel: "redisson_lock__channel:{name}", where
+                      * unlock publishes for the reentrant lock's waiters */
+    int64_t initial_delay_ms, max_delay_ms;
+} spin;
+
+static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+                   int64_t lease_ms)
+{
+    spin *s = (spin *)l;
+    dlock_wait_spec spec = {2, NULL, dlock__reentrant_attempt, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+
+    spec.poll_min_ms = s->initial_delay_ms;
+    spec.poll_max_ms = s->max_delay_ms;
+    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+}
+
+static const dlock__lock_methods spin_methods = {
+    {2, "spin", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
+     dlock__hash_state_plain, dlock__hash_guard_field},
+    dlock__hash_triple,
+};
+const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;
+
+int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,
+                        const dlock_spin_options *opts)
+{
+    dlock_spin_options def = DLOCK_SPIN_OPTIONS_INIT;
+    dlock__object *o = NULL;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    if (!opts)
+        opts = &def;
+    /* errmsg-less, as every constructor's: there is no handle yet */
+    if (opts->version < 1 || opts->initial_delay_ms < 1 ||
+        opts->initial_delay_ms > DLOCK_TIME_MAX_MS || opts->max_delay_ms < 1 ||
+        opts->max_delay_ms > DLOCK_TIME_MAX_MS ||
+        opts->max_delay_ms < opts->initial_delay_ms)
+        return DLOCK_EINVAL;
+    rc = dlock__object_new(&o, sizeof(spin), &spin_methods.m, c, name,
+                           "redisson_lock__channel:", "");
+    if (rc != 0)
+        return rc;
+    ((spin *)o)->initial_delay_ms = opts->initial_delay_ms;
+    ((spin *)o)->max_delay_ms = opts->max_delay_ms;
+    *out = &o->base;
+    return 0;
+}
