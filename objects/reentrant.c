@@ -71,10 +71,10 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 }
 
 static const dlock__lock_methods reentrant_methods = {
-    {2, "reentrant", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
+    {3, "reentrant", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
      dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
      dlock__triple_remain_ttl, dlock__object_destroy, dlock__hash_state_plain,
-     dlock__hash_guard_field},
+     dlock__hash_guard_field, dlock__hash_extend},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;

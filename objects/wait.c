@@ -44,6 +44,17 @@ static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step,
 /* The loop of dlock_rlock_wait after a first attempt that did not get the
  * lock (rc: DLOCK_EBUSY, or a transport error), with the budget already
  * set for the calling thread. */
+/* One attempt, counted in the client's metrics when refused. */
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    int rc = spec->attempt(l, spec, owner, lease_ms, retry_ms);
+
+    if (rc == DLOCK_EBUSY)
+        DLOCK__COUNT(l->client, busy, 1);
+    return rc;
+}
+
 static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                      const char *owner, int64_t wait_ms, int64_t lease_ms,
                      int64_t deadline, int64_t cap, int rc, int64_t retry_ms,
@@ -106,7 +117,7 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
          * attempt right after subscribing is what makes a release published
          * before the subscription impossible to miss). */
         sent = dlock_clock_now(clk);
-        rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
+        rc = attempt(l, spec, owner, lease_ms, &retry_ms);
         if (rc == 0 || (rc != DLOCK_EBUSY && !is_transport_error(rc)))
             break;
     }
@@ -138,7 +149,7 @@ int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
     dlock__waiter waiter = dlock__waiter_begin(l->client); /* cancel_waits */
     int rc, refused;
 
-    rc = spec->attempt(l, spec, owner, lease_ms, &retry_ms);
+    rc = attempt(l, spec, owner, lease_ms, &retry_ms);
     refused = rc == DLOCK_EBUSY || is_transport_error(rc);
     /* A wait of 0 gets its one attempt; a longer one looks again after a
      * refusal, and after a transport error too (with back-off), while its

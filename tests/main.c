@@ -43,6 +43,8 @@ int dlock_test_bounds(const char *backend);
 int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
+int dlock_test_observe(const char *backend);
+int dlock_test_observe_redis(void);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
@@ -178,6 +180,8 @@ static void run_conformance_on_redis(const char *name, int kind)
     dlock_test_interop(name);
     dlock_test_set_phase("parity on %s", name);
     dlock_test_parity(name);
+    dlock_test_set_phase("observe on %s", name);
+    dlock_test_observe(name);
     dlock_fx_set_redis_url(NULL);
     dlock_test_set_phase("stopping redis-server (%s)", name);
     stop_server();
@@ -221,6 +225,8 @@ static void run_conformance_on_mock(void)
     dlock_test_interop("mock");
     dlock_test_set_phase("parity on mock");
     dlock_test_parity("mock");
+    dlock_test_set_phase("observe on mock");
+    dlock_test_observe("mock");
 }
 
 int main(void)
@@ -240,6 +246,7 @@ int main(void)
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
+    run_suite("observability redis tests", dlock_test_observe_redis);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
 

@@ -26,6 +26,7 @@ typedef struct dlock__redis_config {
     int pool_size;
     int64_t reconnect_min_ms;
     int64_t reconnect_max_ms;
+    uint64_t *reconnects; /* the backend's count (atomic); copies share it */
 } dlock__redis_config;
 
 /* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */
