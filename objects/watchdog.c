@@ -4,9 +4,11 @@
  * Every watchdog_timeout/3 it renews every watchdog-renewed hold, grouped by
  * the lock type's renewal script, up to BATCH holds per script call. A hold
  * the script reports as no longer held stops being renewed and is reported
- * through on_lost; the hold stays in the registry so that the owner's unlock
- * answers DLOCK_ELOST. Errors (backend down) never stop the thread: the next
- * period simply tries again.
+ * through on_lost (the lock object's, else the client's), the log hook and
+ * the metrics; the hold stays in the registry so that the owner's unlock
+ * answers DLOCK_ELOST. A hold past max_hold_ms is reported the same way
+ * when its renewal stops. Errors (backend down) never stop the thread: they
+ * are logged and counted, and the next period simply tries again.
  *
  * No registry lock is held during a script call: the work list is copied out
  * first, and results are applied only to holds that are still the same

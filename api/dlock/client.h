@@ -139,7 +139,7 @@ DLOCK_API int dlock_client_cancel_waits(dlock_client *c);
  * URL or a JSON configuration gets one this way). Also called when
  * max_hold_ms stops renewing a hold (its lease then runs out). Takes effect
  * for the next report; a callback under way finishes with the old one.
- * Never blocks on the network. 0 or DLOCK_EINVAL (c NULL). */
+ * Never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED. */
 DLOCK_API int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg);
 
 /* The client's UUID (borrowed, valid as long as the client). */

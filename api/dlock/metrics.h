@@ -15,8 +15,8 @@
  *    them spent in the call (on the backend's clock: the virtual clock on
  *    a mock made with one).
  *  - hold_ms: one observation per hold that ended (the owner's count went
- *    back to 0 through an unlock, or the hold was found lost), from its
- *    first acquisition on.
+ *    back to 0 through an unlock, one answering DLOCK_ELOST included),
+ *    from its first acquisition on.
  *  - busy: acquisition attempts refused because another owner held the
  *    lock (a try_lock with wait 0 that failed counts one; a waiting call
  *    one per look).

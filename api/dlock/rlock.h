@@ -120,7 +120,8 @@ DLOCK_API int dlock_extend_as(dlock_rlock *l, const char *owner, int64_t lease_m
  * lost or stops renewing at max_hold_ms. NULL: back to the client's. arg
  * must stay valid until l is freed and a callback under way has returned
  * (a callback already picked when another thread frees l may still run
- * once). Never blocks on the network. 0 or DLOCK_EINVAL (l NULL). */
+ * once). Never blocks on the network. 0, DLOCK_EINVAL (l NULL),
+ * DLOCK_EFORKED. */
 DLOCK_API int dlock_rlock_set_on_lost(dlock_rlock *l, dlock_lost_fn fn, void *arg);
 
 /* Deletes the lock whoever holds it and wakes waiters. *existed (may be
