@@ -110,7 +110,9 @@ DLOCK_API int dlock_unlock_as(dlock_rlock *l, const char *owner);
  * type has no lease (latch, bucket, a user type without the slot);
  * DLOCK_EINVAL: lease_ms outside 0..DLOCK_TIME_MAX_MS. Nothing is changed
  * on failure. The read-write lock's shared hash is never shortened below
- * what its other holds need; the owner's own hold gets lease_ms. */
+ * what its other holds need; the owner's own hold gets lease_ms. A
+ * watchdog renewal already in flight when dlock_extend moves a hold off
+ * the watchdog may still apply the watchdog's lease once. */
 DLOCK_API int dlock_extend(dlock_rlock *l, int64_t lease_ms);
 DLOCK_API int dlock_extend_as(dlock_rlock *l, const char *owner, int64_t lease_ms);
 
