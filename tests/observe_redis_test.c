@@ -53,9 +53,26 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
+typedef struct waiter {
+    dlock_rlock *l;
+    int rc, done; /* done: atomic */
+} waiter;
+
+static void *wait_lock(void *arg)
+{
+    waiter *w = arg;
+
+    w->rc = dlock_lock(w->l, 60000);
+    if (w->rc == 0)
+        w->rc = dlock_unlock(w->l);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
 /* A lock held by another client makes a waiter subscribe; the server is
- * restarted under both; the hook hears it all, the counter counts it, and
- * no line carries the password. */
+ * restarted under both; the hook hears the failed connects, the reconnect
+ * and the restored subscription, the counter counts the reconnect, and no
+ * line carries the password. */
 static void test_log_hook_sees_reconnect(void **state)
 {
     const char *const args[] = {"--requirepass", "s3cret-pw", NULL};
@@ -63,8 +80,10 @@ static void test_log_hook_sees_reconnect(void **state)
     dlock_metrics m = DLOCK_METRICS_INIT;
     dlock_test_redis *r = NULL;
     dlock_backend *b = NULL;
-    dlock_client *c = NULL;
-    dlock_rlock *l = NULL;
+    dlock_client *c = NULL, *c2 = NULL;
+    dlock_rlock *l = NULL, *held = NULL;
+    waiter w = {NULL, -1, 0};
+    pthread_t th;
     char url[512], err[256] = "";
     int rc, i;
 
@@ -84,6 +103,13 @@ static void test_log_hook_sees_reconnect(void **state)
 
     assert_int_equal(dlock_lock(l, 60000), 0);
     assert_int_equal(dlock_unlock(l), 0);
+    /* a waiter subscribed on the lock's channel while c2 holds it */
+    assert_int_equal(dlock_client_connect(&c2, url, NULL, err, sizeof(err)), 0);
+    assert_int_equal(dlock_reentrant_new(&held, c2, "observe:reconnect"), 0);
+    assert_int_equal(dlock_lock(held, 60000), 0);
+    w.l = l;
+    assert_int_equal(pthread_create(&th, NULL, wait_lock, &w), 0);
+    sleep_ms(300);
     assert_int_equal(dlock_test_redis_kill(r), 0);
     rc = dlock_try_lock(l, 0, 60000);
     assert_true(rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT);
@@ -102,12 +128,23 @@ static void test_log_hook_sees_reconnect(void **state)
     }
     assert_int_equal(rc, 0);
     assert_int_equal(dlock_unlock(l), 0);
+    /* the new server has no lock: the restored subscription's "look
+     * again" lets the waiter in */
+    for (i = 0; i < 500 && !__atomic_load_n(&w.done, __ATOMIC_ACQUIRE); i++)
+        sleep_ms(20);
+    if (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+        dlock_client_cancel_waits(c);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, 0);
+    assert_true(cap_count("info", "restored after a reconnect") >= 1);
     assert_true(cap_count("info", "reconnected") >= 1);
     assert_int_equal(cap_count("s3cret-pw", NULL), 0);
     assert_int_equal(dlock_client_metrics(c, &m), 0);
     assert_true(m.reconnects >= 1);
 
     assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    dlock_rlock_free(held);
+    dlock_client_free(c2);
     dlock_rlock_free(l);
     dlock_client_free(c);
     dlock_test_redis_stop(r);
