@@ -67,6 +67,8 @@ typedef struct dlock__metrics {
     ((void)__atomic_add_fetch(&(c)->metrics.field, (uint64_t)(n), __ATOMIC_RELAXED))
 /* One observation of ms (negative: 0) in h. */
 void dlock__metrics_observe(dlock_histogram *h, int64_t ms);
+/* The watchdog's push of c's figures, if the application asked for it. */
+void dlock__metrics_push(dlock_client *c);
 
 struct dlock_client {
     dlock_backend *backend;
@@ -96,6 +98,8 @@ struct dlock_client {
     dlock_signal wd_signal;
 
     dlock__metrics metrics;
+    dlock_metrics_fn metrics_push; /* under holds.mutex */
+    void *metrics_push_arg;
 };
 
 /* client.c */

@@ -37,6 +37,33 @@ static void copy_histogram(dlock_histogram *to, const dlock_histogram *from)
     to->count = get(&from->count);
 }
 
+int dlock_client_set_metrics_push(dlock_client *c, dlock_metrics_fn fn, void *arg)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(c) != 0)
+        return DLOCK_EFORKED;
+    pthread_mutex_lock(&c->holds.mutex);
+    c->metrics_push = fn;
+    c->metrics_push_arg = arg;
+    pthread_mutex_unlock(&c->holds.mutex);
+    return 0;
+}
+
+void dlock__metrics_push(dlock_client *c)
+{
+    dlock_metrics m = DLOCK_METRICS_INIT;
+    dlock_metrics_fn fn;
+    void *arg;
+
+    pthread_mutex_lock(&c->holds.mutex);
+    fn = c->metrics_push;
+    arg = c->metrics_push_arg;
+    pthread_mutex_unlock(&c->holds.mutex);
+    if (fn && dlock_client_metrics(c, &m) == 0)
+        fn(arg, &m);
+}
+
 int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
 {
     const dlock__metrics *m;

@@ -224,6 +224,8 @@ static void *watchdog_main(void *arg)
         if (dlock_clock_now(c->clock) < next)
             continue; /* raised for nothing but stopping */
         renew_all(c);
+        if (!stopping(c))
+            dlock__metrics_push(c); /* may drop the last reference, as on_lost */
         if (stopping(c))
             break;
         next = dlock_clock_now(c->clock) + period;

@@ -75,6 +75,17 @@ typedef struct dlock_metrics {
  * 0, DLOCK_EINVAL (NULL, or a version this library does not know). */
 DLOCK_API int dlock_client_metrics(dlock_client *c, dlock_metrics *out);
 
+/* Pushed figures: fn(arg, m) with a snapshot as above (m valid during the
+ * call only), called on the client's watchdog thread once per watchdog
+ * period (watchdog_timeout_ms / 3, on the backend's clock), after that
+ * period's renewals. The same rules as on_lost (api/dlock/client.h): keep
+ * it short, it delays renewals. NULL stops the pushes; a push under way
+ * finishes with the old fn. Never blocks on the network.
+ * 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED. */
+typedef void (*dlock_metrics_fn)(void *arg, const dlock_metrics *m);
+DLOCK_API int dlock_client_set_metrics_push(dlock_client *c, dlock_metrics_fn fn,
+                                            void *arg);
+
 #ifdef __cplusplus
 }
 #endif

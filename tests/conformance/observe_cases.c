@@ -548,6 +548,65 @@ static void metrics_after_known_sequence(void **state)
     }
 }
 
+/* Pushed figures: once per watchdog period, on the watchdog thread, the
+ * same as a read; none after the push is turned off. */
+typedef struct pushed {
+    pthread_mutex_t mu;
+    int n;
+    uint64_t acquisitions;
+} pushed;
+
+static void on_push(void *arg, const dlock_metrics *m)
+{
+    pushed *p = arg;
+
+    pthread_mutex_lock(&p->mu);
+    p->n++;
+    p->acquisitions = m->acquisitions;
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void metrics_pushed_each_period(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    failing *fb;
+    dlock_client *c = own_client(fx, 0, &fb);
+    dlock_rlock *l = dlock_fx_lock(fx, c, fx->name);
+    pushed p = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    int i, n;
+
+    assert_int_equal(dlock_client_set_metrics_push(NULL, on_push, &p), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_set_metrics_push(c, on_push, &p), 0);
+    assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
+    for (i = 0; i < 300; i++) {
+        pthread_mutex_lock(&p.mu);
+        n = p.n;
+        pthread_mutex_unlock(&p.mu);
+        if (n >= 2)
+            break;
+        dlock_fx_advance(fx, fx->is_mock ? fx->watchdog_ms / 3 : 10);
+    }
+    assert_int_equal(dlock_client_set_metrics_push(c, NULL, NULL), 0);
+    pthread_mutex_lock(&p.mu);
+    n = p.n;
+    assert_true(n >= 2);
+    if (fx->is_mock)
+        assert_int_equal(n, 2); /* one per period exactly */
+    assert_int_equal(p.acquisitions, 1);
+    pthread_mutex_unlock(&p.mu);
+    /* a push under way when it was turned off may still land: look from
+     * one period later */
+    dlock_fx_advance(fx, fx->watchdog_ms);
+    pthread_mutex_lock(&p.mu);
+    n = p.n;
+    pthread_mutex_unlock(&p.mu);
+    dlock_fx_advance(fx, fx->watchdog_ms);
+    pthread_mutex_lock(&p.mu);
+    assert_int_equal(p.n, n);
+    pthread_mutex_unlock(&p.mu);
+    assert_int_equal(dlock_unlock(l), 0);
+}
+
 /* ---- the suite ----------------------------------------------------------- */
 
 #define CASE(f) DLOCK_FX_CASE(f)
@@ -561,6 +620,7 @@ static const struct CMUnitTest observe_cases[] = {
     CASE(on_lost_at_max_hold),
     CASE(log_renewal_failure_and_lost),
     CASE(metrics_after_known_sequence),
+    CASE(metrics_pushed_each_period),
 };
 
 int dlock_test_observe(const char *backend)
