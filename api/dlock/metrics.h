@@ -25,8 +25,10 @@
  *    period).
  *  - lost: holds found lost (by the watchdog, dlock_extend or an unlock
  *    answering DLOCK_ELOST), each counted once.
- *  - reconnects: connections the backend re-established after failing to
- *    connect (0 on the mock, and on a backend without the counter).
+ *  - reconnects: times the backend connected again after failing to
+ *    connect (the Redis backend's command connections; its pub/sub
+ *    connection's restores are logged, not counted). 0 on the mock and on
+ *    a backend without the counter (api/dlock/sys/backend.h).
  * Counters only grow (unsigned 64-bit, wrapping).
  */
 #ifndef DLOCK_METRICS_H
