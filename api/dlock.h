@@ -15,6 +15,8 @@
 #include "dlock/errors.h"
 #include "dlock/times.h"
 #include "dlock/client.h"
+#include "dlock/log.h"
+#include "dlock/metrics.h"
 #include "dlock/backend.h"
 #include "dlock/rlock.h"
 #include "dlock/reentrant.h"

@@ -345,6 +345,20 @@ void dlock_client_free(dlock_client *c)
     dlock__client_unref(c);
 }
 
+int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(c) != 0)
+        return DLOCK_EFORKED;
+    /* The watchdog picks the callback under this mutex (holds.c). */
+    pthread_mutex_lock(&c->holds.mutex);
+    c->opts.on_lost = fn;
+    c->opts.on_lost_arg = arg;
+    pthread_mutex_unlock(&c->holds.mutex);
+    return 0;
+}
+
 const char *dlock_client_id(const dlock_client *c)
 {
     return c ? c->id : NULL;

@@ -174,9 +174,9 @@ static int state(dlock_rlock *l, struct json_t **out)
 }
 
 static const dlock__lock_methods fair_methods = {
-    {2, "fair", acquire, release, force_unlock, dlock__triple_is_locked,
+    {3, "fair", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl, destroy,
-     state, dlock__hash_guard_field},
+     state, dlock__hash_guard_field, dlock__hash_extend},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;

@@ -1,7 +1,8 @@
 /*
  * dlock — what every lock kept as a hash with one field per owner
  * (reentrant, fair, fenced) shares: its state triple read (internal.h), and
- * the guard field of a guarded write (the owner's field itself), and the
+ * the guard field of a guarded write (the owner's field itself), its
+ * extend slot (the watchdog's renewal script for one owner), and the
  * watchdog's renewal script, public for the types of users that keep this
  * layout (api/dlock/sys/lock_type.h).
  */
@@ -17,6 +18,11 @@ int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3])
     argv[0] = l->name;
     argv[1] = owner;
     return dlock__eval_triple(l, st, &dlock__script_hash_state, 1, 1, argv);
+}
+
+int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return dlock_rlock_extend_by_renewal(l, owner, lease_ms, &dlock__script_hash_renew);
 }
 
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../backends/common/log.h"
 
 #define INITIAL_BUCKETS 64
 
@@ -255,8 +256,10 @@ void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
         dlock__hold *e = *slot;
         e->acquiring--;
         if (acquired) {
-            e->count++;
+            if (e->count++ == 0)
+                e->held_since_ms = dlock_clock_now(l->client->clock);
             e->lease_ms = lease_ms;
+            e->lost = 0;
             if (lease_ms == 0)
                 e->renew_tentative = 0;
         } else if (e->renew_tentative && e->acquiring == 0) {
@@ -286,41 +289,119 @@ void dlock_hold_release_begin(dlock_rlock *l, const char *owner)
     pthread_mutex_unlock(&h->mutex);
 }
 
-/* Ends a release; returns whether the hold was believed held before. */
-static int release_end(dlock_rlock *l, const char *owner, int how)
+/* The counting and the log line of a hold found lost (once per hold). */
+static void report_lost(dlock_client *c, const char *name, const char *owner,
+                        const char *how)
 {
-    dlock__holds *h = &l->client->holds;
+    DLOCK__COUNT(c, lost, 1);
+    dlock__log(DLOCK_LOG_WARN, "lock \"%.128s\" lost by %s (%s)", name, owner, how);
+}
+
+/* Ends a release (missing: the backend said owner does not hold l);
+ * returns whether the hold was believed held before. */
+static int release_end(dlock_rlock *l, const char *owner, int how, int missing)
+{
+    dlock_client *c = l->client;
+    dlock__holds *h = &c->holds;
     dlock__hold **slot;
-    int held = 0;
+    int held = 0, news = 0;
 
     pthread_mutex_lock(&h->mutex);
     slot = lookup(h, l, owner, 0);
     if (*slot) {
         dlock__hold *e = *slot;
         held = e->count > 0;
+        news = missing && held && !e->lost;
         if (e->releasing > 0)
             e->releasing--;
         if (how == DLOCK_HOLD_ALL)
             e->count = 0;
         else if (how == DLOCK_HOLD_ONE)
             e->count--;
+        if (held && e->count <= 0)
+            dlock__metrics_observe(&c->metrics.hold_ms,
+                                   dlock_clock_now(c->clock) - e->held_since_ms);
         settle(h, slot);
     }
     pthread_mutex_unlock(&h->mutex);
+    if (news)
+        report_lost(c, l->name, owner, "found at unlock");
     return held;
+}
+
+int dlock__hold_lost(dlock_client *c, const dlock_rlock *l, const char *name,
+                     const char *owner, uint64_t id, uint64_t changes,
+                     dlock_lost_fn *fn, void **arg)
+{
+    dlock__holds *h = &c->holds;
+    dlock__hold **slot;
+    int found = 0;
+
+    *fn = NULL;
+    *arg = NULL;
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, owner);
+    if (*slot && id == 0) {
+        /* dlock_extend: the caller's own call, nothing else in flight
+         * that it does not know of */
+        found = (*slot)->count > 0 ? 1 + !(*slot)->lost : 0;
+    } else if (*slot && (*slot)->id == id && (*slot)->changes == changes &&
+               (*slot)->acquiring == 0 && (*slot)->releasing == 0) {
+        found = (*slot)->renew != NULL ? 1 + !(*slot)->lost : 0;
+    }
+    if (found) {
+        (*slot)->renew = NULL;
+        (*slot)->lost = 1;
+        if (found == 2)
+            dlock__lost_callback((*slot)->lock, fn, arg);
+    }
+    pthread_mutex_unlock(&h->mutex);
+    if (found == 2)
+        report_lost(c, name, owner, id == 0 ? "found by extend" : "found by the watchdog");
+    return found;
+}
+
+void dlock__hold_extended(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                          const dlock_script *renew)
+{
+    dlock__holds *h = &l->client->holds;
+    dlock__hold **slot;
+
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, owner);
+    if (*slot && lease_ms == 0) {
+        if (!(*slot)->renew)
+            (*slot)->renew_since_ms = dlock_clock_now(l->client->clock);
+        (*slot)->renew = renew;
+    } else if (*slot) {
+        (*slot)->renew = NULL;
+        (*slot)->lease_ms = lease_ms;
+    }
+    pthread_mutex_unlock(&h->mutex);
+}
+
+void dlock__lost_callback(const dlock_rlock *l, dlock_lost_fn *fn, void **arg)
+{
+    if (l->on_lost) {
+        *fn = l->on_lost;
+        *arg = l->on_lost_arg;
+    } else {
+        *fn = l->client->opts.on_lost;
+        *arg = l->client->opts.on_lost_arg;
+    }
 }
 
 void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how)
 {
     if (l && owner)
-        release_end(l, owner, how);
+        release_end(l, owner, how, 0);
 }
 
 int dlock_hold_missing(dlock_rlock *l, const char *owner)
 {
     if (!l || !owner)
         return DLOCK_EINVAL;
-    return release_end(l, owner, DLOCK_HOLD_ALL) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
+    return release_end(l, owner, DLOCK_HOLD_ALL, 1) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
 }
 
 int64_t dlock_hold_lease(dlock_rlock *l, const char *owner)

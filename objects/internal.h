@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "dlock/client.h"
+#include "dlock/metrics.h"
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
 #include "dlock/sys/lock_type.h"
@@ -38,6 +39,8 @@ typedef struct dlock__hold {
      * asking again) sets it back, so a refused call changes no lease */
     int renew_tentative;
     int64_t renew_since_ms;          /* for max_hold_ms */
+    int64_t held_since_ms;           /* when count went from 0 to 1 */
+    int lost;                        /* reported lost (counted once) */
 } dlock__hold;
 
 typedef struct dlock__holds {
@@ -56,6 +59,21 @@ typedef struct dlock__waiter {
     uint64_t gen;      /* the client's cancel generation when the call began */
     struct dlock__waiter *prev, *next;
 } dlock__waiter;
+
+/* metrics.c: the client's figures (api/dlock/metrics.h), every field
+ * updated with relaxed atomic additions. */
+typedef struct dlock__metrics {
+    uint64_t acquisitions, busy, renewals, renewal_failures, lost;
+    dlock_histogram wait_ms, hold_ms;
+} dlock__metrics;
+
+/* Adds n to a counter of c's metrics. */
+#define DLOCK__COUNT(c, field, n) \
+    ((void)__atomic_add_fetch(&(c)->metrics.field, (uint64_t)(n), __ATOMIC_RELAXED))
+/* One observation of ms (negative: 0) in h. */
+void dlock__metrics_observe(dlock_histogram *h, int64_t ms);
+/* The watchdog's push of c's figures, if the application asked for it. */
+void dlock__metrics_push(dlock_client *c);
 
 struct dlock_client {
     dlock_backend *backend;
@@ -83,6 +101,10 @@ struct dlock_client {
     int wd_orphaned; /* under holds.mutex: the last reference went on the
                       * watchdog thread itself, which tears the client down */
     dlock_signal wd_signal;
+
+    dlock__metrics metrics;
+    dlock_metrics_fn metrics_push; /* under holds.mutex */
+    void *metrics_push_arg;
 };
 
 /* client.c */
@@ -116,6 +138,21 @@ int dlock__client_connect(dlock_client **out, const char *url,
                           size_t errlen);
 
 /* holds.c */
+/* Marks owner's hold of l (when it matches id/changes, see watchdog.c;
+ * id 0: any, by dlock_extend) lost: no more renewal, kept for DLOCK_ELOST.
+ * Returns 1 when it was believed held and this is news (counted in the
+ * metrics, logged), and then the callback to call (*fn may be NULL). */
+int dlock__hold_lost(dlock_client *c, const dlock_rlock *l, const char *name,
+                     const char *owner, uint64_t id, uint64_t changes,
+                     dlock_lost_fn *fn, void **arg);
+/* dlock_extend's end: owner's hold of l now has lease_ms (0: renewed by
+ * the watchdog with renew from now on). */
+void dlock__hold_extended(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                          const dlock_script *renew);
+/* The callback for the holds of l: l's own, else the client's. Under the
+ * registry's mutex. */
+void dlock__lost_callback(const dlock_rlock *l, dlock_lost_fn *fn, void **arg);
+
 int dlock__holds_init(dlock__holds *h);
 void dlock__holds_fini(dlock__holds *h);
 /* dlock_hold_lease (api/dlock/sys/lock_type.h) under its internal name. */
@@ -227,6 +264,8 @@ int dlock__triple_remain_ttl(dlock_rlock *l, int64_t *out);
  * triple read, and the guard_field slot (the owner's own field). */
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
+/* The extend slot of those locks: hash_renew.lua for one owner. */
+int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms);
 
 /* reentrant.c: the acquisition attempt (a dlock_attempt_fn), release and
  * force_unlock slots of the reentrant lock, for every hash lock that keeps

@@ -202,7 +202,7 @@ static void destroy(dlock_rlock *l)
 
 static const dlock_rlock_methods multilock_methods = {
     2, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL,
+    remain_ttl, destroy, NULL, NULL, NULL, /* no extend yet: DLOCK_ENOTSUP */
 };
 const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
 

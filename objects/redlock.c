@@ -897,7 +897,7 @@ static void destroy(dlock_rlock *l)
 
 static const dlock_rlock_methods redlock_methods = {
     2, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL,
+    remain_ttl, destroy, NULL, NULL, NULL, /* no extend yet: DLOCK_ENOTSUP */
 };
 const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 

@@ -352,13 +352,17 @@ int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
     return 0;
 }
 
-/* Declares who and rc, and returns from the caller when a check fails. */
-#define ENTER(l, mode, owner, out, slot)                                       \
+/* Declares who and rc, and returns from the caller when a check fails.
+ * ENTER_IF: has_slot evaluated only for a usable l (a slot past the
+ * table's version must not be read). */
+#define ENTER_IF(l, mode, owner, out, slot_name, has_slot)                     \
     char who[DLOCK_OWNER_MAX];                                                \
-    int rc = dlock__rlock_enter(l, mode, owner, who, out, #slot,                           \
-                   (l) && (l)->methods && (l)->methods->slot != NULL);        \
+    int rc = dlock__rlock_enter(l, mode, owner, who, out, slot_name,           \
+                   (l) && (l)->methods && (has_slot));                        \
     if (rc != 0)                                                              \
         return rc
+#define ENTER(l, mode, owner, out, slot)                                       \
+    ENTER_IF(l, mode, owner, out, #slot, (l)->methods->slot != NULL)
 
 int dlock__time_arg(dlock_rlock *l, const char *what, int64_t ms, int64_t min_ms)
 {
@@ -385,9 +389,20 @@ int dlock__rlock_check_times(dlock_rlock *l, int64_t wait_ms, int64_t lease_ms)
 static int acquire(dlock_rlock *l, int mode, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
+    int64_t start;
+
     ENTER(l, mode, owner, NO_OUT, acquire);
     rc = dlock__rlock_check_times(l, wait_ms, lease_ms);
-    return rc != 0 ? rc : l->methods->acquire(l, who, wait_ms, lease_ms);
+    if (rc != 0)
+        return rc;
+    start = dlock_clock_now(l->client->clock);
+    rc = l->methods->acquire(l, who, wait_ms, lease_ms);
+    if (rc == 0) {
+        DLOCK__COUNT(l->client, acquisitions, 1);
+        dlock__metrics_observe(&l->client->metrics.wait_ms,
+                               dlock_clock_now(l->client->clock) - start);
+    }
+    return rc;
 }
 
 int dlock_lock(dlock_rlock *l, int64_t lease_ms)
@@ -423,6 +438,82 @@ int dlock_unlock_as(dlock_rlock *l, const char *owner)
 {
     ENTER(l, GIVEN, owner, NO_OUT, release);
     return dlock__sync_release(l, l->methods->release, who);
+}
+
+/* ---- lease control -------------------------------------------------------- */
+
+static int extend(dlock_rlock *l, int mode, const char *owner, int64_t lease_ms)
+{
+    dlock_lost_fn fn;
+    void *arg;
+
+    ENTER_IF(l, mode, owner, NO_OUT, "extend",
+             DLOCK_RLOCK_HAS_SLOT3((l)->methods, extend));
+    rc = dlock__time_arg(l, "lease (0: watchdog)", lease_ms, 0);
+    if (rc != 0)
+        return rc;
+    rc = l->methods->extend(l, who, lease_ms);
+    if (rc != DLOCK_ENOTOWNER)
+        return rc;
+    /* Not held now: lost if this object believed it held (the watchdog
+     * stops renewing it; the callback is for what the application did
+     * not ask about, so this call's answer is the report). */
+    if (dlock__hold_lost(l->client, l, l->name, who, 0, 0, &fn, &arg))
+        return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or "
+                                "the lock was taken away; not extended", l->name);
+    return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this owner",
+                            l->name);
+}
+
+int dlock_extend(dlock_rlock *l, int64_t lease_ms)
+{
+    return extend(l, SELF, NULL, lease_ms);
+}
+
+int dlock_extend_as(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return extend(l, GIVEN, owner, lease_ms);
+}
+
+int dlock_rlock_extend_by_renewal(dlock_rlock *l, const char *owner,
+                                  int64_t lease_ms, const dlock_script *renew)
+{
+    char lease[32];
+    const char *argv[3];
+    dlock_reply *r;
+    int rc;
+
+    if (!l || !l->client || !owner || !renew)
+        return DLOCK_EINVAL;
+    snprintf(lease, sizeof(lease), "%" PRId64,
+             lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms);
+    argv[0] = l->name;
+    argv[1] = lease;
+    argv[2] = owner;
+    rc = dlock_rlock_eval(l, &r, renew, 1, 2, argv);
+    if (rc != 0)
+        return rc;
+    if (r->type != DLOCK_REPLY_ARRAY || r->n != 1 ||
+        r->elems[0]->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, renew, r);
+    rc = r->elems[0]->integer == 1 ? 0 : DLOCK_ENOTOWNER;
+    dlock_reply_free(r);
+    if (rc == 0)
+        dlock__hold_extended(l, owner, lease_ms, renew);
+    return rc;
+}
+
+int dlock_rlock_set_on_lost(dlock_rlock *l, dlock_lost_fn fn, void *arg)
+{
+    if (!l || !l->client)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(l->client) != 0)
+        return dlock_rlock_fail(l, DLOCK_EFORKED, "lock object used in a fork() child");
+    pthread_mutex_lock(&l->client->holds.mutex);
+    l->on_lost = fn;
+    l->on_lost_arg = arg;
+    pthread_mutex_unlock(&l->client->holds.mutex);
+    return 0;
 }
 
 int dlock_force_unlock(dlock_rlock *l, int *existed)

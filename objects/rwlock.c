@@ -173,18 +173,24 @@ static int write_guard_field(dlock_rlock *l, const char *owner, char *buf, size_
     return (size_t)snprintf(buf, len, "%s:write", owner) < len ? 0 : DLOCK_EINVAL;
 }
 
+/* Each half renews (and so extends) its own holds with its own script. */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return dlock_rlock_extend_by_renewal(l, owner, lease_ms, kind_of(l)->renew);
+}
+
 static const dlock__lock_methods read_methods = {
-    {2, "rwlock_read", acquire, release, force_unlock, dlock__triple_is_locked,
+    {3, "rwlock_read", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, state, NULL},
+     dlock__object_destroy, state, NULL, extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
 
 static const dlock__lock_methods write_methods = {
-    {2, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
+    {3, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, state, write_guard_field},
+     dlock__object_destroy, state, write_guard_field, extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;

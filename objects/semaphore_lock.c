@@ -135,9 +135,15 @@ static void destroy(dlock_rlock *l)
 
 /* No guard_field slot: a hold is not a field of a hash at the name, so it
  * cannot guard writes (DLOCK_ENOTSUP). */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return dlock_rlock_extend_by_renewal(l, owner, lease_ms,
+                                         &dlock__script_semaphore_lock_renew);
+}
+
 static const dlock__lock_methods semlock_methods = {
     .m = {
-        .version = 2,
+        .version = 3,
         .type = "semaphore",
         .acquire = acquire,
         .release = release,
@@ -148,6 +154,7 @@ static const dlock__lock_methods semlock_methods = {
         .remain_ttl = dlock__triple_remain_ttl,
         .destroy = destroy,
         .state = state,
+        .extend = extend,
     },
     .triple = triple,
 };

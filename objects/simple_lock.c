@@ -180,9 +180,16 @@ static int state(dlock_rlock *l, struct json_t **out)
     return 0;
 }
 
+/* Its renewal script sets the lease of the one owner's hold: dlock_extend
+ * is that script for one name. */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return dlock_rlock_extend_by_renewal(l, owner, lease_ms, &dlock__script_simple_renew);
+}
+
 static const dlock_rlock_methods simple_methods = {
-    2, "simple", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, dlock_object_base_destroy, state, NULL,
+    3, "simple", acquire, release, force_unlock, is_locked, is_held, hold_count,
+    remain_ttl, dlock_object_base_destroy, state, NULL, extend,
 };
 
 int dlock_simple_lock_new(dlock_rlock **out, dlock_client *c, const char *name)

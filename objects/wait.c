@@ -135,13 +135,19 @@ static void listen_end(listen_set *ls)
     free(ls->many);
 }
 
-/* One attempt, judged on its own: a shortfall noted before (an earlier
- * refused attempt's) is not this one's. */
+/* One attempt, judged on its own (a shortfall noted before, an earlier
+ * refused attempt's, is not this one's), and counted in the client's
+ * metrics when refused. */
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
                    int64_t lease_ms, int64_t *retry_ms)
 {
+    int rc;
+
     dlock__sync_clear();
-    return spec->attempt(l, spec, owner, lease_ms, retry_ms);
+    rc = spec->attempt(l, spec, owner, lease_ms, retry_ms);
+    if (rc == DLOCK_EBUSY)
+        DLOCK__COUNT(l->client, busy, 1);
+    return rc;
 }
 
 /* An acquisition the backend could not sync to enough replicas would not

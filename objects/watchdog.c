@@ -4,9 +4,11 @@
  * Every watchdog_timeout/3 it renews every watchdog-renewed hold, grouped by
  * the lock type's renewal script, up to BATCH holds per script call. A hold
  * the script reports as no longer held stops being renewed and is reported
- * through on_lost; the hold stays in the registry so that the owner's unlock
- * answers DLOCK_ELOST. Errors (backend down) never stop the thread: the next
- * period simply tries again.
+ * through on_lost (the lock object's, else the client's), the log hook and
+ * the metrics; the hold stays in the registry so that the owner's unlock
+ * answers DLOCK_ELOST. A hold past max_hold_ms is reported the same way
+ * when its renewal stops. Errors (backend down) never stop the thread: they
+ * are logged and counted, and the next period simply tries again.
  *
  * No registry lock is held during a script call: the work list is copied out
  * first, and results are applied only to holds that are still the same
@@ -25,6 +27,7 @@
 
 #include "internal.h"
 #include "../backends/common/background.h"
+#include "../backends/common/log.h"
 #include "../backends/common/thread_name.h"
 
 #define BATCH 100
@@ -39,24 +42,54 @@ typedef struct renewal {
     char owner[DLOCK_OWNER_MAX];
 } renewal;
 
+static int stopping(dlock_client *c)
+{
+    int stop;
+
+    pthread_mutex_lock(&c->holds.mutex);
+    stop = c->wd_stop;
+    pthread_mutex_unlock(&c->holds.mutex);
+    return stop;
+}
+
+/* A hold whose renewal max_hold_ms ended: reported after the registry's
+ * mutex is released (the callback may call anything). */
+typedef struct capped {
+    char *name;
+    char owner[DLOCK_OWNER_MAX];
+    dlock_lost_fn fn;
+    void *arg;
+} capped;
+
 /* Copies the renewable holds out of the registry; drops holds past
- * max_hold_ms from renewal (their lease then runs out on its own). */
-static renewal *collect(dlock_client *c, size_t *n_out)
+ * max_hold_ms from renewal (their lease then runs out on its own) into
+ * *capped_out for the report. */
+static renewal *collect(dlock_client *c, size_t *n_out, capped **capped_out,
+                        size_t *ncapped_out)
 {
     dlock__holds *h = &c->holds;
     int64_t now = dlock_clock_now(c->clock);
     renewal *list = NULL;
-    size_t n = 0;
+    capped *caps = NULL;
+    size_t n = 0, ncaps = 0;
     dlock__hold *e;
 
     pthread_mutex_lock(&h->mutex);
-    if (h->count > 0)
+    if (h->count > 0) {
         list = calloc(h->count, sizeof(*list));
-    for (e = h->head.next; list && e != &h->head; e = e->next) {
+        caps = calloc(h->count, sizeof(*caps));
+    }
+    for (e = h->head.next; list && caps && e != &h->head; e = e->next) {
         if (!e->renew)
             continue;
         if (c->opts.max_hold_ms > 0 && now - e->renew_since_ms >= c->opts.max_hold_ms) {
             e->renew = NULL;
+            caps[ncaps].name = strdup(e->lock->name);
+            if (!caps[ncaps].name)
+                continue; /* renewal stops all the same; not reported */
+            memcpy(caps[ncaps].owner, e->owner, sizeof(e->owner));
+            dlock__lost_callback(e->lock, &caps[ncaps].fn, &caps[ncaps].arg);
+            ncaps++;
             continue;
         }
         list[n].name = strdup(e->lock->name);
@@ -71,42 +104,44 @@ static renewal *collect(dlock_client *c, size_t *n_out)
         n++;
     }
     pthread_mutex_unlock(&h->mutex);
+    if (!list || !caps) {
+        free(list);
+        free(caps);
+        list = NULL;
+        caps = NULL;
+        n = ncaps = 0;
+    }
     *n_out = n;
+    *capped_out = caps;
+    *ncapped_out = ncaps;
     return list;
 }
 
-/* The backend says the hold is gone: stop renewing it and keep it for
- * DLOCK_ELOST. Returns 1 when that is news to report. A "gone" is believed
- * only for a hold that was held and quiet when collected and has not changed
- * since: an acquisition or a release in flight (or begun since) explains a
- * missing lock, and that call answers for itself. */
-static int mark_lost(dlock_client *c, const renewal *r)
+/* Reports (and frees) the holds max_hold_ms took off renewal. */
+static void report_capped(dlock_client *c, capped *caps, size_t n)
 {
-    dlock__holds *h = &c->holds;
-    dlock__hold *e;
-    int found = 0;
+    size_t i;
 
-    if (!r->settled)
-        return 0;
-    pthread_mutex_lock(&h->mutex);
-    for (e = h->head.next; e != &h->head; e = e->next) {
-        if (e->id != r->id)
-            continue;
-        if (e->changes == r->changes && e->acquiring == 0 && e->releasing == 0) {
-            found = e->renew != NULL;
-            e->renew = NULL;
-        }
-        break;
+    for (i = 0; i < n; i++) {
+        dlock__log(DLOCK_LOG_WARN, "lock \"%.128s\" of %s: renewal stopped at "
+                   "max_hold_ms (%lld ms); the lease runs out", caps[i].name,
+                   caps[i].owner, (long long)c->opts.max_hold_ms);
+        if (caps[i].fn && !stopping(c))
+            caps[i].fn(caps[i].arg, caps[i].name, caps[i].owner);
+        free(caps[i].name);
     }
-    pthread_mutex_unlock(&h->mutex);
-    return found;
+    free(caps);
 }
 
-/* One script call for list[0..n), all with the same script. */
+/* One script call for list[0..n), all with the same script. A hold the
+ * backend says is gone is believed only if it was held and quiet when
+ * collected and has not changed since (dlock__hold_lost): an acquisition
+ * or a release in flight (or begun since) explains a missing lock, and
+ * that call answers for itself. */
 static void renew_batch(dlock_client *c, renewal *list, size_t n)
 {
     const char *argv[2 * BATCH + 1];
-    char lease[32];
+    char lease[32], detail[160] = "";
     dlock_reply *reply = NULL;
     size_t i;
     int rc;
@@ -118,20 +153,35 @@ static void renew_batch(dlock_client *c, renewal *list, size_t n)
     }
     argv[n] = lease;
     rc = dlock_backend_eval(c->backend, &reply, list[0].script, n, n + 1, argv,
-                            NULL, NULL, 0);
+                            NULL, detail, sizeof(detail));
     /* Renewed, though not on enough replicas: the locks are held, not
      * lost; the next period's renewal is synced again. */
     if (rc == DLOCK_ESYNC)
         rc = 0;
     if (rc != 0 || reply->type != DLOCK_REPLY_ARRAY || reply->n != n) {
+        /* backend trouble: try again next period */
+        DLOCK__COUNT(c, renewal_failures, n);
+        dlock__log(DLOCK_LOG_WARN, "renewal of %zu lock(s) (script %s, first "
+                   "\"%.64s\") failed: %s; retrying in %lld ms", n,
+                   list[0].script->name, list[0].name,
+                   rc != 0 ? (detail[0] ? detail : dlock_strerror(rc))
+                           : reply->type == DLOCK_REPLY_ERROR && reply->str
+                                 ? reply->str : "unexpected reply",
+                   (long long)(c->opts.watchdog_timeout_ms / 3));
         dlock_reply_free(reply);
-        return; /* backend trouble: try again next period */
+        return;
     }
     for (i = 0; i < n; i++) {
         const dlock_reply *r = reply->elems[i];
-        if (r->type == DLOCK_REPLY_INTEGER && r->integer == 0 &&
-            mark_lost(c, &list[i]) && c->opts.on_lost)
-            c->opts.on_lost(c->opts.on_lost_arg, list[i].name, list[i].owner);
+        dlock_lost_fn fn;
+        void *arg;
+
+        if (r->type == DLOCK_REPLY_INTEGER && r->integer == 1)
+            DLOCK__COUNT(c, renewals, 1);
+        if (r->type == DLOCK_REPLY_INTEGER && r->integer == 0 && list[i].settled &&
+            dlock__hold_lost(c, list[i].lock, list[i].name, list[i].owner,
+                             list[i].id, list[i].changes, &fn, &arg) == 2 && fn)
+            fn(arg, list[i].name, list[i].owner);
     }
     dlock_reply_free(reply);
 }
@@ -143,23 +193,15 @@ static int by_script(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int stopping(dlock_client *c)
-{
-    int stop;
-
-    pthread_mutex_lock(&c->holds.mutex);
-    stop = c->wd_stop;
-    pthread_mutex_unlock(&c->holds.mutex);
-    return stop;
-}
-
 static void renew_all(dlock_client *c)
 {
-    size_t n, i, j;
-    renewal *list = collect(c, &n);
+    size_t n, i, j, ncaps;
+    capped *caps;
+    renewal *list = collect(c, &n, &caps, &ncaps);
 
     if (!list)
         return;
+    report_capped(c, caps, ncaps);
     qsort(list, n, sizeof(*list), by_script);
     /* An on_lost callback may have dropped the last reference (or another
      * thread is freeing the client): no point in the remaining batches. */
@@ -189,6 +231,8 @@ static void *watchdog_main(void *arg)
         if (dlock_clock_now(c->clock) < next)
             continue; /* raised for nothing but stopping */
         renew_all(c);
+        if (!stopping(c))
+            dlock__metrics_push(c); /* may drop the last reference, as on_lost */
         if (stopping(c))
             break;
         next = dlock_clock_now(c->clock) + period;

@@ -48,6 +48,8 @@ int dlock_test_parity(const char *backend);
 int dlock_test_spin(const char *backend);
 int dlock_test_simple(const char *backend);
 int dlock_test_custom_lock_sample(const char *url); /* tests/sample_test.c */
+int dlock_test_observe(const char *backend);
+int dlock_test_observe_redis(void);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
@@ -184,6 +186,8 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_set_phase("samples/custom_lock on %s", name);
         dlock_test_custom_lock_sample(url);
     }
+    dlock_test_set_phase("observe on %s", name);
+    dlock_test_observe(name);
     dlock_fx_set_redis_url(NULL);
     dlock_test_set_phase("stopping redis-server (%s)", name);
     stop_server();
@@ -231,6 +235,8 @@ static void run_conformance_on_mock(void)
     dlock_test_spin("mock");
     dlock_test_set_phase("simple lock on mock");
     dlock_test_simple("mock");
+    dlock_test_set_phase("observe on mock");
+    dlock_test_observe("mock");
 }
 
 int main(void)
@@ -252,6 +258,7 @@ int main(void)
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("redis sync tests", dlock_test_redis_sync);
+    run_suite("observability redis tests", dlock_test_observe_redis);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
     run_suite("cli tests", dlock_test_cli);

@@ -59,7 +59,11 @@ extern "C" {
 #define DLOCK_OWNER_MAX 128
 
 /* Called on the watchdog thread when a renewal finds that owner no longer
- * holds the lock called name (lease expired, force-unlocked, key deleted).
+ * holds the lock called name (lease expired, force-unlocked, key deleted),
+ * and when max_hold_ms stops renewing a hold (its lease then runs out; an
+ * unlock before that still succeeds). A lock object's own callback
+ * (dlock_rlock_set_on_lost, api/dlock/rlock.h) replaces this one for its
+ * holds.
  * The strings are valid during the call only. Must not block for long (no
  * renewal of this client's other locks happens meanwhile); may call any
  * dlock function, including dlock_rlock_free of the lost lock's handle and
@@ -131,6 +135,13 @@ DLOCK_API void dlock_client_free(dlock_client *c);
  * never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED (in a
  * fork() child). */
 DLOCK_API int dlock_client_cancel_waits(dlock_client *c);
+
+/* Replaces the client's on_lost callback and its arg (a client made from a
+ * URL or a JSON configuration gets one this way). Also called when
+ * max_hold_ms stops renewing a hold (its lease then runs out). Takes effect
+ * for the next report; a callback under way finishes with the old one.
+ * Never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED. */
+DLOCK_API int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg);
 
 /* The client's UUID (borrowed, valid as long as the client). */
 DLOCK_API const char *dlock_client_id(const dlock_client *c);

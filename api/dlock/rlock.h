@@ -98,6 +98,34 @@ DLOCK_API int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_
 DLOCK_API int dlock_unlock(dlock_rlock *l);
 DLOCK_API int dlock_unlock_as(dlock_rlock *l, const char *owner);
 
+/* Lease control: while the owner holds l, its remaining lease becomes
+ * lease_ms from now (shorter or longer than before), and the watchdog
+ * stops renewing it; lease_ms 0 hands the hold to the watchdog instead
+ * (the client's watchdog timeout, renewed until unlock or max_hold_ms).
+ * The hold count is unchanged. One round trip.
+ * 0; DLOCK_ELOST: the owner held l through this lock object but its lease
+ * ran out or it was taken away (nothing is re-acquired; the next unlock
+ * answers DLOCK_ELOST as well); DLOCK_ENOTOWNER: the owner does not hold
+ * it and this lock object knows of no hold of its; DLOCK_ENOTSUP: the
+ * type has no lease (latch, bucket, a user type without the slot);
+ * DLOCK_EINVAL: lease_ms outside 0..DLOCK_TIME_MAX_MS. Nothing is changed
+ * on failure. The read-write lock's shared hash is never shortened below
+ * what its other holds need; the owner's own hold gets lease_ms. A
+ * watchdog renewal already in flight when dlock_extend moves a hold off
+ * the watchdog may still apply the watchdog's lease once. */
+DLOCK_API int dlock_extend(dlock_rlock *l, int64_t lease_ms);
+DLOCK_API int dlock_extend_as(dlock_rlock *l, const char *owner, int64_t lease_ms);
+
+/* The lost-lock callback of this lock object: called (on the client's
+ * watchdog thread, as the client's, api/dlock/client.h) instead of the
+ * client's on_lost for the holds made through l that the watchdog finds
+ * lost or stops renewing at max_hold_ms. NULL: back to the client's. arg
+ * must stay valid until l is freed and a callback under way has returned
+ * (a callback already picked when another thread frees l may still run
+ * once). Never blocks on the network. 0, DLOCK_EINVAL (l NULL),
+ * DLOCK_EFORKED. */
+DLOCK_API int dlock_rlock_set_on_lost(dlock_rlock *l, dlock_lost_fn fn, void *arg);
+
 /* Deletes the lock whoever holds it and wakes waiters. *existed (may be
  * NULL) tells whether it was held. */
 DLOCK_API int dlock_force_unlock(dlock_rlock *l, int *existed);

@@ -165,6 +165,14 @@ dlock_clock *dlock_backend_clock(dlock_backend *b)
     return b->methods->clock(b);
 }
 
+uint64_t dlock_backend_reconnects(dlock_backend *b)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 3 ||
+        b->methods->reconnects == NULL)
+        return 0;
+    return b->methods->reconnects(b);
+}
+
 void dlock_backend_free(dlock_backend *b)
 {
     if (b == NULL || b->methods == NULL || b->methods->free == NULL)

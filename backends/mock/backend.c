@@ -100,6 +100,7 @@ static const dlock_backend_methods mock_methods = {
     mock_free,
     NULL, /* eval_until: the mock never blocks on a network */
     NULL, /* subscribe_until */
+    NULL, /* reconnects: no connections */
 };
 
 int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store)

@@ -27,6 +27,7 @@ typedef struct redis_backend {
     dlock__redis_config cfg;
     dlock__redis_topology *topo;
     dlock__redis_scripts *scripts;
+    uint64_t reconnects; /* cfg.reconnects points here */
 } redis_backend;
 
 static int rb_eval_until(dlock_backend *b, dlock_reply **out,
@@ -99,8 +100,13 @@ static void rb_free(dlock_backend *b)
     free(rb);
 }
 
+static uint64_t rb_reconnects(dlock_backend *b)
+{
+    return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
+}
+
 static const dlock_backend_methods redis_methods = {
-    2,
+    3,
     "redis",
     rb_eval,
     rb_subscribe,
@@ -109,6 +115,7 @@ static const dlock_backend_methods redis_methods = {
     rb_free,
     rb_eval_until,
     rb_subscribe_until,
+    rb_reconnects,
 };
 
 static int check_options(const dlock_redis_options *o, char *errbuf,
@@ -263,6 +270,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.pool_size = opts->pool_size;
     rb->cfg.reconnect_min_ms = opts->reconnect_min_ms;
     rb->cfg.reconnect_max_ms = opts->reconnect_max_ms;
+    rb->cfg.reconnects = &rb->reconnects;
 
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)

@@ -30,6 +30,7 @@ typedef struct dlock__redis_config {
      * connected replicas; the URL's and options' merged. */
     int sync_replicas;
     int64_t sync_timeout_ms;
+    uint64_t *reconnects; /* the backend's count (atomic); copies share it */
 } dlock__redis_config;
 
 /* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */

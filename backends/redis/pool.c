@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
 
@@ -168,10 +169,13 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                 dlock__redis_errf(errbuf, errlen, "%s", detail);
                 pthread_cond_signal(&p->freed);
                 pthread_mutex_unlock(&p->mu);
+                dlock__log(DLOCK_LOG_WARN, "connect failed: %s", detail);
                 return rc;
             }
             p->failures = 0;
             pthread_mutex_unlock(&p->mu);
+            if (probe && cfg->reconnects) __atomic_add_fetch(cfg->reconnects, 1, __ATOMIC_RELAXED);
+            if (probe) dlock__log(DLOCK_LOG_INFO, "redis %s: reconnected", cfg->url.where);
             *out = c;
             return 0;
         }

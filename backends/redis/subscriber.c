@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include "conn.h"
+#include "../common/log.h"
 #include "../common/thread_name.h"
 
 #define PING_INTERVAL_MS 5000
@@ -418,6 +419,7 @@ static int on_ack(dlock__redis_subscriber *s, int kind, const redisReply *name)
     if (c->inflight == 0 && !c->sent_sub)
         mark_dirty(s, c); /* may be freed by the next reconcile */
     pthread_mutex_unlock(&s->mu);
+    if (resync) dlock__log(DLOCK_LOG_INFO, "redis: subscription to \"%.*s\" restored after a reconnect", (int)name->len, name->str);
     if (resync)
         deliver(s, resync, "", 0);
     return 0;
@@ -563,6 +565,7 @@ static void try_connect(dlock__redis_subscriber *s)
     pthread_mutex_unlock(&s->mu);
     rc = dlock__redis_connect(&c, cfg, cfg->connect_timeout_ms, detail,
                               sizeof detail);
+    if (rc != 0) dlock__log(DLOCK_LOG_WARN, "subscriber connect failed: %s", detail);
     pthread_mutex_lock(&s->mu);
     if (rc != 0) {
         s->failures++;

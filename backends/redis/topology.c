@@ -19,6 +19,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "../common/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
 
@@ -86,6 +87,7 @@ static void set_master(dlock__redis_topology *t, dlock__redis_node *n)
     t->master = n;
     t->suspect = 0;
     pthread_mutex_unlock(&t->mu);
+    if (moved) dlock__log(DLOCK_LOG_INFO, "redis-sentinel '%s': master is %s", t->cfg->url.master_name, n->cfg.url.where);
     if (moved && t->sub)
         dlock__redis_subscriber_retarget(t->sub, &n->cfg);
 }
@@ -293,6 +295,7 @@ static void on_switch(dlock__redis_topology *t, const char *msg, size_t len)
         set_master(t, n);
         return;
     }
+    dlock__log(DLOCK_LOG_WARN, "redis-sentinel '%s': +switch-master to %s:%d not confirmed, rediscovering", name, newh, newp);
     pthread_mutex_lock(&t->mu);
     t->suspect = 1; /* rediscovery retries with back-off */
     pthread_mutex_unlock(&t->mu);

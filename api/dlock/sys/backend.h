@@ -77,7 +77,7 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 
 
 typedef struct dlock_backend_methods {
-    int version; /* 1, or 2 with the slots after free */
+    int version; /* 1, 2 with the slots after free, 3 with reconnects */
     const char *name; /* "mock", "redis" */
 
     /* Runs script atomically with KEYS = argv[0..nkeys) and
@@ -142,6 +142,13 @@ typedef struct dlock_backend_methods {
     int (*subscribe_until)(dlock_backend *b, dlock_subscription **out,
                            const char *channel, dlock_message_fn fn, void *arg,
                            int64_t deadline_ms, char *errbuf, size_t errlen);
+
+    /* ---- version 3 ---- */
+
+    /* How many times this backend re-established a connection after
+     * failing to connect (for the client's metrics, api/dlock/metrics.h).
+     * Never blocks; any thread. May be NULL (counted as 0). */
+    uint64_t (*reconnects)(dlock_backend *b);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -172,6 +179,8 @@ DLOCK_API int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription
                                             size_t errlen);
 DLOCK_API void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
 DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
+/* The version-3 reconnects slot; 0 for a backend without it (or NULL). */
+DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
 /* dlock_backend_free: api/dlock/backend.h */
 
 #ifdef __cplusplus

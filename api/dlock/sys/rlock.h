@@ -47,7 +47,7 @@ extern "C" {
 struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
 typedef struct dlock_rlock_methods {
-    int version;      /* 1, or 2 with the slots after destroy */
+    int version;      /* 1, 2 with the slots after destroy, 3 with extend */
     const char *type; /* "reentrant" */
 
     /* Acquire for owner, waiting up to wait_ms (DLOCK_WAIT_FOREVER: no
@@ -86,7 +86,23 @@ typedef struct dlock_rlock_methods {
      * atomically. Never blocks. 0, or DLOCK_EINVAL (buf too small). May be
      * NULL: the type cannot prove a hold by one hash field (DLOCK_ENOTSUP). */
     int (*guard_field)(dlock_rlock *l, const char *owner, char *buf, size_t len);
+
+    /* ---- version 3 ---- */
+
+    /* dlock_extend (api/dlock/rlock.h): if owner holds l now, its remaining
+     * lease becomes lease_ms (0: the client's watchdog timeout, and the
+     * watchdog renews the hold from now on; > 0: that lease, and the
+     * watchdog stops renewing it). One round trip. 0, or DLOCK_ENOTOWNER
+     * when owner does not hold l (nothing changed; the generic function
+     * tells DLOCK_ELOST from it). A type whose watchdog renewal script
+     * sets the lease of one owner's hold implements it with
+     * dlock_rlock_extend_by_renewal. May be NULL, and is absent from
+     * tables of version < 3: DLOCK_ENOTSUP (a type without leases). */
+    int (*extend)(dlock_rlock *l, const char *owner, int64_t lease_ms);
 } dlock_rlock_methods;
+
+/* Whether a table has a version-3 slot. */
+#define DLOCK_RLOCK_HAS_SLOT3(m, slot) ((m)->version >= 3 && (m)->slot != NULL)
 
 /* Whether a table has a version-2 slot (a table built against an older
  * header is shorter: never read past what its version promises). */
@@ -102,6 +118,11 @@ struct dlock_rlock {
      * handles never fail, and a handle should cost little), guarded by one
      * of a few locks shared by all objects. Read it with dlock_errmsg. */
     char *errmsg;
+    /* dlock_rlock_set_on_lost's callback (NULL: the client's), read and
+     * written under the client's hold registry lock; zeroed by
+     * dlock_rlock_init. */
+    dlock_lost_fn on_lost;
+    void *on_lost_arg;
 };
 
 /* Longest failure detail kept, including the NUL. */
@@ -166,6 +187,15 @@ DLOCK_API int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
 DLOCK_API int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
                                        const dlock_script *script, size_t nkeys,
                                        size_t nargs, const char *const *argv);
+
+/* The extend slot for a type whose renewal script (the watchdog contract
+ * below) sets the lease of owner's hold: runs renew for l's name and owner
+ * with lease_ms (0: the watchdog timeout) and updates the client's hold
+ * registry (watchdog renewal on for lease 0, off otherwise). 0,
+ * DLOCK_ENOTOWNER, or an error. */
+DLOCK_API int dlock_rlock_extend_by_renewal(dlock_rlock *l, const char *owner,
+                                            int64_t lease_ms,
+                                            const dlock_script *renew);
 
 /* ---- waiting ----------------------------------------------------------- */
 
