@@ -9,12 +9,19 @@
 #include <stddef.h>
 
 /* Calls fn(ctx, i) for every i in [0, n) concurrently and returns when all
- * have returned: index 0 on the calling thread, the others on threads of
- * their own (one per index per call; a thread that cannot be created runs
- * its index on the calling thread afterwards). Each call runs under the
+ * have returned: index 0 on the calling thread, the others on parked
+ * worker threads of a process-wide pool (woken per call; an index no
+ * worker can be had for runs on the calling thread afterwards). Each call runs under the
  * calling thread's time budget (objects/budget.c), so a budgeted caller's
  * round trips stay within its deadline whichever thread makes them. */
 typedef void (*dlock__fanout_fn)(void *ctx, size_t i);
 void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx);
+
+/* A handle that steps through dlock__fanout keeps the pool's workers alive
+ * between its steps with one retain, and gives it back with one release
+ * when freed; the last release joins every worker (may block for a worker
+ * finishing its wake-up, never for a round trip: no step runs then). */
+void dlock__fanout_retain(void);
+void dlock__fanout_release(void);
 
 #endif /* DLOCK_OBJECTS_FANOUT_H */

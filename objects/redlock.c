@@ -49,6 +49,7 @@ typedef struct redlock {
      * deleted. */
     pthread_mutex_t renew_mutex;
     int mutexes;              /* how many of the two were initialised */
+    int pooled;               /* holds a fanout pool reference */
     rl_hold *holds;
     uint64_t changes;         /* under mutex: stamps every hold change */
     /* the renewal thread */
@@ -858,6 +859,8 @@ static void redlock_free_rest(redlock *r)
         dlock_rlock_free(r->nodes[i]);
     free(r->nodes);
     free(r->backends);
+    if (r->pooled)
+        dlock__fanout_release();
     if (r->mutexes > 1)
         pthread_mutex_destroy(&r->renew_mutex);
     if (r->mutexes > 0)
@@ -935,6 +938,8 @@ int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
     if (pthread_mutex_init(&r->renew_mutex, NULL) != 0)
         goto nomem;
     r->mutexes = 2;
+    dlock__fanout_retain();
+    r->pooled = 1;
     r->nodes = calloc(n, sizeof(*r->nodes));
     r->backends = calloc(n, sizeof(*r->backends));
     if (!r->nodes || !r->backends)
