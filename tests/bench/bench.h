@@ -236,6 +236,9 @@ void bench_fig_holds(const bench_config *cfg);
 void bench_fig_tls(const bench_config *cfg);
 /* fig_sync.c: sync_replicas=1 vs off (a master and a replica of its own). */
 void bench_fig_sync(const bench_config *cfg);
+/* fig_redlock.c: Redlock n=3, 5 and MultiLock of 3 vs a single node (five
+ * servers of its own). */
+void bench_fig_redlock(const bench_config *cfg);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

@@ -8,7 +8,7 @@
  * test harness (tests/harness/redis_server.c) and stops it at the end.
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
  * tls (tls starts a server of its own, with plain and TLS ports), sync
- * (a master and a replica of its own).
+ * (a master and a replica of its own), redlock (five servers of its own).
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -34,7 +34,7 @@
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
-                                      "tls", "sync"};
+                                      "tls", "sync", "redlock"};
 
 static void on_alarm(int sig)
 {
@@ -119,7 +119,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls sync redlock\n");
 }
 
 int main(int argc, char **argv)
@@ -241,6 +241,8 @@ int main(int argc, char **argv)
         bench_fig_tls(&cfg);
     if (wanted(only, "sync"))
         bench_fig_sync(&cfg);
+    if (wanted(only, "redlock"))
+        bench_fig_redlock(&cfg);
 
     if (!child)
         bench_json_print_all();
