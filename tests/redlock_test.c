@@ -8,11 +8,13 @@
  * Helper threads only record; the case asserts after joining them.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "dlock.h"
 #include "harness/redis_server.h"
@@ -661,6 +663,62 @@ static void redlock_from_json_client_set(void **state)
                      DLOCK_EINVAL);
 }
 
+/* The fan-out's parked workers are the parent's: a fork() child that makes
+ * its own clients and Redlock fans out on workers of its own (handing a
+ * step to a parent's worker, which does not exist in the child, would hang
+ * the child; the parent gives up on it after 20 s). */
+static int child_lock_unlock(env *e)
+{
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL;
+    char name[sizeof(e->name) + 16];
+    size_t i;
+    int rc = 1;
+
+    snprintf(name, sizeof(name), "%s:child", e->name);
+    for (i = 0; i < e->n; i++)
+        if (make_client(e, i, &cs[i]) != 0)
+            return 2;
+    if (dlock_redlock_new(&l, cs, e->n, name) == 0 && dlock_lock(l, 60000) == 0 &&
+        dlock_unlock(l) == 0)
+        rc = 0;
+    dlock_rlock_free(l);
+    for (i = 0; i < e->n; i++)
+        dlock_client_free(cs[i]);
+    return rc;
+}
+
+static void redlock_fork_child_fans_out(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l = redlock(e->a, e->n, e->name);
+    int status = -1, waited = 0;
+    pid_t pid, got;
+
+    assert_int_equal(dlock_lock(l, 60000), 0); /* the pool has workers now */
+    assert_int_equal(dlock_unlock(l), 0);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child_lock_unlock(e));
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 && waited < 2000) {
+        sleep_ms(10);
+        waited++;
+    }
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    assert_int_equal(got, pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* and the parent's pool still works */
+    assert_int_equal(dlock_lock(l, 60000), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+}
+
 #define CASE(f, s) cmocka_unit_test_setup_teardown(f, s, teardown)
 #define CASES(s)                                                       \
     {                                                                  \
@@ -671,6 +729,7 @@ static void redlock_from_json_client_set(void **state)
         CASE(multilock_all_or_none, s), CASE(multilock_bad_input, s),  \
         CASE(redlock_from_json_client_set, s),                         \
         CASE(redlock_freed_in_on_lost, s),                             \
+        CASE(redlock_fork_child_fans_out, s),                          \
     }
 
 int dlock_test_redlock(void);
