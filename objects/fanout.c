@@ -168,6 +168,18 @@ static void pool_unref(void)
     }
 }
 
+size_t dlock__fanout_workers(void)
+{
+    size_t k = 0;
+    worker *w;
+
+    pthread_mutex_lock(&pool_mu);
+    for (w = all; w; w = w->next_all)
+        k++;
+    pthread_mutex_unlock(&pool_mu);
+    return k;
+}
+
 void dlock__fanout_retain(void)
 {
     pthread_once(&atfork_once, atfork_install);

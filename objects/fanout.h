@@ -23,5 +23,7 @@ void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx);
  * finishing its wake-up, never for a round trip: no step runs then). */
 void dlock__fanout_retain(void);
 void dlock__fanout_release(void);
+/* The pool's workers now (for the tests: 0 in a fork() child). */
+size_t dlock__fanout_workers(void);
 
 #endif /* DLOCK_OBJECTS_FANOUT_H */
