@@ -1,5 +1,5 @@
 /*
- * dlock benchmarks — figure 10: uncontended Redlock and MultiLock (issue
+ * dlock benchmarks — figure 9: uncontended Redlock and MultiLock (issue
  * 13). Five redis-servers of its own on loopback; one thread doing
  * lock+unlock pairs on a single-node reentrant lock, a Redlock over 3 and
  * over 5 of the servers, and a MultiLock of 3 reentrant members on 3
@@ -141,7 +141,7 @@ void bench_fig_redlock(const bench_config *cfg)
     double single;
     int i;
 
-    bench_heading("10. Redlock / MultiLock, redis, 1 thread, uncontended: lock+unlock "
+    bench_heading("9. Redlock / MultiLock, redis, 1 thread, uncontended: lock+unlock "
                   "pairs/s vs a single-node reentrant lock, same rounds (5 servers of "
                   "its own on loopback; target n=5 >= 0.7)",
                   "kind       nodes      pairs/s   ratio  (min-max)  thread cpu us  "
