@@ -28,7 +28,7 @@ typedef struct field {
     int64_t min, max;
 } field;
 
-/* Every integer field but pool_size is a duration: DLOCK_TIME_MAX_MS at most. */
+/* Every integer field but pool_size and connections is a duration: DLOCK_TIME_MAX_MS at most. */
 #define I64(name, where, min) \
     {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 #define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
@@ -52,6 +52,8 @@ static const field fields[] = {
     {"tls_insecure", F_FLAG, offsetof(dlock__config, redis.tls_insecure), 0, 1},
     STR("sentinel_user", redis.sentinel_user),
     STR("sentinel_password", redis.sentinel_password),
+    {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
+    {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

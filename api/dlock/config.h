@@ -18,7 +18,9 @@
  *       "tls_sni": "redis.example.com",
  *       "tls_insecure": false,
  *       "sentinel_user": "sentinel-user",
- *       "sentinel_password": "sentinel-secret"
+ *       "sentinel_password": "sentinel-secret",
+ *       "multiplex": true,
+ *       "connections": 1
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -27,13 +29,14 @@
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
  *   pool_size                               1..4096
+ *   connections                             1..64 (multiplexed: per node)
  *   reconnect_min_ms, reconnect_max_ms      >= 0, the reconnection back-off
  *                                           (first step, cap; max >= min)
  *   watchdog_timeout_ms                     >= 3
  *   max_hold_ms                             >= 0 (0: renew for ever)
  *   fair_wait_slack_ms                      >= 1
  *   budget_slack_ms                         >= 0
- * and every one of them but pool_size at most DLOCK_TIME_MAX_MS
+ * and every one of them but pool_size and connections at most DLOCK_TIME_MAX_MS
  * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
  * the rediss:// query parameters of the same name without "tls_"
  * (api/dlock/redis.h; a parameter in the URL wins over the field):
@@ -47,6 +50,10 @@
  *                                           (the same-named URL parameters
  *                                           win); used by the *-sentinel://
  *                                           schemes only
+ *   multiplex                               true/false or 1/0; default
+ *                                           true (calls share connections;
+ *                                           false: a pool, pool_size); the
+ *                                           URL's multiplex=0|1 wins
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The scheme of "url" alone decides whether TLS is used. The Redis fields
  * are accepted, and unused, with "mock:" (and the TLS fields with redis://

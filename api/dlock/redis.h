@@ -94,13 +94,17 @@ extern "C" {
  * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
  * that far; the TLS fields then take their defaults, so code written
  * against version 1 keeps working unchanged); a version-2 struct ends at
- * tls_insecure (the sentinel fields then take their defaults). */
+ * tls_insecure (the sentinel fields then take their defaults); a
+ * version-3 struct ends at sentinel_password (multiplex and connections
+ * then take their defaults). */
 typedef struct dlock_redis_options {
-    int version;                 /* 3 (2: ends at tls_insecure; 1: at
+    int version;                 /* 4 (3: ends at sentinel_password;
+                                    2: at tls_insecure; 1: at
                                     reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
-    int pool_size;               /* connections kept open; default 8 */
+    int pool_size;               /* pooled mode: connections kept open;
+                                    default 8 */
     int64_t reconnect_min_ms;    /* first back-off step; default 50 */
     int64_t reconnect_max_ms;    /* back-off cap; default 2000 */
 
@@ -119,10 +123,20 @@ typedef struct dlock_redis_options {
      * sentinels get no AUTH. The URL's parameters of the same names win. */
     const char *sentinel_user;     /* ACL user on the sentinels */
     const char *sentinel_password; /* AUTH password of the sentinels */
+
+    /* ---- version 4: how calls use connections (every scheme). The URL's
+     * parameters multiplex=0|1 and connections=N win. */
+    int multiplex;    /* 1 (default): every thread's calls share
+                         `connections` connections per node, pipelined
+                         (Lettuce/ioredis style); 0: a pool of pool_size
+                         connections, one borrowed per call */
+    int connections;  /* multiplexed: connections per node, 1..64;
+                         default 1 */
 } dlock_redis_options;
 
 #define DLOCK_REDIS_OPTIONS_INIT \
-    {3, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL}
+    {4, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+     1, 1}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

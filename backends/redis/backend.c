@@ -36,9 +36,8 @@ static int rb_eval_until(dlock_backend *b, dlock_reply **out,
 {
     redis_backend *rb = (redis_backend *)b;
     dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
-    int rc = dlock__redis_eval(n->pool, rb->scripts, &n->cfg, out, script,
-                               nkeys, nargs, argv, argvlen, deadline_ms,
-                               errbuf, errlen);
+    int rc = dlock__redis_eval(n, rb->scripts, out, script, nkeys, nargs,
+                               argv, argvlen, deadline_ms, errbuf, errlen);
     /* Lost, refused or unavailable (READONLY, MASTERDOWN, LOADING...): the
      * caller's wait loop retries within its budget; meanwhile the
      * topology checks whether the master moved. */
@@ -132,6 +131,11 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
         bad = "a timeout or back-off step is above DLOCK_TIME_MAX_MS (10^12 ms)";
     else if (o->tls_insecure != 0 && o->tls_insecure != 1)
         bad = "tls_insecure must be 0 or 1";
+    else if (o->multiplex != 0 && o->multiplex != 1)
+        bad = "multiplex must be 0 or 1";
+    else if (o->connections < 1 ||
+             o->connections > DLOCK__REDIS_CONNECTIONS_MAX)
+        bad = "connections must be 1..64";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -144,14 +148,15 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 3) {
+    if (from->version >= 4) {
         *to = *from;
         return;
     }
     *to = defaults;
     memcpy(to, from,
-           from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
-                              : offsetof(dlock_redis_options, tls_cacert));
+           from->version == 3   ? offsetof(dlock_redis_options, multiplex)
+           : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
+                                : offsetof(dlock_redis_options, tls_cacert));
     to->version = from->version;
 }
 
@@ -215,7 +220,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     if (opts->version < 1) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1, 2 or 3 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be 1, 2, 3 or 4 (use DLOCK_REDIS_OPTIONS_INIT)");
         return DLOCK_EINVAL;
     }
     options_copy(&o, opts);
@@ -239,6 +244,11 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)
         goto fail;
+    /* The URL's connection parameters win over the options. */
+    rb->cfg.multiplex = rb->cfg.url.multiplex != -1 ? rb->cfg.url.multiplex
+                                                    : opts->multiplex;
+    rb->cfg.connections = rb->cfg.url.connections ? rb->cfg.url.connections
+                                                  : opts->connections;
     if (rb->cfg.url.is_tls) {
         rc = merge_tls(&rb->cfg.url.tls, opts);
         if (rc != 0) {

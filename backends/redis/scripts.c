@@ -161,30 +161,8 @@ int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r)
     return convert(out, r, 0);
 }
 
-/* Sends what is in b and reads nreplies replies; the last one is kept in
- * *last, the first (when there are two) in *first. */
-static int round_trip(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
-                      int nreplies, redisReply **first, redisReply **last,
-                      const dlock__redis_config *cfg, int64_t deadline_ms,
-                      char *errbuf, size_t errlen)
-{
-    int rc = dlock__redis_send(c, b, cfg, deadline_ms, errbuf, errlen);
-    *last = NULL;
-    if (first)
-        *first = NULL;
-    if (rc == 0 && nreplies == 2)
-        rc = dlock__redis_read(c, first, cfg, deadline_ms, errbuf, errlen);
-    if (rc == 0)
-        rc = dlock__redis_read(c, last, cfg, deadline_ms, errbuf, errlen);
-    if (rc != 0 && first && *first) {
-        freeReplyObject(*first);
-        *first = NULL;
-    }
-    return rc;
-}
-
-int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
-                      const dlock__redis_config *cfg, dlock_reply **out,
+int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
+                      dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, char *errbuf, size_t errlen)
@@ -193,12 +171,12 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     size_t small_len[16];
     const char **vec = small_vec;
     size_t *lens = small_len;
+    const dlock__redis_config *cfg = &node->cfg;
     dlock__redis_cmdbuf b = {0};
     char sha[SHA_LEN + 1], nkeys_str[24];
-    dlock__redis_conn *c = NULL;
-    redisReply *r = NULL, *load = NULL;
+    redisReply *r = NULL, *load = NULL, *two[2];
     size_t i, argc;
-    int rc, have_sha, broken = 0;
+    int rc, have_sha, sent = 0;
 
     if (out)
         *out = NULL;
@@ -246,10 +224,6 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         rc = DLOCK_ETIMEDOUT;
         goto done;
     }
-    rc = dlock__redis_pool_acquire(pool, &c, deadline_ms, errbuf, errlen);
-    if (rc != 0)
-        goto done;
-
     have_sha = sha_get(cache, script, sha);
     if (have_sha) {
         vec[0] = "EVALSHA";
@@ -258,8 +232,9 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         lens[1] = SHA_LEN;
         rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
         if (rc == 0) {
-            rc = round_trip(c, &b, 1, NULL, &r, cfg, deadline_ms, errbuf, errlen);
-            broken = rc != 0;
+            sent = 1;
+            rc = dlock__redis_node_call(node, &b, 1, &r, deadline_ms, errbuf,
+                                        errlen);
         }
         if (rc == 0 && is_noscript(r)) {
             freeReplyObject(r);
@@ -278,19 +253,20 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         if (rc == 0)
             rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
         if (rc == 0) {
-            rc = round_trip(c, &b, 2, &load, &r, cfg, deadline_ms, errbuf,
-                            errlen);
-            broken = rc != 0;
+            sent = 1;
+            rc = dlock__redis_node_call(node, &b, 2, two, deadline_ms, errbuf,
+                                        errlen);
+        }
+        if (rc == 0) {
+            load = two[0];
+            r = two[1];
         }
         if (rc == 0 && is_sha(load))
             sha_put(cache, script, load->str);
     }
-    /* After a failed round trip the reply stream is out of step (or gone):
-     * the connection is never reused. A formatting failure sent nothing. */
-    dlock__redis_pool_release(pool, c, broken);
-    c = NULL;
     if (rc != 0) {
-        if (!broken)
+        /* A formatting failure sent nothing and has no detail yet. */
+        if (!sent)
             dlock__redis_errf(errbuf, errlen, "eval: out of memory");
         goto done;
     }
