@@ -234,6 +234,9 @@ void bench_fig_watchdog(const bench_config *cfg, bench_raw *raw);
 void bench_fig_holds(const bench_config *cfg);
 /* TLS vs plain: starts a server of its own (plain + TLS ports). */
 void bench_fig_tls(const bench_config *cfg);
+/* Many threads on few connections (multiplexed vs pooled vs raw), server
+ * CPU per pair, 10 000 blocked waiters (issue 15). */
+void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

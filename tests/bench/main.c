@@ -7,7 +7,8 @@
  * Without --redis it starts a throwaway redis-server on 127.0.0.1 through the
  * test harness (tests/harness/redis_server.c) and stops it at the end.
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
- * tls (tls starts a server of its own, with plain and TLS ports).
+ * tls (tls starts a server of its own, with plain and TLS ports),
+ * many_threads.
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -33,7 +34,7 @@
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
-                                      "tls"};
+                                      "tls", "many_threads"};
 
 static void on_alarm(int sig)
 {
@@ -118,7 +119,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls "
+                    "many_threads\n");
 }
 
 int main(int argc, char **argv)
@@ -238,6 +240,8 @@ int main(int argc, char **argv)
         bench_fig_holds(&cfg);
     if (wanted(only, "tls"))
         bench_fig_tls(&cfg);
+    if (wanted(only, "many_threads"))
+        bench_fig_many_threads(&cfg, raw);
 
     if (!child)
         bench_json_print_all();
