@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "dlock.h"
+#include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
 #include "harness/redis_server.h"
@@ -391,6 +392,39 @@ static void test_options_and_url(void **state)
     dlock_backend_free(b);
 }
 
+/* The JSON configuration's fields (api/dlock/config.h). */
+static void test_json_config(void **state)
+{
+    static const char *const bad[] = {
+        "\"multiplex\": 2", "\"multiplex\": \"yes\"", "\"connections\": 0",
+        "\"connections\": 65", "\"connections\": \"2\"",
+    };
+    dlock_client *c = NULL;
+    char json[512], err[256];
+    size_t i;
+    (void)state;
+
+    snprintf(json, sizeof json,
+             "{\"url\": \"%s\", \"multiplex\": true, \"connections\": 2}",
+             dlock_test_redis_url(srv));
+    assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err), 0);
+    dlock_client_free(c);
+    c = NULL;
+    snprintf(json, sizeof json, "{\"url\": \"%s\", \"multiplex\": false}",
+             dlock_test_redis_url(srv));
+    assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err), 0);
+    dlock_client_free(c);
+    c = NULL;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(json, sizeof json, "{\"url\": \"%s\", %s}",
+                 dlock_test_redis_url(srv), bad[i]);
+        assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err),
+                         DLOCK_EINVAL);
+        assert_null(c);
+        assert_true(strstr(err, "multiplex") || strstr(err, "connections"));
+    }
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -415,6 +449,7 @@ int dlock_test_redis_mux(void)
         cmocka_unit_test(test_noscript_after_flush),
         cmocka_unit_test(test_auth_and_select),
         cmocka_unit_test(test_options_and_url),
+        cmocka_unit_test(test_json_config),
     };
     return DLOCK_RUN_GROUP("redis_mux", tests, group_setup, group_teardown);
 }

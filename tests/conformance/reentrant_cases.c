@@ -1479,15 +1479,17 @@ int dlock_test_conformance_count(void)
 }
 
 /* Runs every case on backend ("mock" or "redis"; for redis, main has set the
- * server URL with dlock_fx_set_redis_url), once per lock type. Returns the
- * number of failures. */
-int dlock_test_conformance(const char *backend)
+ * server URL with dlock_fx_set_redis_url), once per lock type, or for the
+ * lock type named only (NULL: all). Returns the number of failures. */
+int dlock_test_conformance_only(const char *backend, const char *only)
 {
     int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
     char group[96];
     size_t i;
 
     for (i = 0; i < NTYPES; i++) {
+        if (only && strcmp(only, lock_types[i].name) != 0)
+            continue;
         dlock_fx_use_lock_type(&lock_types[i]);
         snprintf(group, sizeof(group), "conformance/%s on %s", lock_types[i].name,
                  backend);
@@ -1496,4 +1498,9 @@ int dlock_test_conformance(const char *backend)
     }
     dlock_fx_use_lock_type(NULL);
     return dlock_test_failed - before;
+}
+
+int dlock_test_conformance(const char *backend)
+{
+    return dlock_test_conformance_only(backend, NULL);
 }
