@@ -59,10 +59,21 @@
  * DLOCK_ECONN within its budget (dlock_lock and waits with time left retry
  * it); no call waits for the rediscovery itself.
  *
- * The backend keeps a pool of connections (no lock is held across network
- * I/O), runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has one
- * subscriber connection with its own thread; subscriptions are restored after
- * a reconnect. A lost connection is re-established on next use, with
+ * Connections (multiplex=0|1 and connections=N as URL parameters, or the
+ * version-4 fields below). Multiplexed (the default): the calls of every
+ * thread share `connections` connections per server (default 1),
+ * pipelined: what threads submit while a write is in flight goes out in
+ * the next write, one reader hands the replies back in order. A call
+ * still waits only for its own reply, within its own budget; one that
+ * gives up leaves cleanly (its late reply is read and dropped); a lost
+ * connection fails every pending call at once with DLOCK_ECONN; at most
+ * 65 536 calls queue per connection (beyond: DLOCK_ECONN, "request queue
+ * full"). Pooled (multiplex=0): pool_size connections, each call borrows
+ * one (no lock is held across network I/O).
+ *
+ * The backend runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has
+ * one subscriber connection with its own thread; subscriptions are restored
+ * after a reconnect. A lost connection is re-established on next use, with
  * back-off; no call blocks past its command timeout (plus connect timeout).
  *
  * Thread-safety: a backend may be shared by any number of threads.
@@ -88,7 +99,7 @@ extern "C" {
 
 /* Timeouts of 0 mean no limit. Every duration is 0..DLOCK_TIME_MAX_MS
  * (api/dlock/times.h). The connect timeout also bounds the
- * connection handshake (TLS, AUTH, SELECT) and the wait for a free pooled
+ * connection handshake (TLS, AUTH, SELECT) and, pooled, the wait for a free
  * connection; the command timeout bounds one round trip.
  *
  * Versions: a version-1 struct ends at reconnect_max_ms (it is read only

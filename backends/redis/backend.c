@@ -5,10 +5,10 @@
  * configuration (the URL, merged with the options, and for rediss:// the
  * TLS context every connection is made from): the topology (topology.c:
  * standalone or Sentinel), which owns the nodes (node.c: an address and
- * its connection pool) and the subscriber (subscriber.c), and the script
- * runner (scripts.c). A call goes eval -> topology (which node) -> node
- * (a pooled connection); a DLOCK_ECONN there tells the topology to look
- * for the master again. Time comes from the process-wide real-time clock:
+ * its connections, multiplexed (mux.c) or pooled (pool.c)) and the
+ * subscriber (subscriber.c), and the script runner (scripts.c). A call
+ * goes eval -> topology (which node) -> node (dlock__redis_node_call); a
+ * DLOCK_ECONN there tells the topology to look for the master again. Time comes from the process-wide real-time clock:
  * Redis expires keys on its own clock.
  */
 #include <stddef.h>
