@@ -25,7 +25,7 @@ typedef struct mux_req {
     int rc;                       /* when DONE */
     int64_t cmd_deadline;         /* written at: + the command timeout */
     pthread_cond_t cv;            /* DONE, or a role may be free */
-    char err[256];
+    char err[512];
     redisReply *replies[1];       /* nreplies of them (allocated so) */
 } mux_req;
 
@@ -204,7 +204,7 @@ static int open_session(dlock__redis_mux *m, lane *l, mux_req *me,
 {
     dlock__redis_conn *c = NULL;
     session *s;
-    char detail[256];
+    char detail[512];
     int rc;
 
     pthread_mutex_unlock(&l->mu);
@@ -243,8 +243,10 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
                         int64_t deadline_ms)
 {
     const dlock__redis_config *cfg = m->cfg;
+    const dlock__redis_cmdbuf *out_buf;
     int64_t cmd_deadline;
-    char detail[256];
+    int single;
+    char detail[512];
     session *s;
     mux_req *r;
     int rc;
@@ -275,7 +277,7 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
         s->broken = 1;
         if (l->s == s) {
             l->s = NULL;
-            session_unref(m, s);
+            s->refs--; /* the lane's; ours keeps it until just below */
         }
         session_unref(m, s);
         if (!l->qhead)
@@ -288,11 +290,15 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
     dlock__redis_cmdbuf_reset(&l->wbuf);
     cmd_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
     rc = 0;
-    /* The queued buffers are copied under the mutex: their callers may
-     * leave (and free them) as soon as it is released. In flight before
-     * the write, so the reader finds them when the replies come. */
+    /* The writer's own call alone (one thread at a time: the usual case)
+     * is sent from its own buffer: its caller is right here. Others are
+     * copied under the mutex: their callers may leave (and free them) as
+     * soon as it is released. In flight before the write, so the reader
+     * finds them when the replies come. */
+    single = l->qhead == me && !me->next;
+    out_buf = single ? me->b : &l->wbuf;
     while ((r = l->qhead) != NULL) {
-        if (l->wbuf.cap - l->wbuf.len < r->b->len) {
+        if (!single && l->wbuf.cap - l->wbuf.len < r->b->len) {
             size_t cap = l->wbuf.cap ? l->wbuf.cap : 4096;
             char *d;
             while (cap - l->wbuf.len < r->b->len)
@@ -305,8 +311,10 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
             l->wbuf.data = d;
             l->wbuf.cap = cap;
         }
-        memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
-        l->wbuf.len += r->b->len;
+        if (!single) {
+            memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
+            l->wbuf.len += r->b->len;
+        }
         l->qhead = r->next;
         r->next = NULL;
         r->b = NULL;
@@ -322,12 +330,12 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
         l->qtail = NULL;
     pthread_mutex_unlock(&l->mu);
     detail[0] = '\0';
-    if (rc == 0 && l->wbuf.len > 0) {
+    if (rc == 0 && out_buf->len > 0) {
         pthread_mutex_lock(&s->io);
         /* The command timeout, not the writer's budget: a partial write
          * would break the lane for everyone. It only blocks when the
          * server stopped reading for a socket buffer's worth. */
-        rc = dlock__redis_send(s->c, &l->wbuf, cfg, INT64_MAX, detail,
+        rc = dlock__redis_send(s->c, out_buf, cfg, INT64_MAX, detail,
                                sizeof detail);
         pthread_mutex_unlock(&s->io);
     } else if (rc != 0) {
@@ -347,7 +355,7 @@ out:
  * Called with l->mu held. 0, or an error that broke the lane. */
 static int dispatch(dlock__redis_mux *m, lane *l, session *s)
 {
-    char detail[256];
+    char detail[512];
     for (;;) {
         redisReply *rep;
         mux_req *r;
@@ -386,7 +394,7 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                          int64_t deadline_ms)
 {
     session *s = l->s;
-    char detail[256];
+    char detail[512];
 
     l->reading = 1;
     s->refs++;
@@ -521,7 +529,7 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     rc = DLOCK_ETIMEDOUT;
     if (me->state == INFLIGHT && me->cmd_deadline <= deadline_ms) {
         /* No reply for the command timeout: the server is gone. */
-        char detail[256];
+        char detail[512];
         dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",
                           cfg->url.where, (long long)cfg->command_timeout_ms);
         snprintf(detail, sizeof detail,

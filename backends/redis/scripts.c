@@ -224,6 +224,7 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
         rc = DLOCK_ETIMEDOUT;
         goto done;
     }
+    rc = 0;
     have_sha = sha_get(cache, script, sha);
     if (have_sha) {
         vec[0] = "EVALSHA";
