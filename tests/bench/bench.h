@@ -99,7 +99,8 @@ typedef struct bench_stamps {
     int64_t last_send;  /* the latest acquisition attempt was sent */
 } bench_stamps;
 
-/* A client on the given store. pool_size (redis only) 0 = the default.
+/* A client on the given store. pool_size (redis only) 0 = the default
+ * options (multiplexed connections); > 0 = pooled, that many.
  * opts may be NULL. With counts non-NULL the backend is wrapped and *counts
  * points at the wrapper's counters (valid as long as the client). */
 int bench_client_new(dlock_client **out, const bench_config *cfg,
