@@ -181,6 +181,7 @@ static void fail_queued(lane *l, int rc, const char *detail)
     l->qtail = NULL;
 }
 
+/* Takes me out of the queue (the caller counts it out). */
 static void unlink_queued(lane *l, mux_req *me)
 {
     mux_req **pp = &l->qhead, *prev = NULL;
@@ -193,7 +194,6 @@ static void unlink_queued(lane *l, mux_req *me)
     *pp = me->next;
     if (l->qtail == me)
         l->qtail = prev;
-    l->count--;
 }
 
 /* Opens the lane's connection (me is the writer; its call is queued).
@@ -547,6 +547,7 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
                       cfg->url.where);
     if (me->state == QUEUED) {
         unlink_queued(l, me);
+        l->count--;
         hand_off(l);
         pthread_mutex_unlock(&l->mu);
         req_free(me);
