@@ -20,6 +20,8 @@
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
 #include "dlock/fenced.h"
+#include "dlock/multilock.h"
+#include "dlock/redlock.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/permit_semaphore.h"

@@ -19,7 +19,7 @@
 
 /* The fields: the url, another string (a TLS path or name), a flag (a
  * boolean, or 0/1), or an integer within [min, max]. */
-enum { F_URL, F_STR, F_FLAG, F_I64, F_INT };
+enum { F_URL, F_URLS, F_STR, F_FLAG, F_I64, F_INT };
 
 typedef struct field {
     const char *name;
@@ -35,6 +35,7 @@ typedef struct field {
 
 static const field fields[] = {
     {"url", F_URL, 0, 0, 0},
+    {"urls", F_URLS, 0, 1, DLOCK_CONFIG_MAX_URLS},
     I64("connect_timeout_ms", redis.connect_timeout_ms, 0),
     I64("command_timeout_ms", redis.command_timeout_ms, 0),
     {"pool_size", F_INT, offsetof(dlock__config, redis.pool_size), 1, 4096},
@@ -178,6 +179,31 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         out->url = strdup(json_string_value(v));
         return out->url ? 0 : dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     }
+    if (f->kind == F_URLS) {
+        size_t i, count = json_is_array(v) ? json_array_size(v) : 0;
+        if (count < (size_t)f->min || count > (size_t)f->max)
+            return field_fail(errbuf, errlen, text, len, f->name,
+                              "expected an array of %lld..%lld URL strings, got %s",
+                              (long long)f->min, (long long)f->max,
+                              json_is_array(v) ? "another number of elements"
+                                               : type_name(v));
+        for (i = 0; i < count; i++)
+            if (!json_is_string(json_array_get(v, i)) ||
+                json_string_length(json_array_get(v, i)) == 0)
+                return field_fail(errbuf, errlen, text, len, f->name,
+                                  "element %zu: expected a non-empty string, got %s", i,
+                                  type_name(json_array_get(v, i)));
+        out->urls = calloc(count, sizeof(*out->urls));
+        if (!out->urls)
+            return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        for (i = 0; i < count; i++) {
+            out->urls[i] = strdup(json_string_value(json_array_get(v, i)));
+            out->nurls += out->urls[i] != NULL;
+            if (!out->urls[i])
+                return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        }
+        return 0;
+    }
     if (f->kind == F_STR) {
         const char **slot = (const char **)(base + f->offset);
         char *copy;
@@ -219,6 +245,12 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
 void dlock__config_fini(dlock__config *c)
 {
     if (c) {
+        size_t i;
+        for (i = 0; i < c->nurls; i++)
+            free(c->urls[i]);
+        free(c->urls);
+        c->urls = NULL;
+        c->nurls = 0;
         free(c->url);
         free((char *)c->redis.tls_cacert);
         free((char *)c->redis.tls_cacertdir);
@@ -275,7 +307,10 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
         if ((rc = set_field(out, f, v, errbuf, errlen, text, len)) != 0)
             break;
     }
-    if (rc == 0 && !out->url)
+    if (rc == 0 && out->url && out->urls)
+        rc = field_fail(errbuf, errlen, text, len, "urls",
+                        "give \"url\" (one client) or \"urls\" (a client set), not both");
+    if (rc == 0 && !out->url && !out->urls)
         rc = dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");

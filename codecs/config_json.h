@@ -12,14 +12,20 @@
 #include "dlock/client.h"
 #include "dlock/redis.h"
 
+/* Most URLs in "urls" (a Redlock's nodes: DLOCK_REDLOCK_MAX_NODES). */
+#define DLOCK_CONFIG_MAX_URLS 64
+
 typedef struct dlock__config {
     char *url; /* malloc'ed */
+    char **urls; /* a client set ("urls"): nurls malloc'ed strings */
+    size_t nurls;
     dlock_redis_options redis; /* its tls_* strings are malloc'ed */
     dlock_client_options client;
 } dlock__config;
 
 /* Parses len bytes of JSON text (api/dlock/config.h tells the format) into
- * out: every field not given keeps its default. On failure errbuf gets
+ * out: every field not given keeps its default. Exactly one of "url" and
+ * "urls" (a client set, 1..DLOCK_CONFIG_MAX_URLS URLs) is required. On failure errbuf gets
  * "<line>:<column>: what", naming the field, and out holds nothing to free.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
 int dlock__config_parse(dlock__config *out, const char *text, size_t len,

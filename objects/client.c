@@ -177,6 +177,15 @@ int dlock__client_connect(dlock_client **out, const char *url,
             return rc;
         rc = dlock_mock_backend_new(&b, store);
         dlock_mock_store_free(store); /* the backend keeps it */
+    } else if (has_prefix(url, "mock://")) {
+        rc = dlock_mock_backend_by_name(&b, url + 7);
+        if (rc == DLOCK_EINVAL) {
+            char msg[160];
+            snprintf(msg, sizeof(msg),
+                     "%.80s: no mock store is registered under this name "
+                     "(dlock_mock_store_register)", url);
+            put_err(errbuf, errlen, msg);
+        }
     } else if (has_prefix(url, "redis://") || has_prefix(url, "rediss://") ||
                has_prefix(url, "unix://") ||
                has_prefix(url, "redis-sentinel://") ||
@@ -187,7 +196,7 @@ int dlock__client_connect(dlock_client **out, const char *url,
         size_t n = strcspn(url, ":");
         char msg[128];
         snprintf(msg, sizeof(msg),
-                 "unknown URL scheme \"%.*s\" (expected mock:, redis://, rediss://, "
+                 "unknown URL scheme \"%.*s\" (expected mock:, mock://NAME, redis://, rediss://, "
                  "unix://, redis-sentinel:// or rediss-sentinel://)",
                  (int)(n > 32 ? 32 : n), url);
         put_err(errbuf, errlen, msg);

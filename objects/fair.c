@@ -105,7 +105,7 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 {
     fair *f = (fair *)l;
     fair_wait fw;
-    dlock_wait_spec spec = {1, NULL, attempt, give_up, NULL};
+    dlock_wait_spec spec = {1, NULL, attempt, give_up, NULL, NULL, 0, 0};
     size_t n = strlen(f->o.channel) + strlen(owner) + 2;
     char *channel = malloc(n);
     int rc;

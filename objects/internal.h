@@ -267,6 +267,8 @@ extern const dlock_rlock_methods *const dlock__methods_rwlock_write;
 extern const dlock_rlock_methods *const dlock__methods_semaphore_lock;
 extern const dlock_rlock_methods *const dlock__methods_permit_semaphore;
 extern const dlock_rlock_methods *const dlock__methods_latch;
+extern const dlock_rlock_methods *const dlock__methods_redlock;
+extern const dlock_rlock_methods *const dlock__methods_multilock;
 
 /* fenced.c: the token counter's key if l is a fenced lock, else NULL. */
 const char *dlock__fenced_token_key(const dlock_rlock *l);

@@ -56,6 +56,11 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
     size_t n = 1, i;
 
     memset(lay, 0, sizeof(*lay));
+    /* Locks made of locks keep no keys of their own: act on their
+     * members' objects. */
+    if (m == dlock__methods_redlock || m == dlock__methods_multilock)
+        return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks have no keys of their own: "
+                                "use their members' objects", m->type);
     lay->argv[0] = l->name;
     if (m == dlock__methods_reentrant || dlock__fenced_token_key(l)) {
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;

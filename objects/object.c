@@ -68,7 +68,7 @@ int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
 int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
                        const char *owner, int64_t wait_ms, int64_t lease_ms)
 {
-    dlock_wait_spec spec = {1, NULL, NULL, NULL, NULL};
+    dlock_wait_spec spec = {1, NULL, NULL, NULL, NULL, NULL, 0, 0};
 
     spec.channel = ((dlock__object *)b)->channel;
     spec.attempt = attempt;

@@ -9,6 +9,8 @@
  * miss.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -41,6 +43,89 @@ static void back_off(dlock_clock *clk, dlock_signal *sig, int64_t *step,
     *step = min64(*step * 2, BACKOFF_MAX_MS);
 }
 
+/* The channel subscriptions of one wait: one on l's client's backend, or
+ * with a version-2 spec listing backends, one per listed backend, made best
+ * effort (see api/dlock/sys/rlock.h). */
+typedef struct listen_set {
+    const dlock_wait_spec *spec;
+    dlock_backend *own;
+    dlock_subscription *one;
+    dlock_subscription **many; /* spec->nbackends, NULL: not (yet) */
+    int listening;             /* subscribed at least once (or tried all) */
+} listen_set;
+
+static size_t listen_count(const listen_set *ls)
+{
+    return ls->spec->version >= 2 ? ls->spec->nbackends : 0;
+}
+
+/* Subscribes what is missing. 0, or (single backend only) the failure,
+ * recorded on l. */
+static int listen_more(dlock_rlock *l, listen_set *ls, dlock_signal *sig,
+                       int64_t cap)
+{
+    char detail[160];
+    size_t i, n = listen_count(ls);
+    int src;
+
+    if (n == 0) {
+        src = dlock_backend_subscribe_until(ls->own, &ls->one, ls->spec->channel,
+                                            on_message, sig, cap, detail,
+                                            sizeof(detail));
+        if (src != 0) {
+            ls->one = NULL;
+            return dlock_rlock_fail(l, src, "subscribing to \"%.64s\": %s",
+                                    ls->spec->channel,
+                                    detail[0] ? detail : dlock_strerror(src));
+        }
+        ls->listening = 1;
+        return 0;
+    }
+    if (!ls->many && !(ls->many = calloc(n, sizeof(*ls->many))))
+        return 0; /* no wake-ups: the attempts' retry times bound the sleeps */
+    for (i = 0; i < n; i++) {
+        dlock_backend *b = ls->spec->backends[i];
+        int64_t until;
+
+        if (ls->many[i] || !b)
+            continue;
+        until = min64(cap, dlock__add_sat(dlock_clock_now(dlock_backend_clock(b)),
+                                          ls->spec->subscribe_timeout_ms));
+        if (dlock_backend_subscribe_until(b, &ls->many[i], ls->spec->channel,
+                                          on_message, sig, until, detail,
+                                          sizeof(detail)) != 0)
+            ls->many[i] = NULL;
+    }
+    ls->listening = 1;
+    return 0;
+}
+
+static int listen_complete(const listen_set *ls)
+{
+    size_t i, n = listen_count(ls);
+
+    if (n == 0)
+        return ls->one != NULL;
+    if (!ls->many)
+        return ls->listening;
+    for (i = 0; i < n; i++)
+        if (!ls->many[i] && ls->spec->backends[i])
+            return 0;
+    return 1;
+}
+
+static void listen_end(listen_set *ls)
+{
+    size_t i, n = listen_count(ls);
+
+    if (ls->one)
+        dlock_backend_unsubscribe(ls->own, ls->one);
+    for (i = 0; ls->many && i < n; i++)
+        if (ls->many[i])
+            dlock_backend_unsubscribe(ls->spec->backends[i], ls->many[i]);
+    free(ls->many);
+}
+
 /* The loop of dlock_rlock_wait after a first attempt that did not get the
  * lock (rc: DLOCK_EBUSY, or a transport error), with the budget already
  * set for the calling thread. */
@@ -49,12 +134,14 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
                      int64_t deadline, int64_t cap, int rc, int64_t retry_ms,
                      int64_t sent, dlock__waiter *waiter)
 {
-    dlock_backend *b = l->client->backend;
     dlock_clock *clk = l->client->clock;
     int64_t step = BACKOFF_MIN_MS;
-    dlock_subscription *sub = NULL;
+    listen_set ls;
     dlock_signal sig;
 
+    memset(&ls, 0, sizeof(ls));
+    ls.spec = spec;
+    ls.own = l->client->backend;
     if (dlock_signal_init(&sig) != 0)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
     dlock__waiter_add(l->client, waiter, &sig);
@@ -74,7 +161,7 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
             break;
         if (is_transport_error(rc)) {
             back_off(clk, &sig, &step, deadline);
-        } else if (sub) {
+        } else if (ls.listening) {
             /* The holder's TTL bounds the sleep: an expired lease sends no
              * message. It counts from before the attempt was sent: time
              * spent on the way must not push our wake-up past it. */
@@ -84,16 +171,10 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
             if (wake > now)
                 dlock_clock_sleep_until(clk, &sig, wake);
         }
-        if (!sub) {
-            char detail[160];
-            int src = dlock_backend_subscribe_until(b, &sub, spec->channel,
-                                                    on_message, &sig, cap,
-                                                    detail, sizeof(detail));
+        if (!listen_complete(&ls)) {
+            int src = listen_more(l, &ls, &sig, cap);
             if (src != 0) {
-                sub = NULL;
-                rc = dlock_rlock_fail(l, src, "subscribing to \"%.64s\": %s",
-                                      spec->channel,
-                                      detail[0] ? detail : dlock_strerror(src));
+                rc = src;
                 if (!is_transport_error(src))
                     break;
                 continue;
@@ -115,8 +196,7 @@ static int wait_loop(dlock_rlock *l, const dlock_wait_spec *spec,
     if (rc == DLOCK_EBUSY)
         rc = dlock_rlock_fail(l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
                               (long long)wait_ms, l->name);
-    if (sub)
-        dlock_backend_unsubscribe(b, sub);
+    listen_end(&ls);
     dlock__waiter_end(l->client, waiter);
     dlock_clock_done(clk, &sig);
     dlock_signal_destroy(&sig);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../backends/common/background.h"
 #include "../backends/common/thread_name.h"
 
 #define BATCH 100
@@ -175,6 +176,8 @@ static void *watchdog_main(void *arg)
     int64_t next = dlock_clock_now(c->clock) + period;
     int orphaned;
 
+    /* Not a thread a test waits for: dlock_vclock_wait_waiters. */
+    dlock__thread_mark_background();
     for (;;) {
         dlock_clock_sleep_until(c->clock, &c->wd_signal, next);
         if (stopping(c))

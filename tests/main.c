@@ -25,6 +25,7 @@ int dlock_test_total, dlock_test_failed;
  * tests/conformance/). Each returns its number of failures and adds its
  * cases to the two counters above through DLOCK_RUN_GROUP. */
 int dlock_test_mock_store(void);
+int dlock_test_mock_clock(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_mux(void);
 int dlock_test_redis_tls(void);
@@ -46,6 +47,9 @@ int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
+int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
+int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
+int dlock_test_composite_conformance(void); /* tests/conformance/composite_types.c */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -266,12 +270,16 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     run_suite("mock store tests", dlock_test_mock_store);
+    run_suite("mock clock tests", dlock_test_mock_clock);
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis mux tests", dlock_test_redis_mux);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
+    run_suite("cli tests", dlock_test_cli);
+    run_suite("redlock tests", dlock_test_redlock);
+    run_suite("redlock conformance", dlock_test_composite_conformance);
 
     if (wanted("mock"))
         run_conformance_on_mock();

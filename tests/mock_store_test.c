@@ -705,7 +705,8 @@ static void test_redis_to_lua(void **state)
     EVAL(e->b, "return redis.pcall('INCR', KEYS[1])", 1,
          "-WRONGTYPE Operation against a key holding the wrong kind of value", "h");
     EVAL0(e->b, "return redis.pcall('NOPE')",
-          "-ERR Unknown Redis command called from script");
+          "-ERR Unknown Redis command called from script (the dlock mock has no "
+          "'NOPE'; dlock/mock.h lists what it runs)");
     EVAL0(e->b, "return redis.pcall('GET')",
           "-ERR Wrong number of args calling Redis command from script");
     EVAL0(e->b, "return redis.pcall()",
@@ -727,7 +728,8 @@ static void test_lua_errors(void **state)
          "-WRONGTYPE Operation against a key holding the wrong kind of value script: test",
          "h");
     EVAL0(e->b, "return redis.call('NOPE')",
-          "-ERR Unknown Redis command called from script script: test");
+          "-ERR Unknown Redis command called from script (the dlock mock has no "
+          "'NOPE'; dlock/mock.h lists what it runs) script: test");
     /* A caught redis.call error is a plain string, as in Redis 7.0; raised
      * again by error(), it gains a position and the ERR prefix. */
     EVAL(e->b, "local ok, err = pcall(redis.call, 'INCR', KEYS[1]) return {tostring(ok), err}",
@@ -779,6 +781,186 @@ static void test_lua_errors(void **state)
           "[2, 10]");
     /* The state survives errors. */
     EVAL0(e->b, "return 'still fine'", "\"still fine\"");
+}
+
+/* ---- what issue 14 added: sets, GETDEL, float increments, TIME, the Lua
+ * libraries (each also compared with redis-server: differential_test.c) -- */
+
+static void test_store_set(void **state)
+{
+    env *e = *state;
+
+    CMD(e->st, "3", "SADD", "s", "a", "b", "c");
+    CMD(e->st, "1", "SADD", "s", "a", "d", "d");
+    CMD(e->st, "4", "SCARD", "s");
+    CMD(e->st, "0", "SCARD", "nokey");
+    CMD(e->st, "+set", "TYPE", "s");
+    CMD(e->st, "1", "SISMEMBER", "s", "b");
+    CMD(e->st, "0", "SISMEMBER", "s", "x");
+    CMD(e->st, "0", "SISMEMBER", "nokey", "x");
+    CMD(e->st, "[1, 0, 1]", "SMISMEMBER", "s", "a", "x", "d");
+    CMD(e->st, "[\"a\", \"b\", \"c\", \"d\"]", "SMEMBERS", "s");
+    CMD(e->st, "[]", "SMEMBERS", "nokey");
+    CMD(e->st, "2", "SREM", "s", "a", "x", "b");
+    CMD(e->st, "0", "SREM", "nokey", "a");
+    CMD(e->st, "2", "SADD", "t", "c", "z");
+    CMD(e->st, "[\"c\"]", "SINTER", "s", "t");
+    CMD(e->st, "[]", "SINTER", "s", "nokey");
+    CMD(e->st, "[\"c\", \"d\", \"z\"]", "SUNION", "s", "t");
+    CMD(e->st, "[\"d\"]", "SDIFF", "s", "t");
+    CMD(e->st, "1", "SINTERCARD", "2", "s", "t");
+    CMD(e->st, "1", "SINTERCARD", "1", "s", "LIMIT", "1");
+    CMD(e->st, "-ERR numkeys should be greater than 0", "SINTERCARD", "0", "s");
+    CMD(e->st, "-ERR Number of keys can't be greater than number of args",
+        "SINTERCARD", "3", "s", "t");
+    CMD(e->st, "-ERR LIMIT can't be negative", "SINTERCARD", "1", "s", "LIMIT", "-1");
+    CMD(e->st, "-ERR syntax error", "SINTERCARD", "1", "s", "BOGUS", "1");
+    CMD(e->st, "1", "SMOVE", "s", "t", "d");
+    CMD(e->st, "0", "SMOVE", "s", "t", "nope");
+    CMD(e->st, "[\"c\", \"z\", \"d\"]", "SMEMBERS", "t");
+    /* Emptied sets are deleted, as every container in Redis. */
+    CMD(e->st, "\"c\"", "SPOP", "s");
+    CMD(e->st, "0", "EXISTS", "s");
+    CMD(e->st, "nil", "SPOP", "s");
+    CMD(e->st, "[]", "SPOP", "s", "2");
+    CMD(e->st, "[\"c\", \"z\"]", "SPOP", "t", "2");
+    CMD(e->st, "[\"d\"]", "SPOP", "t", "5");
+    CMD(e->st, "0", "EXISTS", "t");
+    CMD(e->st, "-ERR value is out of range, must be positive", "SPOP", "t", "-1");
+    /* Types: a set is not a string, a string is not a set. */
+    CMD(e->st, "+OK", "SET", "str", "v");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "SADD", "str", "a");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "SINTER", "nokey", "str");
+    CMD(e->st, "1", "SADD", "s2", "m");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "GET", "s2");
+    CMD(e->st, "-ERR wrong number of arguments for 'sadd' command", "SADD", "s2");
+    /* Expiry applies to sets too. */
+    CMD(e->st, "1", "PEXPIRE", "s2", "10");
+    assert_int_equal(dlock_vclock_advance(e->vc, 10), 0);
+    CMD(e->st, "0", "SCARD", "s2");
+}
+
+static void test_store_getdel_floats(void **state)
+{
+    env *e = *state;
+
+    CMD(e->st, "+OK", "PSETEX", "k", "500", "abc");
+    CMD(e->st, "500", "PTTL", "k");
+    CMD(e->st, "3", "STRLEN", "k");
+    CMD(e->st, "0", "STRLEN", "nokey");
+    CMD(e->st, "\"abc\"", "GETSET", "k", "v"); /* and the TTL is gone */
+    CMD(e->st, "-1", "PTTL", "k");
+    CMD(e->st, "nil", "GETSET", "k2", "w");
+    CMD(e->st, "+OK", "SETEX", "k2", "2", "w2");
+    CMD(e->st, "2000", "PTTL", "k2");
+    CMD(e->st, "-ERR invalid expire time in 'setex' command", "SETEX", "k2", "0", "w");
+    CMD(e->st, "-ERR invalid expire time in 'psetex' command", "PSETEX", "k2", "-5", "w");
+    CMD(e->st, "-ERR value is not an integer or out of range", "SETEX", "k2", "x", "w");
+    CMD(e->st, "\"v\"", "GETDEL", "k");
+    CMD(e->st, "nil", "GETDEL", "k");
+    CMD(e->st, "0", "EXISTS", "k");
+    CMD(e->st, "1", "HSET", "h", "f", "1");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "GETDEL", "h");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "GETSET", "h", "x");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "STRLEN", "h");
+    CMD(e->st, "1", "EXISTS", "h");
+
+    /* HINCRBYFLOAT counts in long double and prints like Redis's ld2string:
+     * 17 decimals, trailing zeros dropped, no exponent. */
+    CMD(e->st, "\"1.5\"", "HINCRBYFLOAT", "h", "f", "0.5");
+    CMD(e->st, "\"10.6\"", "HINCRBYFLOAT", "h", "n", "10.6");
+    CMD(e->st, "\"10.8\"", "HINCRBYFLOAT", "h", "n", "0.2");
+    CMD(e->st, "\"5000\"", "HINCRBYFLOAT", "h", "e", "5.0e3");
+    CMD(e->st, "\"0\"", "HINCRBYFLOAT", "h", "z", "-0");
+    CMD(e->st, "\"-1.25\"", "HINCRBYFLOAT", "h", "z", "-1.25");
+    CMD(e->st, "\"10.8\"", "HGET", "h", "n");
+    CMD(e->st, "-ERR value is not a valid float", "HINCRBYFLOAT", "h", "n", "abc");
+    CMD(e->st, "-ERR value is not a valid float", "HINCRBYFLOAT", "h", "n", " 1");
+    CMD(e->st, "-ERR value is NaN or Infinity", "HINCRBYFLOAT", "h", "n", "inf");
+    CMD(e->st, "1", "HSET", "h", "s", "text");
+    CMD(e->st, "-ERR hash value is not a float", "HINCRBYFLOAT", "h", "s", "1");
+    CMD(e->st, "+OK", "SET", "str", "1");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "HINCRBYFLOAT", "str", "f", "1");
+    CMD(e->st, "-ERR wrong number of arguments for 'hincrbyfloat' command",
+        "HINCRBYFLOAT", "h", "f");
+
+    /* INCRBYFLOAT: the same arithmetic on strings; the key keeps its TTL. */
+    CMD(e->st, "\"3.5\"", "INCRBYFLOAT", "c", "3.5");
+    CMD(e->st, "1", "PEXPIRE", "c", "1000");
+    CMD(e->st, "\"3\"", "INCRBYFLOAT", "c", "-0.5");
+    CMD(e->st, "1000", "PTTL", "c");
+    CMD(e->st, "\"3\"", "GET", "c");
+    CMD(e->st, "-ERR value is not a valid float", "INCRBYFLOAT", "c", "x");
+    CMD(e->st, "-ERR increment would produce NaN or Infinity", "INCRBYFLOAT", "c", "inf");
+    CMD(e->st, "-" "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "INCRBYFLOAT", "h", "1");
+}
+
+static void test_store_time(void **state)
+{
+    env *e = *state;
+
+    /* The virtual clock's wall time: its epoch (1700000000000 ms) plus its
+     * now (1000 ms at set-up), as [seconds, microseconds] strings. */
+    CMD(e->st, "[\"1700000001\", \"0\"]", "TIME");
+    assert_int_equal(dlock_vclock_advance(e->vc, 1234), 0);
+    CMD(e->st, "[\"1700000002\", \"234000\"]", "TIME");
+    EVAL0(e->b, "local t = redis.call('TIME') return {t[1], t[2], type(t[1])}",
+          "[\"1700000002\", \"234000\", \"string\"]");
+    CMD(e->st, "-ERR wrong number of arguments for 'time' command", "TIME", "x");
+}
+
+static void test_lua_libraries(void **state)
+{
+    env *e = *state;
+
+    /* cjson: Lua CJSON, as embedded in Redis (14 significant digits). */
+    EVAL0(e->b, "return cjson.encode({1, 2, 'a', {x = 1.5}, true})",
+          "\"[1,2,\"a\",{\"x\":1.5},true]\"");
+    EVAL0(e->b, "return cjson.encode(1/3)", "\"0.33333333333333\"");
+    EVAL0(e->b, "local t = cjson.decode('{\"a\":[1,2.5,null,\"x\"]}') "
+                "return {t.a[1], t.a[4], t.a[3] == cjson.null and 'null' or 'other'}",
+          "[1, \"x\", \"null\"]");
+    EVAL0(e->b, "return cjson.decode('{')",
+          "-ERR user_script:1: Expected object key string but found T_END at "
+          "character 2 script: test");
+    /* bit: LuaBitOp, 32-bit signed results. */
+    EVAL0(e->b, "return {bit.band(7, 3), bit.bor(1, 2), bit.bxor(5, 1), bit.lshift(1, 31), "
+                "bit.tohex(-1), bit.bnot(0), bit.arshift(-256, 4), bit.rol(1, 33)}",
+          "[3, 3, 4, -2147483648, \"ffffffff\", -1, -16, 2]");
+    EVAL0(e->b, "return bit.tobit('x')",
+          "-ERR user_script:1: bad argument #1 to 'tobit' (number expected, got string) "
+          "script: test");
+    /* redis.sha1hex: exactly one argument; non-strings hash as "". */
+    EVAL0(e->b, "return {redis.sha1hex('abc'), redis.sha1hex(''), redis.sha1hex(12), "
+                "redis.sha1hex(nil)}",
+          "[\"a9993e364706816aba3e25717850c26c9cd0d89d\", "
+          "\"da39a3ee5e6b4b0d3255bfef95601890afd80709\", "
+          "\"7b52009b64fd0a2a49e6d8a939753077792b0554\", "
+          "\"da39a3ee5e6b4b0d3255bfef95601890afd80709\"]");
+    EVAL0(e->b, "return redis.sha1hex()", "-ERR wrong number of arguments script: test");
+    EVAL0(e->b, "return redis.sha1hex('a', 'b')",
+          "-ERR wrong number of arguments script: test");
+    /* The libraries are globals like the others: read-only names. */
+    EVAL0(e->b, "cjson = nil", "-ERR user_script:1: Attempt to modify a readonly table "
+                               "script: test");
+    /* A command the mock lacks is named, after Redis's own wording. */
+    EVAL0(e->b, "return redis.pcall('SRANDMEMBER', 'k')",
+          "-ERR Unknown Redis command called from script (the dlock mock has no "
+          "'SRANDMEMBER'; dlock/mock.h lists what it runs)");
+    /* A lock-like script using sets and GETDEL end to end. */
+    EVAL(e->b, "if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end "
+               "redis.call('SET', KEYS[2], cjson.encode({owner = ARGV[1]})) "
+               "return cjson.decode(redis.call('GETDEL', KEYS[2])).owner",
+         2, "\"id-1\"", "holders", "last", "id-1");
+    EVAL(e->b, "return redis.call('SADD', KEYS[1], ARGV[1])", 1, "0", "holders", "id-1");
 }
 
 static void test_lua_script_cache(void **state)
@@ -1310,6 +1492,10 @@ int dlock_test_mock_store(void)
         cmocka_unit_test_setup_teardown(test_store_list, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_list_model, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_zset, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_store_set, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_store_getdel_floats, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_store_time, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_lua_libraries, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_expiry, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_expireat, env_setup, env_teardown),
         cmocka_unit_test(test_store_realtime_expiry),

@@ -102,8 +102,9 @@ DLOCK_API int dlock_client_new(dlock_client **out, dlock_backend *backend,
                                const dlock_client_options *opts);
 
 /* Creates a client from a URL: "mock:" (a private in-memory store on the
- * real-time clock), or a redis:// or unix:// URL (api/dlock/redis.h, default
- * options). errbuf (may be NULL) receives a one-line detail on failure.
+ * real-time clock), "mock://NAME" (the store a test registered under NAME,
+ * on its clock: api/dlock/mock.h), or a redis:// or unix:// URL
+ * (api/dlock/redis.h, default options). errbuf (may be NULL) receives a one-line detail on failure.
  * Blocks for at most the connect timeout. Returns what
  * dlock_redis_backend_new returns, or DLOCK_EINVAL for an unknown scheme. */
 DLOCK_API int dlock_client_connect(dlock_client **out, const char *url,

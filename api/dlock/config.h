@@ -24,7 +24,8 @@
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
- * the real-time clock), redis://, rediss:// (TLS), unix://,
+ * the real-time clock), "mock://NAME" (a store registered by a test, on its
+ * clock: api/dlock/mock.h), redis://, rediss:// (TLS), unix://,
  * redis-sentinel:// or rediss-sentinel:// (api/dlock/redis.h). Every other field is optional and defaults to
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
@@ -99,6 +100,27 @@ DLOCK_API int dlock_client_from_json_string(dlock_client **out, const char *json
 /* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
 DLOCK_API int dlock_client_from_json_file(dlock_client **out, const char *path,
                                           char *errbuf, size_t errlen);
+
+/*
+ * A client set (e.g. the independent nodes of a Redlock, api/dlock/
+ * redlock.h): the same object with "urls", an array of 1..64 URLs, instead
+ * of "url"; every other field applies to every client:
+ *
+ *     {"urls": ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379",
+ *               "redis://10.0.0.3:6379"], "command_timeout_ms": 500}
+ *
+ * Connects a client per URL, in order, into out[0..*n) (cap: room in out).
+ * All or nothing: on failure no client is left and errbuf names the URL
+ * ("urls[2]: ..."). The clients are the caller's (dlock_client_free each;
+ * a Redlock made from them keeps them alive). 0, DLOCK_EINVAL (also more
+ * URLs than cap, or "urls" given to the single-client functions above),
+ * or the codes of dlock_client_connect. */
+DLOCK_API int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
+                                                const char *json, char *errbuf,
+                                                size_t errlen);
+DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
+                                              const char *path, char *errbuf,
+                                              size_t errlen);
 
 #ifdef __cplusplus
 }

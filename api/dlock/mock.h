@@ -21,6 +21,41 @@
  *
  * Thread-safety: everything here is thread-safe. Scripts run one at a time
  * per store (a store-wide mutex), as on a Redis server.
+ *
+ * What the mock runs (Redis 7.0's replies, error texts, WRONGTYPE checks,
+ * empty containers deleted; checked against a real redis-server by
+ * tests/differential_test.c):
+ *
+ *   keys     DEL UNLINK EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT
+ *            (NX XX GT LT) TTL PTTL PERSIST DBSIZE FLUSHALL FLUSHDB PING
+ *            PUBLISH TIME
+ *   strings  GET GETDEL GETSET MGET SET (NX XX GET EX PX EXAT PXAT KEEPTTL)
+ *            SETNX SETEX PSETEX STRLEN INCR DECR INCRBY DECRBY INCRBYFLOAT
+ *   hashes   HSET HMSET HSETNX HGET HMGET HDEL HEXISTS HLEN HGETALL HKEYS
+ *            HVALS HINCRBY HINCRBYFLOAT
+ *   lists    LPUSH RPUSH LPOP RPOP (count) LLEN LINDEX LRANGE LREM LSET LTRIM
+ *   sets     SADD SREM SISMEMBER SMISMEMBER SMEMBERS SCARD SINTER SUNION
+ *            SDIFF SINTERCARD SMOVE SPOP
+ *   zsets    ZADD (NX XX GT LT CH INCR) ZINCRBY ZREM ZCARD ZCOUNT ZSCORE
+ *            ZRANK ZREVRANK ZRANGE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE
+ *            ZREMRANGEBYSCORE
+ *
+ * Scripts see Redis's Lua 5.1 environment: the base, table, string and math
+ * libraries, cjson (Lua CJSON) and bit (LuaBitOp) — the libraries Redis
+ * embeds —, KEYS, ARGV and redis.call, redis.pcall, redis.status_reply,
+ * redis.error_reply, redis.sha1hex, redis.log (accepted, not printed),
+ * redis.replicate_commands, redis.set_repl; globals are read-only.
+ *
+ * Differences to know: TIME is the store's clock ([seconds, microseconds]
+ * of its wall time; on a virtual clock, virtual time, frozen during a
+ * script); set replies list members in insertion order and SPOP takes the
+ * oldest members (Redis: an unspecified order, random members); a key
+ * expires at its deadline, not one millisecond later. A command not listed
+ * fails inside a script with Redis's "ERR Unknown Redis command called from
+ * script", followed by "(the dlock mock has no 'NAME'; ...)"; outside
+ * scripts (dlock_mock_store_command) with Redis's "ERR unknown command".
+ * cmsgpack and struct are not offered, and the library tables (string,
+ * cjson, bit...) are writable, where Redis 7.0.12+ makes them read-only.
  */
 #ifndef DLOCK_MOCK_H
 #define DLOCK_MOCK_H
@@ -57,13 +92,23 @@ DLOCK_API dlock_clock *dlock_vclock_clock(dlock_vclock *vc);
  * 0 or DLOCK_EINVAL (ms < 0). */
 DLOCK_API int dlock_vclock_advance(dlock_vclock *vc, int64_t ms);
 
-/* Number of threads sleeping on the clock right now. Never blocks. */
+/* Number of threads sleeping on the clock right now, the library's own
+ * included: each client on the clock has a watchdog thread that sleeps on
+ * it between renewals. Never blocks. */
 DLOCK_API int dlock_vclock_sleepers(dlock_vclock *vc);
 
 /* Waits, in real time up to timeout_real_ms, until at least n threads sleep
- * on the clock (e.g. a waiter the test started has blocked). Returns 0, or
- * DLOCK_ETIMEDOUT. */
+ * on the clock, watchdogs included (so n = your threads + one per client).
+ * Returns 0, DLOCK_ETIMEDOUT, or DLOCK_EINVAL (vc NULL). */
 DLOCK_API int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms);
+
+/* The same two without the watchdogs: the threads of the application (or
+ * test) sleeping on the clock, i.e. blocked in a dlock call (a lock wait, a
+ * semaphore or latch wait). This is the count a test wants before it
+ * advances: "my n waiters have blocked", whatever the number of clients.
+ * A thread counts from the moment it sleeps until the clock wakes it. */
+DLOCK_API int dlock_vclock_waiters(dlock_vclock *vc);
+DLOCK_API int dlock_vclock_wait_waiters(dlock_vclock *vc, int n, int64_t timeout_real_ms);
 
 DLOCK_API int64_t dlock_vclock_now(dlock_vclock *vc);
 
@@ -100,6 +145,37 @@ DLOCK_API int dlock_mock_store_command(dlock_mock_store *store, dlock_reply **ou
 /* A backend on store (it takes a reference). Its clock is the store's.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. Free with dlock_backend_free. */
 DLOCK_API int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store);
+
+/* ---- stores by name: "mock://NAME" ----------------------------------------
+ *
+ * Code that makes its clients from a URL or a JSON configuration (the
+ * application under test) can be pointed at a store the test built, on the
+ * test's virtual clock:
+ *
+ *     dlock_vclock_new(&clk, 0);
+ *     dlock_mock_store_new(&store, dlock_vclock_clock(clk));
+ *     dlock_mock_store_register(store, "t1");
+ *     ... the application: dlock_client_connect(&c, "mock://t1", NULL, ...)
+ *         or {"url": "mock://t1"} in its JSON configuration ...
+ *     dlock_vclock_advance(clk, 30000);
+ *     dlock_mock_store_unregister("t1");
+ *
+ * Every client made from "mock://t1" is a backend on that one store (like
+ * processes on one Redis). "mock:" and "mock://" still give a private store
+ * on the real-time clock. The registry is process-wide and thread-safe. */
+
+/* Registers store under name (1 to 64 characters of A-Z a-z 0-9 . _ -),
+ * taking a reference on it. 0, DLOCK_EINVAL (NULL store, bad name, or the
+ * name is taken: unregister first), DLOCK_ENOMEM. */
+DLOCK_API int dlock_mock_store_register(dlock_mock_store *store, const char *name);
+
+/* Removes the name and drops the registry's reference; clients made from it
+ * keep working on the store. 0, or DLOCK_EINVAL (not registered). */
+DLOCK_API int dlock_mock_store_unregister(const char *name);
+
+/* A backend on the store registered under name, as "mock://name" gives.
+ * 0, DLOCK_EINVAL (NULL out, no such name), DLOCK_ENOMEM. */
+DLOCK_API int dlock_mock_backend_by_name(dlock_backend **out, const char *name);
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,25 @@
 
 #include "dlock/errors.h"
 
+#include "background.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <time.h>
+
+/* ---- background threads (background.h) ------------------------------------- */
+
+static __thread int thread_is_background;
+
+void dlock__thread_mark_background(void)
+{
+    thread_is_background = 1;
+}
+
+int dlock__thread_is_background(void)
+{
+    return thread_is_background;
+}
 
 /* ---- signals -------------------------------------------------------------- */
 

@@ -2,8 +2,10 @@
  * dlock mock — the embedded Lua 5.1 that runs the lock scripts.
  *
  * The environment mirrors Redis 7.0's: the base (minus file access, print
- * and fenv tricks), table, string and math libraries; a `redis` table with
- * call, pcall, status_reply, error_reply and log; KEYS and ARGV; globals
+ * and fenv tricks), table, string and math libraries, cjson (Lua CJSON) and
+ * bit (LuaBitOp), the very libraries Redis embeds, linked from Debian's
+ * packages; a `redis` table with call, pcall, status_reply, error_reply,
+ * sha1hex and log; KEYS and ARGV; globals
  * that can be neither created nor overwritten, and reading an undefined one
  * is an error. Values cross the bridge with Redis's conversion rules, and
  * errors carry Redis's wording, so a script that works here works on a
@@ -23,7 +25,11 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <lua-bitop.h>
+#include <lua-cjson.h>
+#include <openssl/evp.h>
 
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -348,6 +354,34 @@ static int l_log(lua_State *L)
     return 0;
 }
 
+/* Redis's redis.sha1hex: exactly one argument; what is not a string or a
+ * number hashes as the empty string, as on a server. */
+static int l_sha1hex(lua_State *L)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0, i;
+    char out[2 * EVP_MAX_MD_SIZE + 1];
+    const char *s = "";
+    size_t len = 0;
+
+    if (lua_gettop(L) != 1)
+        return CALL_FAILED(L, lua_touserdata(L, lua_upvalueindex(1)),
+                           "ERR wrong number of arguments", 1);
+    if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER)
+        s = lua_tolstring(L, 1, &len);
+    if (EVP_Digest(s, len, md, &mdlen, EVP_sha1(), NULL) != 1) {
+        bridge_of(L)->oom = 1;
+        return luaL_error(L, "not enough memory");
+    }
+    for (i = 0; i < mdlen; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    lua_pushlstring(L, out, 2 * (size_t)mdlen);
+    return 1;
+}
+
 static int l_true(lua_State *L)
 {
     lua_pushboolean(L, 1);
@@ -436,17 +470,36 @@ static int init_state(lua_State *L)
         {"status_reply", l_status_reply},
         {"error_reply", l_error_reply},
         {"log", l_log},
+        {"sha1hex", l_sha1hex},
         {"replicate_commands", l_true},
         {"set_repl", l_nothing},
     };
+    static const luaL_Reg redis_libs[] = {
+        {"cjson", luaopen_cjson},
+        {"bit", luaopen_bit},
+        {NULL, NULL},
+    };
+    /* Lua CJSON's opener writes process-wide state (its number formatting
+     * set-up), and stores open their states in any thread. */
+    static pthread_mutex_t open_mutex = PTHREAD_MUTEX_INITIALIZER;
     dlock__lua *b = lua_touserdata(L, 1);
     const luaL_Reg *lib;
     size_t i;
+    int rc;
 
     for (lib = libs; lib->func != NULL; lib++) {
         lua_pushcfunction(L, lib->func);
         lua_pushstring(L, lib->name);
         lua_call(L, 1, 0);
+    }
+    for (lib = redis_libs; lib->func != NULL; lib++) {
+        lua_pushcfunction(L, lib->func);
+        pthread_mutex_lock(&open_mutex);
+        rc = lua_pcall(L, 0, 1, 0);
+        pthread_mutex_unlock(&open_mutex);
+        if (rc != 0)
+            lua_error(L);
+        lua_setfield(L, LUA_GLOBALSINDEX, lib->name);
     }
     for (i = 0; drop[i] != NULL; i++) {
         lua_pushnil(L);

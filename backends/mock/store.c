@@ -2,7 +2,7 @@
  * dlock mock — the store: lifecycle, keyspace, expiry and command dispatch.
  *
  * The commands themselves live in store_keys.c, store_string.c,
- * store_hash.c, store_list.c and store_zset.c; each exports a table that is
+ * store_hash.c, store_list.c, store_zset.c and store_set.c; each exports a table that is
  * merged here into one sorted index.
  *
  * Expiry deviates from Redis in one deliberate detail: a key is gone at its
@@ -59,6 +59,9 @@ static void obj_free(void *p)
         break;
     case DLOCK__OBJ_ZSET:
         dlock__zset_clear(&o->u.zset);
+        break;
+    case DLOCK__OBJ_SET:
+        dlock__dict_clear(&o->u.set);
         break;
     }
     free(o);
@@ -176,6 +179,50 @@ int dlock__parse_double(const char *s, size_t len, double *out)
     return 1;
 }
 
+int dlock__parse_ld(const char *s, size_t len, long double *out)
+{
+    char buf[5 * 1024]; /* Redis's MAX_LONG_DOUBLE_CHARS: "%.17Lf" fits */
+    char *end;
+    long double v;
+
+    if (len == 0 || len >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    v = strtold(buf, &end);
+    if (isspace((unsigned char)buf[0]) || *end != '\0' || isnan(v) ||
+        ((errno == ERANGE || errno == EINVAL) &&
+         (v == HUGE_VAL || v == -HUGE_VAL || v == 0)))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+size_t dlock__format_ld(char *buf, size_t size, long double v)
+{
+    int n;
+
+    if (isinf(v))
+        n = snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(buf, size, "%.17Lf", v);
+    if (n < 0 || (size_t)n >= size)
+        return 0;
+    if (!isinf(v) && strchr(buf, '.') != NULL) {
+        while (buf[n - 1] == '0')
+            n--;
+        if (buf[n - 1] == '.')
+            n--;
+    }
+    if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+        buf[0] = '0';
+        n = 1;
+    }
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
 int dlock__arg_is(const dlock__cmd *c, int i, const char *word)
 {
     size_t n = strlen(word), k;
@@ -233,6 +280,8 @@ dlock__obj *dlock__key_create(dlock_mock_store *st, const char *key, size_t klen
         dlock__dict_init(&o->u.hash, free);
     else if (type == DLOCK__OBJ_ZSET)
         dlock__dict_init(&o->u.zset.members, free);
+    else if (type == DLOCK__OBJ_SET)
+        dlock__dict_init(&o->u.set, NULL);
     if (dlock__dict_add(&st->keys, key, klen, o) == NULL) {
         free(o);
         return NULL;
@@ -264,6 +313,9 @@ void dlock__key_delete_if_empty(dlock_mock_store *st, const char *key,
         break;
     case DLOCK__OBJ_ZSET:
         n = o->u.zset.len;
+        break;
+    case DLOCK__OBJ_SET:
+        n = o->u.set.size;
         break;
     }
     if (n == 0)
@@ -441,6 +493,7 @@ static void build_index(void)
         {dlock__cmds_hash, &dlock__ncmds_hash},
         {dlock__cmds_list, &dlock__ncmds_list},
         {dlock__cmds_zset, &dlock__ncmds_zset},
+        {dlock__cmds_set, &dlock__ncmds_set},
     };
     size_t g, i, total = 0;
     const dlock__cmd_def **idx;
@@ -536,8 +589,13 @@ dlock_reply *dlock__store_exec(dlock_mock_store *st, int argc,
     }
     def = find_cmd(argv[0], argvlen[0]);
     if (def == NULL) {
+        /* Redis's wording, so that code matching it works on both, then
+         * the name: on the mock the command may exist on Redis. */
         r = from_script
-                ? dlock__reply_error("ERR Unknown Redis command called from script")
+                ? dlock__reply_errorf("ERR Unknown Redis command called from script "
+                                      "(the dlock mock has no '%.*s'; dlock/mock.h "
+                                      "lists what it runs)",
+                                      (int)(argvlen[0] > 64 ? 64 : argvlen[0]), argv[0])
                 : unknown_command(argc, argv, argvlen);
     } else if ((def->arity > 0 && argc != def->arity) ||
                (def->arity < 0 && argc < -def->arity)) {

@@ -1,7 +1,8 @@
 /*
  * dlock mock — the in-memory store (private).
  *
- * The keyspace maps a key to a typed object (string, hash, list, sorted set)
+ * The keyspace maps a key to a typed object (string, hash, list, sorted set,
+ * set)
  * with an optional expiry on the store's clock. Commands follow Redis: the
  * same reply types, the same error messages, empty containers deleted, keys
  * expiring lazily when touched (plus a small incremental sweep).
@@ -65,7 +66,8 @@ typedef enum dlock__obj_type {
     DLOCK__OBJ_STRING,
     DLOCK__OBJ_HASH,
     DLOCK__OBJ_LIST,
-    DLOCK__OBJ_ZSET
+    DLOCK__OBJ_ZSET,
+    DLOCK__OBJ_SET
 } dlock__obj_type;
 
 typedef struct dlock__obj {
@@ -76,6 +78,7 @@ typedef struct dlock__obj {
         dlock__dict hash; /* field -> dlock__mstr * */
         dlock__list list;
         dlock__zset zset;
+        dlock__dict set; /* member -> NULL */
     } u;
 } dlock__obj;
 
@@ -147,6 +150,8 @@ extern const dlock__cmd_def dlock__cmds_list[];
 extern const size_t dlock__ncmds_list;
 extern const dlock__cmd_def dlock__cmds_zset[];
 extern const size_t dlock__ncmds_zset;
+extern const dlock__cmd_def dlock__cmds_set[];
+extern const size_t dlock__ncmds_set;
 
 #define DLOCK__ERR_WRONGTYPE \
     "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -154,6 +159,7 @@ extern const size_t dlock__ncmds_zset;
 #define DLOCK__ERR_NOTFLOAT "ERR value is not a valid float"
 #define DLOCK__ERR_SYNTAX "ERR syntax error"
 #define DLOCK__ERR_OVERFLOW "ERR increment or decrement would overflow"
+#define DLOCK__ERR_NANINF "ERR increment would produce NaN or Infinity"
 
 /* The live object at key (an expired one is deleted first), or NULL. */
 dlock__obj *dlock__key_lookup(dlock_mock_store *st, const char *key, size_t klen);
@@ -199,6 +205,12 @@ int dlock__parse_ll(const char *s, size_t len, long long *out);
 int dlock__parse_double(const char *s, size_t len, double *out);
 /* "%.17g" as Redis 7.0 prints scores; "inf"/"-inf". Returns the length. */
 size_t dlock__format_double(char *buf, size_t size, double d);
+/* Redis's string2ld: a long double (INCRBYFLOAT, HINCRBYFLOAT count in
+ * long double, as Redis does); no spaces, no NaN. 1 on success. */
+int dlock__parse_ld(const char *s, size_t len, long double *out);
+/* Redis's ld2string in "human" mode: "%.17Lf" without trailing zeros, "-0"
+ * as "0", "inf"/"-inf". Returns the length (0: no room). */
+size_t dlock__format_ld(char *buf, size_t size, long double v);
 /* Case-insensitive equality of argv[i] with a lower-case word. */
 int dlock__arg_is(const dlock__cmd *c, int i, const char *word);
 

@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -251,12 +252,49 @@ static dlock_reply *cmd_hincrby(dlock__cmd *c)
     return dlock_reply_integer(v);
 }
 
+static dlock_reply *cmd_hincrbyfloat(dlock__cmd *c)
+{
+    dlock__dict_entry *e;
+    dlock_reply *err;
+    dlock__obj *o;
+    long double by, v = 0;
+    char buf[5 * 1024]; /* "%.17Lf" of a large double: Redis's own bound */
+    size_t n;
+
+    if (!dlock__parse_ld(c->argv[3], c->len[3], &by))
+        return dlock__reply_error(DLOCK__ERR_NOTFLOAT);
+    if (isnan(by) || isinf(by))
+        return dlock__reply_error("ERR value is NaN or Infinity");
+    o = hash_for_write(c, &err);
+    if (o == NULL)
+        return err;
+    e = dlock__dict_find(&o->u.hash, c->argv[2], c->len[2]);
+    if (e != NULL) {
+        dlock__mstr *m = e->val;
+
+        if (!dlock__parse_ld(m->buf, m->len, &v))
+            return dlock__reply_error("ERR hash value is not a float");
+    }
+    v += by;
+    if (isnan(v) || isinf(v)) {
+        dlock__key_delete_if_empty(c->st, c->argv[1], c->len[1], o);
+        return dlock__reply_error(DLOCK__ERR_NANINF);
+    }
+    n = dlock__format_ld(buf, sizeof(buf), v);
+    if (hash_put(o, c->argv[2], c->len[2], buf, n) < 0) {
+        dlock__key_delete_if_empty(c->st, c->argv[1], c->len[1], o);
+        return NULL;
+    }
+    return dlock__reply_bulk(buf, n);
+}
+
 const dlock__cmd_def dlock__cmds_hash[] = {
     {"hdel", -3, cmd_hdel},
     {"hexists", 3, cmd_hexists},
     {"hget", 3, cmd_hget},
     {"hgetall", 2, cmd_hgetall},
     {"hincrby", 4, cmd_hincrby},
+    {"hincrbyfloat", 4, cmd_hincrbyfloat},
     {"hkeys", 2, cmd_hkeys},
     {"hlen", 2, cmd_hlen},
     {"hmget", -3, cmd_hmget},

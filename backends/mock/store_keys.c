@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 static dlock_reply *cmd_del(dlock__cmd *c)
@@ -29,7 +30,7 @@ static dlock_reply *cmd_exists(dlock__cmd *c)
 
 static dlock_reply *cmd_type(dlock__cmd *c)
 {
-    static const char *const names[] = {"string", "hash", "list", "zset"};
+    static const char *const names[] = {"string", "hash", "list", "zset", "set"};
     dlock__obj *o = dlock__key_lookup(c->st, c->argv[1], c->len[1]);
     const char *t = o != NULL ? names[o->type] : "none";
 
@@ -171,6 +172,29 @@ static dlock_reply *cmd_ping(dlock__cmd *c)
     return dlock_reply_string(DLOCK_REPLY_STATUS, "PONG", 4);
 }
 
+/* The store's clock, read once per command or script (a script sees one
+ * instant, as the keyspace does): on a virtual clock, virtual time. */
+static dlock_reply *cmd_time(dlock__cmd *c)
+{
+    long long wall = (long long)c->st->wall, sec = wall / 1000, ms = wall % 1000;
+    dlock_reply *r = dlock_reply_array(2);
+    char buf[2][32];
+    int n[2], i;
+
+    if (ms < 0) /* a clock before 1970: floor, as gettimeofday's fields */
+        sec--, ms += 1000;
+    if (r == NULL)
+        return NULL;
+    n[0] = snprintf(buf[0], sizeof(buf[0]), "%lld", sec);
+    n[1] = snprintf(buf[1], sizeof(buf[1]), "%lld", ms * 1000);
+    for (i = 0; i < 2; i++)
+        if ((r->elems[i] = dlock__reply_bulk(buf[i], (size_t)n[i])) == NULL) {
+            dlock_reply_free(r);
+            return NULL;
+        }
+    return r;
+}
+
 static dlock_reply *cmd_dbsize(dlock__cmd *c)
 {
     return dlock_reply_integer((long long)dlock__key_purge_expired(c->st));
@@ -199,6 +223,7 @@ const dlock__cmd_def dlock__cmds_keys[] = {
     {"ping", -1, cmd_ping},
     {"pttl", 2, cmd_pttl},
     {"publish", 3, cmd_publish},
+    {"time", 1, cmd_time},
     {"ttl", 2, cmd_ttl},
     {"type", 2, cmd_type},
     {"unlink", -2, cmd_del},

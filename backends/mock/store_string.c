@@ -4,6 +4,7 @@
 #include "store.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,15 @@ static dlock_reply *cmd_get(dlock__cmd *c)
     if (o == NULL)
         return dlock_reply_nil();
     return dlock__reply_bulk(o->u.str->buf, o->u.str->len);
+}
+
+static dlock_reply *cmd_getdel(dlock__cmd *c)
+{
+    dlock_reply *r = cmd_get(c);
+
+    if (r != NULL && r->type == DLOCK_REPLY_BULK)
+        dlock__key_delete(c->st, c->argv[1], c->len[1]);
+    return r;
 }
 
 static dlock_reply *cmd_mget(dlock__cmd *c)
@@ -129,6 +139,57 @@ static dlock_reply *cmd_set(dlock__cmd *c)
     return old != NULL ? old : dlock__reply_ok();
 }
 
+/* SETEX key seconds value, PSETEX key milliseconds value. */
+static dlock_reply *setex_generic(dlock__cmd *c, long long unit, const char *name)
+{
+    long long t;
+    int64_t expire;
+    dlock__obj *o;
+
+    if (!dlock__parse_ll(c->argv[2], c->len[2], &t))
+        return dlock__reply_error(DLOCK__ERR_NOTINT);
+    if (t <= 0 || t > LLONG_MAX / unit || dlock__expire_after(c->st, t * unit, &expire) != 0)
+        return dlock__reply_errorf("ERR invalid expire time in '%s' command", name);
+    if (dlock__key_set_string(c->st, c->argv[1], c->len[1], c->argv[3], c->len[3], 0) != 0)
+        return NULL;
+    if ((o = dlock__key_lookup(c->st, c->argv[1], c->len[1])) != NULL)
+        o->expire = expire;
+    return dlock__reply_ok();
+}
+
+static dlock_reply *cmd_setex(dlock__cmd *c)
+{
+    return setex_generic(c, 1000, "setex");
+}
+
+static dlock_reply *cmd_psetex(dlock__cmd *c)
+{
+    return setex_generic(c, 1, "psetex");
+}
+
+/* GETSET: the old value; the new one has no TTL, as SET without KEEPTTL. */
+static dlock_reply *cmd_getset(dlock__cmd *c)
+{
+    dlock_reply *r = cmd_get(c);
+
+    if (r == NULL || r->type == DLOCK_REPLY_ERROR)
+        return r;
+    if (dlock__key_set_string(c->st, c->argv[1], c->len[1], c->argv[2], c->len[2], 0) != 0) {
+        dlock_reply_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static dlock_reply *cmd_strlen(dlock__cmd *c)
+{
+    dlock__obj *o;
+
+    if (dlock__key_lookup_typed(c, 1, DLOCK__OBJ_STRING, &o) != 0)
+        return dlock__reply_error(DLOCK__ERR_WRONGTYPE);
+    return dlock_reply_integer(o != NULL ? (long long)o->u.str->len : 0);
+}
+
 static dlock_reply *cmd_setnx(dlock__cmd *c)
 {
     if (dlock__key_lookup(c->st, c->argv[1], c->len[1]) != NULL)
@@ -169,6 +230,36 @@ static dlock_reply *incr_generic(dlock__cmd *c, long long by)
     return dlock_reply_integer(v);
 }
 
+static dlock_reply *cmd_incrbyfloat(dlock__cmd *c)
+{
+    long double v = 0, by;
+    char buf[5 * 1024]; /* "%.17Lf" of a large double: Redis's own bound */
+    size_t n;
+    dlock__obj *o;
+    dlock__mstr *m;
+
+    if (dlock__key_lookup_typed(c, 1, DLOCK__OBJ_STRING, &o) != 0)
+        return dlock__reply_error(DLOCK__ERR_WRONGTYPE);
+    if ((o != NULL && !dlock__parse_ld(o->u.str->buf, o->u.str->len, &v)) ||
+        !dlock__parse_ld(c->argv[2], c->len[2], &by))
+        return dlock__reply_error(DLOCK__ERR_NOTFLOAT);
+    v += by;
+    if (isnan(v) || isinf(v))
+        return dlock__reply_error(DLOCK__ERR_NANINF);
+    n = dlock__format_ld(buf, sizeof(buf), v);
+    if (o == NULL) {
+        if (dlock__key_set_string(c->st, c->argv[1], c->len[1], buf, n, 0) != 0)
+            return NULL;
+    } else {
+        /* In place: the key keeps its TTL, as in Redis. */
+        if ((m = dlock__mstr_new(buf, n)) == NULL)
+            return NULL;
+        free(o->u.str);
+        o->u.str = m;
+    }
+    return dlock__reply_bulk(buf, n);
+}
+
 static dlock_reply *cmd_incr(dlock__cmd *c)
 {
     return incr_generic(c, 1);
@@ -203,11 +294,17 @@ const dlock__cmd_def dlock__cmds_string[] = {
     {"decr", 2, cmd_decr},
     {"decrby", 3, cmd_decrby},
     {"get", 2, cmd_get},
+    {"getdel", 2, cmd_getdel},
+    {"getset", 3, cmd_getset},
     {"incr", 2, cmd_incr},
     {"incrby", 3, cmd_incrby},
+    {"incrbyfloat", 3, cmd_incrbyfloat},
     {"mget", -2, cmd_mget},
+    {"psetex", 4, cmd_psetex},
     {"set", -3, cmd_set},
+    {"setex", 4, cmd_setex},
     {"setnx", 3, cmd_setnx},
+    {"strlen", 2, cmd_strlen},
 };
 const size_t dlock__ncmds_string =
     sizeof(dlock__cmds_string) / sizeof(dlock__cmds_string[0]);

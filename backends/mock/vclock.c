@@ -20,6 +20,8 @@
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
 
+#include "../common/background.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ typedef struct vc_sleeper {
     dlock_signal *sig;
     int64_t deadline;
     int fired; /* raised by advance; the thread is on its way out */
+    int background; /* a watchdog (background.h): not a "waiter" */
     struct vc_sleeper *prev, *next;
 } vc_sleeper;
 
@@ -49,6 +52,7 @@ struct dlock_vclock {
     int refs;
     vc_sleeper *sleepers;
     int nsleeping; /* registered and not fired */
+    int nwaiting;  /* the same, without the background threads */
     /* Signals whose threads were woken by advance (or declared busy) and
      * have not settled yet. A handful at most, so an array is enough. */
     dlock_signal **pending;
@@ -175,12 +179,14 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
     me.sig = s;
     me.deadline = deadline_ms;
     me.fired = 0;
+    me.background = dlock__thread_is_background();
     me.prev = NULL;
     me.next = vc->sleepers;
     if (vc->sleepers != NULL)
         vc->sleepers->prev = &me;
     vc->sleepers = &me;
     vc->nsleeping++;
+    vc->nwaiting += !me.background;
     /* Back asleep: this thread has settled for any advance waiting on it. */
     pending_remove(vc, s);
     pthread_cond_broadcast(&vc->changed);
@@ -201,8 +207,10 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
         vc->sleepers = me.next;
     if (me.next != NULL)
         me.next->prev = me.prev;
-    if (!me.fired)
+    if (!me.fired) {
         vc->nsleeping--;
+        vc->nwaiting -= !me.background;
+    }
     now = vc->now;
     pthread_cond_broadcast(&vc->changed);
     pthread_mutex_unlock(&vc->mutex);
@@ -340,6 +348,7 @@ int dlock_vclock_advance(dlock_vclock *vc, int64_t ms)
                 continue;
             e->fired = 1;
             vc->nsleeping--;
+            vc->nwaiting -= !e->background;
             pending_add(vc, e->sig);
             dlock_signal_raise(e->sig);
         }
@@ -352,19 +361,26 @@ int dlock_vclock_advance(dlock_vclock *vc, int64_t ms)
     return 0;
 }
 
-int dlock_vclock_sleepers(dlock_vclock *vc)
+/* The count that sleepers or waiters read: every sleeper, or only the
+ * application's. */
+static int count(const dlock_vclock *vc, int waiters_only)
+{
+    return waiters_only ? vc->nwaiting : vc->nsleeping;
+}
+
+static int get_count(dlock_vclock *vc, int waiters_only)
 {
     int n;
 
     if (vc == NULL)
         return 0;
     pthread_mutex_lock(&vc->mutex);
-    n = vc->nsleeping;
+    n = count(vc, waiters_only);
     pthread_mutex_unlock(&vc->mutex);
     return n;
 }
 
-int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms)
+static int wait_count(dlock_vclock *vc, int n, int64_t timeout_real_ms, int waiters_only)
 {
     struct timespec ts;
     int rc = 0;
@@ -378,14 +394,34 @@ int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms)
         timeout_real_ms = 365LL * 24 * 3600 * 1000;
     mono_deadline(&ts, timeout_real_ms);
     pthread_mutex_lock(&vc->mutex);
-    while (vc->nsleeping < n) {
+    while (count(vc, waiters_only) < n) {
         if (pthread_cond_timedwait(&vc->changed, &vc->mutex, &ts) == ETIMEDOUT) {
-            rc = vc->nsleeping >= n ? 0 : DLOCK_ETIMEDOUT;
+            rc = count(vc, waiters_only) >= n ? 0 : DLOCK_ETIMEDOUT;
             break;
         }
     }
     pthread_mutex_unlock(&vc->mutex);
     return rc;
+}
+
+int dlock_vclock_sleepers(dlock_vclock *vc)
+{
+    return get_count(vc, 0);
+}
+
+int dlock_vclock_wait_sleepers(dlock_vclock *vc, int n, int64_t timeout_real_ms)
+{
+    return wait_count(vc, n, timeout_real_ms, 0);
+}
+
+int dlock_vclock_waiters(dlock_vclock *vc)
+{
+    return get_count(vc, 1);
+}
+
+int dlock_vclock_wait_waiters(dlock_vclock *vc, int n, int64_t timeout_real_ms)
+{
+    return wait_count(vc, n, timeout_real_ms, 1);
 }
 
 int64_t dlock_vclock_now(dlock_vclock *vc)

@@ -108,6 +108,13 @@ int dlock_test_faults_slow(void);
 /* tests/faults/sentinel_cases.c: kill -9 of a Sentinel-managed master and
  * the failover figure (`make faults` only). */
 int dlock_test_faults_sentinel(void);
+/* tests/faults/redlock_cases.c: Redlock over five servers, killed, stopped
+ * and restarted (make faults only). */
+int dlock_test_faults_redlock(void);
+/* tests/faults/redlock_stress.c: mutual exclusion under node kills and
+ * restarts (DLOCK_REDLOCK_STRESS=1, make stress-redlock). 0, >0 failed,
+ * -1 could not run. */
+int dlock_test_stress_redlock(void);
 /* Budgets and transient refusals (tests/faults/stall_cases.c), part of
  * dlock_test_faults. */
 int dlock_test_stalls(void);

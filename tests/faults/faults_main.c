@@ -31,9 +31,18 @@ int main(void)
     signal(SIGALRM, on_alarm);
     alarm(LIMIT_S);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    dlock_test_faults();
-    dlock_test_faults_slow();
-    dlock_test_faults_sentinel();
+    /* DLOCK_REDLOCK_STRESS=1: the Redlock stress run alone (make
+     * stress-redlock); DLOCK_FAULTS_ONLY=redlock: the Redlock cases alone. */
+    if (getenv("DLOCK_REDLOCK_STRESS")) {
+        int bad = dlock_test_stress_redlock();
+        return bad == 0 ? 0 : 1;
+    }
+    if (!getenv("DLOCK_FAULTS_ONLY")) {
+        dlock_test_faults();
+        dlock_test_faults_slow();
+        dlock_test_faults_sentinel();
+    }
+    dlock_test_faults_redlock();
     fault_child_kill_all();
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);

@@ -119,6 +119,14 @@ typedef struct dlock_fx_lock_type {
 void dlock_fx_use_lock_type(const dlock_fx_lock_type *type);
 const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
 
+/* Runs the reentrant lock's cases (tests/conformance/reentrant_cases.c) on
+ * type, on backend ("mock", or "redis" at dlock_fx_redis_url()), except
+ * those named in skip (NULL, or NULL-terminated; the caller says why each
+ * cannot apply). Returns the failures. Also what the conformance kit runs
+ * (tests/kit/). */
+int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *backend,
+                                const char *const *skip);
+
 /* A lock handle of the current type on client c, freed by teardown. Fails
  * the test if it cannot be made. */
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);

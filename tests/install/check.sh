@@ -4,6 +4,7 @@
 # headers and dlock.pc only, linked to the shared library and statically.
 #
 #  1. make install PREFIX=<tmp>/prefix: dlock.pc is rebuilt for that prefix;
+#     bin/dlock and share/man/man1/dlock.1 are installed;
 #     make install DESTDIR=<tmp>/stage PREFIX=/usr LIBDIR=/usr/lib/<x>:
 #     libdir follows LIBDIR; ldconfig runs only for a system prefix without
 #     DESTDIR (LDCONFIG=false would fail the install if it ran here; `make
@@ -13,9 +14,18 @@
 #  3. the shared build runs with LD_LIBRARY_PATH and needs libdlock.so.0;
 #     the static build (the README's command) runs without it and
 #     does not need libdlock.so (readelf -d, ldd).
+#  3b. the conformance kit (libdlock_conformance.a, dlock/conformance.h):
+#     tests/install/conformance_consumer.c, built from the installed files
+#     against the shared library, runs it on the reentrant lock (mock).
+#  3c. the README's virtual-clock example, as printed, builds from the
+#     installed files and runs; no README line asserts a dlock_ call (with
+#     -DNDEBUG the call would vanish).
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
-#  5. make uninstall leaves no file or link behind.
+#  5. the dlock tool and its man page: bin/dlock runs from the install
+#     (it links libdlock statically: no LD_LIBRARY_PATH) and says the
+#     version; BINDIR and MANDIR are followed;
+#  6. make uninstall leaves no file or link behind.
 #
 # Environment (from the Makefile): MAKE, CC, SANITIZE, BUILD, VERSION,
 # SOVERSION. Prints one PASS or FAIL line; exit status 0 or 1.
@@ -44,18 +54,21 @@ pc=$p/lib/pkgconfig/dlock.pc
 grep -qx "prefix=$p" "$pc" || fail "$pc is not for PREFIX=$p: $(grep '^prefix=' "$pc")"
 for f in lib/libdlock.a "lib/libdlock.so.$VERSION" "lib/libdlock.so.$SOVERSION" \
          lib/libdlock.so include/dlock.h include/dlock/export.h \
-         include/dlock/sys/backend.h; do
+         include/dlock/sys/backend.h bin/dlock share/man/man1/dlock.1; do
     [ -e "$p/$f" ] || fail "make install did not install $f"
 done
 
 stage=$tmp/stage
 run $MAKE --no-print-directory install DESTDIR="$stage" PREFIX=/usr \
-    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+    LIBDIR=/usr/lib/dlock-check BINDIR=/usr/sbin-check MANDIR=/usr/man-check \
+    LDCONFIG=false
 grep -qx 'prefix=/usr' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
     fail "DESTDIR install: dlock.pc is not for PREFIX=/usr"
 grep -qx 'libdir=${prefix}/lib/dlock-check' "$stage/usr/lib/dlock-check/pkgconfig/dlock.pc" ||
     fail "DESTDIR install: dlock.pc's libdir does not follow LIBDIR"
 [ -e "$stage/usr/lib/dlock-check/libdlock.so.$SOVERSION" ] || fail "LIBDIR ignored"
+[ -x "$stage/usr/sbin-check/dlock" ] || fail "BINDIR ignored"
+[ -e "$stage/usr/man-check/man1/dlock.1" ] || fail "MANDIR ignored"
 
 $MAKE --no-print-directory -n install PREFIX=/usr LDCONFIG=ldconfig-runs-here \
     2>&1 | grep -qx 'ldconfig-runs-here' ||
@@ -98,6 +111,27 @@ grep -q "dlock $VERSION: " "$log" || { cat "$log"; fail "the static build's outp
 readelf -d consumer_static | grep -q 'libdlock' &&
     fail "the static build needs libdlock.so: $(readelf -d consumer_static | grep libdlock)"
 ldd ./consumer_static | grep -q 'libdlock' && fail "ldd: the static build loads libdlock"
+
+# the conformance kit: the installed cases on the reentrant lock
+[ -f "$p/lib/libdlock_conformance.a" ] && [ -f "$p/include/dlock/conformance.h" ] ||
+    fail "make install did not install the conformance kit (is cmocka installed?)"
+cp "$src/tests/install/conformance_consumer.c" "$app/" || fail "cannot copy"
+run $CC $SANITIZE -std=c99 -o kit_consumer conformance_consumer.c \
+    $(pkg-config --cflags dlock) -L"$p/lib" -ldlock_conformance \
+    $(pkg-config --libs dlock) -lcmocka -lpthread
+LD_LIBRARY_PATH=$p/lib ./kit_consumer >"$log" 2>&1 || { cat "$log"; fail "the conformance kit's run"; }
+kit=$(grep '^conformance kit: ' "$log")
+
+# the README's virtual-clock example, word for word
+awk '/^## The mock and its virtual clock in your own tests/{f=1}
+     f && /^```c$/{p=1; next} p && /^```$/{exit} p' "$src/README.md" >readme_vclock.c
+grep -q 'test_lease_expires' readme_vclock.c || fail "README: the virtual-clock example is gone"
+printf 'int main(void)\n{\n    test_lease_expires();\n    return 0;\n}\n' >>readme_vclock.c
+run $CC $SANITIZE -std=c99 -o readme_vclock readme_vclock.c $(pkg-config --cflags --libs dlock)
+LD_LIBRARY_PATH=$p/lib ./readme_vclock >"$log" 2>&1 || { cat "$log"; fail "the README's virtual-clock example"; }
+if grep -n 'assert(.*dlock_[a-z_]*(' "$src/README.md"; then
+    fail "README: a dlock_ call inside assert() (it vanishes with -DNDEBUG)"
+fi
 cd "$src" || fail "cd $src"
 
 # ---- 4. the exported ABI ---------------------------------------------------
@@ -114,12 +148,25 @@ if ! cmp -s "$tmp/exported" "$tmp/declared"; then
 fi
 nexp=$(wc -l <"$tmp/exported")
 
-# ---- 5. uninstalling -------------------------------------------------------
+# ---- 5. the command-line tool ---------------------------------------------
+v=$(env -u LD_LIBRARY_PATH "$p/bin/dlock" --version 2>&1) ||
+    fail "the installed dlock --version failed: $v"
+[ "$v" = "dlock $VERSION (library $VERSION)" ] || fail "dlock --version says: $v"
+readelf -d "$p/bin/dlock" | grep -q 'libdlock' && fail "bin/dlock needs libdlock.so"
+"$p/bin/dlock" frobnicate >/dev/null 2>&1
+[ $? -eq 2 ] || fail "the installed dlock: an unknown command is not exit 2"
+if command -v man >/dev/null 2>&1; then
+    MANPATH=$p/share/man man -w dlock 2>/dev/null | grep -qx "$p/share/man/man1/dlock.1" ||
+        fail "man -w dlock does not find $p/share/man/man1/dlock.1"
+fi
+
+# ---- 6. uninstalling -------------------------------------------------------
 run $MAKE --no-print-directory uninstall PREFIX="$p" LDCONFIG=false
 run $MAKE --no-print-directory uninstall DESTDIR="$stage" PREFIX=/usr \
-    LIBDIR=/usr/lib/dlock-check LDCONFIG=false
+    LIBDIR=/usr/lib/dlock-check BINDIR=/usr/sbin-check MANDIR=/usr/man-check \
+    LDCONFIG=false
 left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR; shared and static builds from the installed files; $nexp exported symbols = the declared API)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"

@@ -170,7 +170,7 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
                                 int64_t *retry_ms);
 
 struct dlock_wait_spec {
-    int version;                 /* 1 */
+    int version;                 /* 1, or 2 with the fields after arg */
     const char *channel;         /* wake-up channel (owned by the caller) */
     dlock_attempt_fn attempt;
     /* Called once when the wait ends without the lock after an attempt
@@ -181,6 +181,18 @@ struct dlock_wait_spec {
     void (*give_up)(dlock_rlock *l, const dlock_wait_spec *spec,
                     const char *owner);
     void *arg;                   /* for attempt and give_up */
+    /* ---- version 2 ---- */
+    /* A lock made of locks on several backends (api/dlock/redlock.h) is
+     * woken by a release message on any of them: with nbackends > 0 the
+     * wait subscribes to channel on each of backends[0..nbackends) (NULL
+     * entries skipped; borrowed) instead of l's client's backend. Best
+     * effort: a backend that does not confirm within subscribe_timeout_ms
+     * (down, stalled) is skipped and tried again after the next wake-up,
+     * and is never an error of the wait, so its messages may be missed:
+     * the attempt's *retry_ms must then bound the sleep. */
+    dlock_backend *const *backends;
+    size_t nbackends;
+    int64_t subscribe_timeout_ms;
 };
 
 /* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the

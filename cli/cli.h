@@ -1,0 +1,102 @@
+/*
+ * dlock(1), the command-line tool: what its files share.
+ *
+ * Built against the library's public headers only (<dlock.h>), as any
+ * program using an installed libdlock would be. One file per concern:
+ *   dlock.c     main: the command line, --help, --version, the dispatch
+ *   duration.c  durations ("500ms", "10s", "2m", "1h", plain ms) and counts
+ *   connect.c   the client from --url / $DLOCK_URL (and a lock handle on
+ *               it), and the one-line errors
+ *   run.c       dlock run: hold a lock while a command runs
+ *   status.c    dlock status and dlock unlock --force
+ *   counters.c  dlock semaphore and dlock latch
+ *
+ * Exit codes (also in cli/dlock.1, EXIT STATUS): see the enum below. A
+ * sub-command returns the exit code; every error has been printed on stderr
+ * as one line starting "dlock: " by then.
+ */
+#ifndef DLOCK_CLI_H
+#define DLOCK_CLI_H
+
+#include <dlock.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    CLI_OK = 0,
+    CLI_CONFLICT = 1, /* not had within --wait (flock(1)'s convention) */
+    CLI_USAGE = 2,    /* bad option, duration, count or sub-command */
+    CLI_FAILED = 125, /* dlock itself failed: backend unreachable, error reply */
+    CLI_NOEXEC = 126, /* COMMAND found but not executable */
+    CLI_NOTFOUND = 127 /* COMMAND not found */
+};
+
+/* The default when neither --url nor $DLOCK_URL is given. */
+#define CLI_DEFAULT_URL "redis://127.0.0.1:6379"
+
+/* Options every sub-command takes. */
+typedef struct cli_common {
+    const char *url; /* NULL: $DLOCK_URL, then CLI_DEFAULT_URL */
+} cli_common;
+
+/* "dlock: <message>\n" on stderr, as one line (newlines in the message
+ * become spaces, so an odd lock name cannot split it). */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a usage error, pointing at --help; returns CLI_USAGE. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a duration into milliseconds: a whole number followed by ms, s,
+ * m or h, or a bare number (milliseconds). 0 is allowed (for --wait: do
+ * not wait). Up to DLOCK_TIME_MAX_MS. 0, or -1 with a one-line reason in
+ * err. */
+int cli_parse_duration(const char *s, int64_t *out_ms, char *err, size_t errlen);
+/* Parses a decimal count lo..hi (no sign, no unit). 0 or -1 with err. */
+int cli_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out,
+                    char *err, size_t errlen);
+
+/* The URL to use: --url, else $DLOCK_URL (when non-empty), else
+ * CLI_DEFAULT_URL. */
+const char *cli_url(const cli_common *co);
+/* The client options of every sub-command: the library's defaults, but
+ * a budget slack of CLI_BUDGET_SLACK_MS. A wait's round trips are cut off
+ * at wait + slack, and --wait 0 gets one attempt of slack: 50 ms (the
+ * library's default, tuned for in-process retry loops) would turn a slow
+ * or distant server into "not acquired" for a cron job, whose --wait 0
+ * means "do not wait for the holder", not "give up on a slow reply". */
+#define CLI_BUDGET_SLACK_MS 2000
+void cli_client_options(dlock_client_options *o);
+
+/* Connects a client (opts: NULL for cli_client_options' defaults). 0, or after printing why (the
+ * library's detail, never the password): CLI_USAGE for a URL the library
+ * refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
+int cli_connect(dlock_client **out, const cli_common *co,
+                const dlock_client_options *opts);
+/* cli_connect, then a handle on the lock called name: the reentrant lock,
+ * or the fair one. 0, or the exit code after the message (nothing left to
+ * free). */
+int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                  const dlock_client_options *opts, const char *name, int fair);
+/* Prints "dlock: <what>: <library message> (<detail>)" and returns
+ * CLI_FAILED: for a failed library call. */
+int cli_failed(const char *what, int rc, const char *detail);
+
+/* --help: the usage text on stdout; returns CLI_OK. */
+int cli_help(void);
+/* For getopt_long's ':' (missing value) and '?' (unknown option), with an
+ * optstring starting with ':': the usage error; returns CLI_USAGE. */
+int cli_bad_option(int c, char **argv);
+
+/* The sub-commands: argv[0] is the sub-command's name. */
+int cli_run(int argc, char **argv, const cli_common *co);
+int cli_status(int argc, char **argv, const cli_common *co);
+int cli_unlock(int argc, char **argv, const cli_common *co);
+int cli_semaphore(int argc, char **argv, const cli_common *co);
+int cli_latch(int argc, char **argv, const cli_common *co);
+
+/* Prints a state document (one of the library's *_state_text results) on
+ * stdout: as is (JSON), or in the human form when text is set. 0, or
+ * CLI_FAILED when it is not JSON. Frees state. */
+int cli_print_state(char *state, int text);
+
+#endif /* DLOCK_CLI_H */

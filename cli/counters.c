@@ -1,0 +1,244 @@
+/*
+ * dlock semaphore [--wait D] NAME acquire [N] | release [N] | set N | status
+ * dlock latch [--wait D] NAME await | count-down | set N | status
+ *
+ * The plain semaphore (api/dlock/semaphore.h) does not record who took a
+ * permit: `acquire` in one dlock process and `release` in a later one is
+ * the shell's way of using it. `set` sets only what is not set yet (the
+ * library's try_set), so it never hands out permits twice: when the count
+ * exists it says so and exits 1, leaving it as it is.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct counter_args {
+    cli_common co;
+    const char *name, *action, *number;
+    int64_t wait_ms;
+    const char *wait_text; /* NULL: no --wait, wait as long as it takes */
+    int text;
+    int64_t n;             /* the action's number (1 when absent) */
+} counter_args;
+
+/* Options anywhere, then NAME ACTION [NUMBER]. 0, -1 after --help, or
+ * the exit code of a usage error. */
+static int parse_counter_args(int argc, char **argv, counter_args *a)
+{
+    static const struct option longs[] = {
+        {"url", required_argument, NULL, 'u'},
+        {"wait", required_argument, NULL, 'w'},
+        {"text", no_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char err[256];
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":w:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'u':
+            a->co.url = optarg;
+            break;
+        case 'w':
+            if (cli_parse_duration(optarg, &a->wait_ms, err, sizeof err) != 0)
+                return cli_usage("--wait: %s", err);
+            a->wait_text = optarg;
+            break;
+        case 't':
+            a->text = 1;
+            break;
+        case 'h':
+            cli_help();
+            return -1;
+        default:
+            return cli_bad_option(c, argv);
+        }
+    }
+    if (argc - optind < 2)
+        return cli_usage("%s: expected NAME and an action", argv[0]);
+    if (argc - optind > 3)
+        return cli_usage("%s: '%s' is extra", argv[0], argv[optind + 3]);
+    a->name = argv[optind];
+    a->action = argv[optind + 1];
+    a->number = argc - optind == 3 ? argv[optind + 2] : NULL;
+    return 0;
+}
+
+/* What an action takes after it: no number, an optional one (default 1),
+ * or a required one; and its least value. */
+typedef struct action_spec {
+    const char *name;
+    enum { NUM_NONE, NUM_OPTIONAL, NUM_REQUIRED } num;
+    int64_t lo;
+} action_spec;
+
+static const action_spec semaphore_actions[] = {
+    {"acquire", NUM_OPTIONAL, 0}, {"release", NUM_OPTIONAL, 0},
+    {"set", NUM_REQUIRED, 0}, {"status", NUM_NONE, 0}, {NULL, NUM_NONE, 0},
+};
+static const action_spec latch_actions[] = {
+    {"await", NUM_NONE, 0}, {"count-down", NUM_NONE, 0},
+    {"set", NUM_REQUIRED, 1}, {"status", NUM_NONE, 0}, {NULL, NUM_NONE, 0},
+};
+
+/* Checks the action and its number before anything is sent. 0, or the
+ * exit code of a usage error. */
+static int check_action(const char *what, const action_spec *specs, counter_args *a)
+{
+    char err[256], known[128] = "";
+    size_t i;
+
+    for (i = 0; specs[i].name; i++)
+        if (strcmp(specs[i].name, a->action) == 0)
+            break;
+    if (!specs[i].name) {
+        for (i = 0; specs[i].name; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                     i ? ", " : "", specs[i].name);
+        return cli_usage("%s: unknown action '%s' (%s)", what, a->action, known);
+    }
+    a->n = 1;
+    if (!a->number) {
+        if (specs[i].num == NUM_REQUIRED)
+            return cli_usage("%s %s: needs a number", what, a->action);
+        return 0;
+    }
+    if (specs[i].num == NUM_NONE)
+        return cli_usage("%s %s takes no number ('%s')", what, a->action, a->number);
+    if (cli_parse_count(a->number, specs[i].lo, DLOCK_PERMITS_MAX, &a->n, err,
+                        sizeof err) != 0)
+        return cli_usage("%s %s: %s", what, a->action, err);
+    return 0;
+}
+
+static int semaphore_do(dlock_semaphore *s, const counter_args *a)
+{
+    int64_t n = a->n, avail = 0;
+    int rc, set = 0;
+
+    if (strcmp(a->action, "acquire") == 0) {
+        rc = a->wait_text ? dlock_semaphore_try_acquire(s, n, a->wait_ms)
+                          : dlock_semaphore_acquire(s, n);
+        if (a->wait_text && (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT)) {
+            dlock_semaphore_available_permits(s, &avail);
+            cli_error("semaphore '%s': %lld permit%s not available%s%s (%lld now)",
+                      a->name, (long long)n, n == 1 ? "" : "s",
+                      rc == DLOCK_ETIMEDOUT ? " within " : "",
+                      rc == DLOCK_ETIMEDOUT ? a->wait_text : "", (long long)avail);
+            return CLI_CONFLICT;
+        }
+    } else if (strcmp(a->action, "release") == 0) {
+        rc = dlock_semaphore_release(s, n);
+    } else if (strcmp(a->action, "set") == 0) {
+        rc = dlock_semaphore_try_set_permits(s, &set, n);
+        if (rc == 0 && !set) {
+            dlock_semaphore_available_permits(s, &avail);
+            cli_error("semaphore '%s' is already set (%lld permits available); unchanged",
+                      a->name, (long long)avail);
+            return CLI_CONFLICT;
+        }
+    } else { /* status */
+        char *state;
+        rc = dlock_semaphore_state_text(s, &state);
+        if (rc == 0)
+            return cli_print_state(state, a->text);
+    }
+    if (rc != 0) {
+        char what[128];
+        snprintf(what, sizeof what, "semaphore '%.64s': %s", a->name, a->action);
+        return cli_failed(what, rc, dlock_semaphore_errmsg(s));
+    }
+    return CLI_OK;
+}
+
+static int latch_do(dlock_latch *l, const counter_args *a)
+{
+    int64_t n = a->n, count = 0;
+    int rc, set = 0;
+
+    if (strcmp(a->action, "await") == 0) {
+        rc = a->wait_text ? dlock_latch_await_for(l, a->wait_ms) : dlock_latch_await(l);
+        if (a->wait_text && rc == DLOCK_ETIMEDOUT) {
+            dlock_latch_count(l, &count);
+            cli_error("latch '%s' not open within %s (count %lld)", a->name,
+                      a->wait_text, (long long)count);
+            return CLI_CONFLICT;
+        }
+    } else if (strcmp(a->action, "count-down") == 0) {
+        rc = dlock_latch_count_down(l);
+    } else if (strcmp(a->action, "set") == 0) {
+        rc = dlock_latch_try_set_count(l, &set, n);
+        if (rc == 0 && !set) {
+            dlock_latch_count(l, &count);
+            cli_error("latch '%s' is already set (count %lld); unchanged", a->name,
+                      (long long)count);
+            return CLI_CONFLICT;
+        }
+    } else { /* status */
+        char *state;
+        rc = dlock_latch_state_text(l, &state);
+        if (rc == 0)
+            return cli_print_state(state, a->text);
+    }
+    if (rc != 0) {
+        char what[128];
+        snprintf(what, sizeof what, "latch '%.64s': %s", a->name, a->action);
+        return cli_failed(what, rc, dlock_latch_errmsg(l));
+    }
+    return CLI_OK;
+}
+
+int cli_semaphore(int argc, char **argv, const cli_common *co)
+{
+    counter_args a;
+    dlock_client *c;
+    dlock_semaphore *s;
+    int rc;
+
+    memset(&a, 0, sizeof a);
+    a.co = *co;
+    if ((rc = parse_counter_args(argc, argv, &a)) != 0)
+        return rc < 0 ? CLI_OK : rc;
+    if ((rc = check_action("semaphore", semaphore_actions, &a)) != 0)
+        return rc;
+    if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
+        return rc;
+    if ((rc = dlock_semaphore_new(&s, c, a.name)) != 0) {
+        dlock_client_free(c);
+        return rc == DLOCK_EINVAL ? cli_usage("bad semaphore name (1 to %d bytes)", DLOCK_NAME_MAX)
+                                  : cli_failed("cannot make the semaphore", rc, NULL);
+    }
+    rc = semaphore_do(s, &a);
+    dlock_semaphore_free(s);
+    dlock_client_free(c);
+    return rc;
+}
+
+int cli_latch(int argc, char **argv, const cli_common *co)
+{
+    counter_args a;
+    dlock_client *c;
+    dlock_latch *l;
+    int rc;
+
+    memset(&a, 0, sizeof a);
+    a.co = *co;
+    if ((rc = parse_counter_args(argc, argv, &a)) != 0)
+        return rc < 0 ? CLI_OK : rc;
+    if ((rc = check_action("latch", latch_actions, &a)) != 0)
+        return rc;
+    if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
+        return rc;
+    if ((rc = dlock_latch_new(&l, c, a.name)) != 0) {
+        dlock_client_free(c);
+        return rc == DLOCK_EINVAL ? cli_usage("bad latch name (1 to %d bytes)", DLOCK_NAME_MAX)
+                                  : cli_failed("cannot make the latch", rc, NULL);
+    }
+    rc = latch_do(l, &a);
+    dlock_latch_free(l);
+    dlock_client_free(c);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/*
+ * dlock(1): distributed locks for shell scripts and cron ("run this job on
+ * one host only"). The manual is cli/dlock.1; cli/cli.h maps the files.
+ *
+ *   dlock [--url URL] COMMAND [OPTIONS] ARGS...
+ *
+ * Options before COMMAND apply to it (--url); each sub-command takes
+ * --url and --help too, so that both `dlock --url U status x` and
+ * `dlock status --url U x` work.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "Usage: dlock [--url URL] COMMAND [OPTIONS] ARGS...\n"
+    "\n"
+    "Commands:\n"
+    "  run [--wait D] [--lease D] [--fair] [--on-lost kill|term|ignore]\n"
+    "      [--conflict-exit-code N] [--watchdog-timeout D] NAME -- COMMAND [ARG...]\n"
+    "          hold the lock NAME while COMMAND runs; exit with COMMAND's status\n"
+    "  status [--fair] [--text] NAME\n"
+    "          the lock's state as JSON (--text: as lines for people)\n"
+    "  unlock --force [--fair] NAME\n"
+    "          release the lock NAME whoever holds it\n"
+    "  semaphore [--wait D] NAME acquire [N] | release [N] | set N | status [--text]\n"
+    "  latch [--wait D] NAME await | count-down | set N | status [--text]\n"
+    "\n"
+    "Options of every command:\n"
+    "  --url URL    the backend: redis://, rediss://, unix://, redis-sentinel://,\n"
+    "               rediss-sentinel:// or mock: (default: $DLOCK_URL, then\n"
+    "               " CLI_DEFAULT_URL ")\n"
+    "  --help       this text;  --version  the library's version\n"
+    "\n"
+    "Durations: 500ms, 10s, 2m, 1h, or plain milliseconds (--wait 0: do not wait;\n"
+    "no --wait: wait as long as it takes).\n"
+    "Exit status: run passes COMMAND's on (128+N: killed by signal N); 1: not had\n"
+    "within --wait (run: --conflict-exit-code); 2: usage error; 125: dlock failed\n"
+    "(backend unreachable...); 126/127: COMMAND not executable / not found.\n"
+    "See dlock(1).\n";
+
+static int print_usage(void)
+{
+    fputs(usage_text, stdout);
+    return CLI_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **, const cli_common *);
+} commands[] = {
+    {"run", cli_run},
+    {"status", cli_status},
+    {"unlock", cli_unlock},
+    {"semaphore", cli_semaphore},
+    {"latch", cli_latch},
+};
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"url", required_argument, NULL, 'u'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    cli_common co = {NULL};
+    size_t i;
+    int c;
+
+    opterr = 0;
+    /* "+": stop at the sub-command, whose options are its own. */
+    while ((c = getopt_long(argc, argv, "+:u:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'u':
+            co.url = optarg;
+            break;
+        case 'h':
+            return print_usage();
+        case 'V':
+            printf("dlock %s (library %s)\n", DLOCK_VERSION, dlock_version());
+            return CLI_OK;
+        default:
+            return cli_bad_option(c, argv);
+        }
+    }
+    if (optind >= argc)
+        return cli_usage("no command given");
+    if (strcmp(argv[optind], "help") == 0)
+        return print_usage();
+    for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[optind], commands[i].name) == 0) {
+            int sub_argc = argc - optind;
+            char **sub_argv = argv + optind;
+            optind = 0; /* a fresh getopt scan for the sub-command */
+            return commands[i].fn(sub_argc, sub_argv, &co);
+        }
+    return cli_usage("unknown command '%s'", argv[optind]);
+}
+
+int cli_help(void)
+{
+    return print_usage();
+}
+
+int cli_bad_option(int c, char **argv)
+{
+    if (c == ':')
+        return cli_usage("option '%s' needs a value", argv[optind - 1]);
+    return cli_usage("unknown option '%s'", argv[optind - 1]);
+}

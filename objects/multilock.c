@@ -1,0 +1,246 @@
+/*
+ * dlock — MultiLock: all of n lock objects or none (api/dlock/multilock.h).
+ *
+ * Pure composition: every step is the members' own slots, called in order
+ * with the owner id of the MultiLock's call, so any lock type on any client
+ * and backend can be a member (a MultiLock or a Redlock included).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlock/multilock.h"
+#include "internal.h"
+
+typedef struct multilock {
+    dlock_rlock base; /* client: the first member's */
+    size_t n;
+    dlock_rlock **members; /* borrowed */
+} multilock;
+
+static int is_transport(int rc)
+{
+    return rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT;
+}
+
+static int member_fail(multilock *m, size_t i, int rc, const char *what)
+{
+    return dlock_rlock_fail(&m->base, rc, "%s member %zu (\"%.64s\"): %s", what, i,
+                            m->members[i]->name, dlock_errmsg(m->members[i]));
+}
+
+/* Releases members [0, k) in reverse order (what an attempt took). */
+static void undo(multilock *m, const char *owner, size_t k)
+{
+    while (k > 0) {
+        k--;
+        m->members[k]->methods->release(m->members[k], owner);
+    }
+}
+
+static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+{
+    multilock *m = (multilock *)l;
+    dlock_clock *clk = l->client->clock;
+    int forever = wait_ms == DLOCK_WAIT_FOREVER;
+    int64_t deadline = forever ? INT64_MAX : dlock__add_sat(dlock_clock_now(clk), wait_ms);
+    /* The whole call, every member's round trips included, ends within
+     * wait_ms + budget_slack_ms, as a single lock's does. */
+    int64_t outer = dlock__budget_enter(
+        forever ? INT64_MAX : dlock__add_sat(deadline, l->client->opts.budget_slack_ms));
+    unsigned seed = (unsigned)(uintptr_t)&seed;
+    size_t k;
+    int rc;
+
+    for (;;) {
+        rc = 0;
+        for (k = 0; k < m->n && rc == 0; k++) {
+            dlock_rlock *mb = m->members[k];
+            int64_t left = forever ? DLOCK_WAIT_FOREVER
+                                   : deadline - dlock_clock_now(clk);
+            rc = mb->methods->acquire(mb, owner, left > 0 || forever ? left : 0, lease_ms);
+        }
+        if (rc == 0)
+            break;
+        k--; /* the member that failed */
+        /* A lost reply may have been a grant: release that member too (a
+         * "not the owner" answer is then harmless). */
+        undo(m, owner, is_transport(rc) ? k + 1 : k);
+        rc = member_fail(m, k, rc, "acquiring");
+        if ((rc != DLOCK_EBUSY && !is_transport(rc)) || wait_ms == 0 ||
+            dlock_clock_now(clk) >= deadline)
+            break;
+        /* Budget left (a member gave up early): start again after a short
+         * real-time pause, so that contenders do not meet in step. */
+        {
+            struct timespec ts = {0, (long)(1 + rand_r(&seed) % 10) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    dlock__budget_leave(outer);
+    if (rc == DLOCK_EBUSY && wait_ms != 0)
+        rc = dlock_rlock_fail(l, DLOCK_ETIMEDOUT, "waited %" PRId64 " ms for the "
+                              "members of \"%.64s\"", wait_ms, l->name);
+    return rc;
+}
+
+static int release(dlock_rlock *l, const char *owner)
+{
+    multilock *m = (multilock *)l;
+    size_t i, ok = 0, notowner = 0;
+    int rc = 0, err = 0, lost = 0;
+
+    for (i = m->n; i > 0; i--) {
+        dlock_rlock *mb = m->members[i - 1];
+        rc = mb->methods->release(mb, owner);
+        if (rc == 0)
+            ok++;
+        else if (rc == DLOCK_ENOTOWNER)
+            notowner++;
+        else if (rc == DLOCK_ELOST)
+            lost = 1;
+        else if (!err)
+            err = member_fail(m, i - 1, rc, "releasing");
+    }
+    if (err)
+        return err;
+    /* Some held and some not: part of the hold went away. */
+    if (lost || (notowner > 0 && ok > 0))
+        return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": %zu of %zu members were "
+                                "no longer held", l->name, m->n - ok, m->n);
+    if (notowner > 0)
+        return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this "
+                                "owner", l->name);
+    return 0;
+}
+
+static int force_unlock(dlock_rlock *l, int *existed)
+{
+    multilock *m = (multilock *)l;
+    size_t i;
+    int err = 0;
+
+    *existed = 0;
+    for (i = 0; i < m->n; i++) {
+        int one = 0, rc = m->members[i]->methods->force_unlock(m->members[i], &one);
+        if (rc != 0 && !err)
+            err = member_fail(m, i, rc, "force-unlocking");
+        *existed |= rc == 0 && one;
+    }
+    return err;
+}
+
+static int is_locked(dlock_rlock *l, int *out)
+{
+    multilock *m = (multilock *)l;
+    size_t i;
+
+    *out = 0;
+    for (i = 0; i < m->n && !*out; i++) {
+        int rc = m->members[i]->methods->is_locked(m->members[i], out);
+        if (rc != 0)
+            return member_fail(m, i, rc, "reading");
+    }
+    return 0;
+}
+
+static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
+{
+    multilock *m = (multilock *)l;
+    size_t i;
+
+    *out = INT64_MAX;
+    for (i = 0; i < m->n; i++) {
+        int64_t c;
+        int rc = m->members[i]->methods->hold_count(m->members[i], owner, &c);
+        if (rc != 0)
+            return member_fail(m, i, rc, "reading");
+        *out = c < *out ? c : *out;
+    }
+    return 0;
+}
+
+static int is_held(dlock_rlock *l, const char *owner, int *out)
+{
+    int64_t c;
+    int rc = hold_count(l, owner, &c);
+
+    if (rc == 0)
+        *out = c > 0;
+    return rc;
+}
+
+static int remain_ttl(dlock_rlock *l, int64_t *out)
+{
+    multilock *m = (multilock *)l;
+    int64_t least = INT64_MAX;
+    size_t i;
+
+    for (i = 0; i < m->n; i++) {
+        int64_t t;
+        int rc = m->members[i]->methods->remain_ttl(m->members[i], &t);
+        if (rc != 0)
+            return member_fail(m, i, rc, "reading");
+        if (t == -2) {
+            least = -2;
+            break;
+        }
+        if (t != -1 && t < least)
+            least = t;
+    }
+    *out = least == INT64_MAX ? -1 : least;
+    return 0;
+}
+
+static void destroy(dlock_rlock *l)
+{
+    free(((multilock *)l)->members);
+    free(l);
+}
+
+static const dlock_rlock_methods multilock_methods = {
+    2, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
+    remain_ttl, destroy, NULL, NULL,
+};
+const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
+
+int dlock_multilock_new(dlock_rlock **out, dlock_rlock *const *locks, size_t n)
+{
+    char name[DLOCK_NAME_MAX + 1];
+    size_t i, len = 0;
+    dlock_rlock *l;
+    multilock *m;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    if (!locks || n == 0 || n > DLOCK_MULTILOCK_MAX)
+        return DLOCK_EINVAL;
+    name[0] = '\0';
+    for (i = 0; i < n; i++) {
+        const dlock_rlock_methods *mt = locks[i] ? locks[i]->methods : NULL;
+        if (!mt || !locks[i]->client || !mt->acquire || !mt->release ||
+            !mt->force_unlock || !mt->is_locked || !mt->hold_count || !mt->remain_ttl)
+            return DLOCK_EINVAL; /* a member must support every lock slot */
+        if (len < DLOCK_NAME_MAX)
+            len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s",
+                                    i ? "+" : "", locks[i]->name);
+    }
+    rc = dlock__rlock_new(&l, sizeof(multilock), &multilock_methods, locks[0]->client,
+                          name);
+    if (rc != 0)
+        return rc;
+    m = (multilock *)l;
+    m->members = malloc(n * sizeof(*m->members));
+    if (!m->members) {
+        dlock_rlock_free(l);
+        return DLOCK_ENOMEM;
+    }
+    memcpy(m->members, locks, n * sizeof(*m->members));
+    m->n = n;
+    *out = l;
+    return 0;
+}

@@ -1,0 +1,1010 @@
+/*
+ * dlock — Redlock over n independent nodes (api/dlock/redlock.h).
+ *
+ * Each node is a fenced lock handle on its own client; this file only
+ * counts votes. Every per-node step (acquire, release, read, renew) goes to
+ * all nodes at once (fanout.h), each under a per-node budget, and the
+ * answers are combined by majority. What this handle believes it holds (per
+ * owner: holds, lease-0 renewal, lost, token) is kept here, as the client's
+ * hold registry does for single-node locks.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlock/fenced.h"
+#include "dlock/redlock.h"
+#include "fanout.h"
+#include "object.h"
+#include "scripts.h"
+
+/* A split vote (no majority for anyone) is retried after a random delay
+ * up to this many ms, so that contenders do not meet again at once. */
+#define SPLIT_RETRY_MS 30
+
+typedef struct rl_hold {
+    struct rl_hold *next;
+    char owner[DLOCK_OWNER_MAX];
+    int64_t count;    /* acquisitions through this handle not yet released */
+    int renew;        /* lease 0: the renewal thread keeps it */
+    int lost;         /* renewal found fewer than a majority */
+    int busy;         /* acquisitions and releases under way */
+    uint64_t changes; /* stamp of its latest change (never reused, even
+                       * by a new hold of the same owner) */
+    int64_t since;    /* renewed since (for the client's max_hold_ms) */
+    int64_t token;    /* of the latest acquisition */
+} rl_hold;
+
+typedef struct redlock {
+    dlock__object o; /* client: clients[0]; channel: the nodes' channel */
+    size_t n, quorum;
+    dlock_rlock **nodes;      /* fenced locks, one per client */
+    dlock_backend **backends; /* the nodes' backends, for waking */
+    int64_t node_timeout_ms;  /* under mutex */
+    pthread_mutex_t mutex;    /* holds, thread state, node_timeout_ms */
+    /* A renewal that sets a missing key again and a release never run at
+     * the same time: the set must not bring back what the release
+     * deleted. */
+    pthread_mutex_t renew_mutex;
+    int mutexes;              /* how many of the two were initialised */
+    rl_hold *holds;
+    uint64_t changes;         /* under mutex: stamps every hold change */
+    /* the renewal thread */
+    pthread_t th;
+    int th_started, th_stop, th_orphaned;
+    dlock_signal sig;
+} redlock;
+
+static const dlock_rlock_methods redlock_methods;
+
+/* ---- per-node steps ------------------------------------------------------ */
+
+enum { NODE_FAILED, NODE_GRANTED, NODE_REFUSED };
+
+typedef struct node_res {
+    int rc, vote;
+    int64_t v[3]; /* acquire: token, holder's TTL; reads: the triple */
+    int want;     /* this node takes part in the step */
+} node_res;
+
+typedef struct round {
+    redlock *r;
+    const char *owner;
+    int64_t lease_ms; /* the lease sent (never 0) */
+    const char *mode; /* renewal: "0" or "1" */
+    int64_t token;    /* token raise */
+    int undo;         /* release: undoing an attempt */
+    node_res res[DLOCK_REDLOCK_MAX_NODES];
+} round;
+
+static int64_t node_timeout(redlock *r)
+{
+    int64_t t;
+
+    pthread_mutex_lock(&r->mutex);
+    t = r->node_timeout_ms;
+    pthread_mutex_unlock(&r->mutex);
+    return t;
+}
+
+static void round_init(round *rd, redlock *r, const char *owner, int64_t lease_ms)
+{
+    size_t i;
+
+    memset(rd, 0, sizeof(*rd));
+    rd->r = r;
+    rd->owner = owner;
+    rd->lease_ms = lease_ms;
+    for (i = 0; i < r->n; i++)
+        rd->res[i].want = 1;
+}
+
+/* Every step on a node is cut off at the node timeout (and the caller's
+ * budget, which fanout already applied). */
+static int64_t node_enter(round *rd, size_t i)
+{
+    dlock_rlock *nd = rd->r->nodes[i];
+
+    return dlock__budget_enter(dlock__add_sat(dlock_clock_now(nd->client->clock),
+                                              node_timeout(rd->r)));
+}
+
+static void node_acquire(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    node_res *res = &rd->res[i];
+    dlock_rlock *nd = rd->r->nodes[i];
+    const dlock_script *s = &dlock__script_fenced_acquire;
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[4];
+    dlock_reply *rep = NULL;
+    int64_t outer = node_enter(rd, i);
+    int valid;
+
+    argv[0] = nd->name;
+    argv[1] = dlock__fenced_token_key(nd);
+    argv[2] = dlock__i64(lease, rd->lease_ms);
+    argv[3] = rd->owner;
+    res->vote = NODE_FAILED;
+    res->rc = dlock_hold_acquire_begin(nd, rd->owner, rd->lease_ms, NULL);
+    if (res->rc == 0) {
+        res->rc = dlock_rlock_eval(nd, &rep, s, 2, 2, argv);
+        valid = res->rc == 0 && dlock__reply_is(rep, "ii", 0);
+        dlock_hold_acquire_end(nd, rd->owner, rd->lease_ms,
+                               valid && rep->elems[0]->integer == 1);
+        if (res->rc == 0 && !valid) {
+            res->rc = dlock__unexpected_reply(nd, s, rep);
+            rep = NULL;
+        } else if (res->rc == 0) {
+            res->vote = rep->elems[0]->integer == 1 ? NODE_GRANTED : NODE_REFUSED;
+            res->v[0] = rep->elems[1]->integer;
+        }
+    }
+    dlock_reply_free(rep);
+    dlock__budget_leave(outer);
+}
+
+static void node_release(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    int64_t outer;
+
+    if (!rd->res[i].want)
+        return;
+    /* Only the undo of an attempt runs under the node timeout (within the
+     * caller's budget); an unlock is bounded by the backend's own
+     * timeouts, as every lock's: cutting a slow release short would leave
+     * the lock there for a lease. */
+    outer = rd->undo ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
+    rd->res[i].rc = dlock__reentrant_release(rd->r->nodes[i], rd->owner);
+    dlock__budget_leave(outer);
+}
+
+static void node_force(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    int existed = 0;
+
+    rd->res[i].rc = dlock__reentrant_force_unlock(rd->r->nodes[i], &existed);
+    rd->res[i].v[0] = existed;
+}
+
+static void node_read(void *ctx, size_t i)
+{
+    round *rd = ctx;
+
+    rd->res[i].rc = dlock__hash_triple(rd->r->nodes[i], rd->owner, rd->res[i].v);
+}
+
+static void node_renew(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    dlock_rlock *nd = rd->r->nodes[i];
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[4];
+    int64_t outer;
+
+    if (!rd->res[i].want)
+        return;
+    /* Extensions run under their batch's budget; a set under the node
+     * timeout. */
+    outer = rd->mode[0] == '1' ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
+    argv[0] = nd->name;
+    argv[1] = dlock__i64(lease, rd->lease_ms);
+    argv[2] = rd->owner;
+    argv[3] = rd->mode;
+    rd->res[i].rc = dlock_rlock_eval_integer(nd, &rd->res[i].v[0],
+                                             &dlock__script_redlock_renew, 1, 3, argv);
+    dlock__budget_leave(outer);
+}
+
+static void node_raise(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    dlock_rlock *nd = rd->r->nodes[i];
+    char token[DLOCK__I64_SIZE];
+    const char *argv[2];
+    int64_t outer;
+
+    if (!rd->res[i].want)
+        return;
+    outer = node_enter(rd, i);
+    argv[0] = dlock__fenced_token_key(nd);
+    argv[1] = dlock__i64(token, rd->token);
+    rd->res[i].rc = dlock_rlock_eval_integer(nd, &rd->res[i].v[0],
+                                             &dlock__script_redlock_token_raise, 1, 1,
+                                             argv);
+    dlock__budget_leave(outer);
+}
+
+static int is_transport(int rc)
+{
+    return rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT;
+}
+
+/* Records on l, as code, which nodes failed and why (rc != 0 among the
+ * wanted ones). */
+static int fail_nodes(redlock *r, const round *rd, int code, const char *what)
+{
+    char detail[DLOCK_ERRMSG_MAX];
+    size_t i, len, failed = 0;
+
+    len = (size_t)snprintf(detail, sizeof(detail), "%s: ", what);
+    for (i = 0; i < r->n && len < sizeof(detail); i++) {
+        if (!rd->res[i].want || rd->res[i].rc == 0)
+            continue;
+        failed++;
+        /* Codes only: a node's own detail may already be its undo's, and
+         * five of them do not fit. */
+        len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%snode %zu %s",
+                                failed > 1 ? ", " : "", i,
+                                dlock_errname(rd->res[i].rc));
+    }
+    return dlock_rlock_fail(&r->o.base, code, "%s", detail);
+}
+
+/* The code for a step that fewer than a majority of nodes answered. */
+static int transport_code(const round *rd, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (rd->res[i].want && rd->res[i].rc == DLOCK_ETIMEDOUT)
+            return DLOCK_ETIMEDOUT;
+    for (i = 0; i < n; i++)
+        if (rd->res[i].want && rd->res[i].rc != 0 && !is_transport(rd->res[i].rc))
+            return rd->res[i].rc;
+    return DLOCK_ECONN;
+}
+
+/* ---- what this handle holds ---------------------------------------------- */
+
+/* Under r->mutex. */
+static rl_hold **hold_slot(redlock *r, const char *owner)
+{
+    rl_hold **p = &r->holds;
+
+    while (*p && strcmp((*p)->owner, owner) != 0)
+        p = &(*p)->next;
+    return p;
+}
+
+static void hold_settle(rl_hold **slot)
+{
+    rl_hold *h = *slot;
+
+    if (h->count <= 0 && h->busy == 0 && !h->lost) {
+        *slot = h->next;
+        free(h);
+    }
+}
+
+static int hold_begin(redlock *r, const char *owner)
+{
+    rl_hold **slot;
+    int rc = DLOCK_ENOMEM;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (!*slot && (*slot = calloc(1, sizeof(**slot))) != NULL)
+        snprintf((*slot)->owner, sizeof((*slot)->owner), "%s", owner);
+    if (*slot) {
+        (*slot)->busy++;
+        (*slot)->changes = ++r->changes;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    return rc;
+}
+
+static int renew_start(redlock *r);
+
+static void hold_acquire_end(redlock *r, const char *owner, int acquired,
+                             int renew, int64_t token)
+{
+    rl_hold **slot;
+    int start = 0;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot) {
+        (*slot)->busy--;
+        if (acquired) {
+            if ((*slot)->lost) { /* a fresh hold after a lost one */
+                (*slot)->lost = 0;
+                (*slot)->count = 0;
+            }
+            (*slot)->count++;
+            (*slot)->token = token;
+            if (renew && !(*slot)->renew) {
+                (*slot)->renew = 1;
+                (*slot)->since = dlock_clock_now(r->nodes[0]->client->clock);
+            }
+            start = (*slot)->renew && !r->th_started;
+        }
+        hold_settle(slot);
+    }
+    pthread_mutex_unlock(&r->mutex);
+    if (start)
+        renew_start(r); /* on failure the holds simply run out */
+}
+
+/* ---- acquisition --------------------------------------------------------- */
+
+typedef struct attempt_state {
+    int split; /* the previous attempt was a split vote */
+    unsigned seed;
+} attempt_state;
+
+static void split_pause(attempt_state *a)
+{
+    /* Real time even on a virtual clock: a pause the test would have to
+     * advance through would only slow it down. */
+    struct timespec ts = {0, (long)(rand_r(&a->seed) % (SPLIT_RETRY_MS / 3 + 1)) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    redlock *r = (redlock *)l;
+    attempt_state *a = spec->arg;
+    int64_t lease = lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms;
+    dlock_clock *clk = l->client->clock;
+    size_t i, granted = 0, refused = 0, failed = 0, raised = 0;
+    int64_t start, elapsed, validity, token = 0, ttl = INT64_MAX;
+    round rd, undo;
+    int rc;
+
+    if (a->split)
+        split_pause(a);
+    a->split = 0;
+    if ((rc = hold_begin(r, owner)) != 0)
+        return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
+                                l->name);
+    round_init(&rd, r, owner, lease);
+    start = dlock_clock_now(clk);
+    dlock__fanout(r->n, node_acquire, &rd);
+    elapsed = dlock_clock_now(clk) - start;
+    for (i = 0; i < r->n; i++) {
+        node_res *res = &rd.res[i];
+        if (res->vote == NODE_GRANTED) {
+            granted++;
+            token = res->v[0] > token ? res->v[0] : token;
+        } else if (res->vote == NODE_REFUSED) {
+            refused++;
+            ttl = res->v[0] >= 0 && res->v[0] < ttl ? res->v[0] : ttl;
+        } else {
+            failed++;
+        }
+    }
+    validity = lease - elapsed - (lease / 100 + 2);
+    if (granted >= r->quorum && validity > 0) {
+        /* Fencing: the granting nodes whose counter is behind learn the
+         * token, so that every node of this majority has it. */
+        round rs;
+        round_init(&rs, r, owner, lease);
+        rs.token = token;
+        for (i = 0; i < r->n; i++) {
+            rs.res[i].want = rd.res[i].vote == NODE_GRANTED && rd.res[i].v[0] < token;
+            raised += rd.res[i].vote == NODE_GRANTED && !rs.res[i].want;
+        }
+        if (raised < granted) {
+            dlock__fanout(r->n, node_raise, &rs);
+            for (i = 0; i < r->n; i++)
+                raised += rs.res[i].want && rs.res[i].rc == 0;
+        }
+        if (raised >= r->quorum) {
+            hold_acquire_end(r, owner, 1, lease_ms == 0, token);
+            return 0;
+        }
+    }
+    /* Not acquired: undo it wherever it may have been granted (a reply
+     * that never came may have been a grant). */
+    round_init(&undo, r, owner, lease);
+    undo.undo = 1;
+    for (i = 0; i < r->n; i++)
+        undo.res[i].want = rd.res[i].vote != NODE_REFUSED;
+    dlock__fanout(r->n, node_release, &undo);
+    hold_acquire_end(r, owner, 0, 0, 0);
+    if (granted >= r->quorum)
+        return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
+                                "\"%.64s\": a majority granted it but %" PRId64
+                                " ms of a %" PRId64 " ms lease left no validity",
+                                l->name, elapsed, lease);
+    if (failed > r->n - r->quorum) {
+        for (i = 0; i < r->n; i++)
+            rd.res[i].want = rd.res[i].vote == NODE_FAILED;
+        char what[160];
+        snprintf(what, sizeof(what),
+                 "\"%.64s\": %zu of %zu nodes failed, %zu needed", l->name, failed,
+                 r->n, r->quorum);
+        return fail_nodes(r, &rd, transport_code(&rd, r->n), what);
+    }
+    if (refused > r->n - r->quorum) {
+        *retry_ms = dlock__retry_after(ttl == INT64_MAX ? -1 : ttl);
+    } else {
+        a->split = 1;
+        *retry_ms = 1 + rand_r(&a->seed) % SPLIT_RETRY_MS;
+    }
+    return dlock_rlock_fail(l, DLOCK_EBUSY,
+                            "\"%.64s\" is held by another owner (%zu of %zu nodes "
+                            "granted, %zu needed)", l->name, granted, r->n, r->quorum);
+}
+
+static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+{
+    redlock *r = (redlock *)l;
+    attempt_state a;
+    dlock_wait_spec spec;
+
+    memset(&spec, 0, sizeof(spec));
+    a.split = 0;
+    a.seed = (unsigned)(uintptr_t)&a ^ (unsigned)dlock_clock_now(dlock_clock_realtime());
+    spec.version = 2;
+    spec.channel = r->o.channel;
+    spec.attempt = attempt;
+    spec.arg = &a;
+    spec.backends = r->backends;
+    spec.nbackends = r->n;
+    spec.subscribe_timeout_ms = node_timeout(r);
+    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+}
+
+/* ---- release, force unlock, reads ---------------------------------------- */
+
+static int release(dlock_rlock *l, const char *owner)
+{
+    redlock *r = (redlock *)l;
+    size_t i, ok = 0, gone = 0;
+    int believed = 0, lost = 0, marked = 0;
+    rl_hold **slot;
+    round rd;
+
+    round_init(&rd, r, owner, 0);
+    /* Marked before the release is sent: a renewal that finds the lock
+     * gone meanwhile must not call it lost. */
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot) {
+        (*slot)->busy++;
+        (*slot)->changes = ++r->changes;
+        marked = 1;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    pthread_mutex_lock(&r->renew_mutex);
+    dlock__fanout(r->n, node_release, &rd);
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot) {
+        believed = (*slot)->count > 0 || (*slot)->lost;
+        lost = (*slot)->lost;
+        (*slot)->busy -= marked;
+        (*slot)->changes = ++r->changes;
+        if (lost) {
+            (*slot)->lost = 0;
+            (*slot)->count = 0;
+        } else if ((*slot)->count > 0) {
+            (*slot)->count--;
+        }
+        if ((*slot)->count == 0)
+            (*slot)->renew = 0;
+        hold_settle(slot);
+    }
+    pthread_mutex_unlock(&r->mutex);
+    pthread_mutex_unlock(&r->renew_mutex);
+    for (i = 0; i < r->n; i++) {
+        ok += rd.res[i].rc == 0;
+        gone += rd.res[i].rc == DLOCK_ENOTOWNER || rd.res[i].rc == DLOCK_ELOST;
+    }
+    if (lost)
+        return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": fewer than a majority of "
+                                "nodes kept the lock", l->name);
+    if (ok >= r->quorum)
+        return 0;
+    if (gone > r->n - r->quorum) {
+        if (believed)
+            return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or "
+                                    "the lock was taken away on %zu of %zu nodes",
+                                    l->name, gone, r->n);
+        return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this "
+                                "owner", l->name);
+    }
+    for (i = 0; i < r->n; i++)
+        rd.res[i].want = rd.res[i].rc != 0 && !(rd.res[i].rc == DLOCK_ENOTOWNER ||
+                                                rd.res[i].rc == DLOCK_ELOST);
+    return fail_nodes(r, &rd, transport_code(&rd, r->n),
+                      "released on fewer than a majority of nodes");
+}
+
+static int force_unlock(dlock_rlock *l, int *existed)
+{
+    redlock *r = (redlock *)l;
+    size_t i, ok = 0;
+    round rd;
+
+    round_init(&rd, r, "", 0);
+    dlock__fanout(r->n, node_force, &rd);
+    *existed = 0;
+    for (i = 0; i < r->n; i++) {
+        ok += rd.res[i].rc == 0;
+        *existed |= rd.res[i].rc == 0 && rd.res[i].v[0];
+    }
+    if (ok >= r->quorum)
+        return 0;
+    return fail_nodes(r, &rd, transport_code(&rd, r->n), "force unlock reached "
+                      "fewer than a majority of nodes");
+}
+
+/* One read on every node; vals[i] = pick(triple), or none for a node that
+ * did not answer. 0 when a majority answered. */
+static int read_all(redlock *r, const char *owner, int what, int64_t none,
+                    int64_t *vals)
+{
+    size_t i, ok = 0;
+    round rd;
+
+    round_init(&rd, r, owner, 0);
+    dlock__fanout(r->n, node_read, &rd);
+    for (i = 0; i < r->n; i++) {
+        ok += rd.res[i].rc == 0;
+        vals[i] = rd.res[i].rc == 0 ? rd.res[i].v[what] : none;
+    }
+    if (ok >= r->quorum)
+        return 0;
+    return fail_nodes(r, &rd, transport_code(&rd, r->n),
+                      "fewer than a majority of nodes answered");
+}
+
+static int desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The value a majority reaches: the quorum-th largest. */
+static int64_t majority_value(redlock *r, int64_t *vals)
+{
+    qsort(vals, r->n, sizeof(*vals), desc);
+    return vals[r->quorum - 1];
+}
+
+static int is_locked(dlock_rlock *l, int *out)
+{
+    redlock *r = (redlock *)l;
+    int64_t vals[DLOCK_REDLOCK_MAX_NODES];
+    int rc = read_all(r, "", 0, 0, vals);
+
+    if (rc == 0)
+        *out = majority_value(r, vals) > 0;
+    return rc;
+}
+
+static int hold_count(dlock_rlock *l, const char *owner, int64_t *out)
+{
+    redlock *r = (redlock *)l;
+    int64_t vals[DLOCK_REDLOCK_MAX_NODES];
+    int rc = read_all(r, owner, 1, 0, vals);
+
+    if (rc == 0)
+        *out = majority_value(r, vals);
+    return rc;
+}
+
+static int is_held(dlock_rlock *l, const char *owner, int *out)
+{
+    int64_t count;
+    int rc = hold_count(l, owner, &count);
+
+    if (rc == 0)
+        *out = count > 0;
+    return rc;
+}
+
+static int remain_ttl(dlock_rlock *l, int64_t *out)
+{
+    redlock *r = (redlock *)l;
+    int64_t vals[DLOCK_REDLOCK_MAX_NODES], v;
+    size_t i;
+    int rc = read_all(r, "", 2, -2, vals);
+
+    if (rc != 0)
+        return rc;
+    /* no expiry outlasts every TTL; absent is below every TTL */
+    for (i = 0; i < r->n; i++)
+        vals[i] = vals[i] == -1 ? INT64_MAX : vals[i];
+    v = majority_value(r, vals);
+    *out = v == INT64_MAX ? -1 : v;
+    return 0;
+}
+
+/* ---- lease 0: the renewal thread ----------------------------------------- */
+
+typedef struct renewal {
+    char owner[DLOCK_OWNER_MAX];
+    uint64_t changes;
+} renewal;
+
+static void report_lost(redlock *r, const renewal *w)
+{
+    dlock_client *c = r->nodes[0]->client;
+    rl_hold **slot;
+    int news = 0;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, w->owner);
+    /* An acquisition or release since the round answers for itself. */
+    if (*slot && (*slot)->changes == w->changes && (*slot)->busy == 0 &&
+        (*slot)->renew && (*slot)->count > 0) {
+        (*slot)->lost = 1;
+        (*slot)->renew = 0;
+        news = 1;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    if (news && c->opts.on_lost)
+        c->opts.on_lost(c->opts.on_lost_arg, r->nodes[0]->name, w->owner);
+}
+
+/* Whether w's hold is still the one collected (no acquisition or release
+ * since). */
+static int unchanged(redlock *r, const renewal *w)
+{
+    rl_hold **slot;
+    int same;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, w->owner);
+    same = *slot && (*slot)->changes == w->changes && (*slot)->busy == 0 &&
+           (*slot)->renew && (*slot)->count > 0;
+    pthread_mutex_unlock(&r->mutex);
+    return same;
+}
+
+/* The extensions of one renewal period: every collected hold on every
+ * node, one thread per node (fanout) going through all holds, so that a
+ * stalled node costs the period one node budget, not one per hold. */
+typedef struct renew_batch {
+    redlock *r;
+    const renewal *list;
+    round *rounds; /* one per hold */
+    size_t count;
+    int64_t lease;
+} renew_batch;
+
+static void node_renew_batch(void *ctx, size_t i)
+{
+    renew_batch *b = ctx;
+    dlock_rlock *nd = b->r->nodes[i];
+    /* A renewal is still worth its reply for half a lease: longer than an
+     * attempt's node timeout, so that a slow period is not a lost lock. */
+    int64_t budget = b->lease / 2 > node_timeout(b->r) ? b->lease / 2 : node_timeout(b->r);
+    int64_t outer = dlock__budget_enter(
+        dlock__add_sat(dlock_clock_now(nd->client->clock), budget));
+    size_t k;
+
+    for (k = 0; k < b->count; k++)
+        node_renew(&b->rounds[k], i);
+    dlock__budget_leave(outer);
+}
+
+/* After the extensions: when a majority still has the hold, sets it again
+ * on the nodes that lost it; with fewer than a majority holding it (and a
+ * majority answering), reports it lost. Only the setting excludes releases
+ * (renew_mutex): an extension after a release finds nothing to extend, a
+ * set could bring the lock back. */
+static void renew_settle(redlock *r, const renewal *w, round *rd)
+{
+    size_t i, held = 0, missing = 0;
+
+    for (i = 0; i < r->n; i++) {
+        held += rd->res[i].rc == 0 && rd->res[i].v[0] == 1;
+        missing += rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
+    }
+    if (held >= r->quorum && missing > 0) {
+        pthread_mutex_lock(&r->renew_mutex);
+        if (unchanged(r, w)) {
+            for (i = 0; i < r->n; i++)
+                rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
+            rd->mode = "1";
+            dlock__fanout(r->n, node_renew, rd);
+        }
+        pthread_mutex_unlock(&r->renew_mutex);
+    }
+    /* Nodes that could not be asked say nothing: the next period tries
+     * again, as the watchdog does. */
+    for (i = 0, missing = 0; i < r->n; i++)
+        missing += rd->res[i].rc == 0 && rd->res[i].v[0] != 1;
+    if (held < r->quorum && missing > r->n - r->quorum)
+        report_lost(r, w);
+}
+
+static void renew_all(redlock *r, int64_t lease)
+{
+    dlock_client *c = r->nodes[0]->client;
+    int64_t now = dlock_clock_now(c->clock);
+    renewal *list = NULL;
+    round *rounds = NULL;
+    size_t n = 0, i;
+    renew_batch b;
+    rl_hold *h;
+
+    pthread_mutex_lock(&r->mutex);
+    /* The first client's max_hold_ms caps renewal, as its watchdog's. */
+    for (h = r->holds; c->opts.max_hold_ms > 0 && h; h = h->next)
+        if (h->renew && now - h->since >= c->opts.max_hold_ms)
+            h->renew = 0;
+    for (h = r->holds; h; h = h->next)
+        n += h->renew && h->count > 0;
+    if (n > 0) {
+        list = calloc(n, sizeof(*list));
+        rounds = calloc(n, sizeof(*rounds));
+    }
+    n = 0;
+    for (h = r->holds; list && rounds && h; h = h->next) {
+        if (!h->renew || h->count <= 0)
+            continue;
+        memcpy(list[n].owner, h->owner, sizeof(h->owner));
+        list[n].changes = h->changes;
+        n++;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    for (i = 0; i < n; i++) {
+        round_init(&rounds[i], r, list[i].owner, lease);
+        rounds[i].mode = "0";
+    }
+    if (n > 0) {
+        b.r = r;
+        b.list = list;
+        b.rounds = rounds;
+        b.count = n;
+        b.lease = lease;
+        dlock__fanout(r->n, node_renew_batch, &b);
+    }
+    for (i = 0; i < n; i++)
+        renew_settle(r, &list[i], &rounds[i]);
+    free(rounds);
+    free(list);
+}
+
+static int renew_stopping(redlock *r)
+{
+    int stop;
+
+    pthread_mutex_lock(&r->mutex);
+    stop = r->th_stop;
+    pthread_mutex_unlock(&r->mutex);
+    return stop;
+}
+
+static void redlock_free_rest(redlock *r);
+
+static void *renew_main(void *arg)
+{
+    redlock *r = arg;
+    dlock_client *c = r->nodes[0]->client;
+    int64_t lease = c->opts.watchdog_timeout_ms, period = lease / 3;
+    int64_t next = dlock_clock_now(c->clock) + period;
+    int orphaned;
+
+    for (;;) {
+        dlock_clock_sleep_until(c->clock, &r->sig, next);
+        if (renew_stopping(r))
+            break;
+        if (dlock_clock_now(c->clock) < next)
+            continue;
+        renew_all(r, lease);
+        if (renew_stopping(r))
+            break; /* freed meanwhile (from on_lost) */
+        /* Periods count from their starts: a slow round (a stalled node)
+         * must not push the next one later still. */
+        next += period;
+        if (next < dlock_clock_now(c->clock))
+            next = dlock_clock_now(c->clock);
+    }
+    dlock_clock_done(c->clock, &r->sig);
+    pthread_mutex_lock(&r->mutex);
+    orphaned = r->th_orphaned;
+    pthread_mutex_unlock(&r->mutex);
+    if (orphaned) { /* freed from on_lost: nobody will join us */
+        pthread_detach(pthread_self());
+        dlock_signal_destroy(&r->sig);
+        r->th_started = 0;
+        redlock_free_rest(r);
+    }
+    return NULL;
+}
+
+static int renew_start(redlock *r)
+{
+    dlock_clock *clk = r->nodes[0]->client->clock;
+    int rc = 0;
+
+    pthread_mutex_lock(&r->mutex);
+    if (!r->th_started && !r->th_stop) {
+        if (dlock_signal_init(&r->sig) != 0) {
+            rc = DLOCK_ENOMEM;
+        } else {
+            /* before the thread exists: a virtual-clock advance waits for
+             * its first sleep */
+            dlock_clock_busy(clk, &r->sig);
+            if (pthread_create(&r->th, NULL, renew_main, r) != 0) {
+                dlock_clock_done(clk, &r->sig);
+                dlock_signal_destroy(&r->sig);
+                rc = DLOCK_ENOMEM;
+            } else {
+                r->th_started = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&r->mutex);
+    return rc;
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+static void redlock_free_rest(redlock *r)
+{
+    size_t i;
+
+    while (r->holds) {
+        rl_hold *h = r->holds;
+        r->holds = h->next;
+        free(h);
+    }
+    for (i = 0; r->nodes && i < r->n; i++)
+        dlock_rlock_free(r->nodes[i]);
+    free(r->nodes);
+    free(r->backends);
+    if (r->mutexes > 1)
+        pthread_mutex_destroy(&r->renew_mutex);
+    if (r->mutexes > 0)
+        pthread_mutex_destroy(&r->mutex);
+    dlock__object_destroy(&r->o.base);
+}
+
+static void destroy(dlock_rlock *l)
+{
+    redlock *r = (redlock *)l;
+    int started;
+
+    /* In a fork() child the thread and the locks are the parent's: touch
+     * neither (a mutex may have been copied held), free the memory only. */
+    if (r->nodes && r->nodes[0] && dlock__client_check(r->nodes[0]->client) != 0) {
+        r->mutexes = 0;
+        redlock_free_rest(r);
+        return;
+    }
+    if (r->mutexes > 0) {
+        pthread_mutex_lock(&r->mutex);
+        started = r->th_started;
+        r->th_stop = 1;
+        if (started && pthread_equal(pthread_self(), r->th))
+            r->th_orphaned = 1; /* on_lost freed us: the thread finishes */
+        pthread_mutex_unlock(&r->mutex);
+        if (started && r->th_orphaned)
+            return;
+        if (started) {
+            dlock_signal_raise(&r->sig);
+            pthread_join(r->th, NULL);
+            dlock_signal_destroy(&r->sig);
+        }
+    }
+    redlock_free_rest(r);
+}
+
+static const dlock_rlock_methods redlock_methods = {
+    2, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
+    remain_ttl, destroy, NULL, NULL,
+};
+const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
+
+int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
+                      const char *name)
+{
+    dlock__object *o = NULL;
+    redlock *r;
+    size_t i, j;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    if (!clients || n == 0 || n > DLOCK_REDLOCK_MAX_NODES)
+        return DLOCK_EINVAL;
+    for (i = 0; i < n; i++) {
+        if (!clients[i])
+            return DLOCK_EINVAL;
+        for (j = 0; j < i; j++)
+            if (clients[j] == clients[i])
+                return DLOCK_EINVAL; /* one server voting twice */
+    }
+    rc = dlock__object_new(&o, sizeof(redlock), &redlock_methods, clients[0], name,
+                           "redisson_lock__channel:", "");
+    if (rc != 0)
+        return rc;
+    r = (redlock *)o;
+    r->n = n;
+    r->quorum = n / 2 + 1;
+    r->node_timeout_ms = DLOCK_REDLOCK_NODE_TIMEOUT_MS;
+    if (pthread_mutex_init(&r->mutex, NULL) != 0)
+        goto nomem;
+    r->mutexes = 1;
+    if (pthread_mutex_init(&r->renew_mutex, NULL) != 0)
+        goto nomem;
+    r->mutexes = 2;
+    r->nodes = calloc(n, sizeof(*r->nodes));
+    r->backends = calloc(n, sizeof(*r->backends));
+    if (!r->nodes || !r->backends)
+        goto nomem;
+    for (i = 0; i < n; i++) {
+        rc = dlock_fenced_new(&r->nodes[i], clients[i], name);
+        if (rc != 0) {
+            dlock_rlock_free(&o->base);
+            return rc;
+        }
+        r->backends[i] = clients[i]->backend;
+    }
+    *out = &o->base;
+    return 0;
+nomem:
+    dlock_rlock_free(&o->base);
+    return DLOCK_ENOMEM;
+}
+
+static redlock *as_redlock(dlock_rlock *l)
+{
+    return l && l->methods == &redlock_methods ? (redlock *)l : NULL;
+}
+
+int dlock_redlock_set_node_timeout(dlock_rlock *l, int64_t ms)
+{
+    redlock *r = as_redlock(l);
+    int rc;
+
+    if (!r)
+        return l ? dlock_rlock_fail(l, DLOCK_EINVAL, "not a Redlock") : DLOCK_EINVAL;
+    if ((rc = dlock__time_arg(l, "node timeout", ms, 1)) != 0)
+        return rc;
+    pthread_mutex_lock(&r->mutex);
+    r->node_timeout_ms = ms;
+    pthread_mutex_unlock(&r->mutex);
+    return 0;
+}
+
+static int token(dlock_rlock *l, int mode, const char *owner, int64_t *out)
+{
+    redlock *r = as_redlock(l);
+    rl_hold **slot;
+    int rc = r ? 0 : DLOCK_EINVAL;
+    char who[DLOCK_OWNER_MAX];
+
+    if (rc == 0)
+        rc = dlock__rlock_enter(l, mode, owner, who, out, "token", 1);
+    else if (l)
+        return dlock_rlock_fail(l, rc, "not a Redlock");
+    if (rc != 0)
+        return rc;
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, who);
+    rc = *slot && (*slot)->count > 0 && !(*slot)->lost ? 0 : DLOCK_ENOTOWNER;
+    if (rc == 0)
+        *out = (*slot)->token;
+    pthread_mutex_unlock(&r->mutex);
+    if (rc != 0)
+        return dlock_rlock_fail(l, rc, "\"%.64s\" is not held by this owner through "
+                                "this handle", l->name);
+    return 0;
+}
+
+int dlock_redlock_token(dlock_rlock *l, int64_t *out)
+{
+    return token(l, DLOCK__OWNER_SELF, NULL, out);
+}
+
+int dlock_redlock_token_as(dlock_rlock *l, int64_t *out, const char *owner)
+{
+    return token(l, DLOCK__OWNER_GIVEN, owner, out);
+}

@@ -1,0 +1,660 @@
+/*
+ * The dlock command-line tool (cli/), driven as a shell user would: the
+ * built binary ($(BUILD)/dlock, next to this program's folder; $DLOCK_CLI
+ * overrides) run by fork+exec with a time limit, against a throwaway
+ * redis-server (tests/harness/redis_server.h). Its stdout and stderr go to
+ * files the test reads once it ended; a run that outlives its limit is
+ * killed and fails the case, so a hang never blocks the suite.
+ *
+ * Mutual exclusion is shown with files, not timing: the command that must
+ * run second checks that the first one's "done" file exists.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlock.h"
+#include "harness/redis_server.h"
+#include "harness/runner.h"
+
+extern char **environ;
+
+static dlock_test_redis *srv;
+static char dir[64]; /* the group's scratch folder (mkdtemp in /tmp) */
+static char url[256];
+
+/* ---- running the tool ------------------------------------------------------ */
+
+typedef struct proc {
+    pid_t pid;
+    char out_path[PATH_MAX], err_path[PATH_MAX];
+    char out[4096], err[4096];
+} proc;
+
+static const char *cli_path(void)
+{
+    static char path[PATH_MAX];
+    const char *env = getenv("DLOCK_CLI");
+    ssize_t n;
+    char *slash;
+
+    if (env && env[0])
+        return env;
+    n = readlink("/proc/self/exe", path, sizeof path - 16);
+    if (n <= 0)
+        return "build/dlock";
+    path[n] = '\0';
+    /* $(BUILD)/tests/dlock_tests -> $(BUILD)/dlock */
+    if ((slash = strrchr(path, '/')) != NULL)
+        *slash = '\0';
+    if ((slash = strrchr(path, '/')) != NULL)
+        strcpy(slash + 1, "dlock");
+    return path;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Starts `dlock ARGS...` with DLOCK_URL=env_url (NULL: unset), stdin
+ * /dev/null, stdout and stderr to files, and no other descriptor. */
+static void start_env(proc *p, const char *env_url, const char *const *args)
+{
+    static int seq;
+    const char *argv[32];
+    char *envp[256], env_line[300];
+    size_t i, n = 0;
+
+    argv[0] = "dlock";
+    for (i = 0; args[i] && i < 30; i++)
+        argv[i + 1] = args[i];
+    argv[i + 1] = NULL;
+    for (i = 0; environ[i] && n < 250; i++)
+        if (strncmp(environ[i], "DLOCK_URL=", 10) != 0)
+            envp[n++] = environ[i];
+    if (env_url) {
+        snprintf(env_line, sizeof env_line, "DLOCK_URL=%s", env_url);
+        envp[n++] = env_line;
+    }
+    envp[n] = NULL;
+    seq++;
+    snprintf(p->out_path, sizeof p->out_path, "%s/out.%d", dir, seq);
+    snprintf(p->err_path, sizeof p->err_path, "%s/err.%d", dir, seq);
+    p->out[0] = p->err[0] = '\0';
+    fflush(NULL);
+    p->pid = fork();
+    assert_true(p->pid >= 0);
+    if (p->pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(p->out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(p->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int fd;
+        sigset_t none;
+        if (in < 0 || out < 0 || err < 0)
+            _exit(120);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        for (fd = 3; fd < 1024; fd++)
+            close(fd);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        execve(cli_path(), (char *const *)argv, envp);
+        _exit(121);
+    }
+}
+
+static void start(proc *p, const char *const *args)
+{
+    start_env(p, url, args);
+}
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+
+    if (f) {
+        n = fread(buf, 1, len - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    unlink(path);
+}
+
+/* Waits up to timeout_ms for p to end: its exit code (128+N for signal N,
+ * as shells say), or -1 when it had to be killed. */
+static int finish(proc *p, int timeout_ms)
+{
+    int64_t deadline = now_ms() + timeout_ms;
+    int status, code = -1;
+
+    for (;;) {
+        pid_t r = waitpid(p->pid, &status, WNOHANG);
+        if (r == p->pid) {
+            code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+            break;
+        }
+        if (now_ms() > deadline) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, &status, 0);
+            fprintf(stderr, "  dlock (pid %d) still ran after %d ms: killed\n",
+                    (int)p->pid, timeout_ms);
+            break;
+        }
+        sleep_ms(5);
+    }
+    slurp(p->out_path, p->out, sizeof p->out);
+    slurp(p->err_path, p->err, sizeof p->err);
+    return code;
+}
+
+/* Whether p still runs (not reaped). */
+static int running(proc *p)
+{
+    return waitpid(p->pid, NULL, WNOHANG) == 0;
+}
+
+/* Runs dlock ARGS... to its end (10 s at most). */
+static int run_cli(proc *p, const char *const *args)
+{
+    start(p, args);
+    return finish(p, 10000);
+}
+
+/* The one-line error a failure prints: "dlock: ..." holding needle. */
+static void assert_one_line_error(const proc *p, const char *needle)
+{
+    size_t n = strlen(p->err);
+
+    if (strncmp(p->err, "dlock: ", 7) != 0 || n == 0 || p->err[n - 1] != '\n' ||
+        strchr(p->err, '\n') != p->err + n - 1 || !strstr(p->err, needle)) {
+        fprintf(stderr, "  expected one line 'dlock: ...%s...', got: [%s]\n", needle, p->err);
+        fail();
+    }
+}
+
+static void redis_cmd(char *out, size_t len, const char *a0, const char *a1,
+                      const char *a2)
+{
+    const char *argv[] = {a0, a1, a2, NULL};
+    assert_int_equal(dlock_test_redis_command(srv, out, len, argv), 0);
+}
+
+/* Waits (5 s at most) until the key exists: the lock was taken. */
+static void wait_key(const char *key)
+{
+    char out[64];
+    int64_t deadline = now_ms() + 5000;
+
+    for (;;) {
+        redis_cmd(out, sizeof out, "EXISTS", key, NULL);
+        if (strcmp(out, "1") == 0)
+            return;
+        assert_true(now_ms() < deadline);
+        sleep_ms(10);
+    }
+}
+
+static void wait_file(const char *path)
+{
+    int64_t deadline = now_ms() + 5000;
+    while (access(path, F_OK) != 0) {
+        assert_true(now_ms() < deadline);
+        sleep_ms(10);
+    }
+}
+
+static int key_exists(const char *key)
+{
+    char out[64];
+    redis_cmd(out, sizeof out, "EXISTS", key, NULL);
+    return strcmp(out, "1") == 0;
+}
+
+/* Waits (5 s at most) until someone subscribed to channel: a waiter of
+ * another process is blocked on it. */
+static void wait_subscriber(const char *channel)
+{
+    char out[512], want[512];
+    int64_t deadline = now_ms() + 5000;
+
+    snprintf(want, sizeof want, "%s\n1", channel);
+    for (;;) {
+        const char *argv[] = {"PUBSUB", "NUMSUB", channel, NULL};
+        assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, argv), 0);
+        if (strcmp(out, want) == 0)
+            return;
+        assert_true(now_ms() < deadline);
+        sleep_ms(10);
+    }
+}
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    if (!doc)
+        fprintf(stderr, "  not JSON (%s): [%s]\n", jerr.text, text);
+    assert_non_null(doc);
+    return doc;
+}
+
+/* ---- cases ------------------------------------------------------------------- */
+
+/* Two concurrent runs: the second fails at once with --wait 0 (exit 1, or
+ * --conflict-exit-code), or waits and runs after the first with a --wait
+ * long enough. */
+static void test_concurrent_runs(void **state)
+{
+    char script[PATH_MAX + 64], check[PATH_MAX + 64], done[PATH_MAX];
+    proc a, b;
+
+    snprintf(done, sizeof done, "%s/first-done", dir);
+    snprintf(script, sizeof script, "sleep 1; touch %s", done);
+    snprintf(check, sizeof check, "test -e %s && echo after-first", done);
+    start(&a, (const char *[]){"run", "cli-job", "--", "sh", "-c", script, NULL});
+    wait_key("cli-job");
+
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "0", "cli-job",
+                                                   "--", "true", NULL}), 1);
+    assert_one_line_error(&b, "cli-job");
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "0",
+                                                   "--conflict-exit-code", "7", "cli-job",
+                                                   "--", "true", NULL}), 7);
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "100ms", "cli-job",
+                                                   "--", "true", NULL}), 1);
+    assert_one_line_error(&b, "100ms");
+    /* Still the first one's: the refused runs changed nothing. */
+    assert_true(running(&a));
+
+    /* Waits for the first to finish, then runs: the file proves the order. */
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "8s", "cli-job",
+                                                   "--", "sh", "-c", check, NULL}), 0);
+    assert_string_equal(b.out, "after-first\n");
+    assert_int_equal(finish(&a, 5000), 0);
+    assert_false(key_exists("cli-job"));
+}
+
+/* COMMAND's exit status passes through (a signal death as 128+N); the lock
+ * is released after it; COMMAND inherits no descriptor of dlock's; a
+ * command that does not exist is 127. The fair lock takes the same path. */
+static void test_exit_status(void **state)
+{
+    proc p;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-st", "--", "sh", "-c",
+                                                   "exit 3", NULL}), 3);
+    assert_false(key_exists("cli-st"));
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "cli-st", "--", "sh",
+                                                   "-c", "kill -USR1 $$", NULL}),
+                     128 + SIGUSR1);
+    assert_false(key_exists("cli-st"));
+    /* Only 0, 1, 2 and ls's own directory: the Redis connections stay
+     * dlock's (close-on-exec). */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-st", "--", "ls",
+                                                   "/proc/self/fd", NULL}), 0);
+    assert_string_equal(p.out, "0\n1\n2\n3\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-st", "--",
+                                                   "/nonexistent/cmd", NULL}), 127);
+    assert_one_line_error(&p, "/nonexistent/cmd");
+    assert_false(key_exists("cli-st"));
+}
+
+/* SIGTERM to dlock reaches COMMAND, whose trap decides the exit status. */
+static void test_signal_forwarded(void **state)
+{
+    char script[PATH_MAX + 128], ready[PATH_MAX];
+    proc p;
+
+    snprintf(ready, sizeof ready, "%s/sig-ready", dir);
+    snprintf(script, sizeof script,
+             "trap 'echo got-TERM; kill $!; exit 5' TERM; sleep 30 & touch %s; wait",
+             ready);
+    start(&p, (const char *[]){"run", "cli-sig", "--", "sh", "-c", script, NULL});
+    wait_file(ready);
+    assert_int_equal(kill(p.pid, SIGTERM), 0);
+    assert_int_equal(finish(&p, 5000), 5);
+    assert_string_equal(p.out, "got-TERM\n");
+    assert_false(key_exists("cli-sig"));
+}
+
+/* status names the holder (the owner field Redis holds); unlock --force
+ * takes the lock away, the holder's watchdog (renewing every 100 ms)
+ * finds it lost, and --on-lost kill ends COMMAND (137 = 128 + SIGKILL). */
+static void test_status_and_lost(void **state)
+{
+    char script[PATH_MAX + 64], ready[PATH_MAX + 8], field[256];
+    proc h, p;
+    json_t *doc, *holders;
+
+    snprintf(ready, sizeof ready, "%s/lost-ready", dir);
+    snprintf(script, sizeof script, "touch %s; exec sleep 30", ready);
+    start(&h, (const char *[]){"run", "--watchdog-timeout", "300ms", "--on-lost", "kill",
+                               "cli-lost", "--", "sh", "-c", script, NULL});
+    wait_file(ready);
+
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "type")), "reentrant");
+    assert_true(json_is_true(json_object_get(doc, "locked")));
+    holders = json_object_get(doc, "holders");
+    assert_int_equal(json_array_size(holders), 1);
+    redis_cmd(field, sizeof field, "HKEYS", "cli-lost", NULL);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(holders, 0),
+                                                          "owner")), field);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-lost", NULL}), 0);
+    assert_non_null(strstr(p.out, "locked"));
+    assert_non_null(strstr(p.out, field));
+
+    assert_true(running(&h));
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "cli-lost", NULL}), 2);
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-lost", NULL}), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGKILL);
+    assert_one_line_error(&h, "lost the lock 'cli-lost'");
+
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_true(json_is_false(json_object_get(doc, "locked")));
+    json_decref(doc);
+
+    /* --on-lost ignore: COMMAND runs on, its status passes through. */
+    snprintf(script, sizeof script, "touch %s.2; sleep 1; exit 4", ready);
+    start(&h, (const char *[]){"run", "--watchdog-timeout", "300ms", "--on-lost", "ignore",
+                               "cli-lost", "--", "sh", "-c", script, NULL});
+    strcat(ready, ".2");
+    wait_file(ready);
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-lost", NULL}), 0);
+    assert_int_equal(finish(&h, 5000), 4);
+    assert_one_line_error(&h, "lost the lock 'cli-lost'");
+}
+
+/* A signal while dlock waits for the lock ends the wait: exit 128+N,
+ * COMMAND never runs, and a fair-lock waiter leaves the queue. */
+static void test_interrupted_wait(void **state)
+{
+    char script[PATH_MAX + 32], ran[PATH_MAX], out[64];
+    proc h, w;
+    int64_t deadline = now_ms() + 5000;
+
+    snprintf(ran, sizeof ran, "%s/waiter-ran", dir);
+    snprintf(script, sizeof script, "touch %s", ran);
+    start(&h, (const char *[]){"run", "--fair", "cli-intr", "--", "sleep", "30", NULL});
+    wait_key("cli-intr");
+    start(&w, (const char *[]){"run", "--fair", "cli-intr", "--", "sh", "-c", script, NULL});
+    for (;;) {
+        redis_cmd(out, sizeof out, "LLEN", "redisson_lock_queue:{cli-intr}", NULL);
+        if (strcmp(out, "1") == 0)
+            break;
+        assert_true(now_ms() < deadline);
+        sleep_ms(10);
+    }
+    assert_int_equal(kill(w.pid, SIGTERM), 0);
+    assert_int_equal(finish(&w, 5000), 128 + SIGTERM);
+    assert_int_equal(access(ran, F_OK), -1);
+    redis_cmd(out, sizeof out, "LLEN", "redisson_lock_queue:{cli-intr}", NULL);
+    assert_string_equal(out, "0");
+    /* The holder passes TERM on to sleep, which dies of it. */
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+    assert_false(key_exists("cli-intr"));
+}
+
+/* --lease: no renewal; the lease's end while COMMAND runs is a loss, and
+ * --on-lost term (the default) ends COMMAND with SIGTERM. */
+static void test_lease_ends(void **state)
+{
+    proc p;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "300ms", "cli-lease",
+                                                   "--", "sleep", "30", NULL}),
+                     128 + SIGTERM);
+    assert_one_line_error(&p, "lost the lock 'cli-lease'");
+    assert_false(key_exists("cli-lease"));
+    /* A COMMAND that ends within the lease: no loss, nothing said. */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "10s", "cli-lease",
+                                                   "--", "true", NULL}), 0);
+    assert_string_equal(p.err, "");
+    assert_false(key_exists("cli-lease"));
+}
+
+static void test_semaphore(void **state)
+{
+    char out[64];
+    proc p, w;
+    json_t *doc;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "set", "2", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "set", "5", NULL}), 1);
+    assert_one_line_error(&p, "already set");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "acquire", "2", NULL}), 0);
+    redis_cmd(out, sizeof out, "GET", "cli-sem", NULL);
+    assert_string_equal(out, "0");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0", "cli-sem",
+                                                   "acquire", NULL}), 1);
+    assert_one_line_error(&p, "cli-sem");
+    /* A waiting acquire gets the permit a release gives back. */
+    start(&w, (const char *[]){"semaphore", "cli-sem", "acquire", NULL});
+    wait_subscriber("redisson_sc:{cli-sem}");
+    assert_true(running(&w));
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "release", "2", NULL}), 0);
+    assert_int_equal(finish(&w, 5000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "status", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "type")), "semaphore");
+    assert_int_equal(json_integer_value(json_object_get(doc, "permits")), 1);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem", "status", "--text", NULL}), 0);
+    assert_string_equal(p.out, "semaphore 'cli-sem': 1 permit available, no expiry\n");
+}
+
+static void test_latch(void **state)
+{
+    proc p, w;
+    json_t *doc;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "set", "2", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "set", "2", NULL}), 1);
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "--wait", "0", "cli-latch",
+                                                   "await", NULL}), 1);
+    assert_one_line_error(&p, "cli-latch");
+    start(&w, (const char *[]){"latch", "cli-latch", "await", NULL});
+    wait_subscriber("redisson_countdownlatch__channel__{cli-latch}");
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "count-down", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "status", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_int_equal(json_integer_value(json_object_get(doc, "count")), 1);
+    json_decref(doc);
+    assert_true(running(&w));
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "count-down", NULL}), 0);
+    assert_int_equal(finish(&w, 5000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "status", "--text", NULL}), 0);
+    assert_string_equal(p.out, "latch 'cli-latch': open\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-latch", "set", "0", NULL}), 2);
+}
+
+/* Usage errors: one line, exit 2, before anything is sent. */
+static void test_usage_errors(void **state)
+{
+    static const struct { const char *args[8]; const char *needle; } cases[] = {
+        {{"run", "--wait", "5x", "n", "--", "true"}, "'5x'"},
+        {{"run", "--wait", "1.5s", "n", "--", "true"}, "'1.5s'"},
+        {{"run", "--lease", "-1", "n", "--", "true"}, "'-1'"},
+        {{"run", "--wait", "99999999999999999999", "n", "--", "true"}, "too long"},
+        {{"run", "--on-lost", "explode", "n", "--", "true"}, "explode"},
+        {{"run", "--conflict-exit-code", "300", "n", "--", "true"}, "300"},
+        {{"run", "n", "--"}, "COMMAND"},
+        {{"run", "--wait"}, "--wait"},
+        {{"frobnicate", "n"}, "frobnicate"},
+        {{"status", "--bogus", "n"}, "--bogus"},
+        {{"semaphore", "n", "explode"}, "explode"},
+        {{"semaphore", "n", "set"}, "number"},
+        {{"latch", "n", "await", "3"}, "'3'"},
+        {{"--url", "ftp://x", "status", "n"}, "ftp"},
+        {{"status", ""}, "bad lock name"},
+        {{"run", "", "--", "true"}, "bad lock name"},
+        {{NULL}, "command"},
+    };
+    size_t i;
+    proc p;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (run_cli(&p, cases[i].args) != 2) {
+            fprintf(stderr, "  case %zu (%s ...): not exit 2\n", i,
+                    cases[i].args[0] ? cases[i].args[0] : "(none)");
+            fail();
+        }
+        assert_one_line_error(&p, cases[i].needle);
+        assert_string_equal(p.out, "");
+    }
+    /* Not a usage error: nothing listens there. */
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "redis://127.0.0.1:1", "status",
+                                                   "n", NULL}), 125);
+    assert_one_line_error(&p, "127.0.0.1:1");
+    assert_int_equal(run_cli(&p, (const char *[]){"--help", NULL}), 0);
+    assert_non_null(strstr(p.out, "Usage: dlock"));
+    assert_int_equal(run_cli(&p, (const char *[]){"--version", NULL}), 0);
+    assert_non_null(strstr(p.out, dlock_version()));
+}
+
+/* --url, then $DLOCK_URL, then redis://127.0.0.1:6379; other URL forms go
+ * to the library as they are (unix:// here). */
+static void test_urls(void **state)
+{
+    char unix_url[PATH_MAX + 16];
+    proc p;
+
+    /* $DLOCK_URL alone */
+    start_env(&p, url, (const char *[]){"semaphore", "cli-url", "set", "3", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    /* --url wins over $DLOCK_URL */
+    start_env(&p, "redis://127.0.0.1:1",
+              (const char *[]){"--url", url, "semaphore", "cli-url", "acquire", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    /* the unix socket form, and --url after the sub-command */
+    snprintf(unix_url, sizeof unix_url, "unix://%s", dlock_test_redis_socket(srv));
+    start_env(&p, NULL, (const char *[]){"semaphore", "--url", unix_url, "cli-url",
+                                         "acquire", "2", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0", "cli-url",
+                                                   "acquire", NULL}), 1);
+    /* Neither: the default address (a server may or may not listen on
+     * this machine's 6379; when none does, the error names it). */
+    start_env(&p, NULL, (const char *[]){"status", "cli-url", NULL});
+    if (finish(&p, 10000) != 0)
+        assert_one_line_error(&p, "127.0.0.1:6379");
+    /* An empty $DLOCK_URL counts as unset, not as a URL. */
+    start_env(&p, "", (const char *[]){"status", "cli-url", NULL});
+    if (finish(&p, 10000) != 0)
+        assert_one_line_error(&p, "127.0.0.1:6379");
+}
+
+/* rediss:// with its query parameters (CA, client certificate and key)
+ * goes through as well: a TLS-only server requiring client certificates. */
+static void test_tls_url(void **state)
+{
+    dlock_test_redis *tls = NULL;
+    const char *tls_url;
+    proc p;
+    json_t *doc;
+
+    assert_int_equal(dlock_test_redis_start_tls(&tls, "yes", 0, NULL), 0);
+    tls_url = dlock_test_redis_tls_url(tls);
+    start_env(&p, tls_url, (const char *[]){"run", "--wait", "0", "cli-tls", "--", "sh",
+                                            "-c", "exit 6", NULL});
+    assert_int_equal(finish(&p, 10000), 6);
+    start_env(&p, tls_url, (const char *[]){"semaphore", "cli-tls", "set", "2", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    start_env(&p, tls_url, (const char *[]){"semaphore", "cli-tls", "status", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    doc = parse_json(p.out);
+    assert_int_equal(json_integer_value(json_object_get(doc, "permits")), 2);
+    json_decref(doc);
+    dlock_test_redis_stop(tls);
+}
+
+/* "mock:" is a store private to one dlock process: the tool runs on it
+ * (a dry run with no server), and nothing carries over to the next
+ * process, so the same `set` succeeds twice. */
+static void test_mock_url(void **state)
+{
+    proc p;
+    json_t *doc;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "run", "--wait", "0",
+                                                   "m", "--", "sh", "-c", "exit 4", NULL}), 4);
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "semaphore", "m",
+                                                   "set", "1", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "semaphore", "m",
+                                                   "set", "1", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "status", "m", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_true(json_is_false(json_object_get(doc, "locked")));
+    json_decref(doc);
+}
+
+static int group_setup(void **state)
+{
+    char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
+
+    if (!mkdtemp(tmpl))
+        return -1;
+    snprintf(dir, sizeof dir, "%s", tmpl);
+    if (access(cli_path(), X_OK) != 0) {
+        fprintf(stderr, "cli tests: no %s (make builds it)\n", cli_path());
+        return -1;
+    }
+    if (dlock_test_redis_start(&srv, NULL) != 0)
+        return -1;
+    snprintf(url, sizeof url, "%s", dlock_test_redis_url(srv));
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    char cmd[PATH_MAX + 16];
+
+    dlock_test_redis_stop(srv);
+    srv = NULL;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int dlock_test_cli(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_concurrent_runs),
+        cmocka_unit_test(test_exit_status),
+        cmocka_unit_test(test_signal_forwarded),
+        cmocka_unit_test(test_status_and_lost),
+        cmocka_unit_test(test_lease_ends),
+        cmocka_unit_test(test_interrupted_wait),
+        cmocka_unit_test(test_semaphore),
+        cmocka_unit_test(test_latch),
+        cmocka_unit_test(test_urls),
+        cmocka_unit_test(test_tls_url),
+        cmocka_unit_test(test_mock_url),
+    };
+    return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
+}

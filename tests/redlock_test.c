@@ -1,0 +1,703 @@
+/*
+ * Redlock and MultiLock (issue 13): the cases of api/dlock/redlock.h and
+ * api/dlock/multilock.h on several independent "servers": on the mock, one
+ * mock store per server, all on one virtual clock; on Redis, five
+ * redis-servers started here on free loopback ports.
+ *
+ * Two sets of clients (a[i], b[i]: one per server) stand for two processes.
+ * Helper threads only record; the case asserts after joining them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlock.h"
+#include "harness/redis_server.h"
+#include "harness/runner.h"
+
+void dlock_test_set_phase(const char *fmt, ...);
+
+#define NSERVERS 5
+
+static dlock_test_redis *servers[NSERVERS];
+
+typedef struct env {
+    int mock;
+    size_t n; /* Redlock nodes: 3 on the mock, 5 on Redis */
+    dlock_vclock *vc;
+    dlock_mock_store *stores[NSERVERS];
+    dlock_client *a[NSERVERS], *b[NSERVERS];
+    char name[96];
+    pthread_mutex_t mutex;
+    int lost;
+} env;
+
+static unsigned counter;
+
+static void on_lost(void *arg, const char *name, const char *owner)
+{
+    env *e = arg;
+
+    (void)name, (void)owner;
+    pthread_mutex_lock(&e->mutex);
+    e->lost++;
+    pthread_mutex_unlock(&e->mutex);
+}
+
+static int lost_count(env *e)
+{
+    int n;
+
+    pthread_mutex_lock(&e->mutex);
+    n = e->lost;
+    pthread_mutex_unlock(&e->mutex);
+    return n;
+}
+
+static int make_client(env *e, size_t i, dlock_client **out)
+{
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
+    char err[256];
+    dlock_backend *b;
+
+    o.on_lost = on_lost;
+    o.on_lost_arg = e;
+    if (e->mock) {
+        o.watchdog_timeout_ms = 30000;
+        if (dlock_mock_backend_new(&b, e->stores[i]) != 0)
+            return -1;
+        if (dlock_client_new(out, b, &o) != 0) {
+            dlock_backend_free(b);
+            return -1;
+        }
+        return 0;
+    }
+    o.watchdog_timeout_ms = 600;
+    o.budget_slack_ms = 500; /* a loaded 2-core machine */
+    return dlock_client_connect(out, dlock_test_redis_url(servers[i]), &o, err,
+                                sizeof(err)) == 0 ? 0 : -1;
+}
+
+static int setup(void **state, int mock)
+{
+    env *e = calloc(1, sizeof(*e));
+    size_t i, nservers = mock ? 3 : NSERVERS;
+
+    if (!e)
+        return -1;
+    *state = e;
+    pthread_mutex_init(&e->mutex, NULL);
+    e->mock = mock;
+    e->n = nservers;
+    snprintf(e->name, sizeof(e->name), "dlock-test:redlock:%u:%ld", ++counter,
+             (long)getpid());
+    if (mock && dlock_vclock_new(&e->vc, 1000000) != 0)
+        return -1;
+    for (i = 0; i < nservers; i++) {
+        if (mock && dlock_mock_store_new(&e->stores[i], dlock_vclock_clock(e->vc)) != 0)
+            return -1;
+        if (make_client(e, i, &e->a[i]) != 0 || make_client(e, i, &e->b[i]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int setup_mock(void **state)
+{
+    return setup(state, 1);
+}
+
+static int setup_redis(void **state)
+{
+    return setup(state, 0);
+}
+
+static int teardown(void **state)
+{
+    env *e = *state;
+    size_t i;
+
+    if (!e)
+        return 0;
+    for (i = 0; i < NSERVERS; i++) {
+        dlock_client_free(e->a[i]);
+        dlock_client_free(e->b[i]);
+    }
+    for (i = 0; i < NSERVERS; i++)
+        dlock_mock_store_free(e->stores[i]);
+    dlock_vclock_free(e->vc);
+    pthread_mutex_destroy(&e->mutex);
+    free(e);
+    return 0;
+}
+
+static void advance(env *e, int64_t ms)
+{
+    if (e->mock) {
+        dlock_vclock_advance(e->vc, ms);
+    } else {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A command on server i outside any lock (the "server's own view"). */
+static long long server_int(env *e, size_t i, const char *cmd, const char *key)
+{
+    long long v = -99;
+
+    if (e->mock) {
+        const char *argv[2] = {cmd, key};
+        dlock_reply *r = NULL;
+        if (dlock_mock_store_command(e->stores[i], &r, 2, argv, NULL) == 0 &&
+            r->type == DLOCK_REPLY_INTEGER)
+            v = r->integer;
+        dlock_reply_free(r);
+    } else {
+        const char *argv[3] = {cmd, key, NULL};
+        char out[64];
+        if (dlock_test_redis_command(servers[i], out, sizeof(out), argv) == 0)
+            v = atoll(out);
+    }
+    return v;
+}
+
+static dlock_rlock *redlock(dlock_client **cs, size_t n, const char *name)
+{
+    dlock_rlock *l = NULL;
+
+    assert_int_equal(dlock_redlock_new(&l, cs, n, name), 0);
+    return l;
+}
+
+/* ---- Redlock --------------------------------------------------------------- */
+
+static void redlock_bad_input(void **state)
+{
+    env *e = *state;
+    dlock_client *dup[3] = {e->a[0], e->a[1], e->a[0]};
+    dlock_client *nul[2] = {e->a[0], NULL};
+    dlock_rlock *l = (dlock_rlock *)1;
+    int64_t t;
+
+    assert_int_equal(dlock_redlock_new(&l, e->a, 0, e->name), DLOCK_EINVAL);
+    assert_null(l);
+    assert_int_equal(dlock_redlock_new(&l, dup, 3, e->name), DLOCK_EINVAL);
+    assert_int_equal(dlock_redlock_new(&l, nul, 2, e->name), DLOCK_EINVAL);
+    assert_int_equal(dlock_redlock_new(&l, e->a, 3, ""), DLOCK_EINVAL);
+    assert_int_equal(dlock_redlock_new(NULL, e->a, 3, e->name), DLOCK_EINVAL);
+    l = redlock(e->a, e->n, e->name);
+    assert_int_equal(dlock_redlock_set_node_timeout(l, 0), DLOCK_EINVAL);
+    /* no keys of its own: the lifetime calls refuse, nothing sent */
+    assert_int_equal(dlock_object_delete(dlock_rlock_object(l), NULL), DLOCK_ENOTSUP);
+    assert_int_equal(dlock_redlock_token(l, &t), DLOCK_ENOTOWNER);
+    dlock_rlock_free(l);
+}
+
+static void redlock_acquire_reenter_unlock(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    dlock_rlock *l2 = redlock(e->b, e->n, e->name);
+    int64_t count = 0, ttl = 0, t1 = 0, t2 = 0;
+    int held = -1;
+    size_t i;
+
+    assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
+    assert_int_equal(dlock_lock(l1, 60000), 0);
+    assert_int_equal(dlock_redlock_token(l1, &t1), 0);
+    assert_true(t1 > 0);
+    /* held on every node, by one owner */
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 1);
+    assert_int_equal(dlock_is_held(l1, &held), 0);
+    assert_int_equal(held, 1);
+    assert_int_equal(dlock_try_lock(l1, 0, 60000), 0); /* re-entry */
+    assert_int_equal(dlock_hold_count(l1, &count), 0);
+    assert_int_equal(count, 2);
+    assert_int_equal(dlock_remain_ttl(l2, &ttl), 0);
+    assert_true(ttl > 30000 && ttl <= 60000);
+    assert_int_equal(dlock_try_lock(l2, 0, 60000), DLOCK_EBUSY);
+    assert_true(strstr(dlock_errmsg(l2), "held by another owner") != NULL);
+    assert_int_equal(dlock_unlock(l2), DLOCK_ENOTOWNER);
+    assert_int_equal(dlock_unlock(l1), 0);
+    assert_int_equal(dlock_is_locked(l2, &held), 0);
+    assert_int_equal(held, 1);
+    assert_int_equal(dlock_unlock(l1), 0);
+    assert_int_equal(dlock_is_locked(l2, &held), 0);
+    assert_int_equal(held, 0);
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+    /* a later acquisition, by another process, gets a larger token */
+    assert_int_equal(dlock_try_lock(l2, 0, 60000), 0);
+    assert_int_equal(dlock_redlock_token(l2, &t2), 0);
+    assert_true(t2 > t1);
+    assert_int_equal(dlock_unlock(l2), 0);
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+}
+
+/* A majority is enough, and the token still grows when the majority is
+ * made of other nodes. */
+static void redlock_majority_and_token(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    dlock_rlock *l2 = redlock(e->b, e->n, e->name);
+    dlock_rlock *other = NULL;
+    int64_t t1 = 0, t2 = 0;
+
+    /* someone else holds it on node 0 only: a minority */
+    assert_int_equal(dlock_reentrant_new(&other, e->b[0], e->name), 0);
+    assert_int_equal(dlock_lock_as(other, "intruder:1", 60000), 0);
+    assert_int_equal(dlock_try_lock(l1, 0, 60000), 0);
+    assert_int_equal(dlock_redlock_token(l1, &t1), 0);
+    assert_int_equal(dlock_unlock(l1), 0);
+    assert_int_equal(dlock_unlock_as(other, "intruder:1"), 0);
+    /* now node n-1 is taken: another majority */
+    dlock_rlock_free(other);
+    assert_int_equal(dlock_reentrant_new(&other, e->b[e->n - 1], e->name), 0);
+    assert_int_equal(dlock_lock_as(other, "intruder:1", 60000), 0);
+    assert_int_equal(dlock_try_lock(l2, 0, 60000), 0);
+    assert_int_equal(dlock_redlock_token(l2, &t2), 0);
+    assert_true(t2 > t1);
+    assert_int_equal(dlock_unlock(l2), 0);
+    /* a majority held by someone else: busy, and nothing left behind */
+    assert_int_equal(dlock_unlock_as(other, "intruder:1"), 0);
+    dlock_rlock_free(other);
+    {
+        size_t i;
+        dlock_rlock *o2[NSERVERS] = {NULL};
+        for (i = 0; i < e->n / 2 + 1; i++) {
+            assert_int_equal(dlock_reentrant_new(&o2[i], e->b[i], e->name), 0);
+            assert_int_equal(dlock_lock_as(o2[i], "intruder:1", 60000), 0);
+        }
+        assert_int_equal(dlock_try_lock(l1, 0, 60000), DLOCK_EBUSY);
+        for (i = e->n / 2 + 1; i < e->n; i++)
+            assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+        for (i = 0; i < e->n / 2 + 1; i++) {
+            assert_int_equal(dlock_unlock_as(o2[i], "intruder:1"), 0);
+            dlock_rlock_free(o2[i]);
+        }
+    }
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+}
+
+typedef struct waiter {
+    dlock_rlock *l;
+    int64_t wait_ms;
+    int rc, unlock_rc, done;
+    pthread_mutex_t *mutex;
+} waiter;
+
+static void *waiter_main(void *arg)
+{
+    waiter *w = arg;
+    int rc = dlock_try_lock(w->l, w->wait_ms, 60000);
+    int urc = rc == 0 ? dlock_unlock(w->l) : 1;
+
+    pthread_mutex_lock(w->mutex);
+    w->rc = rc;
+    w->unlock_rc = urc;
+    w->done = 1;
+    pthread_mutex_unlock(w->mutex);
+    return NULL;
+}
+
+static int waiter_done(waiter *w)
+{
+    int d;
+
+    pthread_mutex_lock(w->mutex);
+    d = w->done;
+    pthread_mutex_unlock(w->mutex);
+    return d;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A waiter is woken by the release message, even when node 0 (the
+ * handle's own client) sends none: the key there was gone already, so
+ * only the other nodes publish. On the mock the clock never moves: only a
+ * message can wake the waiter before the holder's lease. */
+static void redlock_waiter_woken_by_any_node(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    dlock_rlock *l2 = redlock(e->b, e->n, e->name);
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    waiter w = {l2, 30000, 1, 1, 0, &m};
+    pthread_t th;
+    int i;
+
+    assert_int_equal(dlock_lock(l1, 600000), 0);
+    assert_int_equal(pthread_create(&th, NULL, waiter_main, &w), 0);
+    if (e->mock)
+        dlock_vclock_wait_sleepers(e->vc, dlock_vclock_sleepers(e->vc) + 1, 5000);
+    sleep_ms(e->mock ? 20 : 300);
+    assert_int_equal(waiter_done(&w), 0);
+    assert_int_equal(server_int(e, 0, "DEL", e->name), 1);
+    assert_int_equal(dlock_unlock(l1), 0);
+    for (i = 0; i < 500 && !waiter_done(&w); i++)
+        sleep_ms(20);
+    if (!waiter_done(&w))
+        advance(e, 700000); /* free it, then fail */
+    pthread_join(th, NULL);
+    assert_int_equal(i < 500, 1);
+    assert_int_equal(w.rc, 0);
+    assert_int_equal(w.unlock_rc, 0);
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+}
+
+/* Lease 0: renewed on every node; a node that lost the key while the
+ * majority kept it gets it back; fewer than a majority: lost. */
+static void redlock_watchdog(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    int64_t wd = e->mock ? 30000 : 600;
+    size_t i;
+    int held = 0, k;
+
+    assert_int_equal(dlock_lock(l1, 0), 0);
+    advance(e, 3 * wd);
+    assert_int_equal(dlock_is_held(l1, &held), 0);
+    assert_int_equal(held, 1);
+    /* node 0 "restarted empty" */
+    assert_int_equal(server_int(e, 0, "DEL", e->name), 1);
+    for (k = 0; k < 20 && server_int(e, 0, "EXISTS", e->name) != 1; k++)
+        advance(e, wd / 3);
+    assert_int_equal(server_int(e, 0, "EXISTS", e->name), 1);
+    assert_int_equal(lost_count(e), 0);
+    /* a majority loses it (on Redis the deletes are separate commands: a
+     * renewal between two of them repairs the first, so delete again
+     * until it is reported) */
+    for (k = 0; k < 20 && lost_count(e) == 0; k++) {
+        for (i = 0; i < e->n / 2 + 1; i++)
+            server_int(e, i, "DEL", e->name);
+        advance(e, wd / 3);
+    }
+    assert_int_equal(lost_count(e), 1);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
+    dlock_rlock_free(l1);
+}
+
+static void redlock_force_unlock_and_lease(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    dlock_rlock *l2 = redlock(e->b, e->n, e->name);
+    int existed = 0;
+    int64_t lease = e->mock ? 10000 : 300;
+
+    assert_int_equal(dlock_lock(l1, lease), 0);
+    assert_int_equal(dlock_force_unlock(l2, &existed), 0);
+    assert_int_equal(existed, 1);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
+    /* the lease ends on every node: another owner gets in */
+    assert_int_equal(dlock_lock(l1, lease), 0);
+    advance(e, lease + (e->mock ? 1 : 100));
+    assert_int_equal(dlock_try_lock(l2, 0, lease), 0);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l2), 0);
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+}
+
+/* ---- MultiLock ------------------------------------------------------------- */
+
+typedef struct racer {
+    dlock_rlock *l;
+    char owner[32];
+    int rc;
+} racer;
+
+static void *racer_main(void *arg)
+{
+    racer *r = arg;
+
+    r->rc = dlock_try_lock_as(r->l, r->owner, 0, 60000);
+    return NULL;
+}
+
+static void multilock_members(env *e, dlock_client **cs, dlock_rlock **members,
+                              const char *suffix)
+{
+    char name[128];
+    size_t i;
+
+    for (i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "%s%s:%zu", e->name, suffix, i);
+        assert_int_equal(dlock_reentrant_new(&members[i], cs[i], name), 0);
+    }
+}
+
+/* 10 threads try_lock(0) one MultiLock over 3 servers: one wins. */
+static void multilock_one_winner(void **state)
+{
+    env *e = *state;
+    dlock_rlock *members[3], *m = NULL;
+    racer rs[10];
+    pthread_t th[10];
+    int i, wins = 0, winner = -1, held = 0;
+
+    multilock_members(e, e->a, members, "");
+    assert_int_equal(dlock_multilock_new(&m, members, 3), 0);
+    for (i = 0; i < 10; i++) {
+        rs[i].l = m;
+        rs[i].rc = 1;
+        snprintf(rs[i].owner, sizeof(rs[i].owner), "racer:%d", i);
+        assert_int_equal(pthread_create(&th[i], NULL, racer_main, &rs[i]), 0);
+    }
+    for (i = 0; i < 10; i++)
+        pthread_join(th[i], NULL);
+    for (i = 0; i < 10; i++) {
+        if (rs[i].rc == 0) {
+            wins++;
+            winner = i;
+        } else {
+            assert_int_equal(rs[i].rc, DLOCK_EBUSY);
+        }
+    }
+    assert_int_equal(wins, 1);
+    assert_int_equal(dlock_is_held_as(m, rs[winner].owner, &held), 0);
+    assert_int_equal(held, 1);
+    assert_int_equal(dlock_unlock_as(m, rs[winner].owner), 0);
+    assert_int_equal(dlock_is_locked(m, &held), 0);
+    assert_int_equal(held, 0);
+    dlock_rlock_free(m);
+    for (i = 0; i < 3; i++)
+        dlock_rlock_free(members[i]);
+}
+
+/* A member held by someone else fails the whole acquisition and leaves
+ * nothing held; once free, all are taken; unlock releases all. */
+static void multilock_all_or_none(void **state)
+{
+    env *e = *state;
+    dlock_rlock *members[3], *others[3], *m = NULL;
+    int64_t count = 0, ttl = 0;
+    char owner[DLOCK_OWNER_MAX];
+    int held = 0, i;
+
+    multilock_members(e, e->a, members, "");
+    multilock_members(e, e->b, others, "");
+    assert_int_equal(dlock_multilock_new(&m, members, 3), 0);
+    assert_int_equal(dlock_lock(others[2], 60000), 0);
+    assert_int_equal(dlock_try_lock(m, 0, 60000), DLOCK_EBUSY);
+    assert_true(strstr(dlock_errmsg(m), "member 2") != NULL);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(dlock_is_locked(members[i], &held), 0);
+        assert_int_equal(held, 0);
+    }
+    assert_int_equal(dlock_try_lock(m, e->mock ? 0 : 200, 60000),
+                     e->mock ? DLOCK_EBUSY : DLOCK_ETIMEDOUT);
+    assert_int_equal(dlock_unlock(others[2]), 0);
+    assert_int_equal(dlock_try_lock(m, 0, 60000), 0);
+    assert_int_equal(dlock_try_lock(m, 0, 30000), 0);
+    assert_int_equal(dlock_hold_count(m, &count), 0);
+    assert_int_equal(count, 2);
+    assert_int_equal(dlock_remain_ttl(m, &ttl), 0);
+    assert_true(ttl > 30000 && ttl <= 60000);
+    /* held on every member under the MultiLock's owner id (the thread's
+     * id on the first member's client) */
+    assert_int_equal(dlock_client_owner(e->a[0], owner, sizeof(owner)), 0);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(dlock_is_held_as(members[i], owner, &held), 0);
+        assert_int_equal(held, 1);
+    }
+    assert_int_equal(dlock_unlock(m), 0);
+    assert_int_equal(dlock_unlock(m), 0);
+    assert_int_equal(dlock_unlock(m), DLOCK_ENOTOWNER);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(dlock_is_locked(members[i], &held), 0);
+        assert_int_equal(held, 0);
+    }
+    /* a Redlock can be a member */
+    {
+        dlock_rlock *rl = redlock(e->a, e->n, e->name), *two[2] = {members[0], NULL}, *mm;
+        two[1] = rl;
+        assert_int_equal(dlock_multilock_new(&mm, two, 2), 0);
+        assert_int_equal(dlock_lock(mm, 60000), 0);
+        assert_int_equal(dlock_is_held(rl, &held), 0);
+        assert_int_equal(held, 1);
+        assert_int_equal(dlock_unlock(mm), 0);
+        dlock_rlock_free(mm);
+        dlock_rlock_free(rl);
+    }
+    dlock_rlock_free(m);
+    for (i = 0; i < 3; i++) {
+        dlock_rlock_free(members[i]);
+        dlock_rlock_free(others[i]);
+    }
+}
+
+static void multilock_bad_input(void **state)
+{
+    env *e = *state;
+    dlock_rlock *members[3], *m = (dlock_rlock *)1, *withnull[2];
+
+    multilock_members(e, e->a, members, "");
+    withnull[0] = members[0];
+    withnull[1] = NULL;
+    assert_int_equal(dlock_multilock_new(&m, members, 0), DLOCK_EINVAL);
+    assert_null(m);
+    assert_int_equal(dlock_multilock_new(&m, withnull, 2), DLOCK_EINVAL);
+    assert_int_equal(dlock_multilock_new(&m, NULL, 2), DLOCK_EINVAL);
+    assert_int_equal(dlock_multilock_new(NULL, members, 3), DLOCK_EINVAL);
+    for (int i = 0; i < 3; i++)
+        dlock_rlock_free(members[i]);
+}
+
+/* on_lost may free the lost Redlock's handle (its renewal thread then
+ * finishes and frees the rest by itself). */
+static void free_on_lost(void *arg, const char *name, const char *owner)
+{
+    dlock_rlock *l = __atomic_exchange_n((dlock_rlock **)arg, NULL, __ATOMIC_SEQ_CST);
+
+    (void)name, (void)owner;
+    dlock_rlock_free(l);
+}
+
+static void redlock_freed_in_on_lost(void **state)
+{
+    env *e = *state;
+    static dlock_rlock *victim;
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL;
+    int64_t wd = e->mock ? 30000 : 600;
+    char err[256];
+    size_t i;
+    int k;
+
+    o.on_lost = free_on_lost;
+    o.on_lost_arg = &victim;
+    o.watchdog_timeout_ms = wd;
+    for (i = 0; i < e->n; i++) {
+        dlock_backend *b = NULL;
+        if (e->mock) {
+            assert_int_equal(dlock_mock_backend_new(&b, e->stores[i]), 0);
+            assert_int_equal(dlock_client_new(&cs[i], b, &o), 0);
+        } else {
+            assert_int_equal(dlock_client_connect(&cs[i], dlock_test_redis_url(servers[i]),
+                                                  &o, err, sizeof(err)), 0);
+        }
+    }
+    assert_int_equal(dlock_redlock_new(&l, cs, e->n, e->name), 0);
+    for (i = 0; i < e->n; i++)
+        dlock_client_free(cs[i]);
+    __atomic_store_n(&victim, l, __ATOMIC_SEQ_CST);
+    assert_int_equal(dlock_lock(l, 0), 0);
+    for (k = 0; k < 20 && __atomic_load_n(&victim, __ATOMIC_SEQ_CST); k++) {
+        for (i = 0; i < e->n; i++)
+            server_int(e, i, "DEL", e->name);
+        advance(e, wd / 3);
+    }
+    assert_null(__atomic_load_n(&victim, __ATOMIC_SEQ_CST));
+    if (e->mock) /* let the orphaned thread see its end */
+        dlock_vclock_advance(e->vc, wd);
+    sleep_ms(50);
+}
+
+/* A client set from JSON ("urls", api/dlock/config.h) makes a Redlock. */
+static void redlock_from_json_client_set(void **state)
+{
+    env *e = *state;
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL;
+    char json[1024], err[256];
+    size_t n = 99, i, len;
+
+    if (e->mock) {
+        snprintf(json, sizeof(json), "{\"urls\": [\"mock:\", \"mock:\", \"mock:\"], "
+                 "\"watchdog_timeout_ms\": 3000}");
+    } else {
+        len = (size_t)snprintf(json, sizeof(json), "{\"command_timeout_ms\": 1000, \"urls\": [");
+        for (i = 0; i < NSERVERS; i++)
+            len += (size_t)snprintf(json + len, sizeof(json) - len, "%s\"%s\"",
+                                    i ? ", " : "", dlock_test_redis_url(servers[i]));
+        snprintf(json + len, sizeof(json) - len, "]}");
+    }
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, json, err,
+                                                       sizeof(err)), 0);
+    assert_int_equal(n, e->mock ? 3 : NSERVERS);
+    assert_int_equal(dlock_redlock_new(&l, cs, n, e->name), 0);
+    for (i = 0; i < n; i++)
+        dlock_client_free(cs[i]); /* the Redlock keeps them */
+    assert_int_equal(dlock_lock(l, 0), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+
+    /* bad sets: all or nothing, with the field named */
+    assert_int_equal(dlock_client_set_from_json_string(cs, 2, &n, json, err, sizeof(err)),
+                     DLOCK_EINVAL);
+    assert_null(cs[0]);
+    assert_int_equal(n, 0);
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, "{\"urls\": []}",
+                                                       err, sizeof(err)), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "urls"));
+    assert_int_equal(dlock_client_set_from_json_string(
+                         cs, NSERVERS, &n, "{\"url\": \"mock:\", \"urls\": [\"mock:\"]}", err,
+                         sizeof(err)), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_set_from_json_string(
+                         cs, NSERVERS, &n, "{\"urls\": [\"mock:\", \"nope://x\"]}", err,
+                         sizeof(err)), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "urls[1]"));
+    assert_null(cs[0]);
+    assert_int_equal(dlock_client_from_json_string(cs, "{\"urls\": [\"mock:\"]}", err,
+                                                   sizeof(err)), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_set_from_json_string(NULL, 3, &n, json, err, sizeof(err)),
+                     DLOCK_EINVAL);
+}
+
+#define CASE(f, s) cmocka_unit_test_setup_teardown(f, s, teardown)
+#define CASES(s)                                                       \
+    {                                                                  \
+        CASE(redlock_bad_input, s), CASE(redlock_acquire_reenter_unlock, s), \
+        CASE(redlock_majority_and_token, s),                           \
+        CASE(redlock_waiter_woken_by_any_node, s), CASE(redlock_watchdog, s), \
+        CASE(redlock_force_unlock_and_lease, s), CASE(multilock_one_winner, s), \
+        CASE(multilock_all_or_none, s), CASE(multilock_bad_input, s),  \
+        CASE(redlock_from_json_client_set, s),                         \
+        CASE(redlock_freed_in_on_lost, s),                             \
+    }
+
+int dlock_test_redlock(void);
+int dlock_test_redlock(void)
+{
+    const struct CMUnitTest mock_cases[] = CASES(setup_mock);
+    const struct CMUnitTest redis_cases[] = CASES(setup_redis);
+    int failed = 0, i, up = 1;
+
+    dlock_test_set_phase("redlock on mock");
+    failed += DLOCK_RUN_GROUP("redlock and multilock on mock (3 stores)", mock_cases,
+                              NULL, NULL);
+    dlock_test_set_phase("redlock: starting %d redis-servers", NSERVERS);
+    for (i = 0; i < NSERVERS; i++)
+        up &= dlock_test_redis_start(&servers[i], NULL) == 0;
+    if (up) {
+        dlock_test_set_phase("redlock on redis");
+        failed += DLOCK_RUN_GROUP("redlock and multilock on redis (5 servers)",
+                                  redis_cases, NULL, NULL);
+    } else {
+        fprintf(stderr, "cannot start %d redis-servers\n", NSERVERS);
+        failed += dlock_test_count((int)(sizeof(redis_cases) / sizeof(redis_cases[0])),
+                                   (int)(sizeof(redis_cases) / sizeof(redis_cases[0])));
+    }
+    for (i = 0; i < NSERVERS; i++) {
+        dlock_test_redis_stop(servers[i]);
+        servers[i] = NULL;
+    }
+    return failed;
+}
