@@ -36,7 +36,6 @@ const char *dlock_test_sentinel_url(void);
 int dlock_test_differential(void);
 int dlock_test_bad_input(void);
 int dlock_test_conformance(const char *backend);
-int dlock_test_conformance_only(const char *backend, const char *lock_type);
 int dlock_test_conformance_count(void);
 int dlock_test_semaphore(const char *backend);
 int dlock_test_fair(const char *backend);
@@ -195,6 +194,8 @@ static void run_conformance_on_redis(const char *name, int kind)
  * wake-ups included. */
 static void run_reentrant_pooled(void)
 {
+    static const dlock_fx_lock_type reentrant = {"reentrant",
+                                                 dlock_reentrant_new};
     char url[256];
 
     if (!wanted("redis-pool"))
@@ -211,7 +212,7 @@ static void run_reentrant_pooled(void)
     dlock_fx_set_redis_url(url);
     printf("conformance (reentrant lock) on redis-pool at %s\n", url);
     dlock_test_set_phase("conformance on redis-pool");
-    dlock_test_conformance_only("redis-pool", "reentrant");
+    dlock_test_conformance_type(&reentrant, "redis-pool", NULL);
     dlock_fx_set_redis_url(NULL);
     stop_server();
 }

@@ -29,7 +29,7 @@
 
 #include "bench.h"
 
-#define MANY_ROUNDS 4
+#define MANY_ROUNDS 10
 #define MANY_ROUND_MS 200
 #define WAITERS 10000
 #define WAITER_STACK (64 * 1024)
