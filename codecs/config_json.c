@@ -28,7 +28,7 @@ typedef struct field {
     int64_t min, max;
 } field;
 
-/* Every integer field but pool_size and sync_replicas is a duration: DLOCK_TIME_MAX_MS at most. */
+/* Every integer field but pool_size, sync_replicas and connections is a duration: DLOCK_TIME_MAX_MS at most. */
 #define I64(name, where, min) \
     {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 #define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
@@ -56,6 +56,8 @@ static const field fields[] = {
     {"sync_replicas", F_INT, offsetof(dlock__config, redis.sync_replicas), -1,
      DLOCK_SYNC_REPLICAS_MAX},
     I64("sync_timeout_ms", redis.sync_timeout_ms, 1),
+    {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
+    {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

@@ -27,6 +27,7 @@ int dlock_test_total, dlock_test_failed;
 int dlock_test_mock_store(void);
 int dlock_test_mock_clock(void);
 int dlock_test_redis_backend(void);
+int dlock_test_redis_mux(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
 int dlock_test_redis_sync(void);
@@ -193,6 +194,35 @@ static void run_conformance_on_redis(const char *name, int kind)
     stop_server();
 }
 
+/* The reentrant lock's conformance cases (that lock type only: ~18 s)
+ * once more with the connection mode that is not the default (pooled:
+ * multiplex=0 in the URL), so both modes run real lock traffic, waits and
+ * wake-ups included. */
+static void run_reentrant_pooled(void)
+{
+    static const dlock_fx_lock_type reentrant = {"reentrant",
+                                                 dlock_reentrant_new};
+    char url[256];
+
+    if (!wanted("redis-pool"))
+        return;
+    dlock_test_set_phase("starting redis-server for the pooled mode");
+    if (dlock_test_redis_start(&server, NULL) != 0 || !server) {
+        fprintf(stderr, "cannot start redis-server: redis-pool counts as "
+                "one failure\n");
+        dlock_test_total += 1;
+        dlock_test_failed += 1;
+        return;
+    }
+    snprintf(url, sizeof url, "%s?multiplex=0", dlock_test_redis_url(server));
+    dlock_fx_set_redis_url(url);
+    printf("conformance (reentrant lock) on redis-pool at %s\n", url);
+    dlock_test_set_phase("conformance on redis-pool");
+    dlock_test_conformance_type(&reentrant, "redis-pool", NULL);
+    dlock_fx_set_redis_url(NULL);
+    stop_server();
+}
+
 /* Adds a suite's failures when it returned failures without counting them
  * (e.g. it could not start at all). */
 static void run_suite(const char *name, int (*fn)(void))
@@ -255,6 +285,7 @@ int main(void)
     run_suite("mock store tests", dlock_test_mock_store);
     run_suite("mock clock tests", dlock_test_mock_clock);
     run_suite("redis backend tests", dlock_test_redis_backend);
+    run_suite("redis mux tests", dlock_test_redis_mux);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("redis sync tests", dlock_test_redis_sync);
@@ -272,6 +303,7 @@ int main(void)
     /* Once more over TLS (rediss://, client certificates required, no
      * plain port): every case, pub/sub wake-ups included. */
     run_conformance_on_redis("redis-tls", ON_TLS);
+    run_reentrant_pooled();
     /* And through Sentinel (redis-sentinel://, the master found by asking
      * three sentinels; the Sentinel tests' set, stopped after). */
     run_conformance_on_redis("redis-sentinel", ON_SENTINEL);

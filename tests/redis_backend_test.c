@@ -963,6 +963,7 @@ static void test_pool_wait_timeout(void **state)
     int64_t t0, took;
     int rc;
     (void)state;
+    o.multiplex = 0; /* the pool's own wait */
     o.pool_size = 1;
     o.connect_timeout_ms = 100;
     o.command_timeout_ms = 3000;

@@ -20,7 +20,9 @@
  *       "sentinel_user": "sentinel-user",
  *       "sentinel_password": "sentinel-secret",
  *       "sync_replicas": 1,
- *       "sync_timeout_ms": 1000
+ *       "sync_timeout_ms": 1000,
+ *       "multiplex": true,
+ *       "connections": 1
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -30,6 +32,7 @@
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
  *   pool_size                               1..4096
+ *   connections                             1..64 (multiplexed: per node)
  *   reconnect_min_ms, reconnect_max_ms      >= 0, the reconnection back-off
  *                                           (first step, cap; max >= min)
  *   watchdog_timeout_ms                     >= 3
@@ -41,7 +44,7 @@
  *                                           that must acknowledge each
  *                                           write (api/dlock/redis.h)
  *   sync_timeout_ms                         >= 1, below command_timeout_ms
- * and every one of them but pool_size and sync_replicas at most
+ * and every one of them but pool_size, sync_replicas and connections at most
  * DLOCK_TIME_MAX_MS
  * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
  * the rediss:// query parameters of the same name without "tls_"
@@ -56,6 +59,10 @@
  *                                           (the same-named URL parameters
  *                                           win); used by the *-sentinel://
  *                                           schemes only
+ *   multiplex                               true/false or 1/0; default
+ *                                           true (calls share connections;
+ *                                           false: a pool, pool_size); the
+ *                                           URL's multiplex=0|1 wins
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The scheme of "url" alone decides whether TLS is used. The Redis fields
  * are accepted, and unused, with "mock:" (and the TLS fields with redis://

@@ -59,10 +59,21 @@
  * DLOCK_ECONN within its budget (dlock_lock and waits with time left retry
  * it); no call waits for the rediscovery itself.
  *
- * The backend keeps a pool of connections (no lock is held across network
- * I/O), runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has one
- * subscriber connection with its own thread; subscriptions are restored after
- * a reconnect. A lost connection is re-established on next use, with
+ * Connections (multiplex=0|1 and connections=N as URL parameters, or the
+ * version-4 fields below). Multiplexed (the default): the calls of every
+ * thread share `connections` connections per server (default 1),
+ * pipelined: what threads submit while a write is in flight goes out in
+ * the next write, one reader hands the replies back in order. A call
+ * still waits only for its own reply, within its own budget; one that
+ * gives up leaves cleanly (its late reply is read and dropped); a lost
+ * connection fails every pending call at once with DLOCK_ECONN; at most
+ * 65 536 calls queue per connection (beyond: DLOCK_ECONN, "request queue
+ * full"). Pooled (multiplex=0): pool_size connections, each call borrows
+ * one (no lock is held across network I/O).
+ *
+ * The backend runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has
+ * one subscriber connection with its own thread; subscriptions are restored
+ * after a reconnect. A lost connection is re-established on next use, with
  * back-off; no call blocks past its command timeout (plus connect timeout).
  *
  * Replica-synced writes (failover safety). Redis replicates
@@ -113,21 +124,23 @@ extern "C" {
 
 /* Timeouts of 0 mean no limit. Every duration is 0..DLOCK_TIME_MAX_MS
  * (api/dlock/times.h). The connect timeout also bounds the
- * connection handshake (TLS, AUTH, SELECT) and the wait for a free pooled
+ * connection handshake (TLS, AUTH, SELECT) and, pooled, the wait for a free
  * connection; the command timeout bounds one round trip.
  *
  * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
  * that far; the TLS fields then take their defaults, so code written
  * against version 1 keeps working unchanged); a version-2 struct ends at
- * tls_insecure (the sentinel fields then take their defaults), a version-3
- * struct at sentinel_password (sync off). */
+ * tls_insecure (the sentinel fields then take their defaults); a
+ * version-3 struct ends at sentinel_password (sync off, and multiplex and
+ * connections take their defaults). */
 typedef struct dlock_redis_options {
     int version;                 /* 4 (3: ends at sentinel_password;
                                     2: at tls_insecure; 1: at
                                     reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
-    int pool_size;               /* connections kept open; default 8 */
+    int pool_size;               /* pooled mode: connections kept open;
+                                    default 8 */
     int64_t reconnect_min_ms;    /* first back-off step; default 50 */
     int64_t reconnect_max_ms;    /* back-off cap; default 2000 */
 
@@ -152,6 +165,14 @@ typedef struct dlock_redis_options {
     int sync_replicas;           /* 0 off (default); 1..DLOCK_SYNC_REPLICAS_MAX
                                     replicas; -1 all connected ones */
     int64_t sync_timeout_ms;     /* 1..DLOCK_TIME_MAX_MS; default 1000 */
+    /* ---- version 4 too: how calls use connections (every scheme). The
+     * URL's parameters multiplex=0|1 and connections=N win. */
+    int multiplex;    /* 1 (default): every thread's calls share
+                         `connections` connections per node, pipelined
+                         (Lettuce/ioredis style); 0: a pool of pool_size
+                         connections, one borrowed per call */
+    int connections;  /* multiplexed: connections per node, 1..64;
+                         default 1 */
 } dlock_redis_options;
 
 /* The largest sync_replicas (far above any real replica count). */
@@ -159,7 +180,7 @@ typedef struct dlock_redis_options {
 
 #define DLOCK_REDIS_OPTIONS_INIT                                               \
     {4, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-     0, 1000}
+     0, 1000, 1, 1}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

@@ -5,10 +5,10 @@
  * configuration (the URL, merged with the options, and for rediss:// the
  * TLS context every connection is made from): the topology (topology.c:
  * standalone or Sentinel), which owns the nodes (node.c: an address and
- * its connection pool) and the subscriber (subscriber.c), and the script
- * runner (scripts.c). A call goes eval -> topology (which node) -> node
- * (a pooled connection); a DLOCK_ECONN there tells the topology to look
- * for the master again. Time comes from the process-wide real-time clock:
+ * its connections, multiplexed (mux.c) or pooled (pool.c)) and the
+ * subscriber (subscriber.c), and the script runner (scripts.c). A call
+ * goes eval -> topology (which node) -> node (dlock__redis_node_call); a
+ * DLOCK_ECONN there tells the topology to look for the master again. Time comes from the process-wide real-time clock:
  * Redis expires keys on its own clock.
  */
 #include <stddef.h>
@@ -37,9 +37,8 @@ static int rb_eval_until(dlock_backend *b, dlock_reply **out,
 {
     redis_backend *rb = (redis_backend *)b;
     dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
-    int rc = dlock__redis_eval(n->pool, rb->scripts, &n->cfg, out, script,
-                               nkeys, nargs, argv, argvlen, deadline_ms,
-                               errbuf, errlen);
+    int rc = dlock__redis_eval(n, rb->scripts, out, script, nkeys, nargs,
+                               argv, argvlen, deadline_ms, errbuf, errlen);
     /* Lost, refused or unavailable (READONLY, MASTERDOWN, LOADING...): the
      * caller's wait loop retries within its budget; meanwhile the
      * topology checks whether the master moved. */
@@ -143,6 +142,11 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
         bad = "sync_replicas must be -1 (all), 0 (off) or 1..1000";
     else if (o->sync_timeout_ms < 1 || o->sync_timeout_ms > DLOCK_TIME_MAX_MS)
         bad = "sync_timeout_ms must be 1..DLOCK_TIME_MAX_MS (10^12 ms)";
+    else if (o->multiplex != 0 && o->multiplex != 1)
+        bad = "multiplex must be 0 or 1";
+    else if (o->connections < 1 ||
+             o->connections > DLOCK__REDIS_CONNECTIONS_MAX)
+        bad = "connections must be 1..64";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -275,6 +279,11 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)
         goto fail;
+    /* The URL's connection parameters win over the options. */
+    rb->cfg.multiplex = rb->cfg.url.multiplex != -1 ? rb->cfg.url.multiplex
+                                                    : opts->multiplex;
+    rb->cfg.connections = rb->cfg.url.connections ? rb->cfg.url.connections
+                                                  : opts->connections;
     if (rb->cfg.url.is_tls) {
         rc = merge_tls(&rb->cfg.url.tls, opts);
         if (rc != 0) {

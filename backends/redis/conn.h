@@ -10,7 +10,8 @@
  * by a deadline.
  *
  * A connection is not thread-safe; each one has a single user at a time
- * (a pool borrower, or the subscriber thread).
+ * (a pool borrower, the subscriber thread, or a mux's writer and reader,
+ * which serialize their calls into it: mux.h).
  */
 #ifndef DLOCK_REDIS_CONN_H
 #define DLOCK_REDIS_CONN_H

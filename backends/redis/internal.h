@@ -24,6 +24,8 @@ typedef struct dlock__redis_config {
     int64_t connect_timeout_ms;
     int64_t command_timeout_ms;
     int pool_size;
+    int multiplex;               /* 1: calls share a mux (mux.h) */
+    int connections;             /* multiplexed: connections per node */
     int64_t reconnect_min_ms;
     int64_t reconnect_max_ms;
     /* Replica-synced writes (api/dlock/redis.h): 0 off, N, or -1 all

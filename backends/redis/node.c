@@ -31,7 +31,15 @@ int dlock__redis_node_new(dlock__redis_node **out,
         dlock__redis_url_where(n->cfg.url.where, sizeof n->cfg.url.where,
                                host, port);
     }
-    if (dlock__redis_pool_new(&n->pool, &n->cfg) != 0) {
+    /* Multiplexed, the pool only opens the mux's connections (and the
+     * one that checks the URL at creation, which the mux then takes). */
+    if (n->cfg.multiplex)
+        n->cfg.pool_size = n->cfg.connections;
+    if (dlock__redis_pool_new(&n->pool, &n->cfg) != 0 ||
+        (n->cfg.multiplex &&
+         dlock__redis_mux_new(&n->mux, &n->cfg, n->pool,
+                              n->cfg.connections) != 0)) {
+        dlock__redis_pool_free(n->pool);
         free(n->host);
         free(n);
         return DLOCK_ENOMEM;
@@ -44,9 +52,21 @@ void dlock__redis_node_free(dlock__redis_node *n)
 {
     if (!n)
         return;
+    dlock__redis_mux_free(n->mux);
     dlock__redis_pool_free(n->pool);
     free(n->host);
     free(n);
+}
+
+int dlock__redis_node_call(dlock__redis_node *n, const dlock__redis_cmdbuf *b,
+                           int nreplies, redisReply **replies,
+                           int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    if (n->mux)
+        return dlock__redis_mux_call(n->mux, b, nreplies, replies, deadline_ms,
+                                     errbuf, errlen);
+    return dlock__redis_pool_call(n->pool, b, nreplies, replies, deadline_ms,
+                                  errbuf, errlen);
 }
 
 int dlock__redis_node_is(const dlock__redis_node *n, const char *host,

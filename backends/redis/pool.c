@@ -218,3 +218,28 @@ void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
     pthread_cond_signal(&p->freed);
     pthread_mutex_unlock(&p->mu);
 }
+
+int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
+                           int nreplies, redisReply **replies,
+                           int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    dlock__redis_conn *c;
+    int rc, i, got = 0;
+
+    rc = dlock__redis_pool_acquire(p, &c, deadline_ms, errbuf, errlen);
+    if (rc != 0)
+        return rc;
+    rc = dlock__redis_send(c, b, p->cfg, deadline_ms, errbuf, errlen);
+    while (rc == 0 && got < nreplies) {
+        rc = dlock__redis_read(c, &replies[got], p->cfg, deadline_ms, errbuf,
+                               errlen);
+        if (rc == 0)
+            got++;
+    }
+    /* A failure leaves the reply stream out of step (or gone). */
+    dlock__redis_pool_release(p, c, rc != 0);
+    if (rc != 0)
+        for (i = 0; i < got; i++)
+            freeReplyObject(replies[i]);
+    return rc;
+}

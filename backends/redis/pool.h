@@ -49,4 +49,13 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
 void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
                                int broken);
 
+/* One round trip on a borrowed connection: sends the nreplies commands in
+ * b and reads their replies, by deadline_ms (monotonic; INT64_MAX: the
+ * timeouts only). On 0, replies[0..nreplies-1] are set (freeReplyObject
+ * each); otherwise none is. After a failed round trip the connection is
+ * closed, never reused. Returns 0 or what acquire, send and read return. */
+int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
+                           int nreplies, redisReply **replies,
+                           int64_t deadline_ms, char *errbuf, size_t errlen);
+
 #endif /* DLOCK_REDIS_POOL_H */

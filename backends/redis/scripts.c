@@ -211,27 +211,6 @@ int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r)
     return convert(out, r, 0);
 }
 
-/* Sends what is in b and reads n replies into replies[0..n). On failure
- * none is kept. */
-static int round_trip(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
-                      int n, redisReply **replies,
-                      const dlock__redis_config *cfg, int64_t deadline_ms,
-                      char *errbuf, size_t errlen)
-{
-    int i, rc = dlock__redis_send(c, b, cfg, deadline_ms, errbuf, errlen);
-    for (i = 0; i < n; i++)
-        replies[i] = NULL;
-    for (i = 0; rc == 0 && i < n; i++)
-        rc = dlock__redis_read(c, &replies[i], cfg, deadline_ms, errbuf, errlen);
-    if (rc != 0)
-        for (i = 0; i < n; i++)
-            if (replies[i]) {
-                freeReplyObject(replies[i]);
-                replies[i] = NULL;
-            }
-    return rc;
-}
-
 /* ---- replica sync: WAIT after a script that writes (api/dlock/redis.h) --- */
 
 /* How many replicas must acknowledge a call of a script that writes (or
@@ -261,9 +240,8 @@ static int sync_wanted(dlock__redis_scripts *s, const dlock__redis_config *cfg,
 /* sync_replicas = -1: counts the replicas the master has connected now
  * (ROLE: "master", offset, one entry per connected replica). A server
  * that refuses ROLE counts as one replica: never less safe than asked. */
-static int sync_count_all(dlock__redis_scripts *s, dlock__redis_conn *c,
-                          const dlock__redis_config *cfg, int64_t deadline_ms,
-                          char *errbuf, size_t errlen)
+static int sync_count_all(dlock__redis_scripts *s, dlock__redis_node *node,
+                          int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     static const char *const role[1] = {"ROLE"};
     dlock__redis_cmdbuf b = {0};
@@ -271,7 +249,7 @@ static int sync_count_all(dlock__redis_scripts *s, dlock__redis_conn *c,
     int n = 1, rc = dlock__redis_cmdbuf_add(&b, 1, role, NULL);
 
     if (rc == 0)
-        rc = round_trip(c, &b, 1, &r, cfg, deadline_ms, errbuf, errlen);
+        rc = dlock__redis_node_call(node, &b, 1, &r, deadline_ms, errbuf, errlen);
     dlock__redis_cmdbuf_free(&b);
     if (rc != 0)
         return rc;
@@ -345,8 +323,8 @@ static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
     return DLOCK_ESYNC;
 }
 
-int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
-                      const dlock__redis_config *cfg, dlock_reply **out,
+int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
+                      dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, char *errbuf, size_t errlen)
@@ -355,12 +333,12 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
     size_t small_len[16];
     const char **vec = small_vec;
     size_t *lens = small_len;
+    const dlock__redis_config *cfg = &node->cfg;
     dlock__redis_cmdbuf b = {0};
     char sha[SHA_LEN + 1], nkeys_str[24];
-    dlock__redis_conn *c = NULL;
     redisReply *rep[2] = {NULL, NULL};
     size_t i, argc;
-    int rc, broken = 0, nwait, recount, pass, fresh;
+    int rc = 0, sent = 0, nwait, recount, pass, fresh;
 
     if (out)
         *out = NULL;
@@ -408,14 +386,10 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
         rc = DLOCK_ETIMEDOUT;
         goto done;
     }
-    rc = dlock__redis_pool_acquire(pool, &c, deadline_ms, errbuf, errlen);
-    if (rc != 0)
-        goto done;
-
     nwait = sync_wanted(cache, cfg, sha_of(cache, script, sha, &fresh), &recount);
     if (recount) {
-        rc = sync_count_all(cache, c, cfg, deadline_ms, errbuf, errlen);
-        broken = rc != 0;
+        rc = sync_count_all(cache, node, deadline_ms, errbuf, errlen);
+        sent = 1;
         nwait = sync_wanted(cache, cfg, 1, &recount);
     }
     /* EVALSHA with the SHA known locally; EVAL of the source (which also
@@ -441,9 +415,9 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
             rc = sync_append(&b, nwait, cfg);
         if (rc != 0)
             break;
-        rc = round_trip(c, &b, nwait > 0 ? 2 : 1, rep, cfg, deadline_ms,
-                        errbuf, errlen);
-        broken = rc != 0;
+        sent = 1;
+        rc = dlock__redis_node_call(node, &b, nwait > 0 ? 2 : 1, rep, deadline_ms,
+                                    errbuf, errlen);
         if (rc != 0 || !is_noscript(rep[0]))
             break;
         freeReplyObject(rep[0]);
@@ -451,12 +425,9 @@ int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
             freeReplyObject(rep[1]);
         rep[0] = rep[1] = NULL;
     }
-    /* After a failed round trip the reply stream is out of step (or gone):
-     * the connection is never reused. A formatting failure sent nothing. */
-    dlock__redis_pool_release(pool, c, broken);
-    c = NULL;
     if (rc != 0) {
-        if (!broken)
+        /* A formatting failure sent nothing and has no detail yet. */
+        if (!sent)
             dlock__redis_errf(errbuf, errlen, "eval: out of memory");
         goto done;
     }

@@ -20,7 +20,7 @@
 
 #include "dlock/sys/backend.h"
 #include "internal.h"
-#include "pool.h"
+#include "node.h"
 
 typedef struct dlock__redis_scripts dlock__redis_scripts;
 
@@ -28,16 +28,16 @@ typedef struct dlock__redis_scripts dlock__redis_scripts;
 int dlock__redis_scripts_new(dlock__redis_scripts **out);
 void dlock__redis_scripts_free(dlock__redis_scripts *s);
 
-/* The backend's eval_until slot (api/dlock/sys/backend.h), on a connection
- * borrowed from pool; deadline_ms is monotonic (INT64_MAX: the configured
+/* The backend's eval_until slot (api/dlock/sys/backend.h), on node's
+ * connections (pooled or multiplexed: dlock__redis_node_call); deadline_ms is monotonic (INT64_MAX: the configured
  * timeouts only). DLOCK_EINVAL for NULL or too many arguments. A reply the
  * server gives instead of running the script because it refuses service
  * for now (dlock__redis_unavailable: LOADING, BUSY, READONLY...) is
  * DLOCK_ECONN, not a script error. DLOCK_ESYNC: the script ran, *out holds
  * its reply, but fewer replicas than sync_replicas acknowledged it (or the
  * server refused WAIT: sync is off from then on); errbuf says which. */
-int dlock__redis_eval(dlock__redis_pool *pool, dlock__redis_scripts *cache,
-                      const dlock__redis_config *cfg, dlock_reply **out,
+int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
+                      dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, char *errbuf, size_t errlen);

@@ -158,20 +158,22 @@ static int ask_sentinel(dlock__redis_topology *t, int i, char *host,
     return rc;
 }
 
-/* Whether n says it is a master (ROLE), on a connection of its pool: that
- * also warms the pool for the calls about to come. */
+/* Whether n says it is a master (ROLE), on one of its own connections
+ * (pooled or multiplexed): that also warms them for the calls about to
+ * come. */
 static int confirm_master(dlock__redis_node *n, char *errbuf, size_t errlen)
 {
     const char *argv[1] = {"ROLE"};
-    dlock__redis_conn *c;
+    dlock__redis_cmdbuf b = {0};
     redisReply *r = NULL;
     int rc;
 
-    rc = dlock__redis_pool_acquire(n->pool, &c, INT64_MAX, errbuf, errlen);
-    if (rc != 0)
-        return rc;
-    rc = roundtrip(c, &n->cfg, 1, argv, &r, errbuf, errlen);
-    dlock__redis_pool_release(n->pool, c, rc != 0);
+    rc = dlock__redis_cmdbuf_add(&b, 1, argv, NULL);
+    if (rc == 0)
+        rc = dlock__redis_node_call(n, &b, 1, &r, INT64_MAX, errbuf, errlen);
+    else
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+    dlock__redis_cmdbuf_free(&b);
     if (rc != 0)
         return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||

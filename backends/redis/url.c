@@ -421,6 +421,43 @@ static int name_is(const char *s, size_t n, const char *want)
     return strlen(want) == n && strncmp(s, want, n) == 0;
 }
 
+/* multiplex=0|1 and connections=N, the connections' mode (any scheme). */
+static int set_conn_param(dlock__redis_url *u, const char *kind,
+                          const char *ps, size_t klen, const char *vs,
+                          size_t vn, char *errbuf, size_t errlen)
+{
+    long v;
+    if (name_is(ps, klen, "multiplex")) {
+        if (u->multiplex != -1) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad %s URL: 'multiplex' given twice", kind);
+            return DLOCK_EINVAL;
+        }
+        if (vn != 1 || (vs[0] != '0' && vs[0] != '1')) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad %s URL: 'multiplex' must be 0 (a pool of "
+                              "connections) or 1 (shared connections)",
+                              kind);
+            return DLOCK_EINVAL;
+        }
+        u->multiplex = vs[0] - '0';
+        return 0;
+    }
+    if (u->connections != 0) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: 'connections' given twice", kind);
+        return DLOCK_EINVAL;
+    }
+    if (parse_uint(vs, vn, DLOCK__REDIS_CONNECTIONS_MAX, &v) != 0 || v < 1) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad %s URL: 'connections' must be 1..%d", kind,
+                          DLOCK__REDIS_CONNECTIONS_MAX);
+        return DLOCK_EINVAL;
+    }
+    u->connections = (int)v;
+    return 0;
+}
+
 /* One "name=value" of a query: sets the field it names. Messages quote
  * the name only (a value might be a secret). */
 static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
@@ -443,6 +480,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     for (i = 0; i < NINT_PARAMS; i++)
         if (name_is(ps, klen, int_params[i].name))
             return set_int(u, i, kind, vs, vn, errbuf, errlen);
+    if (name_is(ps, klen, "multiplex") || name_is(ps, klen, "connections"))
+        return set_conn_param(u, kind, ps, klen, vs, vn, errbuf, errlen);
     if (u->is_unix && name_is(ps, klen, "db")) {
         if (*have_db) {
             dlock__redis_errf(errbuf, errlen, "bad unix URL: 'db' given twice");
@@ -462,8 +501,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (u->is_unix) {
         dlock__redis_errf(errbuf, errlen,
                           "bad unix URL: unknown parameter '%.*s' (only db=N, "
-                          "sync_replicas and sync_timeout_ms are supported; "
-                          "TLS needs rediss://)",
+                          "sync_replicas, sync_timeout_ms, multiplex and "
+                          "connections are supported; TLS needs rediss://)",
                           qk, ps);
         return DLOCK_EINVAL;
     }
@@ -474,7 +513,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         dlock__redis_errf(errbuf, errlen,
                           "bad %s URL: unknown parameter '%.*s' (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
-                          "sync_replicas or sync_timeout_ms%s)",
+                          "sync_replicas, sync_timeout_ms, multiplex or "
+                          "connections%s)",
                           kind, qk, ps,
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",
@@ -644,6 +684,7 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     out->tls.insecure = -1;
     out->sync_replicas = -1;
     out->sync_timeout_ms = -1;
+    out->multiplex = -1;
     if (scheme_is(url, slen, "redis") || scheme_is(url, slen, "rediss")) {
         out->is_tls = slen == 6;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);

@@ -20,11 +20,16 @@
  * cacertdir, cert, key, sni (paths and a name), insecure (0 or 1).
  * Every scheme (unix:// too): sync_replicas (-1, 0..DLOCK_SYNC_REPLICAS_MAX)
  * and sync_timeout_ms (1..DLOCK_TIME_MAX_MS).
+ * Connection parameters (every scheme): multiplex (0 or 1), connections
+ * (1..DLOCK__REDIS_CONNECTIONS_MAX).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
 
 #include <stddef.h>
+
+/* The most connections per node a multiplexed backend may share. */
+#define DLOCK__REDIS_CONNECTIONS_MAX 64
 
 /* TLS settings, from the URL's query or the options struct; NULL / -1 =
  * not given. */
@@ -55,6 +60,8 @@ typedef struct dlock__redis_url {
     char *password; /* NULL: no AUTH at all */
     int db;         /* 0 = no SELECT needed */
     char where[300]; /* "host:port" or the socket path, for messages */
+    int multiplex;   /* 0 or 1; -1: not given */
+    int connections; /* 0: not given */
 
     /* *-sentinel:// only (host and path are then NULL; the data nodes'
      * addresses come from the sentinels). */

@@ -99,7 +99,8 @@ typedef struct bench_stamps {
     int64_t last_send;  /* the latest acquisition attempt was sent */
 } bench_stamps;
 
-/* A client on the given store. pool_size (redis only) 0 = the default.
+/* A client on the given store. pool_size (redis only) 0 = the default
+ * options (multiplexed connections); > 0 = pooled, that many.
  * opts may be NULL. With counts non-NULL the backend is wrapped and *counts
  * points at the wrapper's counters (valid as long as the client). */
 int bench_client_new(dlock_client **out, const bench_config *cfg,
@@ -239,6 +240,9 @@ void bench_fig_sync(const bench_config *cfg);
 /* fig_redlock.c: Redlock n=3, 5 and MultiLock of 3 vs a single node (five
  * servers of its own). */
 void bench_fig_redlock(const bench_config *cfg);
+/* Many threads on few connections (multiplexed vs pooled vs raw), server
+ * CPU per pair, 10 000 blocked waiters (issue 15). */
+void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
 
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);

@@ -174,8 +174,10 @@ int bench_client_new(dlock_client **out, const bench_config *cfg,
         dlock_mock_store_free(st); /* the backend keeps it */
     } else {
         dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
-        if (pool_size > 0)
+        if (pool_size > 0) {
+            ro.multiplex = 0;
             ro.pool_size = pool_size;
+        }
         rc = dlock_redis_backend_new(&b, cfg->redis_url, &ro, err, sizeof err);
     }
     if (rc != 0)

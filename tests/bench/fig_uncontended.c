@@ -164,7 +164,8 @@ void bench_fig_scaling(const bench_config *cfg, bench_raw *raw)
     size_t k;
 
     bench_heading("2. scaling, redis, reentrant: T threads each on its own lock "
-                  "(one client; pool = max(T, default)), vs T raw connections "
+                  "(one client; T <= 8: default options, multiplexed; else "
+                  "pooled, pool = T), vs T raw connections "
                   "(target >= 0.9)",
                   " T     pairs/s    raw pairs/s   ratio   target");
     for (k = 0; k < sizeof threads / sizeof threads[0]; k++) {
@@ -198,7 +199,9 @@ void bench_fig_scaling(const bench_config *cfg, bench_raw *raw)
         bench_json_str(&j, "lock", "reentrant");
         bench_json_str(&j, "backend", "redis");
         bench_json_int(&j, "threads", t);
-        bench_json_int(&j, "pool_size", pool ? pool : defaults.pool_size);
+        bench_json_str(&j, "mode", pool ? "pool" : "multiplex");
+        bench_json_int(&j, pool ? "pool_size" : "connections",
+                       pool ? pool : defaults.connections);
         bench_json_num(&j, "pairs_per_s", lib);
         bench_json_num(&j, "raw_pairs_per_s", rawr);
         bench_json_num(&j, "ratio_vs_raw", ratio);

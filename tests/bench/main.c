@@ -8,7 +8,8 @@
  * test harness (tests/harness/redis_server.c) and stops it at the end.
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
  * tls (tls starts a server of its own, with plain and TLS ports), sync
- * (a master and a replica of its own), redlock (five servers of its own).
+ * (a master and a replica of its own), redlock (five servers of its own),
+ * many_threads.
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -34,7 +35,7 @@
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
-                                      "tls", "sync", "redlock"};
+                                      "tls", "sync", "redlock", "many_threads"};
 
 static void on_alarm(int sig)
 {
@@ -119,7 +120,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
-                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls sync redlock\n");
+                    "FIGURE: uncontended scaling contended mock memory watchdog holds tls "
+                    "sync redlock many_threads\n");
 }
 
 int main(int argc, char **argv)
@@ -243,6 +245,8 @@ int main(int argc, char **argv)
         bench_fig_sync(&cfg);
     if (wanted(only, "redlock"))
         bench_fig_redlock(&cfg);
+    if (wanted(only, "many_threads"))
+        bench_fig_many_threads(&cfg, raw);
 
     if (!child)
         bench_json_print_all();

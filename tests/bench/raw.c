@@ -51,6 +51,38 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* The script as the library sends it: each "-- #include x.luainc" line
+ * replaced by that fragment of the same folder (objects/scripts/embed.sh
+ * does the same at build time). NULL on failure. */
+static char *expand_includes(const char *dir, char *src, size_t *len)
+{
+    static const char tag[] = "-- #include ";
+    char *at;
+
+    while ((at = strstr(src, tag)) != NULL) {
+        char path[1024], *frag, *out;
+        size_t name_len = strcspn(at + sizeof tag - 1, "\r\n"), flen = 0;
+        size_t head = (size_t)(at - src), tail_at = head + sizeof tag - 1 + name_len;
+
+        snprintf(path, sizeof path, "%s/%.*s", dir, (int)name_len, at + sizeof tag - 1);
+        frag = read_file(path, &flen);
+        out = frag ? malloc(*len - (tail_at - head) + flen + 1) : NULL;
+        if (!out) {
+            free(frag);
+            free(src);
+            return NULL;
+        }
+        memcpy(out, src, head);
+        memcpy(out + head, frag, flen);
+        memcpy(out + head + flen, src + tail_at, *len - tail_at + 1);
+        *len = head + flen + (*len - tail_at);
+        free(frag);
+        free(src);
+        src = out;
+    }
+    return src;
+}
+
 static redisContext *connect_server(const bench_config *cfg)
 {
     redisContext *c = redisConnect(cfg->redis_host, cfg->redis_port);
@@ -76,6 +108,8 @@ static int load(redisContext *c, const bench_config *cfg, const char *file,
 
     snprintf(path, sizeof path, "%s/%s", cfg->scripts_dir, file);
     src = read_file(path, &len);
+    if (src)
+        src = expand_includes(cfg->scripts_dir, src, &len);
     if (!src) {
         fprintf(stderr, "bench: cannot read %s: %s\n", path, strerror(errno));
         return -1;

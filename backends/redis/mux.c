@@ -1,0 +1,562 @@
+/*
+ * Redis backend: a multiplexed connection (see mux.h).
+ */
+#include "mux.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "dlock/errors.h"
+#include "transport.h"
+
+enum { QUEUED, INFLIGHT, DONE };
+
+/* One call. Its caller owns it, except once abandoned in flight: then the
+ * reader (or the break) frees it when its replies are in. */
+typedef struct mux_req {
+    struct mux_req *next;
+    const dlock__redis_cmdbuf *b; /* read only while QUEUED (caller present) */
+    int nreplies, got;
+    int state;
+    int abandoned;
+    int rc;                       /* when DONE */
+    int64_t cmd_deadline;         /* written at: + the command timeout */
+    pthread_cond_t cv;            /* DONE, or a role may be free */
+    char err[512];
+    redisReply *replies[1];       /* nreplies of them (allocated so) */
+} mux_req;
+
+/* One open connection of a lane; freed (given back to the pool) by the
+ * last of the lane, the writer and the reader to let go of it. */
+typedef struct session {
+    dlock__redis_conn *c;
+    pthread_mutex_t io; /* one thread in the transport at a time (TLS) */
+    int refs;
+    int broken;
+} session;
+
+typedef struct lane {
+    pthread_mutex_t mu;
+    session *s;                 /* NULL: none open; the writer opens one */
+    mux_req *qhead, *qtail;     /* queued, not yet written */
+    mux_req *fhead, *ftail;     /* in flight, in write order */
+    int count;                  /* queued + in flight (placeholders too) */
+    int writing, reading;       /* the roles, held by callers */
+    dlock__redis_cmdbuf wbuf;   /* the writer's batch */
+} lane;
+
+struct dlock__redis_mux {
+    const dlock__redis_config *cfg;
+    dlock__redis_pool *pool;
+    int nlanes;
+    unsigned next;              /* round robin over lanes (atomic) */
+    lane *lanes;
+};
+
+int dlock__redis_mux_new(dlock__redis_mux **out, const dlock__redis_config *cfg,
+                         dlock__redis_pool *pool, int nconn)
+{
+    dlock__redis_mux *m = calloc(1, sizeof *m);
+    int i;
+    *out = NULL;
+    if (!m)
+        return DLOCK_ENOMEM;
+    m->lanes = calloc((size_t)nconn, sizeof *m->lanes);
+    if (!m->lanes) {
+        free(m);
+        return DLOCK_ENOMEM;
+    }
+    m->cfg = cfg;
+    m->pool = pool;
+    for (i = 0; i < nconn; i++) {
+        if (pthread_mutex_init(&m->lanes[i].mu, NULL) != 0) {
+            dlock__redis_mux_free(m);
+            return DLOCK_ENOMEM;
+        }
+        m->nlanes++;
+    }
+    *out = m;
+    return 0;
+}
+
+static void req_free(mux_req *r)
+{
+    int i;
+    for (i = 0; i < r->got; i++)
+        freeReplyObject(r->replies[i]);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
+/* Called with l->mu held. */
+static void session_unref(dlock__redis_mux *m, session *s)
+{
+    if (--s->refs > 0)
+        return;
+    dlock__redis_pool_release(m->pool, s->c, s->broken);
+    pthread_mutex_destroy(&s->io);
+    free(s);
+}
+
+void dlock__redis_mux_free(dlock__redis_mux *m)
+{
+    int i;
+    if (!m)
+        return;
+    for (i = 0; i < m->nlanes; i++) {
+        lane *l = &m->lanes[i];
+        mux_req *r, *next;
+        /* Placeholders of abandoned calls: their replies never came. */
+        for (r = l->fhead; r; r = next) {
+            next = r->next;
+            req_free(r);
+        }
+        if (l->s) {
+            if (l->fhead)
+                l->s->broken = 1;
+            session_unref(m, l->s);
+        }
+        dlock__redis_cmdbuf_free(&l->wbuf);
+        pthread_mutex_destroy(&l->mu);
+    }
+    free(m->lanes);
+    free(m);
+}
+
+/* Ends r's call with rc (and detail) or frees it if its caller left.
+ * Called with l->mu held, r unlinked. */
+static void finish(lane *l, mux_req *r, int rc, const char *detail)
+{
+    l->count--;
+    if (r->abandoned) {
+        req_free(r);
+        return;
+    }
+    r->state = DONE;
+    r->rc = rc;
+    if (detail)
+        snprintf(r->err, sizeof r->err, "%s", detail);
+    pthread_cond_signal(&r->cv);
+}
+
+/* The connection is gone or out of step: every call on the lane ends
+ * with rc now, and the next call opens a new connection. A reader blocked
+ * in poll() is woken by the shutdown. Called with l->mu held. */
+static void break_lane(dlock__redis_mux *m, lane *l, session *s, int rc,
+                       const char *detail)
+{
+    mux_req *r;
+    if (s->broken)
+        return;
+    s->broken = 1;
+    shutdown(dlock__redis_transport_fd(s->c->t), SHUT_RDWR);
+    while ((r = l->fhead) != NULL) {
+        l->fhead = r->next;
+        finish(l, r, rc, detail);
+    }
+    l->ftail = NULL;
+    while ((r = l->qhead) != NULL) {
+        l->qhead = r->next;
+        finish(l, r, rc, detail);
+    }
+    l->qtail = NULL;
+    if (l->s == s) {
+        l->s = NULL;
+        session_unref(m, s);
+    }
+}
+
+/* Ends every queued call with rc (a connection could not be opened).
+ * Called with l->mu held. */
+static void fail_queued(lane *l, int rc, const char *detail)
+{
+    mux_req *r;
+    while ((r = l->qhead) != NULL) {
+        l->qhead = r->next;
+        finish(l, r, rc, detail);
+    }
+    l->qtail = NULL;
+}
+
+/* Takes me out of the queue (the caller counts it out). */
+static void unlink_queued(lane *l, mux_req *me)
+{
+    mux_req **pp = &l->qhead, *prev = NULL;
+    while (*pp && *pp != me) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    if (!*pp)
+        return;
+    *pp = me->next;
+    if (l->qtail == me)
+        l->qtail = prev;
+}
+
+/* Opens the lane's connection (me is the writer; its call is queued).
+ * Called with l->mu held; returns with it held. 0 or an error that has
+ * already ended the calls concerned. */
+static int open_session(dlock__redis_mux *m, lane *l, mux_req *me,
+                        int64_t deadline_ms)
+{
+    dlock__redis_conn *c = NULL;
+    session *s;
+    char detail[512];
+    int rc;
+
+    pthread_mutex_unlock(&l->mu);
+    detail[0] = '\0';
+    rc = dlock__redis_pool_acquire(m->pool, &c, deadline_ms, detail,
+                                   sizeof detail);
+    s = rc == 0 ? calloc(1, sizeof *s) : NULL;
+    if (rc == 0 && (!s || pthread_mutex_init(&s->io, NULL) != 0)) {
+        free(s);
+        dlock__redis_pool_release(m->pool, c, 1);
+        rc = DLOCK_ENOMEM;
+        snprintf(detail, sizeof detail, "redis %s: out of memory",
+                 m->cfg->url.where);
+    }
+    pthread_mutex_lock(&l->mu);
+    if (rc == DLOCK_ETIMEDOUT && deadline_ms != INT64_MAX) {
+        /* The writer's own budget ran out: the others keep theirs. */
+        unlink_queued(l, me);
+        finish(l, me, rc, detail);
+        return rc;
+    }
+    if (rc != 0) {
+        fail_queued(l, rc, detail);
+        return rc;
+    }
+    s->c = c;
+    s->refs = 1;
+    l->s = s;
+    return 0;
+}
+
+/* me takes the writer's role: opens the connection if needed, then writes
+ * everything queued in one go. Called with l->mu held, returns with it
+ * held. */
+static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
+                        int64_t deadline_ms)
+{
+    const dlock__redis_config *cfg = m->cfg;
+    const dlock__redis_cmdbuf *out_buf;
+    int64_t cmd_deadline;
+    int single;
+    char detail[512];
+    session *s;
+    mux_req *r;
+    int rc;
+
+    l->writing = 1;
+    for (;;) {
+        int fresh = 0, stale;
+        if (!l->s) {
+            if (open_session(m, l, me, deadline_ms) != 0)
+                goto out;
+            fresh = 1;
+        }
+        if (fresh || l->fhead || l->reading)
+            break;
+        /* Idle since its last reply: the server may have closed it
+         * meanwhile (restart, idle timeout). Nobody else is on it now. */
+        s = l->s;
+        s->refs++;
+        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_lock(&s->io);
+        stale = dlock__redis_conn_stale(s->c);
+        pthread_mutex_unlock(&s->io);
+        pthread_mutex_lock(&l->mu);
+        if (!stale && !s->broken) {
+            session_unref(m, s);
+            break;
+        }
+        s->broken = 1;
+        if (l->s == s) {
+            l->s = NULL;
+            s->refs--; /* the lane's; ours keeps it until just below */
+        }
+        session_unref(m, s);
+        if (!l->qhead)
+            goto out;
+    }
+    if (!l->qhead)
+        goto out;
+    s = l->s;
+    s->refs++;
+    dlock__redis_cmdbuf_reset(&l->wbuf);
+    cmd_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
+    rc = 0;
+    /* The writer's own call alone (one thread at a time: the usual case)
+     * is sent from its own buffer: its caller is right here. Others are
+     * copied under the mutex: their callers may leave (and free them) as
+     * soon as it is released. In flight before the write, so the reader
+     * finds them when the replies come. */
+    single = l->qhead == me && !me->next;
+    out_buf = single ? me->b : &l->wbuf;
+    while ((r = l->qhead) != NULL) {
+        if (!single && l->wbuf.cap - l->wbuf.len < r->b->len) {
+            size_t cap = l->wbuf.cap ? l->wbuf.cap : 4096;
+            char *d;
+            while (cap - l->wbuf.len < r->b->len)
+                cap *= 2;
+            d = realloc(l->wbuf.data, cap);
+            if (!d) {
+                rc = DLOCK_ENOMEM;
+                break;
+            }
+            l->wbuf.data = d;
+            l->wbuf.cap = cap;
+        }
+        if (!single) {
+            memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
+            l->wbuf.len += r->b->len;
+        }
+        l->qhead = r->next;
+        r->next = NULL;
+        r->b = NULL;
+        r->state = INFLIGHT;
+        r->cmd_deadline = cmd_deadline;
+        if (l->ftail)
+            l->ftail->next = r;
+        else
+            l->fhead = r;
+        l->ftail = r;
+    }
+    if (!l->qhead)
+        l->qtail = NULL;
+    pthread_mutex_unlock(&l->mu);
+    detail[0] = '\0';
+    if (rc == 0 && out_buf->len > 0) {
+        pthread_mutex_lock(&s->io);
+        /* The command timeout, not the writer's budget: a partial write
+         * would break the lane for everyone. It only blocks when the
+         * server stopped reading for a socket buffer's worth. */
+        rc = dlock__redis_send(s->c, out_buf, cfg, INT64_MAX, detail,
+                               sizeof detail);
+        pthread_mutex_unlock(&s->io);
+    } else if (rc != 0) {
+        snprintf(detail, sizeof detail, "redis %s: out of memory",
+                 cfg->url.where);
+    }
+    pthread_mutex_lock(&l->mu);
+    if (rc != 0)
+        /* What was written of the batch is unknown: out of step. */
+        break_lane(m, l, s, rc == DLOCK_ENOMEM ? rc : DLOCK_ECONN, detail);
+    session_unref(m, s);
+out:
+    l->writing = 0;
+}
+
+/* Hands the replies parsed so far to the calls in flight, oldest first.
+ * Called with l->mu held. 0, or an error that broke the lane. */
+static int dispatch(dlock__redis_mux *m, lane *l, session *s)
+{
+    char detail[512];
+    for (;;) {
+        redisReply *rep;
+        mux_req *r;
+        if (dlock__redis_conn_next(s->c, &rep) != 0) {
+            snprintf(detail, sizeof detail,
+                     "redis %s: protocol error (is it a Redis server?): %s",
+                     m->cfg->url.where, s->c->reader->errstr);
+            break_lane(m, l, s, DLOCK_EPROTO, detail);
+            return DLOCK_EPROTO;
+        }
+        if (!rep)
+            return 0;
+        r = l->fhead;
+        if (!r) {
+            freeReplyObject(rep);
+            snprintf(detail, sizeof detail,
+                     "redis %s: a reply nobody asked for (connection out "
+                     "of step)",
+                     m->cfg->url.where);
+            break_lane(m, l, s, DLOCK_EPROTO, detail);
+            return DLOCK_EPROTO;
+        }
+        r->replies[r->got++] = rep;
+        if (r->got == r->nreplies) {
+            l->fhead = r->next;
+            if (!l->fhead)
+                l->ftail = NULL;
+            finish(l, r, 0, NULL);
+        }
+    }
+}
+
+/* me takes the reader's role until its call is done or its wait ends.
+ * Called with l->mu held, returns with it held. */
+static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
+                         int64_t deadline_ms)
+{
+    session *s = l->s;
+    char detail[512];
+
+    l->reading = 1;
+    s->refs++;
+    while (me->state != DONE && !s->broken) {
+        int64_t until = me->cmd_deadline < deadline_ms ? me->cmd_deadline
+                                                       : deadline_ms;
+        int64_t now = dlock__redis_now_ms();
+        struct pollfd p;
+        int rc, pending;
+
+        if (now >= until)
+            break;
+        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_lock(&s->io);
+        pending = dlock__redis_transport_pending(s->c->t);
+        p.fd = dlock__redis_transport_fd(s->c->t);
+        p.events = dlock__redis_transport_events(s->c->t);
+        pthread_mutex_unlock(&s->io);
+        rc = 0;
+        if (pending || poll(&p, 1, dlock__redis_poll_ms(until - now)) > 0) {
+            pthread_mutex_lock(&s->io);
+            detail[0] = '\0';
+            rc = dlock__redis_conn_fill(s->c, detail, sizeof detail);
+            pthread_mutex_unlock(&s->io);
+        }
+        pthread_mutex_lock(&l->mu);
+        if (s->broken)
+            break;
+        if (rc != 0) {
+            break_lane(m, l, s, DLOCK_ECONN, detail);
+            break;
+        }
+        if (dispatch(m, l, s) != 0)
+            break;
+    }
+    l->reading = 0;
+    session_unref(m, s);
+}
+
+/* Wakes whoever may now take a role nobody holds. Called with l->mu. */
+static void hand_off(lane *l)
+{
+    mux_req *r;
+    if (!l->writing && l->qhead)
+        pthread_cond_signal(&l->qhead->cv);
+    if (!l->reading)
+        for (r = l->fhead; r; r = r->next)
+            if (!r->abandoned) {
+                pthread_cond_signal(&r->cv);
+                break;
+            }
+}
+
+int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
+                          int nreplies, redisReply **replies,
+                          int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    const dlock__redis_config *cfg = m->cfg;
+    unsigned pick = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
+    lane *l = &m->lanes[pick % (unsigned)m->nlanes];
+    mux_req *me;
+    int rc, i;
+
+    me = calloc(1, sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
+    if (!me || dlock__redis_cond_init(&me->cv) != 0) {
+        free(me);
+        dlock__redis_errf(errbuf, errlen, "redis %s: out of memory",
+                          cfg->url.where);
+        return DLOCK_ENOMEM;
+    }
+    me->b = b;
+    me->nreplies = nreplies;
+    me->cmd_deadline = INT64_MAX;
+
+    pthread_mutex_lock(&l->mu);
+    if (l->count >= DLOCK__REDIS_MUX_QUEUE_MAX) {
+        pthread_mutex_unlock(&l->mu);
+        req_free(me);
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: request queue full (%d calls queued or "
+                          "in flight on one connection)",
+                          cfg->url.where, DLOCK__REDIS_MUX_QUEUE_MAX);
+        return DLOCK_ECONN;
+    }
+    if (l->qtail)
+        l->qtail->next = me;
+    else
+        l->qhead = me;
+    l->qtail = me;
+    l->count++;
+
+    for (;;) {
+        int64_t until;
+        if (me->state == DONE)
+            break;
+        if (!l->writing && l->qhead) {
+            write_batch(m, l, me, deadline_ms);
+            continue;
+        }
+        if (me->state == INFLIGHT && !l->reading) {
+            read_replies(m, l, me, deadline_ms);
+            if (me->state != DONE &&
+                dlock__redis_now_ms() >= (me->cmd_deadline < deadline_ms
+                                              ? me->cmd_deadline
+                                              : deadline_ms))
+                break;
+            continue;
+        }
+        until = me->state == INFLIGHT && me->cmd_deadline < deadline_ms
+                    ? me->cmd_deadline
+                    : deadline_ms;
+        if (dlock__redis_now_ms() >= until)
+            break;
+        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+    }
+
+    if (me->state == DONE) {
+        rc = me->rc;
+        if (rc == 0)
+            for (i = 0; i < nreplies; i++)
+                replies[i] = me->replies[i];
+        else
+            dlock__redis_errf(errbuf, errlen, "%s", me->err);
+        me->got = rc == 0 ? 0 : me->got;
+        hand_off(l);
+        pthread_mutex_unlock(&l->mu);
+        req_free(me);
+        return rc;
+    }
+
+    /* The wait ended first. */
+    rc = DLOCK_ETIMEDOUT;
+    if (me->state == INFLIGHT && me->cmd_deadline <= deadline_ms) {
+        /* No reply for the command timeout: the server is gone. */
+        char detail[512];
+        dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",
+                          cfg->url.where, (long long)cfg->command_timeout_ms);
+        snprintf(detail, sizeof detail,
+                 "redis %s: connection dropped: no reply within %lld ms",
+                 cfg->url.where, (long long)cfg->command_timeout_ms);
+        me->abandoned = 1;
+        if (l->s)
+            break_lane(m, l, l->s, DLOCK_ECONN, detail);
+        hand_off(l);
+        pthread_mutex_unlock(&l->mu);
+        return rc;
+    }
+    dlock__redis_errf(errbuf, errlen,
+                      "redis %s: no reply within the call's time budget",
+                      cfg->url.where);
+    if (me->state == QUEUED) {
+        unlink_queued(l, me);
+        l->count--;
+        hand_off(l);
+        pthread_mutex_unlock(&l->mu);
+        req_free(me);
+        return rc;
+    }
+    /* In flight: stays as a placeholder whose late replies are read and
+     * freed, never given to the next call. */
+    me->abandoned = 1;
+    hand_off(l);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}

@@ -1,0 +1,455 @@
+/*
+ * The multiplexed Redis connection (backends/redis/mux.h): many threads'
+ * calls on one or two shared connections get their own replies; a caller
+ * whose budget ends leaves without its late reply reaching anyone; a lost
+ * server fails every pending caller at once and the next call reconnects;
+ * NOSCRIPT, AUTH and SELECT work through it; its options are checked.
+ * Against throwaway redis-servers (tests/harness/redis_server.h), through
+ * the public API and the backend vtable only.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlock.h"
+#include "dlock/config.h"
+#include "dlock/redis.h"
+#include "dlock/sys/backend.h"
+#include "harness/redis_server.h"
+#include "harness/runner.h"
+
+static dlock_test_redis *srv;
+
+static const dlock_script s_echo = {"mux_echo", "return ARGV[1]"};
+static const dlock_script s_incr = {"mux_incr",
+                                    "return redis.call('INCR', KEYS[1])"};
+static const dlock_script s_set = {
+    "mux_set", "return redis.call('SET', KEYS[1], ARGV[1])"};
+static const dlock_script s_get = {"mux_get",
+                                   "return redis.call('GET', KEYS[1])"};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static dlock_redis_options mux_options(int connections)
+{
+    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    o.multiplex = 1;
+    o.connections = connections;
+    o.connect_timeout_ms = 2000;
+    o.command_timeout_ms = 10000;
+    o.reconnect_min_ms = 20;
+    o.reconnect_max_ms = 200;
+    return o;
+}
+
+static dlock_backend *open_mux(const char *url, int connections)
+{
+    dlock_redis_options o = mux_options(connections);
+    dlock_backend *b = NULL;
+    char err[256];
+    int rc = dlock_redis_backend_new(&b, url, &o, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "backend: %s\n", err);
+    assert_int_equal(rc, 0);
+    return b;
+}
+
+/* ARGV[1] back, by deadline (0: none). */
+static int echo(dlock_backend *b, const char *what, int64_t deadline,
+                dlock_reply **out, char *err, size_t errlen)
+{
+    const char *argv[1] = {what};
+    return dlock_backend_eval_until(b, out, &s_echo, 0, 1, argv, NULL,
+                                    deadline ? deadline : INT64_MAX, err,
+                                    errlen);
+}
+
+/* ---- many threads, each checking its own replies ---------------------- */
+
+#define NTHREADS 16
+#define NCALLS 300
+
+typedef struct caller {
+    dlock_backend *b;
+    int id;
+    int wrong, failed;
+    int64_t deadline; /* 0: none */
+    int rc;
+    char reply[64];
+} caller;
+
+static void *many_run(void *arg)
+{
+    caller *c = arg;
+    int i;
+    for (i = 0; i < NCALLS; i++) {
+        char want[64], err[256];
+        dlock_reply *r = NULL;
+        snprintf(want, sizeof want, "t%d-call%d", c->id, i);
+        if (echo(c->b, want, 0, &r, err, sizeof err) != 0) {
+            c->failed++;
+            continue;
+        }
+        if (r->type != DLOCK_REPLY_BULK || r->len != strlen(want) ||
+            memcmp(r->str, want, r->len) != 0)
+            c->wrong++;
+        dlock_reply_free(r);
+    }
+    return NULL;
+}
+
+static void many_threads(int connections)
+{
+    dlock_backend *b = open_mux(dlock_test_redis_url(srv), connections);
+    pthread_t t[NTHREADS];
+    caller c[NTHREADS];
+    int i;
+
+    for (i = 0; i < NTHREADS; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].b = b;
+        c[i].id = i;
+        assert_int_equal(pthread_create(&t[i], NULL, many_run, &c[i]), 0);
+    }
+    for (i = 0; i < NTHREADS; i++)
+        pthread_join(t[i], NULL);
+    for (i = 0; i < NTHREADS; i++) {
+        assert_int_equal(c[i].failed, 0);
+        assert_int_equal(c[i].wrong, 0);
+    }
+    dlock_backend_free(b);
+}
+
+static void test_many_threads_one_connection(void **state)
+{
+    (void)state;
+    many_threads(1);
+}
+
+static void test_many_threads_two_connections(void **state)
+{
+    (void)state;
+    many_threads(2);
+}
+
+/* ---- a caller whose budget ends --------------------------------------- */
+
+static void *one_call(void *arg)
+{
+    caller *c = arg;
+    char want[64], err[256];
+    dlock_reply *r = NULL;
+    snprintf(want, sizeof want, "late-%d", c->id);
+    c->rc = echo(c->b, want, c->deadline, &r, err, sizeof err);
+    if (c->rc == 0)
+        snprintf(c->reply, sizeof c->reply, "%.*s", (int)r->len, r->str);
+    dlock_reply_free(r);
+    return NULL;
+}
+
+static void test_budget_ends_late_reply_discarded(void **state)
+{
+    dlock_backend *b = open_mux(dlock_test_redis_url(srv), 1);
+    dlock_reply *r = NULL;
+    char err[256];
+    pthread_t t[4];
+    caller c[4];
+    int64_t t0, took;
+    int i;
+    (void)state;
+
+    /* Warm: the script is loaded, the connection open. */
+    assert_int_equal(echo(b, "warm", 0, &r, err, sizeof err), 0);
+    dlock_reply_free(r);
+
+    assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+    t0 = mono_ms();
+    for (i = 0; i < 4; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].b = b;
+        c[i].id = i;
+        c[i].deadline = t0 + 200;
+        assert_int_equal(pthread_create(&t[i], NULL, one_call, &c[i]), 0);
+    }
+    for (i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    took = mono_ms() - t0;
+    /* Each left on its own budget, well before the 10 s command timeout. */
+    for (i = 0; i < 4; i++)
+        assert_int_equal(c[i].rc, DLOCK_ETIMEDOUT);
+    assert_true(took < 5000);
+    assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
+
+    /* The four late replies come first on the connection: the next
+     * callers get their own, in order, nothing else. */
+    for (i = 0; i < 5; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "after-%d", i);
+        assert_int_equal(echo(b, want, 0, &r, err, sizeof err), 0);
+        assert_int_equal(r->type, DLOCK_REPLY_BULK);
+        assert_string_equal(r->str, want);
+        dlock_reply_free(r);
+    }
+    dlock_backend_free(b);
+}
+
+/* ---- a lost server ---------------------------------------------------- */
+
+static void test_server_lost_fails_all_then_recovers(void **state)
+{
+    dlock_test_redis *r = NULL;
+    dlock_backend *b;
+    dlock_reply *reply = NULL;
+    char err[256];
+    pthread_t t[8];
+    caller c[8];
+    int64_t t0;
+    int i, rc;
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start(&r, NULL), 0);
+    b = open_mux(dlock_test_redis_url(r), 1);
+    assert_int_equal(echo(b, "warm", 0, &reply, err, sizeof err), 0);
+    dlock_reply_free(reply);
+
+    /* Eight callers pending on a stalled server (budgets of 30 s, command
+     * timeout 10 s), then the server dies. */
+    assert_int_equal(dlock_test_redis_signal(r, SIGSTOP), 0);
+    for (i = 0; i < 8; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].b = b;
+        c[i].id = i;
+        c[i].deadline = mono_ms() + 30000;
+        assert_int_equal(pthread_create(&t[i], NULL, one_call, &c[i]), 0);
+    }
+    sleep_ms(200);
+    t0 = mono_ms();
+    assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
+    for (i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    /* All of them, at once: long before any timeout. */
+    assert_true(mono_ms() - t0 < 5000);
+    for (i = 0; i < 8; i++)
+        assert_int_equal(c[i].rc, DLOCK_ECONN);
+
+    assert_int_equal(dlock_test_redis_restart(r), 0);
+    t0 = mono_ms();
+    do {
+        rc = echo(b, "back", 0, &reply, err, sizeof err);
+        if (rc != 0)
+            sleep_ms(20);
+    } while (rc != 0 && mono_ms() - t0 < 5000);
+    assert_int_equal(rc, 0);
+    assert_string_equal(reply->str, "back");
+    dlock_reply_free(reply);
+    dlock_backend_free(b);
+    dlock_test_redis_stop(r);
+}
+
+/* ---- scripts, AUTH and SELECT ---------------------------------------- */
+
+static void test_noscript_after_flush(void **state)
+{
+    dlock_backend *b = open_mux(dlock_test_redis_url(srv), 1);
+    const char *argv[1] = {"mux:noscript"};
+    const char *flush[3] = {"SCRIPT", "FLUSH", NULL};
+    dlock_reply *r = NULL;
+    char out[64], err[256];
+    (void)state;
+
+    assert_int_equal(dlock_backend_eval(b, &r, &s_incr, 1, 0, argv, NULL, err,
+                                        sizeof err), 0);
+    assert_int_equal(r->integer, 1);
+    dlock_reply_free(r);
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, flush), 0);
+    assert_int_equal(dlock_backend_eval(b, &r, &s_incr, 1, 0, argv, NULL, err,
+                                        sizeof err), 0);
+    assert_int_equal(r->integer, 2);
+    dlock_reply_free(r);
+    dlock_backend_free(b);
+}
+
+static void test_auth_and_select(void **state)
+{
+    static const char *const args[] = {"--requirepass", "muxsecret", NULL};
+    dlock_test_redis *r = NULL;
+    dlock_backend *b3, *b0;
+    dlock_reply *reply = NULL;
+    const char *setv[2] = {"mux:db", "three"};
+    char url[128], err[256];
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    snprintf(url, sizeof url, "redis://:muxsecret@127.0.0.1:%d/3?multiplex=1",
+             dlock_test_redis_port(r));
+    b3 = open_mux(url, 2);
+    snprintf(url, sizeof url, "redis://:muxsecret@127.0.0.1:%d/0?multiplex=1",
+             dlock_test_redis_port(r));
+    b0 = open_mux(url, 1);
+    assert_int_equal(dlock_backend_eval(b3, &reply, &s_set, 1, 1, setv, NULL,
+                                        err, sizeof err), 0);
+    dlock_reply_free(reply);
+    assert_int_equal(dlock_backend_eval(b3, &reply, &s_get, 1, 0, setv, NULL,
+                                        err, sizeof err), 0);
+    assert_string_equal(reply->str, "three");
+    dlock_reply_free(reply);
+    /* Another database: not there. */
+    assert_int_equal(dlock_backend_eval(b0, &reply, &s_get, 1, 0, setv, NULL,
+                                        err, sizeof err), 0);
+    assert_int_equal(reply->type, DLOCK_REPLY_NIL);
+    dlock_reply_free(reply);
+    dlock_backend_free(b3);
+    dlock_backend_free(b0);
+
+    /* A wrong password still fails at creation, as pooled. */
+    snprintf(url, sizeof url, "redis://:nope@127.0.0.1:%d?multiplex=1",
+             dlock_test_redis_port(r));
+    {
+        dlock_redis_options o = mux_options(1);
+        dlock_backend *b = NULL;
+        assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err),
+                         DLOCK_EAUTH);
+        assert_null(b);
+    }
+    dlock_test_redis_stop(r);
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static void test_options_and_url(void **state)
+{
+    static const char *const bad[] = {
+        "?multiplex=2", "?multiplex=", "?connections=0", "?connections=65",
+        "?connections=x", "?multiplex=1&multiplex=0",
+    };
+    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    dlock_reply *r = NULL;
+    char url[160], err[256];
+    size_t i;
+    (void)state;
+
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(url, sizeof url, "%s%s", dlock_test_redis_url(srv), bad[i]);
+        assert_int_equal(dlock_redis_backend_new(&b, url, NULL, err, sizeof err),
+                         DLOCK_EINVAL);
+        assert_null(b);
+        assert_true(strstr(err, "multiplex") || strstr(err, "connections"));
+    }
+    o.connections = 0;
+    assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
+                                             err, sizeof err), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "connections"));
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    o.multiplex = 2;
+    assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
+                                             err, sizeof err), DLOCK_EINVAL);
+    assert_non_null(strstr(err, "multiplex"));
+
+    /* A version-3 struct: the new fields are not read (garbage there is
+     * ignored) and take their defaults. */
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    o.version = 3;
+    o.multiplex = 77;
+    o.connections = -5;
+    assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
+                                             err, sizeof err), 0);
+    assert_int_equal(echo(b, "v3", 0, &r, err, sizeof err), 0);
+    dlock_reply_free(r);
+    dlock_backend_free(b);
+
+    /* The URL wins over the options, both ways, on every scheme. */
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    snprintf(url, sizeof url, "%s?multiplex=0", dlock_test_redis_url(srv));
+    o.multiplex = 1;
+    assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err), 0);
+    assert_int_equal(echo(b, "pooled", 0, &r, err, sizeof err), 0);
+    dlock_reply_free(r);
+    dlock_backend_free(b);
+    snprintf(url, sizeof url, "unix://%s?multiplex=1&connections=2",
+             dlock_test_redis_socket(srv));
+    o.multiplex = 0;
+    assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err), 0);
+    assert_int_equal(echo(b, "unix", 0, &r, err, sizeof err), 0);
+    assert_string_equal(r->str, "unix");
+    dlock_reply_free(r);
+    dlock_backend_free(b);
+}
+
+/* The JSON configuration's fields (api/dlock/config.h). */
+static void test_json_config(void **state)
+{
+    static const char *const bad[] = {
+        "\"multiplex\": 2", "\"multiplex\": \"yes\"", "\"connections\": 0",
+        "\"connections\": 65", "\"connections\": \"2\"",
+    };
+    dlock_client *c = NULL;
+    char json[512], err[256];
+    size_t i;
+    (void)state;
+
+    snprintf(json, sizeof json,
+             "{\"url\": \"%s\", \"multiplex\": true, \"connections\": 2}",
+             dlock_test_redis_url(srv));
+    assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err), 0);
+    dlock_client_free(c);
+    c = NULL;
+    snprintf(json, sizeof json, "{\"url\": \"%s\", \"multiplex\": false}",
+             dlock_test_redis_url(srv));
+    assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err), 0);
+    dlock_client_free(c);
+    c = NULL;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(json, sizeof json, "{\"url\": \"%s\", %s}",
+                 dlock_test_redis_url(srv), bad[i]);
+        assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err),
+                         DLOCK_EINVAL);
+        assert_null(c);
+        assert_true(strstr(err, "multiplex") || strstr(err, "connections"));
+    }
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return dlock_test_redis_start(&srv, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    dlock_test_redis_stop(srv);
+    srv = NULL;
+    return 0;
+}
+
+int dlock_test_redis_mux(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_many_threads_one_connection),
+        cmocka_unit_test(test_many_threads_two_connections),
+        cmocka_unit_test(test_budget_ends_late_reply_discarded),
+        cmocka_unit_test(test_server_lost_fails_all_then_recovers),
+        cmocka_unit_test(test_noscript_after_flush),
+        cmocka_unit_test(test_auth_and_select),
+        cmocka_unit_test(test_options_and_url),
+        cmocka_unit_test(test_json_config),
+    };
+    return DLOCK_RUN_GROUP("redis_mux", tests, group_setup, group_teardown);
+}
