@@ -1,5 +1,5 @@
 /*
- * dlock benchmarks — figure 8: many threads, few connections (issue 15).
+ * dlock benchmarks — figure 10: many threads, few connections (issue 15).
  *
  *  a. T = 1, 8, 32, 128 threads, each locking its own name (reentrant),
  *     uncontended: one client multiplexed on C = 1 and C = 2 connections,
@@ -145,7 +145,7 @@ static void throughput(const bench_config *cfg0, bench_raw *raw)
 
     cfg.rounds = MANY_ROUNDS;
     cfg.round_ms = MANY_ROUND_MS;
-    bench_heading("8a. many threads, redis, reentrant, uncontended: T threads "
+    bench_heading("10a. many threads, redis, reentrant, uncontended: T threads "
                   "each on its own lock; multiplexed (C connections), pooled "
                   "(pool = max(T, 8)) vs T raw connections (target: "
                   "multiplexed C <= 2 ratio >= 1.0 at T >= 32, >= 0.95 at "
@@ -218,7 +218,7 @@ static void server_cpu(const bench_config *cfg0, bench_raw *raw)
 
     cfg.rounds = 2;
     cfg.round_ms = 500;
-    bench_heading("8b. server CPU per lock+unlock pair, T = 128 (INFO cpu: "
+    bench_heading("10b. server CPU per lock+unlock pair, T = 128 (INFO cpu: "
                   "used_cpu_sys + used_cpu_user)",
                   "  mode        C     pairs/s   server us/pair");
     if (redis_client(&m, &cfg, 1, 1) != 0 || redis_client(&p, &cfg, 0, t) != 0) {
@@ -332,7 +332,7 @@ static void waiters(const bench_config *cfg, bench_raw *raw)
     int64_t t0;
     bench_json j;
 
-    bench_heading("8c. 10 000 threads blocked on 10 000 different locks, one "
+    bench_heading("10c. 10 000 threads blocked on 10 000 different locks, one "
                   "client (default options): memory per waiter, server "
                   "connections, wake-up latency when all are released at once",
                   "  waiters  RSS B/waiter  heap B/waiter  connections  "
