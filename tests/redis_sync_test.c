@@ -145,14 +145,16 @@ static void sync_json(void **state)
     assert_int_equal(dlock_client_from_json_string(
                          &c, "{\"url\": \"mock:\", \"sync_replicas\": \"1\"}", errbuf,
                          sizeof errbuf), DLOCK_EINVAL);
-    /* on Redis the fields take effect: 3 replicas cannot acknowledge */
+    /* on Redis the fields take effect: 3 replicas cannot acknowledge (how
+     * many of the 2 did in time depends on the machine's load: the count
+     * asked for and the timeout are what the fields set) */
     snprintf(json, sizeof json,
-             "{\"url\": \"%s\", \"sync_replicas\": 3, \"sync_timeout_ms\": 100}",
+             "{\"url\": \"%s\", \"sync_replicas\": 3, \"sync_timeout_ms\": 300}",
              dlock_test_redis_url(master));
     assert_int_equal(dlock_client_from_json_string(&c, json, errbuf, sizeof errbuf), 0);
     assert_int_equal(dlock_reentrant_new(&l, c, "sync:json:redis"), 0);
     assert_int_equal(dlock_try_lock(l, 0, 5000), DLOCK_ESYNC);
-    expect_contains(dlock_errmsg(l), "2 of 3 replicas acknowledged within 100 ms");
+    expect_contains(dlock_errmsg(l), " of 3 replicas acknowledged within 300 ms");
     dlock_rlock_free(l);
     dlock_client_free(c);
 }
@@ -193,7 +195,7 @@ static void sync_too_few_replicas(void **state)
     (void)state;
     assert_int_equal(dlock_reentrant_new(&l, c, "sync:few"), 0);
     assert_int_equal(dlock_try_lock(l, 0, 5000), DLOCK_ESYNC);
-    expect_contains(dlock_errmsg(l), "2 of 3 replicas acknowledged within 100 ms");
+    expect_contains(dlock_errmsg(l), " of 3 replicas acknowledged within 100 ms");
     expect_contains(dlock_errmsg(l), "released again");
     assert_int_equal(locked(plain, "sync:few"), 0);
     assert_int_equal(dlock_lock(l, 0), DLOCK_ESYNC); /* watchdog lease too */
