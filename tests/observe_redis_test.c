@@ -6,6 +6,7 @@
  * renewal and lost-lock lines, exact metrics) is
  * tests/conformance/observe_cases.c.
  */
+#include "harness/log_capture.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 
@@ -16,35 +17,6 @@
 
 #include "dlock.h"
 
-#define LINES 256
-
-static struct {
-    pthread_mutex_t mu;
-    char lines[LINES][512];
-    int n;
-} cap = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
-
-static void cap_log(void *arg, int level, const char *msg)
-{
-    (void)arg;
-    pthread_mutex_lock(&cap.mu);
-    if (cap.n < LINES)
-        snprintf(cap.lines[cap.n++], sizeof(cap.lines[0]), "%s %s",
-                 dlock_log_level_name(level), msg);
-    pthread_mutex_unlock(&cap.mu);
-}
-
-static int cap_count(const char *a, const char *b)
-{
-    int i, n = 0;
-
-    pthread_mutex_lock(&cap.mu);
-    for (i = 0; i < cap.n; i++)
-        if (strstr(cap.lines[i], a) && (!b || strstr(cap.lines[i], b)))
-            n++;
-    pthread_mutex_unlock(&cap.mu);
-    return n;
-}
 
 static void sleep_ms(int ms)
 {
@@ -96,10 +68,8 @@ static void test_log_hook_sees_reconnect(void **state)
     assert_int_equal(dlock_redis_backend_new(&b, url, &ro, err, sizeof(err)), 0);
     assert_int_equal(dlock_client_new(&c, b, NULL), 0);
     assert_int_equal(dlock_reentrant_new(&l, c, "observe:reconnect"), 0);
-    pthread_mutex_lock(&cap.mu);
-    cap.n = 0;
-    pthread_mutex_unlock(&cap.mu);
-    assert_int_equal(dlock_set_log(cap_log, NULL, DLOCK_LOG_INFO), 0);
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
 
     assert_int_equal(dlock_lock(l, 60000), 0);
     assert_int_equal(dlock_unlock(l), 0);
@@ -114,11 +84,11 @@ static void test_log_hook_sees_reconnect(void **state)
     rc = dlock_try_lock(l, 0, 60000);
     assert_true(rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT);
     /* down: the next connect attempt (after the stale one) fails, and says so */
-    for (i = 0; i < 100 && cap_count("connect failed", NULL) == 0; i++) {
+    for (i = 0; i < 100 && dlock_test_log_count("connect failed", NULL) == 0; i++) {
         sleep_ms(20);
         (void)dlock_try_lock(l, 0, 60000);
     }
-    assert_true(cap_count("warn", "connect failed") >= 1);
+    assert_true(dlock_test_log_count("warn", "connect failed") >= 1);
     assert_int_equal(dlock_test_redis_restart(r), 0);
     for (i = 0; i < 150; i++) {
         rc = dlock_try_lock(l, 0, 60000);
@@ -136,9 +106,9 @@ static void test_log_hook_sees_reconnect(void **state)
         dlock_client_cancel_waits(c);
     pthread_join(th, NULL);
     assert_int_equal(w.rc, 0);
-    assert_true(cap_count("info", "restored after a reconnect") >= 1);
-    assert_true(cap_count("info", "reconnected") >= 1);
-    assert_int_equal(cap_count("s3cret-pw", NULL), 0);
+    assert_true(dlock_test_log_count("info", "restored after a reconnect") >= 1);
+    assert_true(dlock_test_log_count("info", "reconnected") >= 1);
+    assert_int_equal(dlock_test_log_count("s3cret-pw", NULL), 0);
     assert_int_equal(dlock_client_metrics(c, &m), 0);
     assert_true(m.reconnects >= 1);
 
@@ -160,11 +130,9 @@ static void test_no_hook_no_calls(void **state)
     int i;
 
     (void)state;
-    assert_int_equal(dlock_set_log(cap_log, NULL, DLOCK_LOG_DEBUG), 0);
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_DEBUG), 0);
     assert_int_equal(dlock_set_log(NULL, NULL, DLOCK_LOG_DEBUG), 0);
-    pthread_mutex_lock(&cap.mu);
-    cap.n = 0;
-    pthread_mutex_unlock(&cap.mu);
+    dlock_test_log_reset();
     assert_int_equal(dlock_test_redis_start(&r, NULL), 0);
     assert_int_equal(dlock_client_connect(&c, dlock_test_redis_url(r), NULL, err,
                                           sizeof(err)), 0);
@@ -176,7 +144,7 @@ static void test_no_hook_no_calls(void **state)
     dlock_rlock_free(l);
     dlock_client_free(c);
     dlock_test_redis_stop(r);
-    assert_int_equal(cap_count("", NULL), 0);
+    assert_int_equal(dlock_test_log_count("", NULL), 0);
     assert_string_equal(dlock_log_level_name(DLOCK_LOG_WARN), "warn");
     assert_string_equal(dlock_log_level_name(9), "?");
 }

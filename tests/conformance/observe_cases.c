@@ -19,28 +19,11 @@
 #include <string.h>
 
 #include "dlock/sys/backend.h"
+#include "../harness/log_capture.h"
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 
-/* ---- a log capture (process-wide hook, so a static sink) ---------------- */
-
-#define CAP_LINES 256
-
-static struct {
-    pthread_mutex_t mu;
-    char lines[CAP_LINES][512];
-    int n;
-} cap = {PTHREAD_MUTEX_INITIALIZER, {{0}}, 0};
-
-static void cap_log(void *arg, int level, const char *msg)
-{
-    (void)arg;
-    pthread_mutex_lock(&cap.mu);
-    if (cap.n < CAP_LINES)
-        snprintf(cap.lines[cap.n++], sizeof(cap.lines[0]), "%s %s",
-                 dlock_log_level_name(level), msg);
-    pthread_mutex_unlock(&cap.mu);
-}
+/* ---- a log capture (tests/harness/log_capture.h) ------------------------ */
 
 static void cap_stop(void *unused)
 {
@@ -51,34 +34,11 @@ static void cap_stop(void *unused)
 /* Captures every line until the case's teardown. */
 static void cap_start(dlock_fx *fx)
 {
-    pthread_mutex_lock(&cap.mu);
-    cap.n = 0;
-    pthread_mutex_unlock(&cap.mu);
-    assert_int_equal(dlock_set_log(cap_log, NULL, DLOCK_LOG_DEBUG), 0);
-    dlock_fx_keep(fx, &cap, cap_stop);
-}
+    static int token; /* what the fixture keeps: the capture is global */
 
-/* Lines holding both a and b (b may be NULL). */
-static int cap_count(const char *a, const char *b)
-{
-    int i, n = 0;
-
-    pthread_mutex_lock(&cap.mu);
-    for (i = 0; i < cap.n; i++)
-        if (strstr(cap.lines[i], a) && (!b || strstr(cap.lines[i], b)))
-            n++;
-    pthread_mutex_unlock(&cap.mu);
-    return n;
-}
-
-static void cap_dump(void)
-{
-    int i;
-
-    pthread_mutex_lock(&cap.mu);
-    for (i = 0; i < cap.n; i++)
-        printf("  log: %s\n", cap.lines[i]);
-    pthread_mutex_unlock(&cap.mu);
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_DEBUG), 0);
+    dlock_fx_keep(fx, &token, cap_stop);
 }
 
 /* ---- a pass-through backend that can fail the renewals ------------------ */
@@ -428,7 +388,7 @@ static void on_lost_at_max_hold(void **state)
     assert_int_equal(wait_rec(fx, &rec, 1, 4 * fx->watchdog_ms), 1);
     assert_string_equal(rec.name, fx->name);
     assert_string_equal(rec.owner, owner);
-    assert_int_equal(cap_count("max_hold_ms", fx->name), 1);
+    assert_int_equal(dlock_test_log_count("max_hold_ms", fx->name), 1);
     /* the renewal stopped, the lease runs out */
     dlock_fx_advance(fx, fx->watchdog_ms + past(fx));
     assert_int_equal(dlock_fx_is_locked(l2), 0);
@@ -452,29 +412,29 @@ static void log_renewal_failure_and_lost(void **state)
     int i;
 
     cap_start(fx);
-    assert_int_equal(dlock_set_log(cap_log, NULL, 5), DLOCK_EINVAL);
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, 5), DLOCK_EINVAL);
     assert_int_equal(dlock_lock(l, 0), 0);
     __atomic_store_n(&fb->fail_renewals, 1, __ATOMIC_RELAXED);
-    for (i = 0; i < 300 && cap_count("renewal of", fx->name) == 0; i++)
+    for (i = 0; i < 300 && dlock_test_log_count("renewal of", fx->name) == 0; i++)
         dlock_fx_advance(fx, fx->is_mock ? fx->watchdog_ms / 3 : 10);
     __atomic_store_n(&fb->fail_renewals, 0, __ATOMIC_RELAXED);
-    if (cap_count("renewal of", fx->name) == 0)
-        cap_dump();
-    assert_true(cap_count("renewal of", fx->name) >= 1);
-    assert_true(cap_count("warn", "injected failure") >= 1);
-    assert_int_equal(cap_count("lost by", fx->name), 0);
+    if (dlock_test_log_count("renewal of", fx->name) == 0)
+        dlock_test_log_dump();
+    assert_true(dlock_test_log_count("renewal of", fx->name) >= 1);
+    assert_true(dlock_test_log_count("warn", "injected failure") >= 1);
+    assert_int_equal(dlock_test_log_count("lost by", fx->name), 0);
     assert_int_equal(dlock_client_metrics(c, &m), 0);
     assert_true(m.renewal_failures >= 1);
 
     assert_int_equal(dlock_force_unlock(l2, NULL), 0);
-    for (i = 0; i < 300 && cap_count("lost by", fx->name) == 0; i++)
+    for (i = 0; i < 300 && dlock_test_log_count("lost by", fx->name) == 0; i++)
         dlock_fx_advance(fx, fx->is_mock ? fx->watchdog_ms / 3 : 10);
-    assert_int_equal(cap_count("lost by", fx->name), 1);
-    assert_int_equal(cap_count("found by the watchdog", fx->name), 1);
+    assert_int_equal(dlock_test_log_count("lost by", fx->name), 1);
+    assert_int_equal(dlock_test_log_count("found by the watchdog", fx->name), 1);
     assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
-    assert_int_equal(cap_count("lost by", fx->name), 1); /* once per hold */
+    assert_int_equal(dlock_test_log_count("lost by", fx->name), 1); /* once per hold */
     /* no line holds a newline */
-    assert_int_equal(cap_count("\n", NULL), 0);
+    assert_int_equal(dlock_test_log_count("\n", NULL), 0);
 }
 
 /* ---- metrics ------------------------------------------------------------- */
