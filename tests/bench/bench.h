@@ -79,6 +79,10 @@ const bench_lock_type *bench_lock_type_find(const char *name);
 /* A handle on name, prepared for use (prepare run first). */
 int bench_lock_open(dlock_rlock **out, const bench_lock_type *t, dlock_client *c,
                     const char *name);
+/* A bench_side's pair and close for a lock handle (the state): one
+ * try_lock + unlock, the error printed; dlock_rlock_free. */
+int bench_lock_pair(void *state);
+void bench_lock_close(void *state);
 
 /* ---- clients --------------------------------------------------------------- */
 

@@ -75,20 +75,6 @@ static int lib_open(void *ctx, int idx, void **state)
                            bench_lock_type_find("reentrant"), x->client, name);
 }
 
-static int lib_pair(void *state)
-{
-    dlock_rlock *l = state;
-    int rc = dlock_try_lock(l, BENCH_WAIT_MS, BENCH_LEASE_MS);
-    if (rc == 0)
-        rc = dlock_unlock(l);
-    return rc;
-}
-
-static void lib_close(void *state)
-{
-    dlock_rlock_free(state);
-}
-
 static int raw_open(void *ctx, int idx, void **state)
 {
     char name[64];
@@ -173,9 +159,9 @@ static void throughput(const bench_config *cfg0, bench_raw *raw)
         x[1].client = m2;
         x[2].client = p;
         sides[0] = (bench_side){"raw", raw_open, raw_pair, raw_close, raw};
-        sides[1] = (bench_side){"mux1", lib_open, lib_pair, lib_close, &x[0]};
-        sides[2] = (bench_side){"mux2", lib_open, lib_pair, lib_close, &x[1]};
-        sides[3] = (bench_side){"pool", lib_open, lib_pair, lib_close, &x[2]};
+        sides[1] = (bench_side){"mux1", lib_open, bench_lock_pair, bench_lock_close, &x[0]};
+        sides[2] = (bench_side){"mux2", lib_open, bench_lock_pair, bench_lock_close, &x[1]};
+        sides[3] = (bench_side){"pool", lib_open, bench_lock_pair, bench_lock_close, &x[2]};
         bench_alternate(&cfg, sides, 4, t, rates);
         target = t == 1 ? 0.95 : t >= 32 ? 1.0 : 0;
         if (rates[0].errors)
@@ -228,8 +214,8 @@ static void server_cpu(const bench_config *cfg0, bench_raw *raw)
     x[0].client = m;
     x[1].client = p;
     sides[0] = (bench_side){"raw", raw_open, raw_pair, raw_close, raw};
-    sides[1] = (bench_side){"mux", lib_open, lib_pair, lib_close, &x[0]};
-    sides[2] = (bench_side){"pool", lib_open, lib_pair, lib_close, &x[1]};
+    sides[1] = (bench_side){"mux", lib_open, bench_lock_pair, bench_lock_close, &x[0]};
+    sides[2] = (bench_side){"pool", lib_open, bench_lock_pair, bench_lock_close, &x[1]};
     for (i = 0; i < 3; i++) {
         bench_rate r;
         double before, after, us;

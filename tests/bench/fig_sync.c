@@ -26,23 +26,6 @@ static int sync_open(void *ctx, int idx, void **state)
                            x->client, name);
 }
 
-static int sync_pair(void *state)
-{
-    dlock_rlock *l = state;
-    int rc = dlock_try_lock(l, BENCH_WAIT_MS, BENCH_LEASE_MS);
-
-    if (rc == 0)
-        rc = dlock_unlock(l);
-    if (rc != 0)
-        fprintf(stderr, "bench: %s pair: %s\n", dlock_rlock_name(l), dlock_errmsg(l));
-    return rc;
-}
-
-static void sync_close(void *state)
-{
-    dlock_rlock_free(state);
-}
-
 /* The replica is connected and online. 0 or -1. */
 static int replica_online(dlock_test_redis *master)
 {
@@ -95,8 +78,8 @@ void bench_fig_sync(const bench_config *cfg)
     }
     ctx[0].client = plain;
     ctx[1].client = synced;
-    sides[0] = (bench_side){"plain", sync_open, sync_pair, sync_close, &ctx[0]};
-    sides[1] = (bench_side){"sync", sync_open, sync_pair, sync_close, &ctx[1]};
+    sides[0] = (bench_side){"plain", sync_open, bench_lock_pair, bench_lock_close, &ctx[0]};
+    sides[1] = (bench_side){"sync", sync_open, bench_lock_pair, bench_lock_close, &ctx[1]};
     bench_alternate(cfg, sides, 2, 1, rates);
     p = bench_rate_per_s(&rates[0]);
     s = bench_rate_per_s(&rates[1]);

@@ -32,26 +32,9 @@ static int lib_open(void *ctx, int idx, void **state)
     return bench_lock_open((dlock_rlock **)state, x->type, x->client, name);
 }
 
-static int lib_pair(void *state)
-{
-    dlock_rlock *l = state;
-    int rc = dlock_try_lock(l, BENCH_WAIT_MS, BENCH_LEASE_MS);
-
-    if (rc == 0)
-        rc = dlock_unlock(l);
-    if (rc != 0)
-        fprintf(stderr, "bench: %s pair: %s\n", dlock_rlock_name(l), dlock_errmsg(l));
-    return rc;
-}
-
-static void lib_close(void *state)
-{
-    dlock_rlock_free(state);
-}
-
 static bench_side lib_side(lib_ctx *x, const char *label)
 {
-    bench_side s = {label, lib_open, lib_pair, lib_close, x};
+    bench_side s = {label, lib_open, bench_lock_pair, bench_lock_close, x};
     return s;
 }
 

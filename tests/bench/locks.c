@@ -4,6 +4,7 @@
  * Every figure walks this table, so a new lock type is measured everywhere
  * by adding its row.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
@@ -50,4 +51,21 @@ int bench_lock_open(dlock_rlock **out, const bench_lock_type *t, dlock_client *c
 
     *out = NULL;
     return rc != 0 ? rc : t->make(out, c, name);
+}
+
+int bench_lock_pair(void *state)
+{
+    dlock_rlock *l = state;
+    int rc = dlock_try_lock(l, BENCH_WAIT_MS, BENCH_LEASE_MS);
+
+    if (rc == 0)
+        rc = dlock_unlock(l);
+    if (rc != 0)
+        fprintf(stderr, "bench: %s pair: %s\n", dlock_rlock_name(l), dlock_errmsg(l));
+    return rc;
+}
+
+void bench_lock_close(void *state)
+{
+    dlock_rlock_free(state);
 }
