@@ -31,6 +31,7 @@ int dlock_test_redis_mux(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
 int dlock_test_redis_sync(void);
+int dlock_test_redis_cluster_harness(void); /* tests/harness/cluster.h on a real cluster */
 int dlock_test_redis_sentinel_start(void);
 void dlock_test_redis_sentinel_stop(void);
 const char *dlock_test_sentinel_url(void);
@@ -289,6 +290,7 @@ int main(void)
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("redis sync tests", dlock_test_redis_sync);
+    run_suite("redis cluster harness tests", dlock_test_redis_cluster_harness);
     run_suite("observability redis tests", dlock_test_observe_redis);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
