@@ -237,7 +237,8 @@ clean:
 # harness's redis_server.c, and runs it: the program starts its own throwaway
 # redis-server, runs every figure, stops the server. Not part of `make check`;
 # figures only print (the program fails only when it cannot run at all).
-BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c \
+             tests/harness/cluster.c
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: bench

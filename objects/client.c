@@ -196,7 +196,7 @@ int dlock__client_connect(dlock_client **out, const char *url,
     } else {
         /* Echo only the scheme: the rest may carry a password. */
         size_t n = strcspn(url, ":");
-        char msg[128];
+        char msg[224];
         snprintf(msg, sizeof(msg),
                  "unknown URL scheme \"%.*s\" (expected mock:, mock://NAME, redis://, rediss://, "
                  "unix://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or "

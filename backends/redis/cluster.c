@@ -29,6 +29,12 @@
 
 #define REFRESH_EVERY_MS 5000
 #define REFRESH_GAP_MS 50
+/* After a shard channel moved or a subscriber lost its node, the map is
+ * read every CHASE_STEP_MS for up to CHASE_MS until a subscription moves:
+ * the nodes learn of a slot's new owner one after another, and the first
+ * one asked may not know yet. */
+#define CHASE_MS 5000
+#define CHASE_STEP_MS 100
 #define MAX_REDIRECTS 16
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 200
@@ -60,6 +66,7 @@ struct dlock__redis_cluster {
     pthread_mutex_t mu;
     cnode *nodes;   /* mu */
     int refresh;    /* a refresh is wanted; mu */
+    int64_t chase_until; /* refresh until a subscription moves; mu */
     int stopping;   /* mu */
 
     pthread_mutex_t move_mu;
@@ -334,16 +341,26 @@ static void relay(void *arg, const char *channel, const char *msg, size_t len)
     s->fn(s->arg, channel, msg, len);
 }
 
+/* A subscription's home no longer serves it (or is gone): chase the map
+ * until the thread has moved it. */
+static void chase(dlock__redis_cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->chase_until = dlock__redis_now_ms() + CHASE_MS;
+    pthread_mutex_unlock(&c->mu);
+    want_refresh(c);
+}
+
 static void on_moved(void *arg, const char *channel, size_t len)
 {
     (void)channel;
     (void)len;
-    want_refresh(arg);
+    chase(arg);
 }
 
 static void on_sub_lost(void *arg)
 {
-    want_refresh(arg);
+    chase(arg);
 }
 
 /* n's subscriber, made on first use. NULL: out of memory. */
@@ -468,10 +485,11 @@ void dlock__redis_cluster_unsubscribe(dlock__redis_cluster *c,
 }
 
 /* Moves every subscription whose slot's master is not its home (thread).
- * A failure leaves it for the next pass. */
-static void rehome(dlock__redis_cluster *c)
+ * A failure leaves it for the next pass. Returns how many moved. */
+static int rehome(dlock__redis_cluster *c)
 {
     csub *s;
+    int moved = 0;
     pthread_mutex_lock(&c->move_mu);
     for (s = c->subs; s; s = s->next) {
         cnode *home, *now = slot_node(c, s->slot);
@@ -490,12 +508,14 @@ static void rehome(dlock__redis_cluster *c)
         s->inner = inner;
         s->home = home;
         dlock__redis_subscriber_remove(from, old);
+        moved++;
         dlock__log(DLOCK_LOG_INFO, "redis cluster: subscription to \"%.128s\" "
                    "moved to %s", s->channel, home->node->cfg.url.where);
         /* a release published meanwhile was missed: look again */
         s->fn(s->arg, s->channel, "", 0);
     }
     pthread_mutex_unlock(&c->move_mu);
+    return moved;
 }
 
 /* ---- the thread ---------------------------------------------------------- */
@@ -508,23 +528,29 @@ static void *run(void *arg)
     for (;;) {
         struct pollfd p;
         int64_t now = dlock__redis_now_ms(), due;
-        int wanted, stopping;
+        int wanted, stopping, chasing;
 
         pthread_mutex_lock(&c->mu);
         wanted = c->refresh;
         stopping = c->stopping;
+        chasing = now < c->chase_until;
         pthread_mutex_unlock(&c->mu);
         if (stopping)
             break;
-        due = last + (wanted ? (failures ? BACKOFF_MAX_MS : REFRESH_GAP_MS)
-                             : REFRESH_EVERY_MS);
+        due = last + (wanted     ? (failures ? BACKOFF_MAX_MS : REFRESH_GAP_MS)
+                      : chasing ? CHASE_STEP_MS
+                                : REFRESH_EVERY_MS);
         if (now >= due) {
             pthread_mutex_lock(&c->mu);
             c->refresh = 0;
             pthread_mutex_unlock(&c->mu);
             if (refresh(c, NULL, 0) == 0) {
                 failures = 0;
-                rehome(c);
+                if (rehome(c) > 0) {
+                    pthread_mutex_lock(&c->mu);
+                    c->chase_until = 0;
+                    pthread_mutex_unlock(&c->mu);
+                }
             } else {
                 failures++;
                 want_refresh(c);
