@@ -50,7 +50,7 @@ int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_spin(const char *backend);
 int dlock_test_simple(const char *backend);
-int dlock_test_custom_lock_sample(const char *url); /* tests/sample_test.c */
+int dlock_test_sample(const char *sample, const char *url); /* tests/sample_test.c */
 int dlock_test_observe(const char *backend);
 int dlock_test_observe_redis(void);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
@@ -198,7 +198,7 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_set_phase("simple lock on %s", name);
         dlock_test_simple(name);
         dlock_test_set_phase("samples/custom_lock on %s", name);
-        dlock_test_custom_lock_sample(url);
+        dlock_test_sample("custom_lock", url);
     }
     dlock_test_set_phase("observe on %s", name);
     dlock_test_observe(name);
@@ -210,6 +210,8 @@ static void run_conformance_on_redis(const char *name, int kind)
         printf("conformance on %s: scripts ran on %d of 3 masters\n", name, spread);
         dlock_test_total++;
         dlock_test_failed += spread != 3;
+        dlock_test_set_phase("samples/cluster_lock on %s", name);
+        dlock_test_sample("cluster_lock", url);
         dlock_test_redis_cluster_stop();
         return;
     }
