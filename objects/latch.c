@@ -86,7 +86,7 @@ static int enter(dlock_latch *l)
 int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
 {
     char n[DLOCK__I64_SIZE];
-    const char *argv[3];
+    const char *argv[4];
     int64_t set;
     int rc = enter(l);
 
@@ -100,7 +100,8 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
     argv[0] = l->o.base.name;
     argv[1] = dlock__i64(n, count);
     argv[2] = l->o.channel;
-    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 2, argv);
+    argv[3] = dlock__publish_cmd(BASE(l));
+    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 3, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -108,7 +109,7 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
 
 int dlock_latch_count_down(dlock_latch *l)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t left;
     int rc = enter(l);
 
@@ -116,7 +117,8 @@ int dlock_latch_count_down(dlock_latch *l)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 1,
+    argv[2] = dlock__publish_cmd(BASE(l));
+    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 2,
                                     argv);
 }
 
@@ -187,7 +189,7 @@ int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms)
 
 int dlock_latch_delete(dlock_latch *l, int *out)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t existed;
     int rc = enter(l);
 
@@ -195,7 +197,8 @@ int dlock_latch_delete(dlock_latch *l, int *out)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 1,
+    argv[2] = dlock__publish_cmd(BASE(l));
+    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 2,
                                   argv);
     if (rc == 0 && out)
         *out = existed == 1;

@@ -95,6 +95,11 @@ int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)
     return lease_ms > 0 ? lease_ms : dlock_client_watchdog_timeout(l ? l->client : NULL);
 }
 
+const char *dlock__publish_cmd(const dlock_rlock *l)
+{
+    return dlock_backend_publish_command(l->client->backend);
+}
+
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)
 {
     return dlock__i64(buf, dlock_rlock_lease(b, lease_ms));

@@ -121,8 +121,24 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
+/* cluster: see topology */
+static const char *rb_publish_command(dlock_backend *b)
+{
+    (void)b;
+    return "publish";
+}
+
+/* cluster: see topology */
+static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    (void)b;
+    (void)key;
+    (void)len;
+    return 0;
+}
+
 static const dlock_backend_methods redis_methods = {
-    3,
+    4,
     "redis",
     rb_eval,
     rb_subscribe,
@@ -132,6 +148,8 @@ static const dlock_backend_methods redis_methods = {
     rb_eval_until,
     rb_subscribe_until,
     rb_reconnects,
+    rb_publish_command,
+    rb_key_slot,
 };
 
 static int check_options(const dlock_redis_options *o, char *errbuf,
