@@ -37,6 +37,8 @@ const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
 int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
 {
     dlock__object *o = NULL;
+    dlock_backend *b;
+    char *wrapped;
     size_t n;
     int rc;
 
@@ -49,15 +51,25 @@ int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
         return rc;
     /* The one exception to the brace rule (DESIGN §2): Redisson wraps the
      * latch name in braces even when it already holds some, so the channel
-     * is made here rather than by dlock_rlock_key. */
+     * is made here rather than by dlock_rlock_key. On Redis Cluster such a
+     * channel may hash to another slot than the name (the sharded publish
+     * from the name's script would be refused): the brace rule's channel,
+     * made above, stays then. */
     n = strlen(CHANNEL_PREFIX) + o->base.name_len + 3;
-    free(o->channel);
-    o->channel = malloc(n);
-    if (!o->channel) {
+    wrapped = malloc(n);
+    if (!wrapped) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;
     }
-    snprintf(o->channel, n, "%s{%s}", CHANNEL_PREFIX, o->base.name);
+    snprintf(wrapped, n, "%s{%s}", CHANNEL_PREFIX, o->base.name);
+    b = c->backend;
+    if (dlock_backend_key_slot(b, wrapped, strlen(wrapped)) ==
+        dlock_backend_key_slot(b, o->base.name, o->base.name_len)) {
+        free(o->channel);
+        o->channel = wrapped;
+    } else {
+        free(wrapped);
+    }
     *out = (dlock_latch *)o;
     return 0;
 }

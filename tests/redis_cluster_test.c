@@ -149,6 +149,29 @@ static void cluster_url_errors(void **state)
                                sizeof errbuf);
 }
 
+/* A name with a '{' but no non-empty {tag} hashes whole, and so do its
+ * auxiliary keys (no braces added), each to its own slot: refused on a
+ * cluster, fine on one server. A complete tag is fine on both. */
+static void cluster_name_without_tag(void **state)
+{
+    static const char *const bad[] = {"a}{", "open{", "{}empty"};
+    dlock_client *c = client_on(cl.url, 0);
+    dlock_rlock *l = NULL;
+    dlock_semaphore *s = NULL;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(dlock_reentrant_new(&l, c, bad[i]), DLOCK_EINVAL);
+        assert_null(l);
+        assert_int_equal(dlock_semaphore_new(&s, c, bad[i]), DLOCK_EINVAL);
+    }
+    assert_int_equal(dlock_reentrant_new(&l, c, "x{tag}y"), 0);
+    expect_ok(dlock_try_lock(l, 0, 5000), l);
+    expect_ok(dlock_unlock(l), l);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+}
+
 static void cluster_seed_not_a_cluster(void **state)
 {
     dlock_redis_options o = fast_options();
@@ -507,6 +530,7 @@ int dlock_test_redis_cluster(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(cluster_url_errors, settle),
         cmocka_unit_test_teardown(cluster_seed_not_a_cluster, settle),
+        cmocka_unit_test_teardown(cluster_name_without_tag, settle),
         cmocka_unit_test_teardown(cluster_routes_by_slot, settle),
         cmocka_unit_test_teardown(cluster_json, settle),
         cmocka_unit_test_teardown(cluster_moved_under_hold, settle),

@@ -22,6 +22,7 @@
 #include "cluster.h"
 #include "internal.h"
 #include "scripts.h"
+#include "slot.h"
 #include "topology.h"
 #include "transport.h"
 
@@ -121,20 +122,19 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
-/* cluster: see topology */
+/* Redis Cluster: sharded pub/sub (SPUBLISH on the master of the
+ * channel's slot, where the waiters SSUBSCRIBE), as Redisson 3.22+ does in
+ * cluster mode; standalone and Sentinel: PUBLISH. */
 static const char *rb_publish_command(dlock_backend *b)
 {
-    (void)b;
-    return "publish";
+    return ((redis_backend *)b)->cluster ? "spublish" : "publish";
 }
 
-/* cluster: see topology */
+/* Redis Cluster: the key's hash slot (one script touches one slot);
+ * otherwise one group for every key. */
 static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
 {
-    (void)b;
-    (void)key;
-    (void)len;
-    return 0;
+    return ((redis_backend *)b)->cluster ? dlock__redis_key_slot(key, len) : 0;
 }
 
 static const dlock_backend_methods redis_methods = {

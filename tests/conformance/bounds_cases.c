@@ -181,9 +181,13 @@ static void object_times_above_bound_are_refused(void **state)
     assert_int_equal(dlock_semaphore_new(&s, fx->c1, key), 0);
     snprintf(key, sizeof(key), "%s:psem", fx->name);
     assert_int_equal(dlock_permit_semaphore_new(&p, fx->c1, key), 0);
-    snprintf(key, sizeof(key), "%s:bucket", fx->name);
-    assert_int_equal(dlock_bucket_new(&b, fx->c1, key, dlock_codec_string()), 0);
     guard_lock = make_lock(fx, &types[0], fx->c1, key);
+    {
+        /* the bucket in its guard lock's hash tag: one slot on a cluster */
+        char bkey[200];
+        snprintf(bkey, sizeof(bkey), "{%s}:bucket", key);
+        assert_int_equal(dlock_bucket_new(&b, fx->c1, bkey, dlock_codec_string()), 0);
+    }
     assert_int_equal(dlock_lock(guard_lock, 0), 0);
     g.lock = guard_lock;
     assert_int_equal(dlock_permit_semaphore_try_set_permits(p, NULL, 1), 0);
