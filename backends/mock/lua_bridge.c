@@ -12,8 +12,10 @@
  * server and fails here the way it would fail there.
  *
  * Compiled scripts are cached per dlock_script address (scripts are static
- * data); the cached entry also remembers the source pointer so that a
- * different script reusing an address is recompiled.
+ * data); the cached entry keeps a copy of the source, so that a different
+ * script reusing an address (a struct on the stack, a source freed and
+ * another allocated where it was) is recompiled, as api/dlock/sys/backend.h
+ * promises.
  *
  * Everything here runs under the store mutex; all Lua work that may raise
  * (including out-of-memory) runs inside lua_cpcall, and every C allocation
@@ -59,8 +61,8 @@
 #define KILL_MSG "ERR script killed: it ran longer than the mock's time limit"
 
 typedef struct cached_script {
-    const char *source;
     int ref; /* the compiled function in the registry */
+    char source[]; /* a copy, compared by content */
 } cached_script;
 
 struct dlock__lua {
@@ -600,7 +602,7 @@ static int push_function(lua_State *L, eval_ctx *x)
 
     if (e != NULL) {
         cs = e->val;
-        if (cs->source == x->script->source) {
+        if (strcmp(cs->source, x->script->source) == 0) {
             lua_rawgeti(L, LUA_REGISTRYINDEX, cs->ref);
             return 1;
         }
@@ -623,11 +625,11 @@ static int push_function(lua_State *L, eval_ctx *x)
     lua_setfenv(L, -2);
 
     /* Caching is an optimisation: without memory for it, run uncached. */
-    cs = malloc(sizeof(*cs));
+    cs = malloc(sizeof(*cs) + strlen(x->script->source) + 1);
     if (cs == NULL)
         return 1;
     lua_pushvalue(L, -1);
-    cs->source = x->script->source;
+    strcpy(cs->source, x->script->source);
     cs->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (dlock__dict_add(&b->scripts, key, sizeof(x->script), cs) == NULL) {
         luaL_unref(L, LUA_REGISTRYINDEX, cs->ref);
