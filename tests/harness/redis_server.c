@@ -60,7 +60,7 @@ static void sleep_ms(long ms)
 
 /* The kernel picks a free port; it may be taken again before redis binds
  * it, which start() handles by retrying. */
-static int free_port(void)
+int dlock_test_free_port(void)
 {
     struct sockaddr_in a;
     socklen_t len = sizeof a;
@@ -542,8 +542,8 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
 
     for (attempt = 0; certs_ok && attempt < START_ATTEMPTS; attempt++) {
         int rc;
-        r->port = plain ? free_port() : 0;
-        r->tls_port = r->tls ? free_port() : 0;
+        r->port = plain ? dlock_test_free_port() : 0;
+        r->tls_port = r->tls ? dlock_test_free_port() : 0;
         if (r->port < 0 || r->tls_port < 0 || (plain && r->port == 0) ||
             (r->tls && (r->tls_port == 0 || r->tls_port == r->port)))
             continue;
@@ -637,6 +637,11 @@ void dlock_test_redis_stop(dlock_test_redis *r)
     dlock_test_redis_kill(r);
     nftw(r->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     free_server(r);
+}
+
+int dlock_test_redis_pid(dlock_test_redis *r)
+{
+    return r ? (int)r->pid : 0;
 }
 
 int dlock_test_redis_signal(dlock_test_redis *r, int sig)

@@ -76,6 +76,11 @@ int dlock_test_redis_restart(dlock_test_redis *r);
 /* Sends sig to the running server (SIGSTOP stalls it, SIGCONT resumes it).
  * 0, or -1 when it is not running. */
 int dlock_test_redis_signal(dlock_test_redis *r, int sig);
+/* The server's process id, 0 while it is down. */
+int dlock_test_redis_pid(dlock_test_redis *r);
+/* A TCP port on 127.0.0.1 that was free just now (the kernel's pick), for a
+ * second port of a server (e.g. --cluster-port); -1 on error. */
+int dlock_test_free_port(void);
 /* Stops the server and removes its directory. NULL is a no-op. */
 void dlock_test_redis_stop(dlock_test_redis *r);
 
