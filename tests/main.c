@@ -57,6 +57,7 @@ int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
 int dlock_test_composite_conformance(void); /* tests/conformance/composite_types.c */
+int dlock_test_cluster_slots(void); /* tests/cluster_slots_test.c */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -322,6 +323,7 @@ int main(void)
     run_suite("cli tests", dlock_test_cli);
     run_suite("redlock tests", dlock_test_redlock);
     run_suite("redlock conformance", dlock_test_composite_conformance);
+    run_suite("cluster slot tests", dlock_test_cluster_slots);
 
     if (wanted("mock"))
         run_conformance_on_mock();

@@ -1008,6 +1008,19 @@ static void test_lua_script_cache(void **state)
     assert_int_equal(dlock_backend_eval(e->b, &r, &s2, 0, 0, NULL, NULL, NULL, 0), 0);
     assert_string_equal(r->str, "b");
     dlock_reply_free(r);
+    /* Same address and a new text where a freed one was (a wrapper that
+     * builds sources on the fly): still its own code. */
+    for (i = 0; i < 3; i++) {
+        char *text = malloc(32);
+
+        assert_non_null(text);
+        snprintf(text, 32, "return %d", 10 + i);
+        s2.source = text;
+        assert_int_equal(dlock_backend_eval(e->b, &r, &s2, 0, 0, NULL, NULL, NULL, 0), 0);
+        assert_int_equal(r->integer, 10 + i);
+        dlock_reply_free(r);
+        free(text);
+    }
 }
 
 static void test_backend(void **state)

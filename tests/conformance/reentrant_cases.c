@@ -1531,19 +1531,19 @@ int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *back
     for (i = 0; i < sizeof(reentrant_cases) / sizeof(reentrant_cases[0]); i++) {
         for (k = 0; skip && skip[k]; k++) {
             const char *name = skip[k];
-            if (strncmp(name, "mock:", 5) == 0 && strcmp(backend, "mock") == 0)
+            if (strncmp(name, "mock:", 5) == 0 &&
+                dlock_fx_group_for(backend) != dlock_fx_group_redis)
                 name += 5;
             if (strcmp(name, reentrant_cases[i].name) == 0)
                 break;
         }
-        if (!skip || !skip[k])
+        if ((!skip || !skip[k]) && !dlock_fx_skipped(reentrant_cases[i].name))
             run[n++] = reentrant_cases[i];
     }
     dlock_fx_use_lock_type(type);
     snprintf(group, sizeof(group), "conformance/%s on %s", type->name, backend);
     failed = dlock_test_count((int)n, _cmocka_run_group_tests(
-        group, run, n, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
-                                                   : dlock_fx_group_redis, NULL));
+        group, run, n, dlock_fx_group_for(backend), NULL));
     dlock_fx_use_lock_type(NULL);
     return failed;
 }
@@ -1560,9 +1560,7 @@ int dlock_test_lock_type(const char *backend, const dlock_fx_lock_type *type,
 
     dlock_fx_use_lock_type(type);
     snprintf(group, sizeof(group), "%s lock on %s", type->name, backend);
-    failed += dlock_test_count((int)nown, _cmocka_run_group_tests(
-        group, own, nown, strcmp(backend, "mock") == 0 ? dlock_fx_group_mock
-                                                      : dlock_fx_group_redis, NULL));
+    failed += dlock_fx_run_cases(group, own, nown, dlock_fx_group_for(backend));
     dlock_fx_use_lock_type(NULL);
     return failed;
 }

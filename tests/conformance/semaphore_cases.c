@@ -1847,12 +1847,13 @@ static const struct CMUnitTest semaphore_cases[] = {
 int dlock_test_semaphore(const char *backend);
 int dlock_test_semaphore(const char *backend)
 {
-    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    int before = dlock_test_failed;
     char group[64];
 
     /* Any backend but the mock is a Redis server ("redis", "redis-tls"). */
     snprintf(group, sizeof(group), "conformance/semaphore on %s", backend);
-    DLOCK_RUN_GROUP(group, semaphore_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
-                    NULL);
+    dlock_fx_run_cases(group, semaphore_cases,
+                       sizeof(semaphore_cases) / sizeof(semaphore_cases[0]),
+                       dlock_fx_group_for(backend));
     return dlock_test_failed - before;
 }
