@@ -266,13 +266,14 @@ static void cluster_moved_under_hold(void **state)
 
 typedef struct unlocker {
     dlock_rlock *l;
+    char owner[DLOCK_OWNER_MAX]; /* the test thread's: it holds the lock */
     int rc;
 } unlocker;
 
 static void *unlock_now(void *arg)
 {
     unlocker *u = arg;
-    u->rc = dlock_unlock(u->l);
+    u->rc = dlock_unlock_as(u->l, u->owner);
     return NULL;
 }
 
@@ -303,6 +304,7 @@ static void cluster_ask_during_migration(void **state)
     assert_int_equal(locked, 1);
     u.l = l;
     u.rc = -1;
+    assert_int_equal(dlock_client_owner(c, u.owner, sizeof u.owner), 0);
     assert_int_equal(pthread_create(&th, NULL, unlock_now, &u), 0);
     usleep(100 * 1000);
     assert_int_equal(dlock_test_cluster_move_slot_finish(&cl), 0);
