@@ -158,13 +158,16 @@ static void move_slot_with_key(void **state)
 {
     char name[64], out[256], want[128];
     unsigned slot;
+    long long t0;
     int to;
     (void)state;
 
     assert_non_null(dlock_test_cluster_name(&cl, 0, "harness-move-", 0, name, sizeof name));
     slot = dlock_test_cluster_slot(name);
     set_key(0, name, "moved-value");
+    t0 = now_ms();
     assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 1), 0);
+    printf("cluster harness: slot moved with its key in %lld ms\n", now_ms() - t0);
     to = dlock_test_cluster_shard_master(&cl, 1);
     assert_int_equal(dlock_test_cluster_slot_master(&cl, slot), to);
     assert_int_equal(cl.slot_shard[slot], 1);
@@ -217,6 +220,7 @@ static void failover_swaps_roles(void **state)
     const char *wait[] = {"WAIT", "1", "2000", NULL};
     char name[64], out[256];
     int old = dlock_test_cluster_shard_master(&cl, 2), new_master;
+    long long t0;
     (void)state;
 
     assert_int_equal(old, 2);
@@ -224,7 +228,9 @@ static void failover_swaps_roles(void **state)
     set_key(old, name, "kept");
     command(old, out, sizeof out, wait);
     assert_string_equal(out, "1");
+    t0 = now_ms();
     new_master = dlock_test_cluster_failover(&cl, 2);
+    printf("cluster harness: CLUSTER FAILOVER settled in %lld ms\n", now_ms() - t0);
     assert_int_equal(new_master, MASTERS + 2);
     assert_int_equal(dlock_test_cluster_role(&cl, new_master), DLOCK_TEST_NODE_MASTER);
     assert_int_equal(dlock_test_cluster_role(&cl, old), DLOCK_TEST_NODE_REPLICA);
@@ -240,10 +246,14 @@ static void kill_and_restart_master(void **state)
     char name[64], out[1024], port[32];
     const char *role[] = {"ROLE", NULL};
     int killed, m;
+    long long t0;
     (void)state;
 
     assert_non_null(dlock_test_cluster_name(&cl, 1, "harness-kill-", 0, name, sizeof name));
+    t0 = now_ms();
     killed = dlock_test_cluster_kill_master(&cl, 1);
+    printf("cluster harness: kill -9 of a master to a settled failover in %lld ms\n",
+           now_ms() - t0);
     assert_int_equal(killed, 1);
     assert_int_equal(dlock_test_cluster_role(&cl, killed), DLOCK_TEST_NODE_DOWN);
     m = dlock_test_cluster_shard_master(&cl, 1);
@@ -252,7 +262,10 @@ static void kill_and_restart_master(void **state)
     set_key(m, name, "after-kill");
     /* Killed nodes are not asked; restarting a running one is refused. */
     assert_int_equal(dlock_test_cluster_restart_node(&cl, 0), -1);
+    t0 = now_ms();
     assert_int_equal(dlock_test_cluster_restart_node(&cl, killed), 0);
+    printf("cluster harness: the killed node back as a replica in %lld ms\n",
+           now_ms() - t0);
     assert_int_equal(dlock_test_cluster_role(&cl, killed), DLOCK_TEST_NODE_REPLICA);
     command(killed, out, sizeof out, role);
     snprintf(port, sizeof port, "\n%d\n", dlock_test_cluster_port(&cl, m));

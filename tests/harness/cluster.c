@@ -625,10 +625,11 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
         return -1;
     memset(c, 0, sizeof *c);
     c->moving_slot = -1;
-    if (masters < 1 || replicas_per_master < 0 ||
+    /* redis-cli --cluster create refuses fewer than 3 masters. */
+    if (masters < 3 || replicas_per_master < 0 ||
         masters * (1 + replicas_per_master) > DLOCK_TEST_CLUSTER_MAX_NODES) {
         fprintf(stderr, "cluster harness: %d masters with %d replicas each: "
-                "at most %d nodes\n", masters, replicas_per_master,
+                "3 masters or more, at most %d nodes\n", masters, replicas_per_master,
                 DLOCK_TEST_CLUSTER_MAX_NODES);
         return -1;
     }
@@ -837,8 +838,13 @@ int dlock_test_cluster_move_slot_begin(dlock_test_cluster *c, unsigned slot,
     int from, to;
 
     if (!c || slot >= DLOCK_TEST_CLUSTER_SLOTS || to_shard < 0 ||
-        to_shard >= c->masters || c->moving_slot >= 0)
+        to_shard >= c->masters)
         return -1;
+    if (c->moving_slot >= 0) {
+        fprintf(stderr, "cluster harness: slot %d is still moving\n",
+                c->moving_slot);
+        return -1;
+    }
     from = dlock_test_cluster_slot_master(c, slot);
     to = dlock_test_cluster_shard_master(c, to_shard);
     if (from < 0 || to < 0 || from == to) {

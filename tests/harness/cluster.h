@@ -61,8 +61,8 @@ typedef struct dlock_test_cluster {
     int moving_slot, move_from, move_to; /* node indexes */
 } dlock_test_cluster;
 
-/* Starts masters * (1 + replicas_per_master) nodes (1 <= masters, total at
- * most DLOCK_TEST_CLUSTER_MAX_NODES), forms the cluster and waits until it
+/* Starts masters * (1 + replicas_per_master) nodes (3 <= masters, as
+ * redis-cli wants; total at most DLOCK_TEST_CLUSTER_MAX_NODES), forms the cluster and waits until it
  * has settled with every replica attached. 0, or -1 with the reason on
  * stderr (whatever was started is stopped). */
 int dlock_test_cluster_start(dlock_test_cluster *c, int masters,
