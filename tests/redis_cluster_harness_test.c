@@ -3,9 +3,10 @@
  * 3-master, 3-replica cluster: the layout and the seed URL, the slot
  * function against the server's CLUSTER KEYSLOT, names per shard, a slot
  * moved with its key in one go and in two steps (ASK in the middle), a
- * CLUSTER FAILOVER, a kill -9 with the node restarted as a replica, and a
- * stop that leaves no process or directory behind. The cases run in order
- * on one cluster; the start and stop times are printed.
+ * CLUSTER FAILOVER, a kill -9 of a master with the node restarted as a
+ * replica, a replica killed and restarted, and a stop that leaves no
+ * process or directory behind. The cases run in order on one cluster; the
+ * start and stop times and each change's are printed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -273,6 +274,26 @@ static void kill_and_restart_master(void **state)
     assert_int_equal(dlock_test_cluster_shard_master(&cl, 1), m);
 }
 
+/* A replica killed and restarted: its master stays; the restart waits
+ * until it follows it again. */
+static void kill_and_restart_replica(void **state)
+{
+    int replica = MASTERS; /* shard 0's, never failed over here */
+    (void)state;
+
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
+    assert_int_equal(dlock_test_cluster_kill_node(&cl, replica), 0);
+    assert_int_equal(dlock_test_cluster_kill_node(&cl, replica), -1);
+    assert_int_equal(dlock_test_cluster_role(&cl, replica), DLOCK_TEST_NODE_DOWN);
+    assert_int_equal(dlock_test_cluster_wait_settled(&cl, 20000), 0);
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
+    /* No replica left in shard 0: nothing to fail over to. */
+    assert_int_equal(dlock_test_cluster_failover(&cl, 0), -1);
+    assert_int_equal(dlock_test_cluster_restart_node(&cl, replica), 0);
+    assert_int_equal(dlock_test_cluster_role(&cl, replica), DLOCK_TEST_NODE_REPLICA);
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
+}
+
 static void stop_leaves_nothing(void **state)
 {
     int pid[DLOCK_TEST_CLUSTER_MAX_NODES], n = cl.nnodes, i;
@@ -310,6 +331,7 @@ int dlock_test_redis_cluster_harness(void)
         cmocka_unit_test(move_slot_in_two_steps),
         cmocka_unit_test(failover_swaps_roles),
         cmocka_unit_test(kill_and_restart_master),
+        cmocka_unit_test(kill_and_restart_replica),
         cmocka_unit_test(stop_leaves_nothing),
     };
     return DLOCK_RUN_GROUP("redis_cluster_harness", tests, group_setup, group_teardown);

@@ -310,16 +310,23 @@ static int wait_until(dlock_test_cluster *c, settle_pred pred, const int *arg,
                       int timeout_ms, const char *what)
 {
     long long start = now_ms(), deadline = start + timeout_ms;
-    char *buf = malloc(REPLY_CAP), why[512] = "not asked yet";
+    char *buf = malloc(REPLY_CAP), why[512] = "not asked yet", last[512] = "";
     view *v = malloc(sizeof *v);
+    const char *trace = getenv("DLOCK_TEST_CLUSTER_TRACE");
     int rc = -1;
     unsigned s;
 
     if (!buf || !v)
         goto done;
     for (;;) {
-        if (observe(c, v, buf, why, sizeof why) &&
-            (!pred || pred(c, v, arg, why, sizeof why))) {
+        int done = observe(c, v, buf, why, sizeof why) &&
+                   (!pred || pred(c, v, arg, why, sizeof why));
+        if (trace && (done || strcmp(why, last) != 0)) {
+            fprintf(stderr, "cluster harness: %s: %lld ms: %s\n", what,
+                    now_ms() - start, done ? "done" : why);
+            snprintf(last, sizeof last, "%s", why);
+        }
+        if (done) {
             for (s = 0; s < DLOCK_TEST_CLUSTER_SLOTS; s++)
                 c->slot_shard[s] = (signed char)c->shard[(int)v->owner[s]];
             rc = 0;
@@ -776,6 +783,16 @@ static int took_over(dlock_test_cluster *c, const view *v, const int *arg,
     return 1;
 }
 
+int dlock_test_cluster_kill_node(dlock_test_cluster *c, int node)
+{
+    if (!c || node < 0 || node >= c->nnodes || !c->up[node] ||
+        dlock_test_redis_signal(c->node[node], SIGKILL) != 0)
+        return -1;
+    dlock_test_redis_kill(c->node[node]); /* reaps it */
+    c->up[node] = 0;
+    return 0;
+}
+
 int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard)
 {
     int arg[2], i, replicas = 0;
@@ -791,10 +808,8 @@ int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard)
                 "replica\n", shard);
         return -1;
     }
-    if (dlock_test_redis_signal(c->node[arg[1]], SIGKILL) != 0)
+    if (dlock_test_cluster_kill_node(c, arg[1]) != 0)
         return -1;
-    dlock_test_redis_kill(c->node[arg[1]]); /* reaps it */
-    c->up[arg[1]] = 0;
     if (wait_until(c, took_over, arg, SETTLE_TIMEOUT_MS,
                    "failover after kill -9") != 0)
         return -1;

@@ -125,6 +125,13 @@ int dlock_test_cluster_failover(dlock_test_cluster *c, int shard);
  * dlock_test_cluster_restart_node), or -1. */
 int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard);
 
+/* kill -9 of one node, without waiting for anything: a test then watches
+ * its client through the outage (the slots of a killed master answer
+ * CLUSTERDOWN or nothing until a replica takes over) and calls
+ * dlock_test_cluster_wait_settled. 0, or -1 when it was not running.
+ * (SIGSTOP/SIGCONT: dlock_test_redis_signal(c->node[i], ...).) */
+int dlock_test_cluster_kill_node(dlock_test_cluster *c, int node);
+
 /* Starts a killed node again (same port, same nodes.conf, no data): it
  * rejoins, learns that its slots moved on and becomes a replica of its
  * shard's master; waits until it is attached and the cluster settled. */
