@@ -436,11 +436,19 @@ const char *dlock_test_cluster_url(dlock_test_cluster *c)
     return c ? c->url : NULL;
 }
 
-int dlock_test_cluster_port(dlock_test_cluster *c, int node)
+int dlock_test_cluster_plain_port(dlock_test_cluster *c, int node)
 {
     if (!c || node < 0 || node >= c->nnodes)
         return -1;
     return dlock_test_redis_port(c->node[node]);
+}
+
+int dlock_test_cluster_port(dlock_test_cluster *c, int node)
+{
+    if (!c || node < 0 || node >= c->nnodes)
+        return -1;
+    return c->tls ? dlock_test_redis_tls_port(c->node[node])
+                  : dlock_test_redis_port(c->node[node]);
 }
 
 const char *dlock_test_cluster_name(dlock_test_cluster *c, int shard,
@@ -532,7 +540,7 @@ static void arrange(dlock_test_cluster *c, const view *v)
 static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
 {
     const char *args[64];
-    char bus[16];
+    char bus[16], cert[300], key[300], ca[300];
     size_t n = 0, k;
     int attempt;
 
@@ -558,6 +566,27 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         args[n++] = "--masterauth";
         args[n++] = c->password;
     }
+    if (c->tls) {
+        /* The bus and replication over TLS too: the cluster then announces
+         * the TLS ports. Every node serves node 0's certificates (its own
+         * come after them on the command line and lose), so that one CA
+         * and one client certificate fit them all. */
+        args[n++] = "--tls-cluster";
+        args[n++] = "yes";
+        args[n++] = "--tls-replication";
+        args[n++] = "yes";
+        if (i > 0) {
+            snprintf(cert, sizeof cert, "%s/server.crt", c->pki);
+            snprintf(key, sizeof key, "%s/server.key", c->pki);
+            snprintf(ca, sizeof ca, "%s/ca.crt", c->pki);
+            args[n++] = "--tls-cert-file";
+            args[n++] = cert;
+            args[n++] = "--tls-key-file";
+            args[n++] = key;
+            args[n++] = "--tls-ca-cert-file";
+            args[n++] = ca;
+        }
+    }
     for (k = 0; extra && extra[k]; k++) {
         if (n + 2 >= sizeof args / sizeof args[0]) {
             fprintf(stderr, "cluster harness: too many extra arguments\n");
@@ -571,8 +600,12 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         if (port <= 0)
             continue;
         snprintf(bus, sizeof bus, "%d", port);
-        if (dlock_test_redis_start(&c->node[i], args) == 0) {
+        if ((c->tls ? dlock_test_redis_start_tls(&c->node[i], "yes", 1, args)
+                    : dlock_test_redis_start(&c->node[i], args)) == 0) {
             c->up[i] = 1;
+            if (i == 0)
+                snprintf(c->pki, sizeof c->pki, "%s",
+                         dlock_test_redis_dir(c->node[0]));
             return 0;
         }
     }
@@ -582,7 +615,7 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
 static int create(dlock_test_cluster *c)
 {
     const char *cli = getenv("DLOCK_REDIS_CLI");
-    char cmd[2048], auth[200] = "";
+    char cmd[4096], auth[200] = "", tls[1024] = "";
     size_t n;
     int i, rc;
 
@@ -590,13 +623,16 @@ static int create(dlock_test_cluster *c)
         cli = "redis-cli";
     if (c->password[0])
         snprintf(auth, sizeof auth, "REDISCLI_AUTH='%s' ", c->password);
+    if (c->tls)
+        snprintf(tls, sizeof tls, " --tls --cacert '%s/ca.crt' --cert "
+                 "'%s/client.crt' --key '%s/client.key'", c->pki, c->pki, c->pki);
     snprintf(c->log, sizeof c->log, "%s/cluster-create.log",
              dlock_test_redis_dir(c->node[0]));
-    n = (size_t)snprintf(cmd, sizeof cmd, "%stimeout -k 2 30 %s --cluster create",
-                         auth, cli);
+    n = (size_t)snprintf(cmd, sizeof cmd, "%stimeout -k 2 30 %s%s --cluster create",
+                         auth, cli, tls);
     for (i = 0; i < c->nnodes && n < sizeof cmd; i++)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " 127.0.0.1:%d",
-                              dlock_test_redis_port(c->node[i]));
+                              dlock_test_cluster_port(c, i));
     if (n < sizeof cmd)
         snprintf(cmd + n, sizeof cmd - n,
                  " --cluster-replicas %d --cluster-yes < /dev/null > '%s' 2>&1",
@@ -619,9 +655,25 @@ int dlock_test_cluster_start(dlock_test_cluster *c, int masters,
     return dlock_test_cluster_start_args(c, masters, replicas_per_master, NULL);
 }
 
+static int start(dlock_test_cluster *c, int masters, int replicas_per_master,
+                 const char *const *extra_args, int tls);
+
 int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
                                   int replicas_per_master,
                                   const char *const *extra_args)
+{
+    return start(c, masters, replicas_per_master, extra_args, 0);
+}
+
+int dlock_test_cluster_start_tls(dlock_test_cluster *c, int masters,
+                                 int replicas_per_master,
+                                 const char *const *extra_args)
+{
+    return start(c, masters, replicas_per_master, extra_args, 1);
+}
+
+static int start(dlock_test_cluster *c, int masters, int replicas_per_master,
+                 const char *const *extra_args, int tls)
 {
     const char *myid[] = {"CLUSTER", "MYID", NULL};
     view *v = NULL;
@@ -642,6 +694,7 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
     }
     c->masters = masters;
     c->replicas = replicas_per_master;
+    c->tls = tls;
     for (k = 0; extra_args && extra_args[k]; k++)
         if (strcmp(extra_args[k], "--requirepass") == 0 && extra_args[k + 1]) {
             if (strchr(extra_args[k + 1], '\'') ||
@@ -690,10 +743,15 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
     /* Records slot_shard with the shards now numbered. */
     if (dlock_test_cluster_wait_settled(c, SETTLE_TIMEOUT_MS) != 0)
         goto fail;
-    n = (size_t)snprintf(c->url, sizeof c->url, "redis-cluster://");
+    n = (size_t)snprintf(c->url, sizeof c->url, "%s",
+                         tls ? "rediss-cluster://" : "redis-cluster://");
     for (i = 0; i < masters && n < sizeof c->url; i++)
         n += (size_t)snprintf(c->url + n, sizeof c->url - n, "%s127.0.0.1:%d",
-                              i ? "," : "", dlock_test_redis_port(c->node[i]));
+                              i ? "," : "", dlock_test_cluster_port(c, i));
+    if (tls && n < sizeof c->url)
+        snprintf(c->url + n, sizeof c->url - n,
+                 "?cacert=%s/ca.crt&cert=%s/client.crt&key=%s/client.key",
+                 c->pki, c->pki, c->pki);
     return 0;
 fail:
     free(v);
