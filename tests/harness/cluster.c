@@ -540,7 +540,7 @@ static void arrange(dlock_test_cluster *c, const view *v)
 static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
 {
     const char *args[64];
-    char bus[16], cert[300], key[300], ca[300];
+    char bus[16];
     size_t n = 0, k;
     int attempt;
 
@@ -567,25 +567,12 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         args[n++] = c->password;
     }
     if (c->tls) {
-        /* The bus and replication over TLS too: the cluster then announces
-         * the TLS ports. Every node serves node 0's certificates (its own
-         * come after them on the command line and lose), so that one CA
-         * and one client certificate fit them all. */
+        /* The bus and replication over TLS too (the nodes share node 0's
+         * certificates): one CA and one client certificate fit them all. */
         args[n++] = "--tls-cluster";
         args[n++] = "yes";
         args[n++] = "--tls-replication";
         args[n++] = "yes";
-        if (i > 0) {
-            snprintf(cert, sizeof cert, "%s/server.crt", c->pki);
-            snprintf(key, sizeof key, "%s/server.key", c->pki);
-            snprintf(ca, sizeof ca, "%s/ca.crt", c->pki);
-            args[n++] = "--tls-cert-file";
-            args[n++] = cert;
-            args[n++] = "--tls-key-file";
-            args[n++] = key;
-            args[n++] = "--tls-ca-cert-file";
-            args[n++] = ca;
-        }
     }
     for (k = 0; extra && extra[k]; k++) {
         if (n + 2 >= sizeof args / sizeof args[0]) {
@@ -600,8 +587,10 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         if (port <= 0)
             continue;
         snprintf(bus, sizeof bus, "%d", port);
-        if ((c->tls ? dlock_test_redis_start_tls(&c->node[i], "yes", 1, args)
-                    : dlock_test_redis_start(&c->node[i], args)) == 0) {
+        if ((!c->tls ? dlock_test_redis_start(&c->node[i], args)
+             : i == 0 ? dlock_test_redis_start_tls(&c->node[i], "yes", 1, args)
+                      : dlock_test_redis_start_tls_pki(&c->node[i], "yes", 1,
+                                                       c->pki, args)) == 0) {
             c->up[i] = 1;
             if (i == 0)
                 snprintf(c->pki, sizeof c->pki, "%s",

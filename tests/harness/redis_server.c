@@ -35,6 +35,7 @@ struct dlock_test_redis {
     char auth_clients[16];
     char tls_url[1024];
     char dir[256];
+    char pki[256];  /* TLS: where its certificates are (dir, or shared) */
     char sock[300];
     char log[300];
     char url[64];
@@ -340,9 +341,9 @@ static int spawn(dlock_test_redis *r)
     fixed[n++] = "no";
     if (r->tls) {
         snprintf(tls_port, sizeof tls_port, "%d", r->tls_port);
-        snprintf(cert, sizeof cert, "%s/server.crt", r->dir);
-        snprintf(key, sizeof key, "%s/server.key", r->dir);
-        snprintf(ca, sizeof ca, "%s/ca.crt", r->dir);
+        snprintf(cert, sizeof cert, "%s/server.crt", r->pki);
+        snprintf(key, sizeof key, "%s/server.key", r->pki);
+        snprintf(ca, sizeof ca, "%s/ca.crt", r->pki);
         fixed[n++] = "--tls-port";
         fixed[n++] = tls_port;
         fixed[n++] = "--tls-cert-file";
@@ -460,12 +461,13 @@ static int make_certs(const char *dir)
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain, const char *sentinel_conf);
+                 const char *auth_clients, int plain, const char *sentinel_conf,
+                 const char *pki);
 
 int dlock_test_redis_start(dlock_test_redis **out,
                            const char *const *extra_args)
 {
-    return start(out, extra_args, NULL, 1, NULL);
+    return start(out, extra_args, NULL, 1, NULL, NULL);
 }
 
 int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
@@ -481,7 +483,7 @@ int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
              "sentinel parallel-syncs %s 1\n",
              master_name, master_port, quorum, master_name, master_name,
              master_name);
-    return start(out, NULL, NULL, 1, conf);
+    return start(out, NULL, NULL, 1, conf, NULL);
 }
 
 int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
@@ -489,11 +491,24 @@ int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
 {
     if (!auth_clients)
         auth_clients = "yes";
-    return start(out, extra_args, auth_clients, plain, NULL);
+    return start(out, extra_args, auth_clients, plain, NULL, NULL);
+}
+
+int dlock_test_redis_start_tls_pki(dlock_test_redis **out,
+                                   const char *auth_clients, int plain,
+                                   const char *pki_dir,
+                                   const char *const *extra_args)
+{
+    if (!pki_dir || !pki_dir[0])
+        return -1;
+    if (!auth_clients)
+        auth_clients = "yes";
+    return start(out, extra_args, auth_clients, plain, NULL, pki_dir);
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain, const char *sentinel_conf)
+                 const char *auth_clients, int plain, const char *sentinel_conf,
+                 const char *pki)
 {
     dlock_test_redis *r;
     const char *tmp = getenv("TMPDIR");
@@ -531,6 +546,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
         free_server(r);
         return -1;
     }
+    snprintf(r->pki, sizeof r->pki, "%s", pki ? pki : r->dir);
     snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
     snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
     if (sentinel_conf) {
@@ -544,7 +560,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
     if (auth_clients) {
         r->tls = 1;
         snprintf(r->auth_clients, sizeof r->auth_clients, "%s", auth_clients);
-        certs_ok = make_certs(r->dir) == 0;
+        certs_ok = pki || make_certs(r->dir) == 0;
     }
 
     for (attempt = 0; certs_ok && attempt < START_ATTEMPTS; attempt++) {
@@ -562,7 +578,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
                 snprintf(r->tls_url, sizeof r->tls_url,
                          "rediss://localhost:%d?cacert=%s/ca.crt&"
                          "cert=%s/client.crt&key=%s/client.key",
-                         r->tls_port, r->dir, r->dir, r->dir);
+                         r->tls_port, r->pki, r->pki, r->pki);
             *out = r;
             return 0;
         }
