@@ -738,9 +738,14 @@ static int start(dlock_test_cluster *c, int masters, int replicas_per_master,
         n += (size_t)snprintf(c->url + n, sizeof c->url - n, "%s127.0.0.1:%d",
                               i ? "," : "", dlock_test_cluster_port(c, i));
     if (tls && n < sizeof c->url)
-        snprintf(c->url + n, sizeof c->url - n,
-                 "?cacert=%s/ca.crt&cert=%s/client.crt&key=%s/client.key",
-                 c->pki, c->pki, c->pki);
+        n += (size_t)snprintf(c->url + n, sizeof c->url - n,
+                              "?cacert=%s/ca.crt&cert=%s/client.crt&key=%s/client.key",
+                              c->pki, c->pki, c->pki);
+    if (n >= sizeof c->url) {
+        fprintf(stderr, "cluster harness: the seed URL is longer than %zu bytes\n",
+                sizeof c->url - 1);
+        goto fail;
+    }
     return 0;
 fail:
     free(v);

@@ -56,8 +56,9 @@ typedef struct dlock_test_cluster {
     /* The seed URL, the masters' ports at start in shard order, no
      * credentials: "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,...", or
      * with TLS "rediss-cluster://127.0.0.1:T1,...?cacert=<pki>/ca.crt&
-     * cert=<pki>/client.crt&key=<pki>/client.key". */
-    char url[1024];
+     * cert=<pki>/client.crt&key=<pki>/client.key" (about 360 bytes with 3
+     * masters; start fails if it does not fit). */
+    char url[512];
     int tls;        /* started by dlock_test_cluster_start_tls */
     char pki[256];  /* TLS: the directory of the CA and certificates */
     char password[128]; /* --requirepass of the extra arguments, or "" */
