@@ -3,13 +3,11 @@
  */
 #include "cluster.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SETTLE_TIMEOUT_MS 20000
 /* A manual failover gives up after 5 s on the server's side: ask again. */
@@ -18,22 +16,6 @@
 #define REPLY_CAP 65536
 #define MIGRATE_BATCH 100
 #define NAME_TRIES 1000000u
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static void say(char *why, size_t n, const char *fmt, ...)
 {
@@ -309,7 +291,7 @@ typedef int (*settle_pred)(dlock_test_cluster *c, const view *v, const int *arg,
 static int wait_until(dlock_test_cluster *c, settle_pred pred, const int *arg,
                       int timeout_ms, const char *what)
 {
-    long long start = now_ms(), deadline = start + timeout_ms;
+    long long start = dlock_test_now_ms(), deadline = start + timeout_ms;
     char *buf = malloc(REPLY_CAP), why[512] = "not asked yet", last[512] = "";
     view *v = malloc(sizeof *v);
     const char *trace = getenv("DLOCK_TEST_CLUSTER_TRACE");
@@ -323,7 +305,7 @@ static int wait_until(dlock_test_cluster *c, settle_pred pred, const int *arg,
                    (!pred || pred(c, v, arg, why, sizeof why));
         if (trace && (done || strcmp(why, last) != 0)) {
             fprintf(stderr, "cluster harness: %s: %lld ms: %s\n", what,
-                    now_ms() - start, done ? "done" : why);
+                    dlock_test_now_ms() - start, done ? "done" : why);
             snprintf(last, sizeof last, "%s", why);
         }
         if (done) {
@@ -332,12 +314,12 @@ static int wait_until(dlock_test_cluster *c, settle_pred pred, const int *arg,
             rc = 0;
             break;
         }
-        if (now_ms() >= deadline) {
+        if (dlock_test_now_ms() >= deadline) {
             fprintf(stderr, "cluster harness: %s: not done after %lld ms: %s\n",
-                    what, now_ms() - start, why);
+                    what, dlock_test_now_ms() - start, why);
             break;
         }
-        sleep_ms(POLL_MS);
+        dlock_test_sleep_ms(POLL_MS);
     }
 done:
     free(buf);

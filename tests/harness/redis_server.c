@@ -44,14 +44,14 @@ struct dlock_test_redis {
     char *password; /* the --requirepass value, if any */
 };
 
-static int64_t now_ms(void)
+long long dlock_test_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(long ms)
+void dlock_test_sleep_ms(long ms)
 {
     struct timespec ts;
     ts.tv_sec = ms / 1000;
@@ -286,16 +286,16 @@ static int answers(const dlock_test_redis *r)
 
 static int reap(dlock_test_redis *r, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    long long deadline = dlock_test_now_ms() + timeout_ms;
     for (;;) {
         pid_t w = waitpid(r->pid, NULL, WNOHANG);
         if (w == r->pid || (w < 0 && errno == ECHILD)) {
             r->pid = 0;
             return 0;
         }
-        if (now_ms() >= deadline)
+        if (dlock_test_now_ms() >= deadline)
             return -1;
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
     }
 }
 
@@ -384,8 +384,8 @@ static int spawn(dlock_test_redis *r)
     free(argv);
     r->pid = pid;
 
-    deadline = now_ms() + READY_TIMEOUT_MS;
-    while (now_ms() < deadline) {
+    deadline = dlock_test_now_ms() + READY_TIMEOUT_MS;
+    while (dlock_test_now_ms() < deadline) {
         int status;
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) {
@@ -396,7 +396,7 @@ static int spawn(dlock_test_redis *r)
         }
         if (answers(r))
             return 0;
-        sleep_ms(10);
+        dlock_test_sleep_ms(10);
     }
     fprintf(stderr, "redis harness: no answer on port %d within %d ms\n",
             r->port, READY_TIMEOUT_MS);
@@ -641,14 +641,14 @@ int dlock_test_redis_restart(dlock_test_redis *r)
     if (!r || dlock_test_redis_kill(r) != 0)
         return -1;
     /* The old socket may linger briefly; redis exits if it cannot bind. */
-    deadline = now_ms() + READY_TIMEOUT_MS;
-    while (now_ms() < deadline) {
+    deadline = dlock_test_now_ms() + READY_TIMEOUT_MS;
+    while (dlock_test_now_ms() < deadline) {
         int rc = spawn(r);
         if (rc == 0)
             return 0;
         if (rc < 0)
             return -1;
-        sleep_ms(50);
+        dlock_test_sleep_ms(50);
     }
     return -1;
 }

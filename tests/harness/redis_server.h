@@ -88,6 +88,10 @@ int dlock_test_redis_restart(dlock_test_redis *r);
 int dlock_test_redis_signal(dlock_test_redis *r, int sig);
 /* The server's process id, 0 while it is down. */
 int dlock_test_redis_pid(dlock_test_redis *r);
+/* Monotonic time in ms, and a sleep that resumes after a signal: for the
+ * harness's bounded waits. */
+long long dlock_test_now_ms(void);
+void dlock_test_sleep_ms(long ms);
 /* A TCP port on 127.0.0.1 that was free just now (the kernel's pick), for a
  * second port of a server (e.g. --cluster-port); -1 on error. */
 int dlock_test_free_port(void);
