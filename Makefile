@@ -150,9 +150,11 @@ $(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
 # install-check runs first and prints its own pass/fail line, so that the
 # test program's `N passed, N failed` stays the last line; the suite runs
 # even when install-check failed, and a failure of either fails `make check`.
-# The suite runs samples/custom_lock (a lock type of one's own) on Redis:
-# it is built first and found through DLOCK_SAMPLES_DIR.
-check: $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock headers-check
+# The suite runs samples/custom_lock (a lock type of one's own) on Redis and
+# samples/cluster_lock on a cluster: they are built first and found through
+# DLOCK_SAMPLES_DIR.
+check: $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
+       $(BUILD)/samples/cluster_lock headers-check
 	@ic=0; $(MAKE) --no-print-directory install-check || ic=1; \
 	echo "$(BUILD)/tests/dlock_tests"; \
 	DLOCK_SAMPLES_DIR=$(BUILD)/samples $(BUILD)/tests/dlock_tests || exit 1; exit $$ic

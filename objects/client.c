@@ -189,15 +189,18 @@ int dlock__client_connect(dlock_client **out, const char *url,
     } else if (has_prefix(url, "redis://") || has_prefix(url, "rediss://") ||
                has_prefix(url, "unix://") ||
                has_prefix(url, "redis-sentinel://") ||
-               has_prefix(url, "rediss-sentinel://")) {
+               has_prefix(url, "rediss-sentinel://") ||
+               has_prefix(url, "redis-cluster://") ||
+               has_prefix(url, "rediss-cluster://")) {
         rc = dlock_redis_backend_new(&b, url, redis_opts, errbuf, errlen);
     } else {
         /* Echo only the scheme: the rest may carry a password. */
         size_t n = strcspn(url, ":");
-        char msg[128];
+        char msg[224];
         snprintf(msg, sizeof(msg),
                  "unknown URL scheme \"%.*s\" (expected mock:, mock://NAME, redis://, rediss://, "
-                 "unix://, redis-sentinel:// or rediss-sentinel://)",
+                 "unix://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or "
+                 "rediss-cluster://)",
                  (int)(n > 32 ? 32 : n), url);
         put_err(errbuf, errlen, msg);
         return DLOCK_EINVAL;

@@ -52,7 +52,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     const dlock_script *s = &dlock__script_fair_acquire;
     fair_wait *fw = spec->arg;
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 6];
+    const char *argv[NKEYS + 7];
     dlock_reply *r;
     int64_t poll;
     int rc;
@@ -64,8 +64,9 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
+    argv[NKEYS + 6] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
-                                  s, NKEYS, 6, argv);
+                                  s, NKEYS, 7, argv);
     if (rc != 0 || !r)
         return rc;
     if ((rc = dlock__attempt_refused(l, s, r, retry_ms)) != 0)
@@ -86,7 +87,7 @@ static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *own
 {
     const fair_wait *fw = spec->arg;
     char slack[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 3];
+    const char *argv[NKEYS + 4];
     dlock_reply *r;
 
     if (!fw->join)
@@ -95,8 +96,9 @@ static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *own
     argv[NKEYS + 0] = owner;
     argv[NKEYS + 1] = WAKE_MESSAGE;
     argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
+    argv[NKEYS + 3] = dlock__publish_cmd(l);
     /* If this fails the deadline still purges us; nothing more to do. */
-    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 3, argv) == 0)
+    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 4, argv) == 0)
         dlock_reply_free(r);
 }
 
@@ -130,28 +132,30 @@ static int release(dlock_rlock *l, const char *owner)
 {
     const dlock_script *s = &dlock__script_fair_release;
     char lease[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 4];
+    const char *argv[NKEYS + 5];
 
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
     argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
-    return dlock_rlock_eval_release(l, owner, s, NKEYS, 4, argv);
+    argv[NKEYS + 4] = dlock__publish_cmd(l);
+    return dlock_rlock_eval_release(l, owner, s, NKEYS, 5, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
 {
     const dlock_script *s = &dlock__script_fair_force_unlock;
     char now[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 2];
+    const char *argv[NKEYS + 3];
     int64_t existed_now;
     int rc;
 
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
     argv[NKEYS + 1] = dlock__i64(now, wall_now(l));
-    rc = dlock_rlock_eval_integer(l, &existed_now, s, NKEYS, 2, argv);
+    argv[NKEYS + 2] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, &existed_now, s, NKEYS, 3, argv);
     if (rc == 0)
         *existed = existed_now == 1;
     return rc;

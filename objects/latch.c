@@ -37,6 +37,8 @@ const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
 int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
 {
     dlock__object *o = NULL;
+    dlock_backend *b;
+    char *wrapped;
     size_t n;
     int rc;
 
@@ -49,15 +51,25 @@ int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
         return rc;
     /* The one exception to the brace rule (DESIGN §2): Redisson wraps the
      * latch name in braces even when it already holds some, so the channel
-     * is made here rather than by dlock_rlock_key. */
+     * is made here rather than by dlock_rlock_key. On Redis Cluster such a
+     * channel may hash to another slot than the name (the sharded publish
+     * from the name's script would be refused): the brace rule's channel,
+     * made above, stays then. */
     n = strlen(CHANNEL_PREFIX) + o->base.name_len + 3;
-    free(o->channel);
-    o->channel = malloc(n);
-    if (!o->channel) {
+    wrapped = malloc(n);
+    if (!wrapped) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;
     }
-    snprintf(o->channel, n, "%s{%s}", CHANNEL_PREFIX, o->base.name);
+    snprintf(wrapped, n, "%s{%s}", CHANNEL_PREFIX, o->base.name);
+    b = c->backend;
+    if (dlock_backend_key_slot(b, wrapped, strlen(wrapped)) ==
+        dlock_backend_key_slot(b, o->base.name, o->base.name_len)) {
+        free(o->channel);
+        o->channel = wrapped;
+    } else {
+        free(wrapped);
+    }
     *out = (dlock_latch *)o;
     return 0;
 }
@@ -86,7 +98,7 @@ static int enter(dlock_latch *l)
 int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
 {
     char n[DLOCK__I64_SIZE];
-    const char *argv[3];
+    const char *argv[4];
     int64_t set;
     int rc = enter(l);
 
@@ -100,7 +112,8 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
     argv[0] = l->o.base.name;
     argv[1] = dlock__i64(n, count);
     argv[2] = l->o.channel;
-    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 2, argv);
+    argv[3] = dlock__publish_cmd(BASE(l));
+    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 3, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -108,7 +121,7 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
 
 int dlock_latch_count_down(dlock_latch *l)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t left;
     int rc = enter(l);
 
@@ -116,7 +129,8 @@ int dlock_latch_count_down(dlock_latch *l)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 1,
+    argv[2] = dlock__publish_cmd(BASE(l));
+    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 2,
                                     argv);
 }
 
@@ -187,7 +201,7 @@ int dlock_latch_await_for(dlock_latch *l, int64_t timeout_ms)
 
 int dlock_latch_delete(dlock_latch *l, int *out)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t existed;
     int rc = enter(l);
 
@@ -195,7 +209,8 @@ int dlock_latch_delete(dlock_latch *l, int *out)
         return rc;
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
-    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 1,
+    argv[2] = dlock__publish_cmd(BASE(l));
+    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 2,
                                   argv);
     if (rc == 0 && out)
         *out = existed == 1;

@@ -42,7 +42,8 @@ const char *dlock_object_errmsg(dlock_object *o)
 
 /* An object's keys and waiters, as object_keys.luainc takes them. */
 typedef struct layout {
-    const char *argv[12]; /* KEYS, then ARGV[1..5], then the call's own */
+    const char *argv[16]; /* KEYS, then ARGV[1..5], the call's own, the
+                           * publish command */
     size_t nkeys;
     char *owned[3];
 } layout;
@@ -116,7 +117,8 @@ nomem:
 }
 
 /* One lifetime call: the checks, the layout, the script (with extra
- * arguments after ARGV[5]), its integer reply in *out. */
+ * arguments after ARGV[5], then the publish command: the last ARGV entry
+ * of every object_* script), its integer reply in *out. */
 static int run(dlock_object *o, int64_t *out, const dlock_script *s, int call,
                size_t nextra, const char *const *extra)
 {
@@ -129,7 +131,8 @@ static int run(dlock_object *o, int64_t *out, const dlock_script *s, int call,
         return rc;
     for (i = 0; i < nextra; i++)
         lay.argv[lay.nkeys + 5 + i] = extra[i];
-    rc = dlock_rlock_eval_integer(l, out, s, lay.nkeys, 5 + nextra, lay.argv);
+    lay.argv[lay.nkeys + 5 + nextra] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, out, s, lay.nkeys, 5 + nextra + 1, lay.argv);
     for (i = 0; i < 3; i++)
         free(lay.owned[i]);
     return rc;

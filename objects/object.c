@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dlock/semaphore.h"
 #include "object.h"
@@ -35,6 +36,14 @@ int dlock_object_base_new(dlock_object_base **out, size_t size,
     if (!o->channel) {
         dlock_rlock_free(&o->base); /* the type's destroy copes with NULLs */
         return DLOCK_ENOMEM;
+    }
+    /* Redis Cluster: a name holding a '{' without a non-empty {tag} keeps
+     * its own slot while its auxiliary keys (no braces added: Redisson's
+     * rule) hash elsewhere, so its scripts could never run. */
+    if (dlock_backend_key_slot(c->backend, o->channel, strlen(o->channel)) !=
+        dlock_backend_key_slot(c->backend, o->base.name, o->base.name_len)) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_EINVAL;
     }
     *out = o;
     return 0;
@@ -93,6 +102,11 @@ int dlock_object_base_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
 int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)
 {
     return lease_ms > 0 ? lease_ms : dlock_client_watchdog_timeout(l ? l->client : NULL);
+}
+
+const char *dlock__publish_cmd(const dlock_rlock *l)
+{
+    return dlock_backend_publish_command(l->client->backend);
 }
 
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)

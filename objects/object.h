@@ -40,6 +40,12 @@ int dlock__object_check(dlock_rlock *b);
 int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
                             const char *what);
 
+/* The command the scripts publish wake-up messages with on l's backend
+ * (dlock_backend_publish_command: "publish", or "spublish" on Redis
+ * Cluster): the last ARGV entry of every script that publishes
+ * (objects/scripts/publish.luainc). Never blocks. */
+const char *dlock__publish_cmd(const dlock_rlock *l);
+
 /* dlock_wait_spec's undo slot. */
 typedef int (*dlock__undo_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
                               const char *owner);

@@ -162,12 +162,13 @@ static int id_arg(dlock_permit_semaphore *p, char *raw, const char *id, size_t i
 }
 
 /* Runs sc with the common KEYS/ARGV and nargs more arguments in argv, the
- * arguments from first_id on being raw ids. argv has NKEYS + NCOMMON + nargs
- * slots, the common ones filled here. */
+ * arguments from first_id on being raw ids, then the publish command (the
+ * last ARGV entry: publish.luainc). argv has NKEYS + NCOMMON + nargs + 1
+ * slots, the common ones and the last filled here. */
 static int eval_ids(dlock_permit_semaphore *p, dlock_reply **out, const dlock_script *sc,
                     const char **argv, size_t nargs, size_t first_id)
 {
-    size_t total = NKEYS + NCOMMON + nargs, i;
+    size_t total = NKEYS + NCOMMON + nargs + 1, i;
     size_t *len = malloc(total * sizeof(*len));
     call_args a;
     int rc;
@@ -176,9 +177,11 @@ static int eval_ids(dlock_permit_semaphore *p, dlock_reply **out, const dlock_sc
     if (!len)
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
     common_args(p, &a, argv); /* a fresh "now" for every call */
+    argv[total - 1] = dlock__publish_cmd(BASE(p));
     for (i = 0; i < total; i++)
-        len[i] = i >= NKEYS + NCOMMON + first_id ? ID_BYTES : strlen(argv[i]);
-    rc = dlock__rlock_eval_bin(BASE(p), out, sc, NKEYS, NCOMMON + nargs, argv, len);
+        len[i] = i >= NKEYS + NCOMMON + first_id && i < total - 1 ? ID_BYTES
+                                                                 : strlen(argv[i]);
+    rc = dlock__rlock_eval_bin(BASE(p), out, sc, NKEYS, NCOMMON + nargs + 1, argv, len);
     free(len);
     return rc;
 }
@@ -306,7 +309,7 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     }
     w.p = p;
     w.nargs = 1 + n; /* after the common ones */
-    w.argv = malloc((NKEYS + NCOMMON + w.nargs) * sizeof(*w.argv));
+    w.argv = malloc((NKEYS + NCOMMON + w.nargs + 1) * sizeof(*w.argv));
     if (!w.argv) {
         free(ids);
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
@@ -403,7 +406,7 @@ static int release_ids(dlock_permit_semaphore *p, size_t *bad,
     }
     if (n == 0)
         return 0; /* releasing nothing is a no-op */
-    argv = malloc((NKEYS + NCOMMON + n) * sizeof(*argv));
+    argv = malloc((NKEYS + NCOMMON + n + 1) * sizeof(*argv));
     if (!argv)
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
     for (i = 0; i < n; i++)
@@ -487,7 +490,7 @@ int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *i
                                         int64_t lease_ms)
 {
     char lease[DLOCK__I64_SIZE], raw[ID_BYTES];
-    const char *argv[NKEYS + NCOMMON + 2];
+    const char *argv[NKEYS + NCOMMON + 3];
     int64_t st;
     int rc = enter(p);
 
@@ -503,7 +506,7 @@ int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *i
 int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
                                     const char *id)
 {
-    const char *argv[NKEYS + NCOMMON + 1];
+    const char *argv[NKEYS + NCOMMON + 2];
     char raw[ID_BYTES];
     int rc = enter(p);
 
@@ -563,7 +566,7 @@ static int set(dlock_permit_semaphore *p, int *out, const char *mode, int64_t v,
                int negative_ok, const char *what)
 {
     char val[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + NCOMMON + 2];
+    const char *argv[NKEYS + NCOMMON + 3];
     call_args a;
     int64_t done;
     int rc = enter(p);
@@ -573,8 +576,9 @@ static int set(dlock_permit_semaphore *p, int *out, const char *mode, int64_t v,
     common_args(p, &a, argv);
     argv[NKEYS + NCOMMON] = mode;
     argv[NKEYS + NCOMMON + 1] = dlock__i64(val, v);
+    argv[NKEYS + NCOMMON + 2] = dlock__publish_cmd(BASE(p));
     rc = dlock_rlock_eval_integer(BASE(p), &done, &dlock__script_permit_set, NKEYS,
-                                  NCOMMON + 2, argv);
+                                  NCOMMON + 3, argv);
     if (rc == 0 && out)
         *out = done == 1;
     return rc;

@@ -44,28 +44,30 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 int dlock__reentrant_release(dlock_rlock *l, const char *owner)
 {
     char lease[DLOCK__I64_SIZE];
-    const char *argv[5];
+    const char *argv[6];
 
     argv[0] = l->name;
     argv[1] = ((dlock__object *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
     argv[3] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[4] = owner;
-    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2, 3,
+    argv[5] = dlock__publish_cmd(l);
+    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2, 4,
                                     argv);
 }
 
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 {
-    const char *argv[3];
+    const char *argv[4];
     int64_t existed_now;
     int rc;
 
     argv[0] = l->name;
     argv[1] = ((dlock__object *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
+    argv[3] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_integer(l, &existed_now, &dlock__script_hash_force_unlock, 2,
-                                  1, argv);
+                                  2, argv);
     if (rc == 0)
         *existed = existed_now == 1;
     return rc;

@@ -9,6 +9,7 @@
  * an unlock of one half never touches the other's local state.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../codecs/json_doc.h"
@@ -26,7 +27,12 @@ typedef struct rwhalf {
     dlock__object o; /* channel: "redisson_rwlock:{name}", shared by both
                       * halves: one publish wakes every waiter */
     const rw_kind *kind;
+    char *markers; /* the read markers' prefix, "{name}" (dlock_rlock_key) */
 } rwhalf;
+
+/* KEYS of every script but the renewals (rwlock_common.luainc): the hash,
+ * the channel, the markers' prefix. */
+#define NKEYS 3
 
 /* The write acquire script's reply when the owner holds a read lock. */
 #define UPGRADE_REPLY "upgrade"
@@ -46,21 +52,28 @@ static const rw_kind *kind_of(dlock_rlock *l)
     return ((rwhalf *)l)->kind;
 }
 
+static void keys(dlock_rlock *l, const char **argv)
+{
+    argv[0] = l->name;
+    argv[1] = ((rwhalf *)l)->o.channel;
+    argv[2] = ((rwhalf *)l)->markers;
+}
+
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                    const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
     const rw_kind *k = kind_of(l);
     char lease[DLOCK__I64_SIZE];
-    const char *argv[3];
+    const char *argv[NKEYS + 2];
     dlock_reply *r;
     int rc;
 
     (void)spec;
-    argv[0] = l->name;
-    argv[1] = dlock__lease_arg(l, lease, lease_ms);
-    argv[2] = owner;
+    keys(l, argv);
+    argv[NKEYS] = dlock__lease_arg(l, lease, lease_ms);
+    argv[NKEYS + 1] = owner;
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, k->renew, k->acquire,
-                                  1, 2, argv);
+                                  NKEYS, 2, argv);
     if (rc != 0 || !r)
         return rc;
     if (r->type == DLOCK_REPLY_BULK && strcmp(r->str, UPGRADE_REPLY) == 0) {
@@ -86,26 +99,27 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 static int release(dlock_rlock *l, const char *owner)
 {
     char lease[DLOCK__I64_SIZE];
-    const char *argv[4];
+    const char *argv[NKEYS + 3];
 
-    argv[0] = l->name;
-    argv[1] = ((rwhalf *)l)->o.channel;
-    argv[2] = owner;
+    keys(l, argv);
+    argv[NKEYS] = owner;
     /* Only the write half re-applies a lease (a read hold keeps its own);
      * the read script ignores it. */
-    argv[3] = dlock__i64(lease, dlock__hold_lease(l, owner));
-    return dlock_rlock_eval_release(l, owner, kind_of(l)->release, 2, 2, argv);
+    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 2] = dlock__publish_cmd(l);
+    return dlock_rlock_eval_release(l, owner, kind_of(l)->release, NKEYS, 3, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
 {
-    const char *argv[2];
+    const char *argv[NKEYS + 1];
     int64_t existed_now;
     int rc;
 
-    argv[0] = l->name;
-    argv[1] = ((rwhalf *)l)->o.channel;
-    rc = dlock_rlock_eval_integer(l, &existed_now, kind_of(l)->force_unlock, 2, 0, argv);
+    keys(l, argv);
+    argv[NKEYS] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, &existed_now, kind_of(l)->force_unlock, NKEYS, 1,
+                                  argv);
     if (rc == 0)
         *existed = existed_now == 1;
     return rc;
@@ -114,12 +128,12 @@ static int force_unlock(dlock_rlock *l, int *existed)
 /* That half's state triple. */
 static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
 {
-    const char *argv[3];
+    const char *argv[NKEYS + 2];
 
-    argv[0] = l->name;
-    argv[1] = owner;
-    argv[2] = kind_of(l)->half;
-    return dlock__eval_triple(l, st, &dlock__script_rwlock_state, 1, 2, argv);
+    keys(l, argv);
+    argv[NKEYS] = owner;
+    argv[NKEYS + 1] = kind_of(l)->half;
+    return dlock__eval_triple(l, st, &dlock__script_rwlock_state, NKEYS, 2, argv);
 }
 
 /* The state document: the common fields are this half's, as its reads
@@ -131,13 +145,13 @@ static int state(dlock_rlock *l, struct json_t **out)
 {
     const dlock_script *sc = &dlock__script_rwlock_inspect;
     const dlock_reply *readers, *writer;
-    const char *argv[1];
+    const char *argv[NKEYS];
     struct json_t *doc;
     dlock_reply *r;
     int bad, rc;
 
-    argv[0] = l->name;
-    rc = dlock_rlock_eval(l, &r, sc, 1, 0, argv);
+    keys(l, argv);
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 0, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "biiaa", 0) || !dlock__reply_is(r->elems[3], "bii", 1) ||
@@ -179,10 +193,16 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
     return dlock_rlock_extend_by_renewal(l, owner, lease_ms, kind_of(l)->renew);
 }
 
+static void destroy(dlock_rlock *l)
+{
+    free(((rwhalf *)l)->markers);
+    dlock__object_destroy(l);
+}
+
 static const dlock__lock_methods read_methods = {
     {3, "rwlock_read", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, state, NULL, extend},
+     destroy, state, NULL, extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
@@ -190,7 +210,7 @@ const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
 static const dlock__lock_methods write_methods = {
     {3, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     dlock__object_destroy, state, write_guard_field, extend},
+     destroy, state, write_guard_field, extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;
@@ -203,11 +223,20 @@ static int rw_new(dlock_rlock **out, dlock_client *c, const char *name,
 
     if (!out)
         return DLOCK_EINVAL;
+    *out = NULL;
     rc = dlock__object_new(&o, sizeof(rwhalf), &m->m, c, name, "redisson_rwlock:", "");
-    if (o)
-        ((rwhalf *)o)->kind = k;
-    *out = o ? &o->base : NULL;
-    return rc;
+    if (rc != 0)
+        return rc;
+    ((rwhalf *)o)->kind = k;
+    /* The renewal scripts derive the same prefix from the name
+     * (rw_prefix in rwlock_common.luainc). */
+    ((rwhalf *)o)->markers = dlock_rlock_key(&o->base, "", "");
+    if (!((rwhalf *)o)->markers) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_ENOMEM;
+    }
+    *out = &o->base;
+    return 0;
 }
 
 int dlock_rwlock_read_new(dlock_rlock **out, dlock_client *c, const char *name)

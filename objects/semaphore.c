@@ -74,7 +74,7 @@ static int enter(dlock_semaphore *s, int64_t n, int negative_ok, const char *wha
 static int try_set(dlock_semaphore *s, int *out, int64_t permits, int64_t ttl_ms)
 {
     char n[DLOCK__I64_SIZE], ttl[DLOCK__I64_SIZE];
-    const char *argv[4];
+    const char *argv[5];
     int64_t set;
     int rc;
 
@@ -82,8 +82,9 @@ static int try_set(dlock_semaphore *s, int *out, int64_t permits, int64_t ttl_ms
     argv[1] = dlock__i64(n, permits);
     argv[2] = dlock__i64(ttl, ttl_ms);
     argv[3] = s->o.channel;
+    argv[4] = dlock__publish_cmd(BASE(s));
     rc = dlock_rlock_eval_integer(BASE(s), &set, &dlock__script_semaphore_try_set,
-                                  1, 3, argv);
+                                  1, 4, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -183,7 +184,7 @@ int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wai
 static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
 {
     char d[DLOCK__I64_SIZE];
-    const char *argv[4];
+    const char *argv[5];
     int64_t done;
     int rc;
 
@@ -191,7 +192,8 @@ static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
     argv[1] = dlock__i64(d, delta);
     argv[2] = s->o.channel;
     argv[3] = only_if_exists ? "1" : "0";
-    rc = dlock_rlock_eval_integer(BASE(s), &done, &dlock__script_semaphore_add, 1, 3, argv);
+    argv[4] = dlock__publish_cmd(BASE(s));
+    rc = dlock_rlock_eval_integer(BASE(s), &done, &dlock__script_semaphore_add, 1, 4, argv);
     if (rc == 0 && out)
         *out = done == 1;
     return rc;

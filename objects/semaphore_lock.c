@@ -16,15 +16,24 @@ typedef struct semlock {
     char *lease_prefix; /* "{name}:lease:", the owner id follows */
 } semlock;
 
-#define NKEYS 2
+/* KEYS: the count, the holders hash and the lease keys' prefix (a KEYS
+ * entry, though no key itself: the scripts build the lease keys from it,
+ * and a cluster client or proxy routes by KEYS). */
+#define NKEYS 3
 
-/* KEYS and the first two ARGV of every writing script. */
-static void common_args(semlock *s, const char **argv)
+/* The KEYS of every script. */
+static void keys(semlock *s, const char **argv)
 {
     argv[0] = s->o.base.name;
     argv[1] = s->holders;
     argv[2] = s->lease_prefix;
-    argv[3] = s->o.channel;
+}
+
+/* KEYS and ARGV[1] (the channel) of every writing script. */
+static void common_args(semlock *s, const char **argv)
+{
+    keys(s, argv);
+    argv[NKEYS] = s->o.channel;
 }
 
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
@@ -38,8 +47,9 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
 
     (void)spec;
     common_args((semlock *)l, argv);
-    argv[NKEYS + 2] = dlock__lease_arg(l, lease, lease_ms);
-    argv[NKEYS + 3] = owner;
+    argv[NKEYS + 1] = dlock__lease_arg(l, lease, lease_ms);
+    argv[NKEYS + 2] = owner;
+    argv[NKEYS + 3] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms,
                                   &dlock__script_semaphore_lock_renew, sc, NKEYS, 4,
                                   argv);
@@ -62,8 +72,9 @@ static int release(dlock_rlock *l, const char *owner)
     const char *argv[NKEYS + 4];
 
     common_args((semlock *)l, argv);
-    argv[NKEYS + 2] = dlock__i64(lease, dlock__hold_lease(l, owner));
-    argv[NKEYS + 3] = owner;
+    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 2] = owner;
+    argv[NKEYS + 3] = dlock__publish_cmd(l);
     return dlock_rlock_eval_release(l, owner, &dlock__script_semaphore_lock_release,
                                     NKEYS, 4, argv);
 }
@@ -75,6 +86,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
     int rc;
 
     common_args((semlock *)l, argv);
+    argv[NKEYS + 1] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_integer(l, &v, &dlock__script_semaphore_lock_force_unlock,
                                   NKEYS, 2, argv);
     if (rc == 0)
@@ -86,14 +98,11 @@ static int force_unlock(dlock_rlock *l, int *existed)
  * left}. */
 static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
 {
-    semlock *s = (semlock *)l;
-    const char *argv[NKEYS + 2];
+    const char *argv[NKEYS + 1];
 
-    argv[0] = l->name;
-    argv[1] = s->holders;
-    argv[2] = s->lease_prefix;
-    argv[3] = owner;
-    return dlock__eval_triple(l, st, &dlock__script_semaphore_lock_state, NKEYS, 2,
+    keys((semlock *)l, argv);
+    argv[NKEYS] = owner;
+    return dlock__eval_triple(l, st, &dlock__script_semaphore_lock_state, NKEYS, 1,
                               argv);
 }
 
@@ -103,16 +112,13 @@ static int triple(dlock_rlock *l, const char *owner, int64_t st[3])
 static int state(dlock_rlock *l, struct json_t **out)
 {
     const dlock_script *sc = &dlock__script_semaphore_lock_inspect;
-    semlock *s = (semlock *)l;
-    const char *argv[NKEYS + 1];
+    const char *argv[NKEYS];
     struct json_t *doc;
     dlock_reply *r;
     int bad, rc;
 
-    argv[0] = l->name;
-    argv[1] = s->holders;
-    argv[2] = s->lease_prefix;
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 1, argv);
+    keys((semlock *)l, argv);
+    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 0, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "iia", 0) || !dlock__reply_is(r->elems[2], "bii", 1))

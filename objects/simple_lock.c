@@ -13,6 +13,14 @@
 #include "dlock/sys/lock_type.h"
 #include "scripts.h"
 
+/* The command the release scripts publish with, their last ARGV entry:
+ * "publish", or "spublish" on Redis Cluster (a type of your own asks the
+ * backend the same way). */
+static const char *publish_cmd(dlock_rlock *l)
+{
+    return dlock_backend_publish_command(dlock_client_backend(l->client));
+}
+
 static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                    const char *owner, int64_t lease_ms, int64_t *retry_ms)
 {
@@ -59,23 +67,25 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 
 static int release(dlock_rlock *l, const char *owner)
 {
-    const char *argv[3];
+    const char *argv[4];
 
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = owner;
-    return dlock_rlock_eval_release(l, owner, &dlock__script_simple_release, 2, 1, argv);
+    argv[3] = publish_cmd(l);
+    return dlock_rlock_eval_release(l, owner, &dlock__script_simple_release, 2, 2, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t n;
     int rc;
 
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
-    rc = dlock_rlock_eval_integer(l, &n, &dlock__script_simple_force_unlock, 2, 0, argv);
+    argv[2] = publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, &n, &dlock__script_simple_force_unlock, 2, 1, argv);
     if (rc == 0)
         *existed = n == 1;
     return rc;

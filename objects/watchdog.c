@@ -2,7 +2,14 @@
  * dlock — the watchdog: one thread per client that keeps lease-0 locks alive.
  *
  * Every watchdog_timeout/3 it renews every watchdog-renewed hold, grouped by
- * the lock type's renewal script, up to BATCH holds per script call. A hold
+ * the lock type's renewal script and by the group of the lock's name
+ * (dlock_backend_key_slot: one script call may only touch keys of one
+ * group, the hash slot on Redis Cluster; 0 for every key on one node, so
+ * there the grouping is by script alone), up to BATCH holds per script
+ * call. On a cluster that is one call per (script, slot) in use: with
+ * 10 000 held locks spread over the 16384 slots, most calls renew one
+ * lock (the price of the one-slot rule; names sharing a {hash tag} share a
+ * call). A hold
  * the script reports as no longer held stops being renewed and is reported
  * through on_lost (the lock object's, else the client's), the log hook and
  * the metrics; the hold stays in the registry so that the owner's unlock
@@ -38,6 +45,7 @@ typedef struct renewal {
     int settled;        /* held, and no call changing it, when collected */
     dlock_rlock *lock; /* compared, never dereferenced outside the mutex */
     const dlock_script *script;
+    unsigned slot; /* dlock_backend_key_slot of name */
     char *name;
     char owner[DLOCK_OWNER_MAX];
 } renewal;
@@ -133,9 +141,9 @@ static void report_capped(dlock_client *c, capped *caps, size_t n)
     free(caps);
 }
 
-/* One script call for list[0..n), all with the same script. A hold the
- * backend says is gone is believed only if it was held and quiet when
- * collected and has not changed since (dlock__hold_lost): an acquisition
+/* One script call for list[0..n), all with the same script and slot. A
+ * hold the backend says is gone is believed only if it was held and quiet
+ * when collected and has not changed since (dlock__hold_lost): an acquisition
  * or a release in flight (or begun since) explains a missing lock, and
  * that call answers for itself. */
 static void renew_batch(dlock_client *c, renewal *list, size_t n)
@@ -186,11 +194,14 @@ static void renew_batch(dlock_client *c, renewal *list, size_t n)
     dlock_reply_free(reply);
 }
 
-static int by_script(const void *a, const void *b)
+static int by_script_and_slot(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)((const renewal *)a)->script;
-    uintptr_t y = (uintptr_t)((const renewal *)b)->script;
-    return x < y ? -1 : x > y;
+    const renewal *p = a, *q = b;
+    uintptr_t x = (uintptr_t)p->script, y = (uintptr_t)q->script;
+
+    if (x != y)
+        return x < y ? -1 : 1;
+    return p->slot < q->slot ? -1 : p->slot > q->slot;
 }
 
 static void renew_all(dlock_client *c)
@@ -202,11 +213,16 @@ static void renew_all(dlock_client *c)
     if (!list)
         return;
     report_capped(c, caps, ncaps);
-    qsort(list, n, sizeof(*list), by_script);
+    for (i = 0; i < n; i++)
+        list[i].slot = dlock_backend_key_slot(c->backend, list[i].name,
+                                              strlen(list[i].name));
+    qsort(list, n, sizeof(*list), by_script_and_slot);
     /* An on_lost callback may have dropped the last reference (or another
      * thread is freeing the client): no point in the remaining batches. */
     for (i = 0; i < n && !stopping(c); i = j) {
-        for (j = i + 1; j < n && j - i < BATCH && list[j].script == list[i].script; j++)
+        for (j = i + 1; j < n && j - i < BATCH && list[j].script == list[i].script &&
+                        list[j].slot == list[i].slot;
+             j++)
             ;
         renew_batch(c, list + i, j - i);
     }

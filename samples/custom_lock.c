@@ -59,8 +59,9 @@ static const dlock_script acquire_script = {
 };
 
 /* KEYS[1] the lock, KEYS[2] the channel; ARGV[1] owner, ARGV[2] the lease
- * a remaining hold keeps at least (0: its TTL). nil: not held by the
- * owner; 0: one hold less; 1: released and waiters told. */
+ * a remaining hold keeps at least (0: its TTL), ARGV[3] the publish command
+ * (publish_cmd below). nil: not held by the owner; 0: one hold less; 1:
+ * released and waiters told. */
 static const dlock_script release_script = {
     "capped_release",
     "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return nil end\n"
@@ -72,17 +73,27 @@ static const dlock_script release_script = {
     "  return 0\n"
     "end\n"
     "redis.call('del', KEYS[1])\n"
-    "redis.call('publish', KEYS[2], '0')\n"
+    "redis.call(ARGV[3], KEYS[2], '0')\n"
     "return 1\n",
 };
 
-/* KEYS[1] the lock, KEYS[2] the channel. 1: it existed. */
+/* KEYS[1] the lock, KEYS[2] the channel; ARGV[1] the publish command. 1:
+ * it existed. */
 static const dlock_script force_script = {
     "capped_force_unlock",
     "if redis.call('del', KEYS[1]) == 0 then return 0 end\n"
-    "redis.call('publish', KEYS[2], '0')\n"
+    "redis.call(ARGV[1], KEYS[2], '0')\n"
     "return 1\n",
 };
+
+/* The command that wakes waiters: "publish", or "spublish" on Redis
+ * Cluster (sharded pub/sub, where the channel must share the keys' slot:
+ * the object base's channel carries the name's {hash tag}). The backend
+ * knows which; the scripts take it as an argument. */
+static const char *publish_cmd(dlock_rlock *l)
+{
+    return dlock_backend_publish_command(dlock_client_backend(l->client));
+}
 
 /* KEYS[1] the lock; ARGV[1] an owner (may be ''). {PTTL, the owner's
  * holds}: one read serves every read slot. */
@@ -136,25 +147,27 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t l
 static int release(dlock_rlock *l, const char *owner)
 {
     char keep[24];
-    const char *argv[4];
+    const char *argv[5];
 
     snprintf(keep, sizeof(keep), "%" PRId64, dlock_hold_lease(l, owner));
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = owner;
     argv[3] = keep;
-    return dlock_rlock_eval_release(l, owner, &release_script, 2, 2, argv);
+    argv[4] = publish_cmd(l);
+    return dlock_rlock_eval_release(l, owner, &release_script, 2, 3, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
 {
-    const char *argv[2];
+    const char *argv[3];
     int64_t n = 0;
     int rc;
 
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
-    rc = dlock_rlock_eval_integer(l, &n, &force_script, 2, 0, argv);
+    argv[2] = publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, &n, &force_script, 2, 1, argv);
     *existed = rc == 0 && n == 1;
     return rc;
 }

@@ -30,6 +30,7 @@ int dlock_test_redis_backend(void);
 int dlock_test_redis_mux(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
+int dlock_test_redis_cluster(void); /* tests/redis_cluster_test.c */
 int dlock_test_redis_sync(void);
 int dlock_test_redis_cluster_harness(void); /* tests/harness/cluster.h on a real cluster */
 int dlock_test_redis_sentinel_start(void);
@@ -49,13 +50,14 @@ int dlock_test_interop(const char *backend);
 int dlock_test_parity(const char *backend);
 int dlock_test_spin(const char *backend);
 int dlock_test_simple(const char *backend);
-int dlock_test_custom_lock_sample(const char *url); /* tests/sample_test.c */
+int dlock_test_sample(const char *sample, const char *url); /* tests/sample_test.c */
 int dlock_test_observe(const char *backend);
 int dlock_test_observe_redis(void);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
 int dlock_test_composite_conformance(void); /* tests/conformance/composite_types.c */
+int dlock_test_cluster_slots(void); /* tests/cluster_slots_test.c */
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -116,13 +118,20 @@ static void on_alarm(int sig)
 /* DLOCK_TEST_ONLY=name[,name...] runs only the named parts, for working on
  * one of them: the suites' names as given to run_suite() below, "mock" for
  * the conformance groups on the mock, and the Redis rows ("redis",
- * "redis-tls", "redis-sentinel"). Unset: everything (make check). */
+ * "redis-tls", "redis-sentinel", "redis-cluster"). Unset: everything
+ * (make check). */
 static int wanted(const char *part)
 {
     return dlock_test_wanted("DLOCK_TEST_ONLY", part);
 }
 
-enum { ON_TCP, ON_TLS, ON_SENTINEL };
+enum { ON_TCP, ON_TLS, ON_SENTINEL, ON_CLUSTER };
+
+/* tests/redis_cluster_test.c: its cluster, kept up for the row. */
+int dlock_test_redis_cluster_start(void);
+void dlock_test_redis_cluster_stop(void);
+const char *dlock_test_cluster_seed_url(void);
+int dlock_test_redis_cluster_spread(void);
 
 /* Every conformance group on a throwaway redis-server: plain TCP, or TLS
  * (the fixture then connects with the server's rediss:// URL), or through
@@ -137,10 +146,12 @@ static void run_conformance_on_redis(const char *name, int kind)
     dlock_test_set_phase("starting redis-server for the conformance suite on %s", name);
     if (kind == ON_SENTINEL)
         rc = dlock_test_redis_sentinel_start();
+    else if (kind == ON_CLUSTER)
+        rc = dlock_test_redis_cluster_start();
     else
         rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
                  : dlock_test_redis_start(&server, NULL);
-    if (rc != 0 || (kind != ON_SENTINEL && !server)) {
+    if (rc != 0 || (kind != ON_SENTINEL && kind != ON_CLUSTER && !server)) {
         int n = dlock_test_conformance_count();
         fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
                 "cases on %s count as failed\n", rc, n, name);
@@ -148,8 +159,10 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_failed += n;
         return;
     }
-    url = kind == ON_SENTINEL ? dlock_test_sentinel_url()
-          : tls ? dlock_test_redis_tls_url(server) : dlock_test_redis_url(server);
+    url = kind == ON_SENTINEL   ? dlock_test_sentinel_url()
+          : kind == ON_CLUSTER  ? dlock_test_cluster_seed_url()
+          : tls                 ? dlock_test_redis_tls_url(server)
+                                : dlock_test_redis_url(server);
     dlock_fx_set_redis_url(url);
     printf("conformance on %s at %s\n", name, url);
     dlock_test_set_phase("conformance on %s", name);
@@ -186,11 +199,23 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_set_phase("simple lock on %s", name);
         dlock_test_simple(name);
         dlock_test_set_phase("samples/custom_lock on %s", name);
-        dlock_test_custom_lock_sample(url);
+        dlock_test_sample("custom_lock", url);
     }
     dlock_test_set_phase("observe on %s", name);
     dlock_test_observe(name);
     dlock_fx_set_redis_url(NULL);
+    if (kind == ON_CLUSTER) {
+        /* The cases' names spread over the shards: every master ran
+         * scripts. */
+        int spread = dlock_test_redis_cluster_spread();
+        printf("conformance on %s: scripts ran on %d of 3 masters\n", name, spread);
+        dlock_test_total++;
+        dlock_test_failed += spread != 3;
+        dlock_test_set_phase("samples/cluster_lock on %s", name);
+        dlock_test_sample("cluster_lock", url);
+        dlock_test_redis_cluster_stop();
+        return;
+    }
     dlock_test_set_phase("stopping redis-server (%s)", name);
     stop_server();
 }
@@ -289,6 +314,7 @@ int main(void)
     run_suite("redis mux tests", dlock_test_redis_mux);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
+    run_suite("redis Cluster tests", dlock_test_redis_cluster);
     run_suite("redis sync tests", dlock_test_redis_sync);
     run_suite("redis cluster harness tests", dlock_test_redis_cluster_harness);
     run_suite("observability redis tests", dlock_test_observe_redis);
@@ -297,6 +323,7 @@ int main(void)
     run_suite("cli tests", dlock_test_cli);
     run_suite("redlock tests", dlock_test_redlock);
     run_suite("redlock conformance", dlock_test_composite_conformance);
+    run_suite("cluster slot tests", dlock_test_cluster_slots);
 
     if (wanted("mock"))
         run_conformance_on_mock();
@@ -309,6 +336,10 @@ int main(void)
     /* And through Sentinel (redis-sentinel://, the master found by asking
      * three sentinels; the Sentinel tests' set, stopped after). */
     run_conformance_on_redis("redis-sentinel", ON_SENTINEL);
+    /* And on a Redis Cluster of 3 masters with a replica each (the
+     * Cluster tests' cluster, stopped after): routing by slot, sharded
+     * pub/sub wake-ups. */
+    run_conformance_on_redis("redis-cluster", ON_CLUSTER);
     run_suite("fault tests", dlock_test_faults);
     alarm(0);
 

@@ -655,6 +655,29 @@ static void test_lua_to_redis(void **state)
     EVAL0(e->b, "return function() end", "nil");
 }
 
+/* The compiled-script cache is keyed by content: one struct, and even one
+ * source buffer, rewritten with another script runs the new code. */
+static void test_script_cache_by_content(void **state)
+{
+    env *e = *state;
+    dlock_script s = {"reused", "return 1"};
+    char src[64];
+    dlock_reply *r = NULL;
+
+    assert_int_equal(dlock_backend_eval(e->b, &r, &s, 0, 0, NULL, NULL, NULL, 0), 0);
+    assert_int_equal(r->integer, 1);
+    dlock_reply_free(r);
+    strcpy(src, "return 'first'");
+    s.source = src;
+    assert_int_equal(dlock_backend_eval(e->b, &r, &s, 0, 0, NULL, NULL, NULL, 0), 0);
+    assert_string_equal(r->str, "first");
+    dlock_reply_free(r);
+    strcpy(src, "return 'second'");
+    assert_int_equal(dlock_backend_eval(e->b, &r, &s, 0, 0, NULL, NULL, NULL, 0), 0);
+    assert_string_equal(r->str, "second");
+    dlock_reply_free(r);
+}
+
 static void test_lua_self_reference(void **state)
 {
     env *e = *state;
@@ -985,6 +1008,19 @@ static void test_lua_script_cache(void **state)
     assert_int_equal(dlock_backend_eval(e->b, &r, &s2, 0, 0, NULL, NULL, NULL, 0), 0);
     assert_string_equal(r->str, "b");
     dlock_reply_free(r);
+    /* Same address and a new text where a freed one was (a wrapper that
+     * builds sources on the fly): still its own code. */
+    for (i = 0; i < 3; i++) {
+        char *text = malloc(32);
+
+        assert_non_null(text);
+        snprintf(text, 32, "return %d", 10 + i);
+        s2.source = text;
+        assert_int_equal(dlock_backend_eval(e->b, &r, &s2, 0, 0, NULL, NULL, NULL, 0), 0);
+        assert_int_equal(r->integer, 10 + i);
+        dlock_reply_free(r);
+        free(text);
+    }
 }
 
 static void test_backend(void **state)
@@ -1500,6 +1536,8 @@ int dlock_test_mock_store(void)
         cmocka_unit_test_setup_teardown(test_store_expireat, env_setup, env_teardown),
         cmocka_unit_test(test_store_realtime_expiry),
         cmocka_unit_test_setup_teardown(test_lua_to_redis, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_script_cache_by_content, env_setup, env_teardown),
+
         cmocka_unit_test_setup_teardown(test_lua_self_reference, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_redis_to_lua, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_lua_errors, env_setup, env_teardown),

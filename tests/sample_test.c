@@ -1,11 +1,12 @@
 /*
- * samples/custom_lock.c on Redis. The sample is a lock type of one's own,
- * written from the public headers only (make install-check builds it from
- * the installed files; make demo runs it on the mock). Here it runs as a
- * user runs it, against the conformance suite's redis-server:
- * `custom_lock redis://...`, built by make check into $(BUILD)/samples
- * (DLOCK_SAMPLES_DIR; default build/samples). Its exit status and its last
- * line say whether every step answered as expected.
+ * Samples run as a user runs them, against a test's server: e.g.
+ * samples/custom_lock.c (a lock type of one's own, written from the public
+ * headers only; make install-check builds it from the installed files,
+ * make demo runs it on the mock) as `custom_lock redis://...` against the
+ * conformance suite's redis-server, samples/cluster_lock.c against the
+ * Cluster tests' cluster. make check builds them into $(BUILD)/samples
+ * (DLOCK_SAMPLES_DIR; default build/samples). The exit status and the last
+ * line ("<sample>: ok") say whether every step answered as expected.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@
 
 #include "harness/runner.h"
 
-int dlock_test_custom_lock_sample(const char *url)
+int dlock_test_sample(const char *sample, const char *url)
 {
+    char want[128];
     const char *dir = getenv("DLOCK_SAMPLES_DIR");
     char cmd[1024], line[1024] = "", last[1024] = "";
     int status, ok;
@@ -23,8 +25,9 @@ int dlock_test_custom_lock_sample(const char *url)
 
     if (!dir || !*dir)
         dir = "build/samples";
-    snprintf(cmd, sizeof(cmd), "'%s/custom_lock' '%s' 2>&1", dir, url);
-    printf("[ RUN      ] samples/custom_lock on %s\n", url);
+    snprintf(cmd, sizeof(cmd), "'%s/%s' '%s' 2>&1", dir, sample, url);
+    snprintf(want, sizeof(want), "%s: ok\n", sample);
+    printf("[ RUN      ] samples/%s on %s\n", sample, url);
     p = popen(cmd, "r");
     if (!p) {
         printf("[  FAILED  ] cannot run %s\n", cmd);
@@ -37,11 +40,11 @@ int dlock_test_custom_lock_sample(const char *url)
     }
     status = pclose(p);
     ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-         strcmp(last, "custom_lock: ok\n") == 0;
+         strcmp(last, want) == 0;
     if (ok)
-        printf("[       OK ] samples/custom_lock on %s\n", url);
+        printf("[       OK ] samples/%s on %s\n", sample, url);
     else
-        printf("[  FAILED  ] samples/custom_lock (%s): exit status %d; built? (make "
-               "%s/custom_lock)\n", cmd, status, dir);
+        printf("[  FAILED  ] samples/%s (%s): exit status %d; built? (make "
+               "%s/%s)\n", sample, cmd, status, dir, sample);
     return dlock_test_count(1, !ok);
 }

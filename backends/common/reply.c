@@ -173,6 +173,24 @@ uint64_t dlock_backend_reconnects(dlock_backend *b)
     return b->methods->reconnects(b);
 }
 
+const char *dlock_backend_publish_command(dlock_backend *b)
+{
+    const char *cmd = NULL;
+
+    if (b != NULL && b->methods != NULL && b->methods->version >= 4 &&
+        b->methods->publish_command != NULL)
+        cmd = b->methods->publish_command(b);
+    return cmd != NULL ? cmd : "publish";
+}
+
+unsigned dlock_backend_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 4 ||
+        b->methods->key_slot == NULL || key == NULL)
+        return 0;
+    return b->methods->key_slot(b, key, len);
+}
+
 void dlock_backend_free(dlock_backend *b)
 {
     if (b == NULL || b->methods == NULL || b->methods->free == NULL)

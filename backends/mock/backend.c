@@ -90,8 +90,24 @@ static void mock_free(dlock_backend *base)
     free(b);
 }
 
+/* One node: plain pub/sub (the store also runs SPUBLISH, the same way, so
+ * a script given "spublish" works here too) and one group for every key. */
+static const char *mock_publish_command(dlock_backend *b)
+{
+    (void)b;
+    return "publish";
+}
+
+static unsigned mock_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    (void)b;
+    (void)key;
+    (void)len;
+    return 0;
+}
+
 static const dlock_backend_methods mock_methods = {
-    1,
+    4,
     "mock",
     mock_eval,
     mock_subscribe,
@@ -101,6 +117,8 @@ static const dlock_backend_methods mock_methods = {
     NULL, /* eval_until: the mock never blocks on a network */
     NULL, /* subscribe_until */
     NULL, /* reconnects: no connections */
+    mock_publish_command,
+    mock_key_slot,
 };
 
 int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store)

@@ -12,8 +12,9 @@
  * server and fails here the way it would fail there.
  *
  * Compiled scripts are cached per dlock_script address (scripts are static
- * data); the cached entry also remembers the source pointer so that a
- * different script reusing an address is recompiled.
+ * data), but keyed by content (api/dlock/sys/backend.h): the entry keeps a
+ * copy of the source it compiled, so that a struct on the stack or reused
+ * for another source, even at the same source address, is recompiled.
  *
  * Everything here runs under the store mutex; all Lua work that may raise
  * (including out-of-memory) runs inside lua_cpcall, and every C allocation
@@ -59,8 +60,9 @@
 #define KILL_MSG "ERR script killed: it ran longer than the mock's time limit"
 
 typedef struct cached_script {
-    const char *source;
-    int ref; /* the compiled function in the registry */
+    int ref;    /* the compiled function in the registry */
+    size_t len;
+    char text[]; /* the source compiled */
 } cached_script;
 
 struct dlock__lua {
@@ -595,20 +597,20 @@ static int push_function(lua_State *L, eval_ctx *x)
     dlock__lua *b = x->b;
     const char *key = (const char *)&x->script;
     dlock__dict_entry *e = dlock__dict_find(&b->scripts, key, sizeof(x->script));
+    size_t len = strlen(x->script->source);
     cached_script *cs;
     int rc;
 
     if (e != NULL) {
         cs = e->val;
-        if (cs->source == x->script->source) {
+        if (cs->len == len && memcmp(cs->text, x->script->source, len) == 0) {
             lua_rawgeti(L, LUA_REGISTRYINDEX, cs->ref);
             return 1;
         }
         luaL_unref(L, LUA_REGISTRYINDEX, cs->ref);
         dlock__dict_remove(&b->scripts, e);
     }
-    rc = luaL_loadbuffer(L, x->script->source, strlen(x->script->source),
-                         "@user_script");
+    rc = luaL_loadbuffer(L, x->script->source, len, "@user_script");
     if (rc == LUA_ERRSYNTAX) {
         x->reply = dlock__reply_errorf("ERR Error compiling script (new function): %s",
                                        lua_tostring(L, -1));
@@ -623,11 +625,12 @@ static int push_function(lua_State *L, eval_ctx *x)
     lua_setfenv(L, -2);
 
     /* Caching is an optimisation: without memory for it, run uncached. */
-    cs = malloc(sizeof(*cs));
+    cs = malloc(sizeof(*cs) + len + 1);
     if (cs == NULL)
         return 1;
     lua_pushvalue(L, -1);
-    cs->source = x->script->source;
+    cs->len = len;
+    memcpy(cs->text, x->script->source, len + 1);
     cs->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (dlock__dict_add(&b->scripts, key, sizeof(x->script), cs) == NULL) {
         luaL_unref(L, LUA_REGISTRYINDEX, cs->ref);

@@ -223,6 +223,10 @@ const dlock__cmd_def dlock__cmds_keys[] = {
     {"ping", -1, cmd_ping},
     {"pttl", 2, cmd_pttl},
     {"publish", 3, cmd_publish},
+    /* Sharded pub/sub is plain pub/sub on one node: a script given
+     * "spublish" (api/dlock/sys/backend.h: publish_command) reaches the
+     * same subscribers. */
+    {"spublish", 3, cmd_publish},
     {"time", 1, cmd_time},
     {"ttl", 2, cmd_ttl},
     {"type", 2, cmd_type},

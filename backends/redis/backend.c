@@ -8,7 +8,9 @@
  * its connections, multiplexed (mux.c) or pooled (pool.c)) and the
  * subscriber (subscriber.c), and the script runner (scripts.c). A call
  * goes eval -> topology (which node) -> node (dlock__redis_node_call); a
- * DLOCK_ECONN there tells the topology to look for the master again. Time comes from the process-wide real-time clock:
+ * DLOCK_ECONN there tells the topology to look for the master again. A
+ * Redis Cluster (cluster.c) takes the topology's place: it routes each
+ * call by its first key's slot and keeps a subscriber per master. Time comes from the process-wide real-time clock:
  * Redis expires keys on its own clock.
  */
 #include <stddef.h>
@@ -17,15 +19,18 @@
 
 #include "dlock/redis.h"
 #include "dlock/sys/clock.h"
+#include "cluster.h"
 #include "internal.h"
 #include "scripts.h"
+#include "slot.h"
 #include "topology.h"
 #include "transport.h"
 
 typedef struct redis_backend {
     dlock_backend base; /* first: a dlock_backend * is a redis_backend * */
     dlock__redis_config cfg;
-    dlock__redis_topology *topo;
+    dlock__redis_topology *topo;   /* standalone or Sentinel; or */
+    dlock__redis_cluster *cluster; /* Redis Cluster */
     dlock__redis_scripts *scripts;
     uint64_t reconnects; /* cfg.reconnects points here */
 } redis_backend;
@@ -36,9 +41,15 @@ static int rb_eval_until(dlock_backend *b, dlock_reply **out,
                          int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     redis_backend *rb = (redis_backend *)b;
-    dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
-    int rc = dlock__redis_eval(n, rb->scripts, out, script, nkeys, nargs,
-                               argv, argvlen, deadline_ms, errbuf, errlen);
+    dlock__redis_node *n;
+    int rc;
+    if (rb->cluster)
+        return dlock__redis_cluster_eval(rb->cluster, rb->scripts, out, script,
+                                         nkeys, nargs, argv, argvlen,
+                                         deadline_ms, errbuf, errlen);
+    n = dlock__redis_topology_master(rb->topo);
+    rc = dlock__redis_eval(n, rb->scripts, out, script, nkeys, nargs, argv,
+                           argvlen, deadline_ms, NULL, errbuf, errlen);
     /* Lost, refused or unavailable (READONLY, MASTERDOWN, LOADING...): the
      * caller's wait loop retries within its budget; meanwhile the
      * topology checks whether the master moved. */
@@ -62,6 +73,9 @@ static int rb_subscribe_until(dlock_backend *b, dlock_subscription **out,
                               size_t errlen)
 {
     redis_backend *rb = (redis_backend *)b;
+    if (rb->cluster)
+        return dlock__redis_cluster_subscribe(rb->cluster, out, channel, fn,
+                                              arg, deadline_ms, errbuf, errlen);
     return dlock__redis_subscriber_add(dlock__redis_topology_subscriber(rb->topo),
                                        out, channel, fn, arg, deadline_ms,
                                        errbuf, errlen);
@@ -76,8 +90,11 @@ static int rb_subscribe(dlock_backend *b, dlock_subscription **out,
 static void rb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
 {
     redis_backend *rb = (redis_backend *)b;
-    dlock__redis_subscriber_remove(dlock__redis_topology_subscriber(rb->topo),
-                                   sub);
+    if (rb->cluster)
+        dlock__redis_cluster_unsubscribe(rb->cluster, sub);
+    else
+        dlock__redis_subscriber_remove(
+            dlock__redis_topology_subscriber(rb->topo), sub);
 }
 
 static dlock_clock *rb_clock(dlock_backend *b)
@@ -93,6 +110,7 @@ static void rb_free(dlock_backend *b)
         return;
     /* The topology first: its threads read cfg until joined. */
     dlock__redis_topology_free(rb->topo);
+    dlock__redis_cluster_free(rb->cluster);
     dlock__redis_scripts_free(rb->scripts);
     dlock__redis_tls_free(rb->cfg.tls);
     dlock__redis_url_clear(&rb->cfg.url);
@@ -104,8 +122,23 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
+/* Redis Cluster: sharded pub/sub (SPUBLISH on the master of the
+ * channel's slot, where the waiters SSUBSCRIBE), as Redisson 3.22+ does in
+ * cluster mode; standalone and Sentinel: PUBLISH. */
+static const char *rb_publish_command(dlock_backend *b)
+{
+    return ((redis_backend *)b)->cluster ? "spublish" : "publish";
+}
+
+/* Redis Cluster: the key's hash slot (one script touches one slot);
+ * otherwise one group for every key. */
+static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    return ((redis_backend *)b)->cluster ? dlock__redis_key_slot(key, len) : 0;
+}
+
 static const dlock_backend_methods redis_methods = {
-    3,
+    4,
     "redis",
     rb_eval,
     rb_subscribe,
@@ -115,6 +148,8 @@ static const dlock_backend_methods redis_methods = {
     rb_eval_until,
     rb_subscribe_until,
     rb_reconnects,
+    rb_publish_command,
+    rb_key_slot,
 };
 
 static int check_options(const dlock_redis_options *o, char *errbuf,
@@ -311,7 +346,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     /* Connects once (standalone) or discovers the master (Sentinel), so a
      * wrong URL, password, db or master name fails here rather than at
      * the first lock. */
-    rc = dlock__redis_topology_new(&rb->topo, &rb->cfg, errbuf, errlen);
+    rc = rb->cfg.url.is_cluster
+             ? dlock__redis_cluster_new(&rb->cluster, &rb->cfg, errbuf, errlen)
+             : dlock__redis_topology_new(&rb->topo, &rb->cfg, errbuf, errlen);
     if (rc != 0)
         goto fail;
     *out = &rb->base;

@@ -22,6 +22,8 @@
 /* How old the replica count of sync_replicas = -1 may get. */
 #define ALL_REPLICAS_MAX_AGE_MS 1000
 
+static const char *const asking_argv[1] = {"ASKING"};
+
 /* What is known of one script: its SHA1, computed here (the Redis SHA of a
  * script is the lowercase hex SHA1 of its source), and whether it writes.
  * Found by the struct's address, but valid only while the source there is
@@ -114,9 +116,10 @@ static int sha_of(dlock__redis_scripts *s, const dlock_script *script,
         if (e->script == script && e->len == len &&
             memcmp(e->source, script->source, len) == 0) {
             memcpy(sha, e->sha, SHA_LEN + 1);
+            writes = e->writes; /* before the unlock: a writer may move v */
             pthread_rwlock_unlock(&s->rw);
             *fresh = 0;
-            return e->writes;
+            return writes;
         }
     }
     pthread_rwlock_unlock(&s->rw);
@@ -323,11 +326,45 @@ static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
     return DLOCK_ESYNC;
 }
 
+/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": fills d; 0 when r is one. */
+static int parse_redirect(const redisReply *r, dlock__redis_redirect *d)
+{
+    const char *colon;
+    int kind, n = 0;
+    size_t hl;
+
+    if (r->type != REDIS_REPLY_ERROR)
+        return -1;
+    if (strncmp(r->str, "MOVED ", 6) == 0)
+        kind = DLOCK__REDIS_MOVED;
+    else if (strncmp(r->str, "ASK ", 4) == 0)
+        kind = DLOCK__REDIS_ASK;
+    else
+        return -1;
+    if (sscanf(r->str + (kind == DLOCK__REDIS_ASK ? 4 : 6), "%d %n", &d->slot,
+               &n) != 1 || n == 0)
+        return -1;
+    colon = strrchr(r->str, ':');
+    if (!colon || colon < r->str + n)
+        return -1;
+    hl = (size_t)(colon - (r->str + (kind == DLOCK__REDIS_ASK ? 4 : 6) + n));
+    if (hl == 0 || hl >= sizeof d->host)
+        return -1;
+    memcpy(d->host, colon - hl, hl);
+    d->host[hl] = '\0';
+    d->port = atoi(colon + 1);
+    if (d->port <= 0 || d->port > 65535)
+        return -1;
+    d->kind = kind;
+    return 0;
+}
+
 int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                       dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
-                      int64_t deadline_ms, char *errbuf, size_t errlen)
+                      int64_t deadline_ms, dlock__redis_redirect *redir,
+                      char *errbuf, size_t errlen)
 {
     const char *small_vec[16];
     size_t small_len[16];
@@ -336,12 +373,17 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
     const dlock__redis_config *cfg = &node->cfg;
     dlock__redis_cmdbuf b = {0};
     char sha[SHA_LEN + 1], nkeys_str[24];
-    redisReply *rep[2] = {NULL, NULL};
+    redisReply *all[3] = {NULL, NULL, NULL}, **rep = all;
     size_t i, argc;
     int rc = 0, sent = 0, nwait, recount, pass, fresh;
+    int asking = redir && redir->asking;
 
     if (out)
         *out = NULL;
+    if (redir) {
+        redir->kind = 0;
+        redir->refused = 0;
+    }
     if (!out || !script || !script->source) {
         dlock__redis_errf(errbuf, errlen, "eval: NULL %s",
                           !out ? "out" : !script ? "script" : "script source");
@@ -410,25 +452,37 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
         vec[1] = pass == 0 ? sha : script->source;
         lens[1] = pass == 0 ? SHA_LEN : strlen(script->source);
         dlock__redis_cmdbuf_reset(&b);
-        rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
+        /* An ASK's retry: ASKING lets the importing node serve the very
+         * next command (each pass's), in the same write. */
+        rc = asking ? dlock__redis_cmdbuf_add(&b, 1, asking_argv, NULL) : 0;
+        if (rc == 0)
+            rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
         if (rc == 0 && nwait > 0)
             rc = sync_append(&b, nwait, cfg);
         if (rc != 0)
             break;
         sent = 1;
-        rc = dlock__redis_node_call(node, &b, nwait > 0 ? 2 : 1, rep, deadline_ms,
-                                    errbuf, errlen);
+        rc = dlock__redis_node_call(node, &b, asking + (nwait > 0 ? 2 : 1), all,
+                                    deadline_ms, errbuf, errlen);
+        rep = all + asking;
         if (rc != 0 || !is_noscript(rep[0]))
             break;
-        freeReplyObject(rep[0]);
-        if (rep[1])
-            freeReplyObject(rep[1]);
-        rep[0] = rep[1] = NULL;
+        for (i = 0; i < 3; i++)
+            if (all[i])
+                freeReplyObject(all[i]);
+        all[0] = all[1] = all[2] = NULL;
     }
     if (rc != 0) {
         /* A formatting failure sent nothing and has no detail yet. */
         if (!sent)
             dlock__redis_errf(errbuf, errlen, "eval: out of memory");
+        goto done;
+    }
+    if (redir && parse_redirect(rep[0], redir) == 0) {
+        /* Not the script's answer: the slot is served elsewhere. */
+        dlock__redis_errf(errbuf, errlen, "redis %s: %.160s", cfg->url.where,
+                          rep[0]->str);
+        rc = DLOCK_ECONN;
         goto done;
     }
     if (rep[0]->type == REDIS_REPLY_ERROR &&
@@ -437,6 +491,8 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
          * a transport condition, retried like a lost connection. */
         dlock__redis_errf(errbuf, errlen, "redis %s: server unavailable: %.160s",
                           cfg->url.where, rep[0]->str);
+        if (redir)
+            redir->refused = 1;
         rc = DLOCK_ECONN;
         goto done;
     }
@@ -457,9 +513,9 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
         rc = sync_check(cache, cfg, rep[1], nwait, errbuf, errlen);
 
 done:
-    for (i = 0; i < 2; i++)
-        if (rep[i])
-            freeReplyObject(rep[i]);
+    for (i = 0; i < 3; i++)
+        if (all[i])
+            freeReplyObject(all[i]);
     dlock__redis_cmdbuf_free(&b);
     if (vec != small_vec)
         free((void *)vec);

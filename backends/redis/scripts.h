@@ -24,6 +24,18 @@
 
 typedef struct dlock__redis_scripts dlock__redis_scripts;
 
+/* Redis Cluster's redirection of one call (cluster.h routes by it). */
+enum { DLOCK__REDIS_MOVED = 1, DLOCK__REDIS_ASK = 2 };
+typedef struct dlock__redis_redirect {
+    int asking;     /* in: send ASKING first (the retry of an ASK) */
+    int kind;       /* out: 0, DLOCK__REDIS_MOVED or DLOCK__REDIS_ASK */
+    int slot;       /* out: the slot named */
+    char host[256]; /* out: where it is served */
+    int port;
+    int refused;    /* out: the server refused to run it for now
+                     * (dlock__redis_unavailable): safe to repeat */
+} dlock__redis_redirect;
+
 /* 0 or DLOCK_ENOMEM. */
 int dlock__redis_scripts_new(dlock__redis_scripts **out);
 void dlock__redis_scripts_free(dlock__redis_scripts *s);
@@ -35,12 +47,16 @@ void dlock__redis_scripts_free(dlock__redis_scripts *s);
  * for now (dlock__redis_unavailable: LOADING, BUSY, READONLY...) is
  * DLOCK_ECONN, not a script error. DLOCK_ESYNC: the script ran, *out holds
  * its reply, but fewer replicas than sync_replicas acknowledged it (or the
- * server refused WAIT: sync is off from then on); errbuf says which. */
+ * server refused WAIT: sync is off from then on); errbuf says which.
+ * redir: NULL outside a cluster; else redir->asking is read, and a MOVED
+ * or ASK reply fills it and returns DLOCK_ECONN (the script did not run)
+ * with the redirection in errbuf, for the cluster to follow. */
 int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                       dlock_reply **out,
                       const dlock_script *script, size_t nkeys, size_t nargs,
                       const char *const *argv, const size_t *argvlen,
-                      int64_t deadline_ms, char *errbuf, size_t errlen);
+                      int64_t deadline_ms, dlock__redis_redirect *redir,
+                      char *errbuf, size_t errlen);
 
 /* A deep copy of r as a dlock_reply. 0, DLOCK_ENOMEM, or DLOCK_EPROTO for a
  * reply type or nesting this backend does not know. */

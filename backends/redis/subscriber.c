@@ -53,6 +53,7 @@ struct channel {
     int inflight;  /* commands sent, acknowledgement not yet seen */
     int confirmed; /* the server has it subscribed, by our last SUBSCRIBE */
     int resync;    /* restored after a reconnect: deliver "" when confirmed */
+    int gone;      /* sharded: its slot is served elsewhere; not here */
     int dirty;     /* queued for the thread to reconcile */
     channel *dnext;
 };
@@ -67,6 +68,9 @@ struct dlock__redis_subscriber {
     int moved;                      /* cfg changed: drop the connection */
     void (*on_lost)(void *);        /* set before the first subscribe */
     void *on_lost_arg;
+    int sharded;                    /* SSUBSCRIBE...; set before too */
+    void (*on_moved)(void *, const char *, size_t);
+    void *on_moved_arg;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* acks, failed attempts, deliveries ending */
 
@@ -261,8 +265,12 @@ static int queue_command(dlock__redis_subscriber *s, int kind, channel *c)
     const char *argv[2];
     size_t argvlen[2];
     size_t mark = s->out.len;
-    argv[0] = kind == X_SUBSCRIBE ? "SUBSCRIBE"
-              : kind == X_UNSUBSCRIBE ? "UNSUBSCRIBE" : "PING";
+    if (kind == X_SUBSCRIBE)
+        argv[0] = s->sharded ? "SSUBSCRIBE" : "SUBSCRIBE";
+    else if (kind == X_UNSUBSCRIBE)
+        argv[0] = s->sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
+    else
+        argv[0] = "PING";
     argvlen[0] = strlen(argv[0]);
     if (c) {
         argv[1] = c->name;
@@ -285,7 +293,9 @@ static void reconcile(dlock__redis_subscriber *s)
     s->dirty = NULL;
     while (c) {
         channel *next = c->dnext;
-        int want = c->nlisteners > 0;
+        /* A channel whose slot left this node is not asked for here again
+         * (the cluster moves its listeners to the slot's new node). */
+        int want = c->nlisteners > 0 && !c->gone;
         c->dirty = 0;
         if (s->conn && want != c->sent_sub) {
             if (queue_command(s, want ? X_SUBSCRIBE : X_UNSUBSCRIBE, c) == 0) {
@@ -425,6 +435,39 @@ static int on_ack(dlock__redis_subscriber *s, int kind, const redisReply *name)
     return 0;
 }
 
+/* Sharded: c's slot is served by another node now (the server dropped
+ * the subscription, or refused it with MOVED). It is not asked for here
+ * again; its listeners look again, and the cluster moves them to the
+ * slot's new node (thread, mutex not held). */
+static void moved_away(dlock__redis_subscriber *s, channel *c)
+{
+    pthread_mutex_lock(&s->mu);
+    c->gone = 1;
+    c->confirmed = 0;
+    c->sent_sub = 0;
+    if (c->nlisteners == 0 && c->inflight == 0)
+        mark_dirty(s, c);
+    pthread_mutex_unlock(&s->mu);
+    dlock__log(DLOCK_LOG_INFO, "redis %s: shard channel \"%.*s\" moved to "
+               "another node", s->cfg->url.where, (int)c->len, c->name);
+    deliver(s, c, "", 0);
+    if (s->on_moved)
+        s->on_moved(s->on_moved_arg, c->name, c->len);
+}
+
+/* Whether the head of the queue expects (kind, name). */
+static int expected(const dlock__redis_subscriber *s, int kind,
+                    const redisReply *name)
+{
+    const expect *e;
+    if (s->fifo_len == 0)
+        return 0;
+    e = &s->fifo[s->fifo_head];
+    return e->kind == kind && e->ch && name->type == REDIS_REPLY_STRING &&
+           name->len == e->ch->len &&
+           memcmp(name->str, e->ch->name, name->len) == 0;
+}
+
 static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
 {
     expect e;
@@ -439,6 +482,22 @@ static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
         return;
     }
     c = e.ch;
+    if (s->sharded && e.kind == X_SUBSCRIBE && strncmp(r->str, "MOVED ", 6) == 0) {
+        /* Served elsewhere: pending listeners fail (the cluster retries
+         * them at the right node); active ones (a restore) move. */
+        pthread_mutex_lock(&s->mu);
+        c = e.ch;
+        c->inflight--;
+        for (l = c->listeners; l; l = l->next)
+            if (l->state == L_PENDING) {
+                l->state = L_FAILED;
+                l->rc = DLOCK_ECONN;
+            }
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        moved_away(s, c);
+        return;
+    }
     rc = (strncmp(r->str, "NOPERM", 6) == 0 || strncmp(r->str, "NOAUTH", 6) == 0)
              ? DLOCK_EAUTH : DLOCK_EPROTO;
     pthread_mutex_lock(&s->mu);
@@ -468,7 +527,8 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
     if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
         r->element[0]->type == REDIS_REPLY_STRING) {
         const redisReply *kind = r->element[0];
-        if (reply_is(kind, "message") && r->elements == 3) {
+        if (reply_is(kind, s->sharded ? "smessage" : "message") &&
+            r->elements == 3) {
             const redisReply *name = r->element[1], *msg = r->element[2];
             channel *c;
             if (name->type != REDIS_REPLY_STRING ||
@@ -482,10 +542,26 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
                 deliver(s, c, msg->str, msg->len);
             return 0;
         }
-        if (reply_is(kind, "subscribe") && r->elements == 3)
+        if (reply_is(kind, s->sharded ? "ssubscribe" : "subscribe") &&
+            r->elements == 3)
             return on_ack(s, X_SUBSCRIBE, r->element[1]);
-        if (reply_is(kind, "unsubscribe") && r->elements == 3)
-            return on_ack(s, X_UNSUBSCRIBE, r->element[1]);
+        if (reply_is(kind, s->sharded ? "sunsubscribe" : "unsubscribe") &&
+            r->elements == 3) {
+            const redisReply *name = r->element[1];
+            channel *c;
+            if (!s->sharded || expected(s, X_UNSUBSCRIBE, name))
+                return on_ack(s, X_UNSUBSCRIBE, name);
+            /* Not asked for: the server dropped a shard channel whose
+             * slot migrated away. */
+            if (name->type != REDIS_REPLY_STRING)
+                return -1;
+            pthread_mutex_lock(&s->mu);
+            c = chan_find(s, name->str, name->len);
+            pthread_mutex_unlock(&s->mu);
+            if (c)
+                moved_away(s, c);
+            return 0;
+        }
         if (reply_is(kind, "pong")) {
             expect e;
             if (fifo_pop(s, &e) != 0 || e.kind != X_PING)
@@ -821,6 +897,8 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
         free(l);
         return DLOCK_ENOMEM;
     }
+    /* The cluster routed it here again: its slot came back. */
+    c->gone = 0;
     if (!c->confirmed && pthread_equal(pthread_self(), s->thread)) {
         /* From inside a callback (forbidden by the contract): the ack this
          * call would wait for can only be read by this very thread. */
@@ -920,6 +998,16 @@ void dlock__redis_subscriber_on_lost(dlock__redis_subscriber *s,
 {
     s->on_lost = fn;
     s->on_lost_arg = arg;
+}
+
+void dlock__redis_subscriber_set_sharded(dlock__redis_subscriber *s,
+                                         void (*on_moved)(void *, const char *,
+                                                          size_t),
+                                         void *arg)
+{
+    s->sharded = 1;
+    s->on_moved = on_moved;
+    s->on_moved_arg = arg;
 }
 
 void dlock__redis_subscriber_retarget(dlock__redis_subscriber *s,

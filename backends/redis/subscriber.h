@@ -74,6 +74,20 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
 void dlock__redis_subscriber_on_lost(dlock__redis_subscriber *s,
                                      void (*fn)(void *), void *arg);
 
+/* Sharded pub/sub (Redis Cluster): SSUBSCRIBE / SUNSUBSCRIBE, "smessage".
+ * When the server drops a channel because its slot migrated away (an
+ * unrequested "sunsubscribe"), or refuses it with MOVED, the channel is
+ * not asked for on this connection again: its listeners get the empty
+ * "look again" message, pending subscribes fail with DLOCK_ECONN, and
+ * on_moved(arg, channel, len) is called on the subscriber's thread (no
+ * lock held; it must not block) so that the cluster moves the listeners
+ * to the slot's new node. A later subscribe of that channel here asks for
+ * it again. Set before the first subscribe. */
+void dlock__redis_subscriber_set_sharded(dlock__redis_subscriber *s,
+                                         void (*on_moved)(void *, const char *,
+                                                          size_t),
+                                         void *arg);
+
 /* Moves the subscriber to another address (cfg borrowed; it must outlive
  * the subscriber): the thread drops its connection, connects to cfg's
  * address at once (no back-off inherited), restores every channel there,

@@ -459,20 +459,20 @@ static int make_sentinel_configs(dlock__redis_topology *t)
 {
     const dlock__redis_url *u = &t->cfg->url;
     int i;
-    t->sentinels = calloc((size_t)u->nsentinels, sizeof *t->sentinels);
+    t->sentinels = calloc((size_t)u->naddrs, sizeof *t->sentinels);
     if (!t->sentinels)
         return DLOCK_ENOMEM;
-    for (i = 0; i < u->nsentinels; i++) {
+    for (i = 0; i < u->naddrs; i++) {
         dlock__redis_config *sc = &t->sentinels[i];
         *sc = *t->cfg;
-        sc->url.host = u->sentinels[i].host;
-        sc->url.port = u->sentinels[i].port;
-        memcpy(sc->url.where, u->sentinels[i].where, sizeof sc->url.where);
+        sc->url.host = u->addrs[i].host;
+        sc->url.port = u->addrs[i].port;
+        memcpy(sc->url.where, u->addrs[i].where, sizeof sc->url.where);
         sc->url.user = u->sentinel_user;
         sc->url.password = u->sentinel_password;
         sc->url.db = 0;
     }
-    t->nsentinels = u->nsentinels;
+    t->nsentinels = u->naddrs;
     return 0;
 }
 

@@ -269,13 +269,17 @@ void dlock__redis_url_where(char *out, size_t len, const char *host, int port)
     snprintf(out, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }
 
-/* "[userinfo@]host[:port][,host[:port]...][/db]": each host goes through
- * parse_authority (the last one with the "/db"), with port 26379 by
- * default; nothing quoted can be a secret (the user information is parsed
- * first, on its own). */
-static int parse_sentinel_authority(dlock__redis_url *u, const char *rest,
-                                    char *errbuf, size_t errlen)
+/* "[userinfo@]host[:port][,host[:port]...][/db]" (the sentinels, port
+ * 26379 by default; or a cluster's seed nodes, port 6379 and no db): each
+ * host goes through parse_authority (the last one with the "/db");
+ * nothing quoted can be a secret (the user information is parsed first,
+ * on its own). */
+static int parse_addr_list(dlock__redis_url *u, const char *rest,
+                           char *errbuf, size_t errlen)
 {
+    const char *kind = u->is_cluster ? "redis-cluster" : "redis-sentinel";
+    const char *what = u->is_cluster ? "seed node" : "sentinel";
+    int default_port = u->is_cluster ? 6379 : 26379;
     const char *at = strrchr(rest, '@');
     const char *p = at ? at + 1 : rest;
     int n = 1, i, rc;
@@ -288,8 +292,8 @@ static int parse_sentinel_authority(dlock__redis_url *u, const char *rest,
     for (i = 0; p[i]; i++)
         if (p[i] == ',')
             n++;
-    u->sentinels = calloc((size_t)n, sizeof *u->sentinels);
-    if (!u->sentinels)
+    u->addrs = calloc((size_t)n, sizeof *u->addrs);
+    if (!u->addrs)
         return DLOCK_ENOMEM;
     for (i = 0; i < n; i++) {
         size_t len = strcspn(p, ",");
@@ -300,12 +304,18 @@ static int parse_sentinel_authority(dlock__redis_url *u, const char *rest,
         memset(&one, 0, sizeof one);
         rc = piece[0] == '/' || piece[0] == '\0'
                  ? (dlock__redis_errf(errbuf, errlen,
-                                      "bad redis-sentinel URL: empty sentinel "
-                                      "host (expected host[:port],...)"),
+                                      "bad %s URL: empty %s host (expected "
+                                      "host[:port],...)",
+                                      kind, what),
                     DLOCK_EINVAL)
-                 : parse_authority(&one, piece, 26379, errbuf, errlen);
+                 : parse_authority(&one, piece, default_port, errbuf, errlen);
         free(piece);
-        if (rc == 0 && one.db != 0 && i + 1 < n) {
+        if (rc == 0 && one.db != 0 && u->is_cluster) {
+            dlock__redis_errf(errbuf, errlen,
+                              "bad redis-cluster URL: Redis Cluster has "
+                              "only database 0 (no /db)");
+            rc = DLOCK_EINVAL;
+        } else if (rc == 0 && one.db != 0 && i + 1 < n) {
             dlock__redis_errf(errbuf, errlen,
                               "bad redis-sentinel URL: the database goes "
                               "after the last sentinel");
@@ -315,17 +325,18 @@ static int parse_sentinel_authority(dlock__redis_url *u, const char *rest,
             dlock__redis_url_clear(&one);
             return rc;
         }
-        u->sentinels[i].host = one.host;
-        u->sentinels[i].port = one.port;
-        memcpy(u->sentinels[i].where, one.where, sizeof one.where);
+        u->addrs[i].host = one.host;
+        u->addrs[i].port = one.port;
+        memcpy(u->addrs[i].where, one.where, sizeof one.where);
         u->db = one.db;
-        u->nsentinels++;
+        u->naddrs++;
         one.host = NULL;
         dlock__redis_url_clear(&one);
         p += len + (p[len] == ',');
     }
-    snprintf(u->where, sizeof u->where, "sentinels (%.250s%s)",
-             u->sentinels[0].where, n > 1 ? ",..." : "");
+    snprintf(u->where, sizeof u->where, "%s (%.250s%s)",
+             u->is_cluster ? "cluster" : "sentinels", u->addrs[0].where,
+             n > 1 ? ",..." : "");
     return 0;
 }
 
@@ -590,20 +601,25 @@ static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
                               "sentinels' configuration)");
             return DLOCK_EINVAL;
         }
-        return parse_authority(u, rest, 6379, errbuf, errlen);
+        return u->is_cluster ? parse_addr_list(u, rest, errbuf, errlen)
+                             : parse_authority(u, rest, 6379, errbuf, errlen);
     }
     head = strndup(rest, (size_t)(q - rest));
     if (!head)
         return DLOCK_ENOMEM;
-    rc = u->is_sentinel ? parse_sentinel_authority(u, head, errbuf, errlen)
-                        : parse_authority(u, head, 6379, errbuf, errlen);
+    rc = u->is_sentinel || u->is_cluster
+             ? parse_addr_list(u, head, errbuf, errlen)
+             : parse_authority(u, head, 6379, errbuf, errlen);
     memset(head, 0, (size_t)(q - rest)); /* it held the password */
     free(head);
     if (rc == 0)
         rc = parse_query(u,
-                         u->is_sentinel ? (u->is_tls ? "rediss-sentinel"
-                                                     : "redis-sentinel")
-                                        : u->is_tls ? "rediss" : "redis",
+                         u->is_sentinel  ? (u->is_tls ? "rediss-sentinel"
+                                                      : "redis-sentinel")
+                         : u->is_cluster ? (u->is_tls ? "rediss-cluster"
+                                                      : "redis-cluster")
+                         : u->is_tls     ? "rediss"
+                                         : "redis",
                          q, errbuf, errlen);
     if (rc == 0 && u->is_sentinel && !u->master_name) {
         dlock__redis_errf(errbuf, errlen,
@@ -678,7 +694,8 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     if (!sep || !looks_like_scheme(url, slen)) {
         dlock__redis_errf(errbuf, errlen,
                           "bad URL: missing scheme (expected redis://..., "
-                          "rediss://..., unix://... or redis-sentinel://...)");
+                          "rediss://..., unix://..., redis-sentinel://... or "
+                          "redis-cluster://...)");
         return DLOCK_EINVAL;
     }
     out->tls.insecure = -1;
@@ -693,14 +710,20 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
         out->is_sentinel = 1;
         out->is_tls = slen == 15;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);
+    } else if (scheme_is(url, slen, "redis-cluster") ||
+               scheme_is(url, slen, "rediss-cluster")) {
+        out->is_cluster = 1;
+        out->is_tls = slen == 14;
+        rc = parse_tcp(out, sep + 3, errbuf, errlen);
     } else if (scheme_is(url, slen, "unix")) {
         out->is_unix = 1;
         rc = parse_unix(out, sep + 3, errbuf, errlen);
     } else {
         dlock__redis_errf(errbuf, errlen,
                           "bad URL: unknown scheme '%.*s' (expected redis://, "
-                          "rediss://, unix://, redis-sentinel:// or "
-                          "rediss-sentinel://)",
+                          "rediss://, unix://, redis-sentinel://, "
+                          "rediss-sentinel://, redis-cluster:// or "
+                          "rediss-cluster://)",
                           (int)slen, url);
         return DLOCK_EINVAL;
     }
@@ -741,9 +764,9 @@ void dlock__redis_url_clear(dlock__redis_url *u)
     u->password = NULL;
     free(u->master_name);
     free(u->sentinel_user);
-    for (i = 0; i < u->nsentinels; i++)
-        free(u->sentinels[i].host);
-    free(u->sentinels);
+    for (i = 0; i < u->naddrs; i++)
+        free(u->addrs[i].host);
+    free(u->addrs);
     free(u->host);
     free(u->path);
     free(u->user);

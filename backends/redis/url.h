@@ -1,6 +1,7 @@
 /*
  * Redis backend (private): the parsed form of a redis://, rediss://,
- * unix://, redis-sentinel:// or rediss-sentinel:// URL.
+ * unix://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or
+ * rediss-cluster:// URL.
  *
  * Grammar (api/dlock/redis.h):
  *   redis://[[user]:password@]host[:port][/db]
@@ -9,6 +10,9 @@
  *   redis-sentinel://[[user]:password@]host[:port][,host[:port]...][/db]
  *       ?sentinelMasterId=NAME[&sentinel_user=U][&sentinel_password=P]
  *   rediss-sentinel://... the same, plus the TLS parameters
+ *   redis-cluster://[[user]:password@]host[:port][,host[:port]...]
+ *   rediss-cluster://... the same, plus the TLS parameters
+ * (cluster seed nodes: port 6379 by default, no db: a cluster has only 0.)
  * (sentinel port 26379 by default; user:password and db are the data
  * nodes', sentinel_user / sentinel_password the sentinels'.)
  * host may be a bracketed IPv6 literal ("[::1]"). user and password are
@@ -42,7 +46,7 @@ typedef struct dlock__redis_tls_params {
     int insecure;    /* 1: no verification; -1: not given */
 } dlock__redis_tls_params;
 
-/* One sentinel's address. */
+/* One sentinel's or cluster seed node's address. */
 typedef struct dlock__redis_addr {
     char *host;
     int port;
@@ -67,10 +71,14 @@ typedef struct dlock__redis_url {
      * addresses come from the sentinels). */
     int is_sentinel;
     char *master_name;       /* sentinelMasterId, required */
-    dlock__redis_addr *sentinels;
-    int nsentinels;          /* >= 1 */
+    dlock__redis_addr *addrs; /* the sentinels (or the cluster's seeds) */
+    int naddrs;               /* >= 1 */
     char *sentinel_user;     /* NULL: not given */
     char *sentinel_password; /* NULL: not given (no AUTH to sentinels) */
+
+    /* *-cluster:// only (host and path are then NULL; addrs are the seed
+     * nodes the slot map is first asked of). */
+    int is_cluster;
 
     /* Replica-synced writes, any scheme; -1 = not given (the options'
      * fields then apply). */

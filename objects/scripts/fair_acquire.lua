@@ -5,7 +5,8 @@
 -- ARGV[1] lease ms, ARGV[2] owner id, ARGV[3] W, the thread wait time (ms),
 -- ARGV[4] now (wall ms), ARGV[5] the wake-up message, ARGV[6] '0' for a
 -- single attempt that leaves no trace, '1' to join the queue when busy, '2'
--- when an earlier attempt of this call joined it.
+-- when an earlier attempt of this call joined it, ARGV[7] the publish
+-- command (publish.luainc).
 --
 -- Deadlines follow Redisson's rules, so that Java and dlock waiters can share
 -- one queue: a waiter joins with the deadline of the waiter in front of it
@@ -27,6 +28,7 @@
 -- deadline.
 -- #include time_check.luainc
 -- #include lease_keep.luainc
+-- #include publish.luainc
 local time_err = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
 if time_err then
     return time_err
@@ -63,7 +65,7 @@ if redis.call('exists', KEYS[1]) == 0 and (not head or head == ARGV[2]) then
     -- no message of its own.
     local next_head = redis.call('lindex', KEYS[2], 0)
     if next_head then
-        redis.call('publish', KEYS[4] .. ':' .. next_head, ARGV[5])
+        publish(KEYS[4] .. ':' .. next_head, ARGV[5])
     end
     return nil
 end

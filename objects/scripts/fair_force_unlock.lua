@@ -1,5 +1,6 @@
 -- Fair lock: delete it whoever holds it and wake the first live waiter.
--- KEYS as fair_release; ARGV[1] the wake-up message, ARGV[2] now (wall ms).
+-- KEYS as fair_release; ARGV[1] the wake-up message, ARGV[2] now (wall ms),
+-- ARGV[3] the publish command (publish.luainc).
 -- Reply: 1 it existed, 0 it did not. A key of another type is left alone.
 -- #include time_check.luainc
 local time_err = wall_bad(2)

@@ -3,9 +3,11 @@
 -- is one place closer: their deadlines move W earlier. If that makes a new
 -- first waiter while the lock is free, the new first waiter is woken.
 -- KEYS as fair_release; ARGV[1] owner id, ARGV[2] the wake-up message,
--- ARGV[3] W, the thread wait time (ms).
+-- ARGV[3] W, the thread wait time (ms), ARGV[4] the publish command
+-- (publish.luainc).
 -- Reply: 1 it was in line, 0 it was not.
 -- #include time_check.luainc
+-- #include publish.luainc
 local time_err = time_bad(3, 1, 'slack')
 if time_err then
     return time_err
@@ -26,6 +28,6 @@ end
 redis.call('lrem', KEYS[2], 0, ARGV[1])
 local head = redis.call('lindex', KEYS[2], 0)
 if was_head and head and redis.call('exists', KEYS[1]) == 0 then
-    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[2])
+    publish(KEYS[4] .. ':' .. head, ARGV[2])
 end
 return 1

@@ -2,7 +2,8 @@
 -- KEYS[1] the lock hash, KEYS[2] the queue, KEYS[3] the deadlines,
 -- KEYS[4] the channel prefix.
 -- ARGV[1] the wake-up message, ARGV[2] lease ms the hold keeps at least while still held
--- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms).
+-- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms),
+-- ARGV[5] the publish command (publish.luainc).
 -- Reply: nil not held by the owner; 0 still held; 1 released (only the first
 -- live waiter is woken, on its own channel).
 -- #include time_check.luainc

@@ -1,5 +1,6 @@
 -- Object lifetime: no key of the object expires any more.
--- KEYS, ARGV[1..5] as object_keys.luainc.
+-- KEYS, ARGV[1..5] as object_keys.luainc; ARGV[6] the publish command
+-- (unused: nothing is woken).
 -- Reply: 1 some key had an expiry, 0 none had.
 -- #include object_keys.luainc
 local done = 0

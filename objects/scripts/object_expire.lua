@@ -1,7 +1,7 @@
 -- Object lifetime: every key of the object expires ARGV[6] ms from now
 -- (ARGV[7] 'at': at the wall-clock ms ARGV[6] instead); waiters are woken so
 -- that they re-read the time left.
--- KEYS, ARGV[1..5] as object_keys.luainc.
+-- KEYS, ARGV[1..5] as object_keys.luainc; ARGV[8] the publish command.
 -- Reply: 1 some key existed (and got the expiry), 0 none did.
 -- #include time_check.luainc
 local time_err

@@ -1,5 +1,6 @@
 -- Object lifetime, read only: how long until no key of the object is left.
--- KEYS, ARGV[1..5] as object_keys.luainc.
+-- KEYS, ARGV[1..5] as object_keys.luainc; ARGV[6] the publish command
+-- (unused: nothing is woken).
 -- Reply: -2 no key exists, -1 some key has no expiry, else the longest
 -- PTTL among the keys.
 -- #include object_keys.luainc

@@ -1,7 +1,7 @@
 -- Permit-expirable semaphore, one acquisition attempt.
 -- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] lease ms (> 0, or -1: permanent),
--- ARGV[6..] the ids the permits get (made by the caller: scripts have no
--- randomness of their own).
+-- ARGV[6..#ARGV - 1] the ids the permits get (made by the caller: scripts
+-- have no randomness of their own), ARGV[#ARGV] the publish command.
 -- Reply: nil when taken; else how long until the first lease in the set
 -- ends, in ms (-1: no permit is taken, or all are permanent: only a
 -- release can help).
@@ -13,10 +13,10 @@ if time_err then
     return time_err
 end
 -- #include permit_reclaim.luainc
-local n = #ARGV - 5
+local n = #ARGV - 6
 if count >= n then
     local ends = lease_ends(5)
-    for i = 6, #ARGV do
+    for i = 6, #ARGV - 1 do
         redis.call('zadd', KEYS[2], ends, ARGV[i])
     end
     redis.call('decrby', KEYS[1], n)

@@ -1,6 +1,7 @@
 -- dlock: no-writes
 -- Permit-expirable semaphore, read only: the lease left of one permit.
--- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] the id.
+-- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] the id, ARGV[6] the
+-- publish command (unused: the C side passes it to every call with ids).
 -- Reply: ms left, -1 for a permanent permit, or -2 when the permit is not
 -- taken (expired, released or unknown).
 -- #include semaphore_count.luainc

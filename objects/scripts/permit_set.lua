@@ -2,7 +2,7 @@
 -- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] the mode: 'total' makes
 -- the total ARGV[6] (available = total - taken), 'try' does the same only
 -- if the count does not exist yet, 'add' adds ARGV[6] to the available
--- permits (negative allowed).
+-- permits (negative allowed); ARGV[7] the publish command.
 -- Reply: 1 done, 0 not ('try' on an existing count).
 -- #include semaphore_count.luainc
 -- #include permit_check.luainc

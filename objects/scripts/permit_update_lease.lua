@@ -1,6 +1,6 @@
 -- Permit-expirable semaphore: a taken permit's lease becomes lease ms from now.
 -- KEYS, ARGV[1..4] as permit_check.luainc; ARGV[5] lease ms (> 0, or -1: permanent), ARGV[6]
--- the id.
+-- the id, ARGV[7] the publish command.
 -- Reply: the id's status (permit_status): only 1 changed the lease.
 -- #include semaphore_count.luainc
 -- #include permit_check.luainc

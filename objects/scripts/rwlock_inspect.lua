@@ -1,6 +1,6 @@
 -- Read-write lock, read only: the whole lock for its state document (both
 -- halves ask the same).
--- KEYS[1] the lock hash.
+-- KEYS as rwlock_common.luainc.
 -- Reply: {mode ('' when free), the hash's PTTL, the read half's remaining
 -- time (as rwlock_state.lua: the longest live read hold, -2 none),
 -- {reader, read hold count, the longest TTL among its read holds, ...} in
@@ -16,7 +16,7 @@ local fields, _, wfield = rw_fields(KEYS[1], mode)
 local owners, readers, writer = {}, {}, {}
 for f, n in pairs(fields) do
     if f ~= wfield and n > 0
-       and redis.call('exists', rw_marker(KEYS[1], f, n)) == 1 then
+       and redis.call('exists', rw_marker(KEYS[3], f, n)) == 1 then
         owners[#owners + 1] = f
     end
 end
@@ -25,10 +25,10 @@ table.sort(owners)
 for _, o in ipairs(owners) do
     readers[#readers + 1] = o
     readers[#readers + 1] = fields[o]
-    readers[#readers + 1] = rw_owner_ttl(KEYS[1], o, fields[o])
+    readers[#readers + 1] = rw_owner_ttl(KEYS[3], o, fields[o])
 end
 if wfield then
     -- the writer's field is its owner id + ':write'
     writer = {string.sub(wfield, 1, -1 - #':write'), fields[wfield], ttl}
 end
-return {mode or '', ttl, rw_readers_ttl(KEYS[1], false), readers, writer}
+return {mode or '', ttl, rw_readers_ttl(KEYS[1], KEYS[3], false), readers, writer}

@@ -1,5 +1,5 @@
 -- Read-write lock, read half: one acquisition attempt.
--- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
+-- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id.
 -- Reply: nil when the owner now holds one more read hold (free, read mode,
 -- or the owner is the writer: a downgrade); else the hash's PTTL (the
 -- writer's time left; -1 no expiry).
@@ -25,11 +25,11 @@ local k = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 -- long as its longest live one (a shorter inner hold running out would make
 -- the next unlock drop them all).
 local px = tonumber(ARGV[1])
-local mine = k > 1 and rw_owner_ttl(KEYS[1], ARGV[2], k - 1) or -2
+local mine = k > 1 and rw_owner_ttl(KEYS[3], ARGV[2], k - 1) or -2
 if mine == -1 then
-    redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1)
+    redis.call('set', rw_marker(KEYS[3], ARGV[2], k), 1)
 else
-    redis.call('set', rw_marker(KEYS[1], ARGV[2], k), 1, 'px', math.max(px, mine))
+    redis.call('set', rw_marker(KEYS[3], ARGV[2], k), 1, 'px', math.max(px, mine))
 end
 -- The hash outlives every live hold: a writer gets in when the longest ends.
 if ttl == -2 then

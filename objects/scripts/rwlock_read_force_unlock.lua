@@ -1,6 +1,6 @@
 -- Read-write lock, read half: remove every read hold, whoever holds it; a
 -- writer keeps the write lock.
--- KEYS[1] the lock hash, KEYS[2] the wake-up channel.
+-- KEYS as rwlock_common.luainc; ARGV[1] the publish command.
 -- Reply: 1 there were read holds, 0 there were none.
 -- #include rwlock_common.luainc
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -12,7 +12,7 @@ local existed = 0
 for f, count in pairs(fields) do
     if f ~= writer then
         for k = 1, count do
-            redis.call('del', rw_marker(KEYS[1], f, k))
+            redis.call('del', rw_marker(KEYS[3], f, k))
         end
         redis.call('hdel', KEYS[1], f)
         existed = 1
@@ -24,5 +24,5 @@ end
 if not writer then
     redis.call('del', KEYS[1])
 end
-redis.call('publish', KEYS[2], '0')
+publish(KEYS[2], '0')
 return 1

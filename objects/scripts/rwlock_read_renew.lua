@@ -16,10 +16,11 @@ local out = {}
 for i = 1, #KEYS do
     local count = tonumber(redis.pcall('hget', KEYS[i], ARGV[i + 1]))
     out[i] = 0
+    local prefix = rw_prefix(KEYS[i])
     if count and count > 0
-       and redis.call('pexpire', rw_marker(KEYS[i], ARGV[i + 1], count), ARGV[1]) == 1 then
+       and redis.call('pexpire', rw_marker(prefix, ARGV[i + 1], count), ARGV[1]) == 1 then
         for k = 1, count - 1 do
-            redis.call('pexpire', rw_marker(KEYS[i], ARGV[i + 1], k), ARGV[1])
+            redis.call('pexpire', rw_marker(prefix, ARGV[i + 1], k), ARGV[1])
         end
         keep_longer(KEYS[i], ARGV[1])
         out[i] = 1

@@ -1,5 +1,5 @@
 -- Read-write lock: read-only state of one half.
--- KEYS[1] the lock hash; ARGV[1] owner id (may be empty), ARGV[2] 'read' or
+-- KEYS as rwlock_common.luainc; ARGV[1] owner id (may be empty), ARGV[2] 'read' or
 -- 'write' (the half asking).
 -- Reply: {locked (that half is held by someone: 0/1), the owner's hold count
 -- of that half, the half's remaining time: read, the longest live read
@@ -19,13 +19,13 @@ if ARGV[2] == 'write' then
         count = tonumber(redis.call('hget', KEYS[1], rw_write_field(ARGV[1]))) or 0
     end
 elseif mode then
-    ttl = rw_readers_ttl(KEYS[1], false)
+    ttl = rw_readers_ttl(KEYS[1], KEYS[3], false)
     if ttl ~= -2 then
         locked = 1
     end
     if ARGV[1] ~= '' then
         count = tonumber(redis.call('hget', KEYS[1], ARGV[1])) or 0
-        if count > 0 and redis.call('exists', rw_marker(KEYS[1], ARGV[1], count)) == 0 then
+        if count > 0 and redis.call('exists', rw_marker(KEYS[3], ARGV[1], count)) == 0 then
             count = 0
         end
     end

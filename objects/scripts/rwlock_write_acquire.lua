@@ -1,5 +1,5 @@
 -- Read-write lock, write half: one acquisition attempt.
--- KEYS[1] the lock hash; ARGV[1] lease ms; ARGV[2] owner id.
+-- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id.
 -- Reply: nil when the owner now holds one more write hold (free, or
 -- re-entry); the string 'upgrade' when the owner holds a read lock but not
 -- the write lock (waiting would wait for itself: the caller fails with

@@ -1,7 +1,7 @@
 -- Read-write lock, write half: release one write hold.
--- KEYS[1] the lock hash, KEYS[2] the wake-up channel; ARGV[1] owner id,
--- ARGV[2] lease ms the hold keeps at least while
--- still held (0: keep the TTL).
+-- KEYS as rwlock_common.luainc; ARGV[1] owner id, ARGV[2] lease ms the hold
+-- keeps at least while still held (0: keep the TTL), ARGV[3] the publish
+-- command.
 -- Reply: nil the owner does not hold the write lock; 0 still held; 1 the
 -- last write hold released (the owner's read holds, if any, stay: mode
 -- becomes read) and every waiter woken.
@@ -25,5 +25,5 @@ if count > 1 then
     return 0
 end
 redis.call('hdel', KEYS[1], field)
-rw_writer_gone(KEYS[1], KEYS[2])
+rw_writer_gone(KEYS[1], KEYS[3], KEYS[2])
 return 1

@@ -1,9 +1,11 @@
 -- Semaphore: release permits, or add (or remove) some.
 -- KEYS[1] the count; ARGV[1] delta, ARGV[2] the wake-up channel, ARGV[3] '1'
--- to do it only if the semaphore exists.
+-- to do it only if the semaphore exists, ARGV[4] the publish command
+-- (publish.luainc).
 -- Reply: 1 done, 0 not (it did not exist and ARGV[3] is '1': nothing is
 -- created).
 -- #include semaphore_count.luainc
+-- #include publish.luainc
 if ARGV[3] == '1' and redis.call('exists', KEYS[1]) == 0 then
     return 0
 end
@@ -15,6 +17,6 @@ end
 redis.call('incrby', KEYS[1], ARGV[1])
 -- Only more permits can let a waiter in; the message is the new count.
 if delta > 0 and new > 0 then
-    redis.call('publish', ARGV[2], count_str(new))
+    publish(ARGV[2], count_str(new))
 end
 return 1

@@ -1,23 +1,23 @@
 -- Semaphore as a lock, one acquisition attempt.
--- KEYS, ARGV[1..2] as semaphore_lock_reclaim.luainc; ARGV[3] lease ms,
--- ARGV[4] owner id.
+-- KEYS[1..3], ARGV[1] as semaphore_lock_reclaim.luainc; ARGV[2] lease ms,
+-- ARGV[3] owner id, ARGV[4] the publish command.
 -- Reply: nil when the owner now holds a permit (a re-entry takes no second
 -- permit); else how long until the first holder's lease ends, in ms (-1: no
 -- holder has a lease that ends, e.g. plain semaphore users took the permits:
 -- only a release can help).
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(3, 1, 'lease')
+local time_err = time_bad(2, 1, 'lease')
 if time_err then
     return time_err
 end
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
 -- #include semaphore_lock_reclaim.luainc
-local lease_key = ARGV[1] .. ARGV[4]
-if redis.call('hexists', KEYS[2], ARGV[4]) == 1 then
-    redis.call('hincrby', KEYS[2], ARGV[4], 1)
-    keep_longer(lease_key, ARGV[3]) -- a re-entry never shortens the hold
+local lease_key = KEYS[3] .. ARGV[3]
+if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
+    redis.call('hincrby', KEYS[2], ARGV[3], 1)
+    keep_longer(lease_key, ARGV[2]) -- a re-entry never shortens the hold
     if freed > 0 then
         wake(count)
     end
@@ -25,8 +25,8 @@ if redis.call('hexists', KEYS[2], ARGV[4]) == 1 then
 end
 if count >= 1 then
     redis.call('decr', KEYS[1])
-    redis.call('hset', KEYS[2], ARGV[4], 1)
-    redis.call('set', lease_key, '1', 'px', ARGV[3])
+    redis.call('hset', KEYS[2], ARGV[3], 1)
+    redis.call('set', lease_key, '1', 'px', ARGV[2])
     if freed > 0 then
         wake(count - 1)
     end
@@ -35,7 +35,7 @@ end
 local first = -1
 local holders = redis.call('hkeys', KEYS[2])
 for i = 1, #holders do
-    local t = redis.call('pttl', ARGV[1] .. holders[i])
+    local t = redis.call('pttl', KEYS[3] .. holders[i])
     if t >= 0 and (first < 0 or t < first) then
         first = t
     end

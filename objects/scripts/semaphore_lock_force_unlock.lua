@@ -1,5 +1,6 @@
 -- Semaphore as a lock: every holder's permit goes back, whoever holds it.
--- KEYS, ARGV[1..2] as semaphore_lock_reclaim.luainc.
+-- KEYS[1..3], ARGV[1] as semaphore_lock_reclaim.luainc; ARGV[2] the publish
+-- command.
 -- Reply: 1 there was a holder, 0 there was none.
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
@@ -12,7 +13,7 @@ if #holders == 0 then
     return 0
 end
 for i = 1, #holders do
-    redis.call('del', ARGV[1] .. holders[i])
+    redis.call('del', KEYS[3] .. holders[i])
 end
 redis.call('del', KEYS[2])
 wake(redis.call('incrby', KEYS[1], #holders))

@@ -1,7 +1,7 @@
 -- dlock: no-writes
 -- Semaphore as a lock, read only: its state document's data, without
 -- reclaiming.
--- KEYS[1] the count, KEYS[2] the holders hash; ARGV[1] the lease key prefix.
+-- KEYS[1] the count, KEYS[2] the holders hash, KEYS[3] the lease key prefix.
 -- Reply: {available permits, counting those of ended holds (as the next
 -- acquirer will find them), the longest lease left (-2 none, -1 one has no
 -- expiry), {owner, hold count, lease left, ...}}.

@@ -1,11 +1,12 @@
 -- Semaphore as a lock: release one hold.
--- KEYS, ARGV[1..2] as semaphore_lock_reclaim.luainc; ARGV[3] lease ms the
--- hold keeps at least while still held (0: keep the TTL), ARGV[4] owner id.
+-- KEYS[1..3], ARGV[1] as semaphore_lock_reclaim.luainc; ARGV[2] lease ms
+-- the hold keeps at least while still held (0: keep the TTL), ARGV[3] owner
+-- id, ARGV[4] the publish command.
 -- Reply: nil the owner holds no permit (never did, or its lease ran out);
 -- 0 one hold less, still held; 1 the permit went back and waiters were told.
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(3, 0, 'lease')
+local time_err = time_bad(2, 0, 'lease')
 if time_err then
     return time_err
 end
@@ -15,17 +16,17 @@ end
 if freed > 0 then
     wake(count)
 end
-if redis.call('hexists', KEYS[2], ARGV[4]) == 0 then
+if redis.call('hexists', KEYS[2], ARGV[3]) == 0 then
     return nil
 end
-local lease_key = ARGV[1] .. ARGV[4]
-if redis.call('hincrby', KEYS[2], ARGV[4], -1) > 0 then
-    if tonumber(ARGV[3]) > 0 then
-        keep_longer(lease_key, ARGV[3])
+local lease_key = KEYS[3] .. ARGV[3]
+if redis.call('hincrby', KEYS[2], ARGV[3], -1) > 0 then
+    if tonumber(ARGV[2]) > 0 then
+        keep_longer(lease_key, ARGV[2])
     end
     return 0
 end
-redis.call('hdel', KEYS[2], ARGV[4])
+redis.call('hdel', KEYS[2], ARGV[3])
 redis.call('del', lease_key)
 wake(redis.call('incrby', KEYS[1], 1))
 return 1

@@ -1,6 +1,6 @@
 -- Semaphore: set the permits if the semaphore does not exist yet.
 -- KEYS[1] the count; ARGV[1] permits (>= 0), ARGV[2] TTL ms (0: none),
--- ARGV[3] the wake-up channel.
+-- ARGV[3] the wake-up channel, ARGV[4] the publish command (publish.luainc).
 -- Reply: 1 set, 0 it existed (unchanged).
 -- #include time_check.luainc
 local time_err = time_bad(2, 0, 'ttl')
@@ -8,6 +8,7 @@ if time_err then
     return time_err
 end
 -- #include semaphore_count.luainc
+-- #include publish.luainc
 if redis.call('exists', KEYS[1]) == 1 then
     return 0
 end
@@ -18,6 +19,6 @@ else
 end
 -- Acquirers may have been waiting for the semaphore to be set up.
 if tonumber(ARGV[1]) > 0 then
-    redis.call('publish', ARGV[3], ARGV[1])
+    publish(ARGV[3], ARGV[1])
 end
 return 1

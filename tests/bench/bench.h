@@ -248,6 +248,10 @@ void bench_fig_redlock(const bench_config *cfg);
  * CPU per pair, 10 000 blocked waiters (issue 15). */
 void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
 
+/* fig_cluster.c — figure 11: a 3-master cluster vs one node, 1 and 16
+ * threads (servers of its own). */
+void bench_fig_cluster(const bench_config *cfg);
+
 /* The child side of the contended figure (main.c dispatches to it). */
 int bench_contended_worker(const bench_config *cfg, int argc, char **argv);
 

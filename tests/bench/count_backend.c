@@ -107,7 +107,7 @@ static void cb_free(dlock_backend *b)
 
 static const dlock_backend_methods count_methods = {
     1, "count", cb_eval, cb_subscribe, cb_unsubscribe, cb_clock, cb_free,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 
 /* Wraps inner (taken over on success). */

@@ -9,7 +9,7 @@
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
  * tls (tls starts a server of its own, with plain and TLS ports), sync
  * (a master and a replica of its own), redlock (five servers of its own),
- * many_threads.
+ * many_threads, cluster (a cluster of 3 masters and a server of its own).
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. Figures never change the exit status:
@@ -35,7 +35,8 @@
 
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
-                                      "tls", "sync", "redlock", "many_threads"};
+                                      "tls", "sync", "redlock", "many_threads",
+                                      "cluster"};
 
 static void on_alarm(int sig)
 {
@@ -247,6 +248,8 @@ int main(int argc, char **argv)
         bench_fig_redlock(&cfg);
     if (wanted(only, "many_threads"))
         bench_fig_many_threads(&cfg, raw);
+    if (wanted(only, "cluster"))
+        bench_fig_cluster(&cfg);
 
     if (!child)
         bench_json_print_all();

@@ -181,9 +181,13 @@ static void object_times_above_bound_are_refused(void **state)
     assert_int_equal(dlock_semaphore_new(&s, fx->c1, key), 0);
     snprintf(key, sizeof(key), "%s:psem", fx->name);
     assert_int_equal(dlock_permit_semaphore_new(&p, fx->c1, key), 0);
-    snprintf(key, sizeof(key), "%s:bucket", fx->name);
-    assert_int_equal(dlock_bucket_new(&b, fx->c1, key, dlock_codec_string()), 0);
     guard_lock = make_lock(fx, &types[0], fx->c1, key);
+    {
+        /* the bucket in its guard lock's hash tag: one slot on a cluster */
+        char bkey[200];
+        snprintf(bkey, sizeof(bkey), "{%s}:bucket", key);
+        assert_int_equal(dlock_bucket_new(&b, fx->c1, bkey, dlock_codec_string()), 0);
+    }
     assert_int_equal(dlock_lock(guard_lock, 0), 0);
     g.lock = guard_lock;
     assert_int_equal(dlock_permit_semaphore_try_set_permits(p, NULL, 1), 0);
@@ -499,7 +503,7 @@ static void scripts_refuse_bad_times(void **state)
     dlock_fx *fx = BEGIN(state);
     char name[160], tok[200], queue[200], zs[200], chan[200], holders[200],
         lease_pre[200], sem_chan[200], ptimeout[200], pexpired[200], pname[160],
-        buf[64];
+        buf[64], rw_chan[200], markers[200];
     const char *owner = fx->owner1;
     size_t k;
 
@@ -511,6 +515,8 @@ static void scripts_refuse_bad_times(void **state)
     snprintf(holders, sizeof(holders), "{%s}:holders", name);
     snprintf(lease_pre, sizeof(lease_pre), "{%s}:lease:", name);
     snprintf(sem_chan, sizeof(sem_chan), "redisson_sc:{%s}", name);
+    snprintf(rw_chan, sizeof(rw_chan), "redisson_rwlock:{%s}", name);
+    snprintf(markers, sizeof(markers), "{%s}", name);
     snprintf(pname, sizeof(pname), "%s:p", fx->name);
     snprintf(ptimeout, sizeof(ptimeout), "{%s}:timeout", pname);
     snprintf(pexpired, sizeof(pexpired), "{%s}:expired", pname);
@@ -519,27 +525,33 @@ static void scripts_refuse_bad_times(void **state)
         const char *t = bad_times[k];
         const char *a1[] = {name, t, owner};
         const char *a2[] = {name, tok, t, owner};
-        const char *fair1[] = {name, queue, zs, chan, t, owner, "1000", "1700000000000", "0", "1"};
-        const char *fair2[] = {name, queue, zs, chan, "1000", owner, t, "1700000000000", "0", "1"};
-        const char *fair3[] = {name, queue, zs, chan, "1000", owner, "1000", t, "0", "1"};
-        const char *sem[] = {name, holders, lease_pre, sem_chan, t, owner};
-        const char *sem_set[] = {name, "1", t, sem_chan};
+        const char *rw[] = {name, rw_chan, markers, t, owner};
+        const char *fair1[] = {name, queue, zs, chan, t, owner, "1000", "1700000000000", "0",
+                               "1", "publish"};
+        const char *fair2[] = {name, queue, zs, chan, "1000", owner, t, "1700000000000", "0",
+                               "1", "publish"};
+        const char *fair3[] = {name, queue, zs, chan, "1000", owner, "1000", t, "0", "1",
+                               "publish"};
+        const char *sem[] = {name, holders, lease_pre, sem_chan, t, owner, "publish"};
+        const char *sem_set[] = {name, "1", t, sem_chan, "publish"};
         const char *renew[] = {name, t, owner};
         const char *bucket[] = {name, "v", t, "0"};
         const char *permit[] = {pname, ptimeout, pexpired, "1700000000000", "1000",
-                                "10", "ch", t, "0123456789abcdef0123456789abcdef"};
+                                "10", "ch", t, "0123456789abcdef0123456789abcdef",
+                                "publish"};
         const char *permit_now[] = {pname, ptimeout, pexpired, t, "1000",
-                                    "10", "ch", "1000", "0123456789abcdef0123456789abcdef"};
+                                    "10", "ch", "1000", "0123456789abcdef0123456789abcdef",
+                                    "publish"};
 
         assert_refused(fx->c1, &dlock__script_reentrant_acquire, 1, 2, a1);
         assert_refused(fx->c1, &dlock__script_fenced_acquire, 2, 2, a2);
-        assert_refused(fx->c1, &dlock__script_rwlock_read_acquire, 1, 2, a1);
-        assert_refused(fx->c1, &dlock__script_rwlock_write_acquire, 1, 2, a1);
-        assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 6, fair1);
-        assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 6, fair2);
+        assert_refused(fx->c1, &dlock__script_rwlock_read_acquire, 3, 2, rw);
+        assert_refused(fx->c1, &dlock__script_rwlock_write_acquire, 3, 2, rw);
+        assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 7, fair1);
+        assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 7, fair2);
         /* 10^12 + 1 is a fine wall-clock reading (2001), not a duration */
         if (strcmp(t, "1000000000001") != 0)
-            assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 6, fair3);
+            assert_refused(fx->c1, &dlock__script_fair_acquire, 4, 7, fair3);
         assert_refused(fx->c1, &dlock__script_hash_renew, 1, 2, renew);
         assert_refused(fx->c1, &dlock__script_rwlock_read_renew, 1, 2, renew);
         assert_refused(fx->c1, &dlock__script_rwlock_write_renew, 1, 2, renew);
@@ -549,11 +561,11 @@ static void scripts_refuse_bad_times(void **state)
         assert_int_equal(exists(fx->c1, queue), 0);
         assert_int_equal(exists(fx->c1, zs), 0);
         /* the semaphore, its lock, a bucket and the permits */
-        assert_refused(fx->c1, &dlock__script_semaphore_try_set, 1, 3, sem_set);
+        assert_refused(fx->c1, &dlock__script_semaphore_try_set, 1, 4, sem_set);
         assert_refused(fx->c1, &dlock__script_bucket_set, 1, 3, bucket);
         assert_int_equal(exists(fx->c1, name), 0);
         dlock_fx_call_str(fx->c1, buf, sizeof(buf), "set", name, 1, "1", NULL);
-        assert_refused(fx->c1, &dlock__script_semaphore_lock_acquire, 2, 4, sem);
+        assert_refused(fx->c1, &dlock__script_semaphore_lock_acquire, 3, 4, sem);
         assert_int_equal(exists(fx->c1, holders), 0);
         dlock_fx_call_str(fx->c1, buf, sizeof(buf), "get", name, 0, NULL, NULL);
         assert_string_equal(buf, "1");
@@ -561,9 +573,9 @@ static void scripts_refuse_bad_times(void **state)
         dlock_fx_call_str(fx->c1, buf, sizeof(buf), "set", pname, 1, "1", NULL);
         /* "-1" is a lease there: DLOCK_PERMIT_PERMANENT (parity_cases.c) */
         if (strcmp(t, "-1") != 0)
-            assert_refused(fx->c1, &dlock__script_permit_acquire, 3, 6, permit);
+            assert_refused(fx->c1, &dlock__script_permit_acquire, 3, 7, permit);
         if (strcmp(t, "1000000000001") != 0)
-            assert_refused(fx->c1, &dlock__script_permit_acquire, 3, 6, permit_now);
+            assert_refused(fx->c1, &dlock__script_permit_acquire, 3, 7, permit_now);
         assert_int_equal(exists(fx->c1, ptimeout), 0);
         dlock_fx_call_str(fx->c1, buf, sizeof(buf), "get", pname, 0, NULL, NULL);
         assert_string_equal(buf, "1");
@@ -582,7 +594,8 @@ static void release_scripts_refuse_bad_lease(void **state)
 
     for (i = 0; i < sizeof(which) / sizeof(which[0]); i++) {
         const lock_type *t = &types[which[i]];
-        char name[160], chan[200], queue[200], zs[200], holders[200], pre[200];
+        char name[160], chan[200], queue[200], zs[200], holders[200], pre[200],
+            markers[200];
         dlock_rlock *l;
 
         l = make_lock(fx, t, fx->c1, name);
@@ -590,27 +603,29 @@ static void release_scripts_refuse_bad_lease(void **state)
         snprintf(zs, sizeof(zs), "redisson_lock_timeout:{%s}", name);
         snprintf(holders, sizeof(holders), "{%s}:holders", name);
         snprintf(pre, sizeof(pre), "{%s}:lease:", name);
+        snprintf(markers, sizeof(markers), "{%s}", name);
         assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
         assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
         for (k = 0; k < NBAD; k++) {
             const char *bad = bad_times[k], *o = fx->owner1;
 
             if (strcmp(t->name, "reentrant") == 0) {
-                const char *argv[] = {name, chan, "0", bad, o};
+                const char *argv[] = {name, chan, "0", bad, o, "publish"};
                 snprintf(chan, sizeof(chan), "redisson_lock__channel:{%s}", name);
-                assert_refused(fx->c1, &dlock__script_reentrant_release, 2, 3, argv);
+                assert_refused(fx->c1, &dlock__script_reentrant_release, 2, 4, argv);
             } else if (strcmp(t->name, "fair") == 0) {
-                const char *argv[] = {name, queue, zs, chan, "0", bad, o, "1700000000000"};
+                const char *argv[] = {name, queue, zs, chan, "0", bad, o, "1700000000000",
+                                      "publish"};
                 snprintf(chan, sizeof(chan), "redisson_lock__channel:{%s}", name);
-                assert_refused(fx->c1, &dlock__script_fair_release, 4, 4, argv);
+                assert_refused(fx->c1, &dlock__script_fair_release, 4, 5, argv);
             } else if (strcmp(t->name, "write") == 0) {
-                const char *argv[] = {name, chan, o, bad};
+                const char *argv[] = {name, chan, markers, o, bad, "publish"};
                 snprintf(chan, sizeof(chan), "redisson_rwlock:{%s}", name);
-                assert_refused(fx->c1, &dlock__script_rwlock_write_release, 2, 2, argv);
+                assert_refused(fx->c1, &dlock__script_rwlock_write_release, 3, 3, argv);
             } else {
-                const char *argv[] = {name, holders, pre, chan, bad, o};
+                const char *argv[] = {name, holders, pre, chan, bad, o, "publish"};
                 snprintf(chan, sizeof(chan), "redisson_sc:{%s}", name);
-                assert_refused(fx->c1, &dlock__script_semaphore_lock_release, 2, 4,
+                assert_refused(fx->c1, &dlock__script_semaphore_lock_release, 3, 4,
                                argv);
             }
             assert_int_equal(dlock_fx_hold_count(l), 2);

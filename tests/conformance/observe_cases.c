@@ -112,7 +112,7 @@ static uint64_t fb_reconnects(dlock_backend *b)
 
 static const dlock_backend_methods failing_methods = {
     3, "failing", fb_eval, fb_subscribe, fb_unsubscribe, fb_clock, fb_free,
-    fb_eval_until, fb_subscribe_until, fb_reconnects,
+    fb_eval_until, fb_subscribe_until, fb_reconnects, NULL, NULL,
 };
 
 static void free_client(void *o) { dlock_client_free(o); }

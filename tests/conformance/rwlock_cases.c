@@ -1309,12 +1309,12 @@ static const struct CMUnitTest rwlock_cases[] = {
  * main has set the server URL). Returns the number of failures. */
 int dlock_test_rwlock(const char *backend)
 {
-    int before = dlock_test_failed, mock = strcmp(backend, "mock") == 0;
+    int before = dlock_test_failed;
     char group[64];
 
     /* Any backend but the mock is a Redis server ("redis", "redis-tls"). */
     snprintf(group, sizeof(group), "conformance/rwlock on %s", backend);
-    DLOCK_RUN_GROUP(group, rwlock_cases, mock ? dlock_fx_group_mock : dlock_fx_group_redis,
-                    NULL);
+    dlock_fx_run_cases(group, rwlock_cases, sizeof(rwlock_cases) / sizeof(rwlock_cases[0]),
+                       dlock_fx_group_for(backend));
     return dlock_test_failed - before;
 }

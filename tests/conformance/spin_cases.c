@@ -106,7 +106,7 @@ static int c_subscribe_until(dlock_backend *b, dlock_subscription **out,
 
 static const dlock_backend_methods counting_methods = {
     2, "counting", c_eval, c_subscribe, c_unsubscribe, c_clock, c_free,
-    c_eval_until, c_subscribe_until, NULL,
+    c_eval_until, c_subscribe_until, NULL, NULL, NULL,
 };
 
 static void free_client(void *c)

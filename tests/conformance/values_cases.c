@@ -656,8 +656,9 @@ static void guarded_write_after_expiry(void **state)
         dlock_rlock *a, *bl;
         dlock_bucket *va, *vb;
 
-        snprintf(lname, sizeof(lname), "%s:%s:lock", fx->name, hash_types[i].name);
-        snprintf(bname, sizeof(bname), "%s:%s:value", fx->name, hash_types[i].name);
+        /* one hash tag: a guarded write runs on one slot of a cluster */
+        snprintf(lname, sizeof(lname), "{%s:%s}:lock", fx->name, hash_types[i].name);
+        snprintf(bname, sizeof(bname), "{%s:%s}:value", fx->name, hash_types[i].name);
         a = make(fx, hash_types[i].make, fx->c1, lname);
         bl = make(fx, hash_types[i].make, fx->c2, lname);
         va = bucket(fx->c1, bname, dlock_codec_string());
@@ -703,7 +704,7 @@ static void guarded_write_options(void **state)
     char bname[160], buf[64];
     int64_t ttl = 0;
 
-    snprintf(bname, sizeof(bname), "%s:value", fx->name);
+    snprintf(bname, sizeof(bname), "{%s}:value", fx->name); /* the lock's slot */
     b = bucket(fx->c2, bname, dlock_codec_string());
 
     /* an explicit owner: locked in one place, written for it elsewhere */
@@ -891,7 +892,7 @@ static void fenced_stale_token_refused(void **state)
     char bname[160], buf[64];
     int64_t ta = 0, tb = 0, tb2 = 0;
 
-    snprintf(bname, sizeof(bname), "%s:value", fx->name);
+    snprintf(bname, sizeof(bname), "{%s}:value", fx->name); /* the lock's slot */
     va = bucket(fx->c1, bname, dlock_codec_string());
     vb = bucket(fx->c2, bname, dlock_codec_string());
     ga.lock = a;

@@ -50,6 +50,30 @@ const char *dlock_fx_redis_url(void);
 int dlock_fx_group_mock(void **state);
 int dlock_fx_group_redis(void **state);
 
+/* A mock of a suite's own: groups run on backend `kind` are mock groups
+ * (virtual clock, fx->is_mock) whose clients' backends wrap(out, inner)
+ * wraps (taking inner over, also on failure), e.g. the Redis Cluster slot
+ * check (tests/harness/slot_check.h). One at a time; NULL kind: none. */
+void dlock_fx_set_mock_wrapper(const char *kind,
+                               int (*wrap)(dlock_backend **out, dlock_backend *inner));
+
+/* The group setup for backend: "mock", the wrapped mock's kind, or else a
+ * Redis server at dlock_fx_redis_url(). */
+typedef int (*dlock_fx_group_fn)(void **state);
+dlock_fx_group_fn dlock_fx_group_for(const char *backend);
+
+/* Case names the groups started from now on leave out (NULL-terminated;
+ * NULL: none): for a row that repeats other rows' cases to check something
+ * else and has no use for some (the cluster slot row: the stress cases add
+ * time, not scripts). */
+void dlock_fx_set_skips(const char *const *names);
+int dlock_fx_skipped(const char *case_name);
+/* Runs tests[0..n) but the skipped ones as the cmocka group name with
+ * setup. Returns the group's failures, counted in the run's totals. */
+struct CMUnitTest;
+int dlock_fx_run_cases(const char *name, const struct CMUnitTest *tests, size_t n,
+                       dlock_fx_group_fn setup);
+
 #define DLOCK_FX_MAX_LOCKS 32
 
 typedef struct dlock_fx {

@@ -77,7 +77,8 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 
 
 typedef struct dlock_backend_methods {
-    int version; /* 1, 2 with the slots after free, 3 with reconnects */
+    int version; /* 1, 2 with the slots after free, 3 with reconnects, 4 with
+                  * publish_command and key_slot */
     const char *name; /* "mock", "redis" */
 
     /* Runs script atomically with KEYS = argv[0..nkeys) and
@@ -149,6 +150,25 @@ typedef struct dlock_backend_methods {
      * failing to connect (for the client's metrics, api/dlock/metrics.h).
      * Never blocks; any thread. May be NULL (counted as 0). */
     uint64_t (*reconnects)(dlock_backend *b);
+
+    /* ---- version 4: what a sharded store (Redis Cluster) asks of scripts ---- */
+
+    /* The command scripts publish wake-up messages with: "publish"
+     * (standalone Redis, the mock) or "spublish" (Redis Cluster: sharded
+     * pub/sub, as Redisson 3.22+ uses in cluster mode; the channel then
+     * lives on the node of its slot, and subscribe follows it). The lock
+     * objects pass it to every script that publishes (its last ARGV
+     * entry). A static string, or one valid as long as b. Never blocks;
+     * any thread. May be NULL ("publish"). */
+    const char *(*publish_command)(dlock_backend *b);
+
+    /* The group key (len bytes, not NUL-terminated) belongs to: one script
+     * call may only touch keys of one group, so that a caller batching
+     * several objects into one call (the watchdog's renewals) splits the
+     * batch by group. Redis Cluster: the hash slot (0..16383, CRC16 of the
+     * key or of its first non-empty {hash tag}). Never blocks; any thread.
+     * May be NULL, and a single-node backend answers 0 for every key. */
+    unsigned (*key_slot)(dlock_backend *b, const char *key, size_t len);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -181,6 +201,12 @@ DLOCK_API void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *s
 DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
 /* The version-3 reconnects slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
+/* The version-4 slots. publish_command: "publish" for a backend without
+ * it (or NULL). key_slot: 0 for a backend without it (or NULL, or key
+ * NULL). Never block. */
+DLOCK_API const char *dlock_backend_publish_command(dlock_backend *b);
+DLOCK_API unsigned dlock_backend_key_slot(dlock_backend *b, const char *key,
+                                          size_t len);
 /* dlock_backend_free: api/dlock/backend.h */
 
 #ifdef __cplusplus

@@ -1,0 +1,85 @@
+/*
+ * Redis backend (private): Redis Cluster — which node serves a key, and
+ * sharded pub/sub.
+ *
+ * Routing: a slot map (16384 entries, each a master node; slot.h) read
+ * from CLUSTER SLOTS. A script call goes to the master of its first key's
+ * slot (every key of a dlock script carries the name's hash tag, so all
+ * share that slot); a call without keys goes to any master. Reads go to
+ * masters too: no stale replica reads.
+ * - MOVED: the slot's entry is updated at once, the call is repeated at
+ *   the node named, and the whole map is refreshed in the background.
+ * - ASK (a slot being migrated, the key already moved): the call is
+ *   repeated once at the node named, preceded by ASKING; the map stays.
+ * - TRYAGAIN, CLUSTERDOWN and other refusals that ran nothing (LOADING,
+ *   MASTERDOWN...): repeated with back-off (10 ms doubling to 200 ms)
+ *   while the map is refreshed, within the caller's deadline, or the
+ *   command timeout when the caller gave none; then DLOCK_ECONN.
+ * - A lost connection: DLOCK_ECONN at once (the script may have run: only
+ *   the caller can tell whether to try again; the waiting objects do, in
+ *   their budget), and the map is refreshed.
+ * At most 16 redirections per call (then DLOCK_EPROTO: the cluster's
+ * nodes disagree).
+ *
+ * The map is refreshed by a thread of the cluster: on a redirection, a
+ * failed call or a lost subscriber connection (at most every 50 ms), and
+ * every 5 s. It asks the known masters, then the seed nodes, in turn;
+ * the first answer wins. Nodes (node.h: an address and its connections)
+ * are kept until the cluster is freed, so a caller may finish on a node
+ * the map has since left.
+ *
+ * Pub/sub: sharded (SSUBSCRIBE on the master of the channel's slot; the
+ * scripts SPUBLISH, api/dlock/sys/backend.h publish_command), one
+ * subscriber connection per master that has listeners. A subscription is
+ * a handle of the cluster's, which follows its slot: when the slot moves
+ * (the server's "sunsubscribe", a MOVED to SSUBSCRIBE) or its master
+ * changes (failover, seen by the map), the thread subscribes it at the
+ * slot's new master, drops the old one and calls the listener once with
+ * the empty "look again" message.
+ *
+ * Thread-safety: every function may be called from any thread.
+ */
+#ifndef DLOCK_REDIS_CLUSTER_H
+#define DLOCK_REDIS_CLUSTER_H
+
+#include "dlock/sys/backend.h"
+#include "internal.h"
+#include "scripts.h"
+
+typedef struct dlock__redis_cluster dlock__redis_cluster;
+
+/* Reads the slot map from the seed nodes of cfg (borrowed; it must outlive
+ * the cluster), each tried once, each step bounded by the connect and
+ * command timeouts, then starts the thread. 0, DLOCK_ECONN (no seed
+ * reachable; the detail names the last error), DLOCK_EAUTH, DLOCK_EPROTO
+ * (a seed is not a cluster node: the detail says so), DLOCK_ENOMEM. */
+int dlock__redis_cluster_new(dlock__redis_cluster **out,
+                             const dlock__redis_config *cfg, char *errbuf,
+                             size_t errlen);
+
+/* Joins the thread, frees the subscribers and every node. Every
+ * subscription must have been removed. NULL ok. */
+void dlock__redis_cluster_free(dlock__redis_cluster *c);
+
+/* The backend's eval_until slot, routed as above (scripts: the backend's
+ * SHA cache). Blocks for the round trips of the call and its
+ * redirections, within deadline_ms (monotonic; INT64_MAX: the configured
+ * timeouts). */
+int dlock__redis_cluster_eval(dlock__redis_cluster *c,
+                              dlock__redis_scripts *scripts, dlock_reply **out,
+                              const dlock_script *script, size_t nkeys,
+                              size_t nargs, const char *const *argv,
+                              const size_t *argvlen, int64_t deadline_ms,
+                              char *errbuf, size_t errlen);
+
+/* The backend's subscribe_until and unsubscribe slots (subscriber.h's
+ * contract), sharded. */
+int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
+                                   dlock_subscription **out,
+                                   const char *channel, dlock_message_fn fn,
+                                   void *arg, int64_t deadline_ms,
+                                   char *errbuf, size_t errlen);
+void dlock__redis_cluster_unsubscribe(dlock__redis_cluster *c,
+                                      dlock_subscription *sub);
+
+#endif /* DLOCK_REDIS_CLUSTER_H */

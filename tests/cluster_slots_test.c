@@ -1,0 +1,229 @@
+/*
+ * Redis Cluster's slot rules on the scripts, without a cluster: the lock
+ * objects run on the mock wrapped in the slot check (tests/harness/
+ * slot_check.h), which answers real hash slots and "spublish" and refuses
+ * any script call that reaches more than one slot (its KEYS, the keys its
+ * commands touch, its SPUBLISH channels). The generic conformance cases of
+ * the lock types, the groups of the types with keys of their own (fair
+ * queue, read-write markers, semaphore leases and permits) and the object
+ * lifetime calls (parity cases) pass through it:
+ * SPUBLISH wakes the waiters end to end and no script leaves its slot. Then
+ * the watchdog: holds over many slots are renewed in one call per slot.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/asserts.h"
+#include "harness/fixture.h"
+#include "harness/runner.h"
+#include "harness/slot_check.h"
+
+#include "dlock/sys/backend.h"
+
+#define KIND "mock-cluster"
+
+int dlock_test_rwlock(const char *backend);
+int dlock_test_semaphore(const char *backend);
+int dlock_test_fair(const char *backend);
+int dlock_test_simple(const char *backend);
+int dlock_test_parity(const char *backend);
+
+/* The generic cases of every lock type but one: a name with a '{' and no
+ * {hash tag} after it ("}{", "{") leaves its keys without a common tag
+ * (Redisson's naming rule adds braces only to a name without any), so its
+ * key and its channel land in different slots: such names cannot be used
+ * on a cluster, with Redisson as with dlock. */
+static const char *const cluster_skips[] = {"odd_names_end_to_end", NULL};
+
+/* The stress cases: the scripts they run, the others run too; what they
+ * add is concurrency, which the slot check does not change, and time
+ * (about 50 s here). sem_stress_* also count with a gauge script of
+ * their own over two unrelated keys. */
+static const char *const stress_cases[] = {
+    "mutual_exclusion", "watchdog_races_unlock", "stress_readers_and_writers",
+    "sem_stress_plain", "sem_stress_plain_and_lock", NULL};
+static const dlock_fx_lock_type lock_types[] = {
+    {"reentrant", dlock_reentrant_new},
+    {"fair", dlock_fair_new},
+    {"fenced", dlock_fenced_new},
+};
+
+/* Redis's own examples (cluster spec, CLUSTER KEYSLOT). */
+static void slot_function_is_redis_cluster_s(void **state)
+{
+    (void)state;
+    assert_int_equal(slot_check_slot("123456789", 9), 0x31C3); /* CRC16 check value */
+    assert_int_equal(slot_check_slot("foo", 3), 12182);
+    assert_int_equal(slot_check_slot("{user1000}.following", 20),
+                     slot_check_slot("{user1000}.followers", 20));
+    assert_int_equal(slot_check_slot("{user1000}.following", 20),
+                     slot_check_slot("user1000", 8));
+    /* an empty tag does not count: the whole key is hashed */
+    assert_int_equal(slot_check_slot("foo{}{bar}", 10), slot_check_slot("foo{}{bar}", 10));
+    assert_int_not_equal(slot_check_slot("foo{}{bar}", 10), slot_check_slot("bar", 3));
+    assert_int_equal(slot_check_slot("foo{{bar}}zap", 13), slot_check_slot("{bar", 4));
+    assert_int_equal(slot_check_slot("foo{bar}{zap}", 13), slot_check_slot("bar", 3));
+}
+
+static const dlock_script two_slots = {"test_two_slots", "return 1\n"};
+static const dlock_script reaches_out = {
+    "test_reaches_out", "return redis.call('exists', KEYS[1], 'bar')\n"};
+static const dlock_script plain_publish = {
+    "test_plain_publish", "return redis.call('publish', KEYS[1], 'x')\n"};
+static const dlock_script sharded_publish = {
+    "test_sharded_publish", "return redis.call(ARGV[1], 'ch:{foo}', 'x')\n"};
+
+/* The check can fail: a call whose KEYS span two slots, a script touching
+ * a key of another slot, and a plain PUBLISH are refused and counted; a
+ * SPUBLISH in the slot of KEYS[1] runs. */
+static void check_refuses_what_a_cluster_refuses(void **state)
+{
+    dlock_fx *fx = dlock_fx_begin(state, "check_refuses");
+    dlock_backend *b = dlock_client_backend(fx->c1);
+    const char *argv[3] = {"foo", "bar", NULL};
+    slot_check_counts before, after;
+    dlock_reply *r;
+
+    assert_string_equal(dlock_backend_publish_command(b), "spublish");
+    assert_int_equal(dlock_backend_key_slot(b, "foo", 3), 12182);
+    slot_check_counts_get(&before, NULL, 0);
+    assert_int_equal(dlock_backend_eval(b, &r, &two_slots, 2, 0, argv, NULL, NULL, 0), 0);
+    assert_int_equal(r->type, DLOCK_REPLY_ERROR);
+    assert_non_null(strstr(r->str, "CROSSSLOT"));
+    dlock_reply_free(r);
+    assert_int_equal(dlock_backend_eval(b, &r, &reaches_out, 1, 0, argv, NULL, NULL, 0), 0);
+    assert_int_equal(r->type, DLOCK_REPLY_ERROR);
+    dlock_reply_free(r);
+    assert_int_equal(dlock_backend_eval(b, &r, &plain_publish, 1, 0, argv, NULL, NULL, 0), 0);
+    assert_int_equal(r->type, DLOCK_REPLY_ERROR);
+    dlock_reply_free(r);
+    slot_check_counts_get(&after, NULL, 0);
+    assert_int_equal(after.cross_keys, before.cross_keys + 1);
+    assert_int_equal(after.cross_body, before.cross_body + 2);
+    argv[1] = "spublish";
+    assert_int_equal(dlock_backend_eval(b, &r, &sharded_publish, 1, 1, argv, NULL, NULL, 0),
+                     0);
+    assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
+    dlock_reply_free(r);
+    /* forget the breaches made on purpose: the totals below count the
+     * objects' own */
+    slot_check_counts_reset();
+}
+
+#define NPLAIN 30  /* names of their own: about as many slots */
+#define NTAGGED 20 /* names sharing one {hash tag}: one slot */
+#define NHOLDS (NPLAIN + NTAGGED)
+
+/* More handles than the fixture keeps: freed together by its teardown. */
+typedef struct lock_set {
+    size_t n;
+    dlock_rlock *l[NHOLDS];
+} lock_set;
+
+static void free_lock_set(void *o)
+{
+    lock_set *s = o;
+
+    while (s->n > 0)
+        dlock_rlock_free(s->l[--s->n]);
+    free(s);
+}
+
+/* The watchdog renews holds spread over many slots in one call per slot
+ * (per renewal script): every lease-0 hold stays held over several
+ * periods, no call crosses a slot, and each round costs exactly as many
+ * calls as there are distinct slots. */
+static void watchdog_renews_one_call_per_slot(void **state)
+{
+    dlock_fx *fx = dlock_fx_begin(state, "watchdog_slots");
+    lock_set *set = dlock_fx_keep(fx, calloc(1, sizeof(lock_set)), free_lock_set);
+    unsigned seen[NHOLDS];
+    size_t nslots = 0, i, k;
+    slot_check_counts before, after;
+    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
+    uint64_t calls, renewed;
+
+    for (i = 0; i < NHOLDS; i++) {
+        char name[160];
+        unsigned s;
+
+        if (i < NPLAIN)
+            snprintf(name, sizeof(name), "%s:%zu", fx->name, i);
+        else
+            snprintf(name, sizeof(name), "{%s:tagged}:%zu", fx->name, i);
+        assert_int_equal(dlock_reentrant_new(&set->l[set->n], fx->c1, name), 0);
+        assert_int_equal(dlock_lock(set->l[set->n++], 0), 0);
+        s = slot_check_slot(name, strlen(name));
+        for (k = 0; k < nslots && seen[k] != s; k++)
+            ;
+        if (k == nslots)
+            seen[nslots++] = s;
+    }
+    assert_true(nslots > NPLAIN / 2); /* the names do spread */
+    slot_check_counts_get(&before, NULL, 0);
+    assert_int_equal(dlock_client_metrics(fx->c1, &m0), 0);
+    /* five watchdog periods, each lease three times over */
+    dlock_fx_advance(fx, 5 * fx->watchdog_ms);
+    slot_check_counts_get(&after, NULL, 0);
+    assert_int_equal(dlock_client_metrics(fx->c1, &m1), 0);
+    for (i = 0; i < set->n; i++)
+        assert_int_equal(dlock_fx_hold_count(set->l[i]), 1);
+    assert_int_equal(after.cross_keys + after.cross_body, 0);
+    calls = after.renewals - before.renewals;
+    renewed = m1.renewals - m0.renewals;
+    /* every round renewed every hold, in one call per slot */
+    assert_true(renewed >= 10 * NHOLDS);
+    assert_int_equal(renewed % NHOLDS, 0);
+    assert_int_equal(calls, renewed / NHOLDS * nslots);
+    printf("watchdog over %zu slots: %llu renewal calls for %llu renewed holds\n",
+           nslots, (unsigned long long)calls, (unsigned long long)renewed);
+}
+
+/* Last: nothing run through the check reached beyond its slot. */
+static void no_script_crossed_a_slot(void **state)
+{
+    slot_check_counts n;
+    char first[256];
+
+    (void)state;
+    slot_check_counts_get(&n, first, sizeof(first));
+    if (n.cross_keys + n.cross_body > 0)
+        fprintf(stderr, "first breach: %s\n", first);
+    assert_true(n.evals > 1000);
+    assert_int_equal(n.cross_keys, 0);
+    assert_int_equal(n.cross_body, 0);
+}
+
+static const struct CMUnitTest own_cases[] = {
+    cmocka_unit_test(slot_function_is_redis_cluster_s),
+    DLOCK_FX_CASE(check_refuses_what_a_cluster_refuses),
+    DLOCK_FX_CASE(watchdog_renews_one_call_per_slot),
+};
+
+static const struct CMUnitTest total_cases[] = {
+    cmocka_unit_test(no_script_crossed_a_slot),
+};
+
+int dlock_test_cluster_slots(void);
+int dlock_test_cluster_slots(void)
+{
+    int before = dlock_test_failed;
+    size_t i;
+
+    dlock_fx_set_mock_wrapper(KIND, slot_check_backend_new);
+    dlock_fx_set_skips(stress_cases);
+    slot_check_counts_reset();
+    DLOCK_FX_RUN_GROUP("slot check", KIND, own_cases);
+    for (i = 0; i < sizeof(lock_types) / sizeof(lock_types[0]); i++)
+        dlock_test_conformance_type(&lock_types[i], KIND, cluster_skips);
+    dlock_test_fair(KIND);
+    dlock_test_rwlock(KIND);
+    dlock_test_semaphore(KIND);
+    dlock_test_simple(KIND);
+    dlock_test_parity(KIND);
+    DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);
+    dlock_fx_set_skips(NULL);
+    dlock_fx_set_mock_wrapper(NULL, NULL);
+    return dlock_test_failed - before;
+}

@@ -1,0 +1,301 @@
+/*
+ * A backend that holds every script call to Redis Cluster's slot rules
+ * (see slot_check.h).
+ */
+#include "slot_check.h"
+
+#include "dlock/sys/backend.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSLOTS 16384
+
+/* What a script breaking the rules fails with (the prelude's error). */
+#define BREACH "SLOTCHECK"
+
+typedef struct slot_backend {
+    dlock_backend base; /* first: a dlock_backend * is a slot_backend * */
+    dlock_backend *inner;
+} slot_backend;
+
+static pthread_mutex_t counts_mutex = PTHREAD_MUTEX_INITIALIZER;
+static slot_check_counts counts;
+static char first_breach[256];
+
+/* The checked version of each script, made once and kept for the process
+ * (under counts_mutex): a backend may cache a compiled script by the
+ * addresses of its struct and source (the mock does), so each version
+ * needs addresses of its own that are never reused. */
+#define MAX_SCRIPTS 256
+static struct checked {
+    const dlock_script *orig;
+    const char *orig_source;
+    dlock_script script;
+} checked_scripts[MAX_SCRIPTS];
+static size_t nchecked;
+
+/* CRC16-XMODEM (poly 0x1021, init 0), as Redis Cluster hashes keys. */
+static unsigned crc16(const char *s, size_t len)
+{
+    unsigned crc = 0;
+    size_t i;
+    int b;
+
+    for (i = 0; i < len; i++) {
+        crc ^= (unsigned)(unsigned char)s[i] << 8;
+        for (b = 0; b < 8; b++)
+            crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    }
+    return crc;
+}
+
+unsigned slot_check_slot(const char *key, size_t len)
+{
+    const char *open = memchr(key, '{', len), *close;
+
+    /* The {hash tag} rule: the part between the first '{' and the first
+     * '}' after it, when not empty; else the whole key. */
+    if (open) {
+        close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
+        if (close && close > open + 1)
+            return crc16(open + 1, (size_t)(close - open - 1)) % NSLOTS;
+    }
+    return crc16(key, len) % NSLOTS;
+}
+
+/* Runs first: inside the script, redis.call/pcall check that each key a
+ * command names (every argument of DEL, EXISTS and UNLINK, else the first)
+ * and each SPUBLISH channel has KEYS[1]'s slot, and that nothing publishes
+ * with plain PUBLISH (sharded subscribers would never see it). A local
+ * `redis` shadows the global one for the script's own code. */
+static const char prelude[] =
+    "local redis = (function(r)\n"
+    "  local function crc16(s)\n"
+    "    local crc = 0\n"
+    "    for i = 1, #s do\n"
+    "      crc = bit.bxor(crc, bit.lshift(string.byte(s, i), 8))\n"
+    "      for _ = 1, 8 do\n"
+    "        if bit.band(crc, 0x8000) ~= 0 then\n"
+    "          crc = bit.band(bit.bxor(bit.lshift(crc, 1), 0x1021), 0xffff)\n"
+    "        else\n"
+    "          crc = bit.band(bit.lshift(crc, 1), 0xffff)\n"
+    "        end\n"
+    "      end\n"
+    "    end\n"
+    "    return crc\n"
+    "  end\n"
+    "  local function tag(k)\n"
+    "    local s = string.find(k, '{', 1, true)\n"
+    "    local e = s and string.find(k, '}', s + 1, true)\n"
+    "    if e and e > s + 1 then return string.sub(k, s + 1, e - 1) end\n"
+    "    return k\n"
+    "  end\n"
+    "  local home_tag = KEYS[1] and tag(KEYS[1])\n"
+    "  local home = KEYS[1] and crc16(home_tag) % 16384\n"
+    "  local function elsewhere(k)\n"
+    "    local t = tag(k)\n"
+    "    return t ~= home_tag and crc16(t) % 16384 ~= home\n"
+    "  end\n"
+    "  local every = {del = true, exists = true, unlink = true}\n"
+    "  local keyless = {time = true, ping = true}\n"
+    "  local function check(cmd, ...)\n"
+    "    local c = string.lower(cmd)\n"
+    "    if c == 'publish' then\n"
+    "      error('" BREACH " plain publish on ' .. tostring((...)))\n"
+    "    end\n"
+    "    if keyless[c] or not home then return end\n"
+    "    for i = 1, every[c] and select('#', ...) or 1 do\n"
+    "      local k = tostring((select(i, ...)))\n"
+    "      if elsewhere(k) then\n"
+    "        error('" BREACH " ' .. c .. ' ' .. k .. ' is not in the slot of ' .. KEYS[1])\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  return setmetatable({\n"
+    "    call = function(cmd, ...) check(cmd, ...) return r.call(cmd, ...) end,\n"
+    "    pcall = function(cmd, ...) check(cmd, ...) return r.pcall(cmd, ...) end,\n"
+    "  }, {__index = r})\n"
+    "end)(redis)\n";
+
+static void note(uint64_t *counter, const char *fmt, const char *a, const char *b)
+{
+    pthread_mutex_lock(&counts_mutex);
+    (*counter)++;
+    if (!first_breach[0])
+        snprintf(first_breach, sizeof(first_breach), fmt, a, b);
+    pthread_mutex_unlock(&counts_mutex);
+}
+
+/* The script with the prelude, or NULL (out of memory, or too many). */
+static const dlock_script *checked_version(const dlock_script *script)
+{
+    size_t marker = dlock_script_no_writes(script) ? strlen(DLOCK_SCRIPT_NO_WRITES) : 0;
+    const dlock_script *found = NULL;
+    struct checked *c;
+    char *source;
+    size_t i;
+
+    pthread_mutex_lock(&counts_mutex);
+    for (i = 0; i < nchecked && !found; i++)
+        if (checked_scripts[i].orig == script &&
+            checked_scripts[i].orig_source == script->source)
+            found = &checked_scripts[i].script;
+    if (found || nchecked == MAX_SCRIPTS)
+        goto out;
+    source = malloc(strlen(script->source) + sizeof(prelude));
+    if (!source)
+        goto out;
+    /* The no-writes marker stays the first line. */
+    memcpy(source, script->source, marker);
+    memcpy(source + marker, prelude, sizeof(prelude) - 1);
+    strcpy(source + marker + sizeof(prelude) - 1, script->source + marker);
+    c = &checked_scripts[nchecked++];
+    c->orig = script;
+    c->orig_source = script->source;
+    c->script.name = script->name;
+    c->script.source = source; /* kept for the process */
+    found = &c->script;
+out:
+    pthread_mutex_unlock(&counts_mutex);
+    return found;
+}
+
+static size_t arg_len(const char *const *argv, const size_t *argvlen, size_t i)
+{
+    return argvlen ? argvlen[i] : strlen(argv[i]);
+}
+
+static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                         size_t nkeys, size_t nargs, const char *const *argv,
+                         const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                         size_t errlen)
+{
+    slot_backend *sb = (slot_backend *)b;
+    const char *name = script->name ? script->name : "";
+    const dlock_script *checked;
+    size_t i;
+    int rc;
+
+    pthread_mutex_lock(&counts_mutex);
+    counts.evals++;
+    if (strstr(name, "renew"))
+        counts.renewals++;
+    pthread_mutex_unlock(&counts_mutex);
+    for (i = 1; i < nkeys; i++)
+        if (slot_check_slot(argv[i], arg_len(argv, argvlen, i)) !=
+            slot_check_slot(argv[0], arg_len(argv, argvlen, 0))) {
+            note(&counts.cross_keys, "%s: KEYS over more than one slot (%.160s)", name,
+                 argv[i]);
+            *out = dlock_reply_string(DLOCK_REPLY_ERROR,
+                                      "CROSSSLOT Keys in request don't hash to the same slot",
+                                      53);
+            return *out ? 0 : DLOCK_ENOMEM;
+        }
+    if (!(checked = checked_version(script))) {
+        *out = NULL;
+        if (errbuf && errlen > 0)
+            snprintf(errbuf, errlen, "slot check: no room for script %s", name);
+        return DLOCK_ENOMEM;
+    }
+    rc = dlock_backend_eval_until(sb->inner, out, checked, nkeys, nargs, argv, argvlen,
+                                  deadline_ms, errbuf, errlen);
+    if (rc == 0 && (*out)->type == DLOCK_REPLY_ERROR && (*out)->str &&
+        strstr((*out)->str, BREACH))
+        note(&counts.cross_body, "%s: %.200s", name, (*out)->str);
+    return rc;
+}
+
+static int sb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                   size_t nkeys, size_t nargs, const char *const *argv,
+                   const size_t *argvlen, char *errbuf, size_t errlen)
+{
+    return sb_eval_until(b, out, script, nkeys, nargs, argv, argvlen, INT64_MAX, errbuf,
+                         errlen);
+}
+
+static int sb_subscribe(dlock_backend *b, dlock_subscription **out, const char *channel,
+                        dlock_message_fn fn, void *arg)
+{
+    return dlock_backend_subscribe(((slot_backend *)b)->inner, out, channel, fn, arg);
+}
+
+static int sb_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                              const char *channel, dlock_message_fn fn, void *arg,
+                              int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    return dlock_backend_subscribe_until(((slot_backend *)b)->inner, out, channel, fn, arg,
+                                         deadline_ms, errbuf, errlen);
+}
+
+static void sb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
+{
+    dlock_backend_unsubscribe(((slot_backend *)b)->inner, sub);
+}
+
+static dlock_clock *sb_clock(dlock_backend *b)
+{
+    return dlock_backend_clock(((slot_backend *)b)->inner);
+}
+
+static void sb_free(dlock_backend *b)
+{
+    dlock_backend_free(((slot_backend *)b)->inner);
+    free(b);
+}
+
+static uint64_t sb_reconnects(dlock_backend *b)
+{
+    return dlock_backend_reconnects(((slot_backend *)b)->inner);
+}
+
+static const char *sb_publish_command(dlock_backend *b)
+{
+    (void)b;
+    return "spublish";
+}
+
+static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    (void)b;
+    return slot_check_slot(key, len);
+}
+
+static const dlock_backend_methods slot_methods = {
+    4, "slot-check", sb_eval, sb_subscribe, sb_unsubscribe, sb_clock, sb_free,
+    sb_eval_until, sb_subscribe_until, sb_reconnects, sb_publish_command, sb_key_slot,
+};
+
+int slot_check_backend_new(dlock_backend **out, dlock_backend *inner)
+{
+    slot_backend *sb = calloc(1, sizeof(*sb));
+
+    *out = NULL;
+    if (!sb) {
+        dlock_backend_free(inner);
+        return DLOCK_ENOMEM;
+    }
+    sb->base.methods = &slot_methods;
+    sb->inner = inner;
+    *out = &sb->base;
+    return 0;
+}
+
+void slot_check_counts_get(slot_check_counts *out, char *first, size_t len)
+{
+    pthread_mutex_lock(&counts_mutex);
+    *out = counts;
+    if (first && len > 0)
+        snprintf(first, len, "%s", first_breach);
+    pthread_mutex_unlock(&counts_mutex);
+}
+
+void slot_check_counts_reset(void)
+{
+    pthread_mutex_lock(&counts_mutex);
+    memset(&counts, 0, sizeof(counts));
+    first_breach[0] = '\0';
+    pthread_mutex_unlock(&counts_mutex);
+}

@@ -1,0 +1,546 @@
+/*
+ * The Redis backend on Redis Cluster (redis-cluster:// URLs), against a
+ * throwaway cluster of 3 masters with a replica each (tests/harness/
+ * cluster.h): URL errors, a seed that is no cluster node, routing by slot
+ * over all masters from one seed, the JSON path, MOVED after a slot moved
+ * under a held lock (unlock and watchdog renewals follow the key), ASK
+ * while the slot migrates, a waiter woken across a slot move, sharded
+ * pub/sub both ways, CLUSTER FAILOVER and kill -9 of a master with holders
+ * on that shard and on others. The conformance suite runs on the same
+ * cluster as the "redis-cluster" row (tests/main.c).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlock.h"
+#include "dlock/config.h"
+#include "dlock/redis.h"
+#include "dlock/sys/backend.h"
+#include "harness/asserts.h"
+#include "harness/cluster.h"
+#include "harness/fixture.h"
+#include "harness/inbox.h"
+#include "harness/runner.h"
+
+#define SECRET "clusterPassw0rdXyz"
+
+static dlock_test_cluster cl;
+static int cl_up;
+static char errbuf[512];
+
+/* For tests/main.c: the cluster stays up after the group for the
+ * conformance row. */
+int dlock_test_redis_cluster_start(void);
+void dlock_test_redis_cluster_stop(void);
+const char *dlock_test_cluster_seed_url(void);
+int dlock_test_redis_cluster_spread(void);
+
+/* rc must be 0; else the lock's detail is printed first. */
+#define expect_ok(rc, l)                                                      \
+    do {                                                                      \
+        int rc_ = (rc);                                                       \
+        if (rc_ != 0)                                                         \
+            fprintf(stderr, "  [cluster] %s: %s\n", dlock_errname(rc_),       \
+                    dlock_errmsg(l));                                         \
+        assert_int_equal(rc_, 0);                                             \
+    } while (0)
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static dlock_redis_options fast_options(void)
+{
+    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    o.connect_timeout_ms = 500;
+    o.command_timeout_ms = 2000;
+    o.reconnect_min_ms = 20;
+    o.reconnect_max_ms = 200;
+    return o;
+}
+
+/* A client on the cluster; watchdog_ms 0: the default lease. */
+static dlock_client *client_on(const char *url, int64_t watchdog_ms)
+{
+    dlock_redis_options o = fast_options();
+    dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    dlock_client *c = NULL;
+    int rc = dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf);
+    if (rc != 0)
+        fprintf(stderr, "cluster backend: %s %s\n", dlock_errname(rc), errbuf);
+    assert_int_equal(rc, 0);
+    if (watchdog_ms > 0)
+        co.watchdog_timeout_ms = watchdog_ms;
+    assert_int_equal(dlock_client_new(&c, b, &co), 0);
+    return c;
+}
+
+/* A name of shard's slots ("cluster:<what>:<n>"). */
+static const char *name_on(int shard, const char *what, int k, char *buf, size_t len)
+{
+    char prefix[64];
+    const char *n;
+    snprintf(prefix, sizeof prefix, "cluster:%s:", what);
+    n = dlock_test_cluster_name(&cl, shard, prefix, k, buf, len);
+    assert_non_null(n);
+    return n;
+}
+
+/* Whether key exists on node (asked on that node itself). */
+static int exists_on(int node, const char *key)
+{
+    char out[64];
+    const char *argv[] = {"EXISTS", key, NULL};
+    if (dlock_test_cluster_command(&cl, node, out, sizeof out, argv) != 0)
+        return -1;
+    return atoi(out);
+}
+
+/* CLUSTER COUNTKEYSINSLOT on node (no ASKING needed, unlike a read of the
+ * key on a node still importing the slot). */
+static int keys_in_slot(int node, unsigned slot)
+{
+    char out[64], s[16];
+    const char *argv[] = {"CLUSTER", "COUNTKEYSINSLOT", s, NULL};
+    snprintf(s, sizeof s, "%u", slot);
+    if (dlock_test_cluster_command(&cl, node, out, sizeof out, argv) != 0)
+        return -1;
+    return atoi(out);
+}
+
+static int master_of(const char *key)
+{
+    return dlock_test_cluster_slot_master(&cl, dlock_test_cluster_slot(key));
+}
+
+/* ---- URLs and seeds ------------------------------------------------------- */
+
+static void cluster_url_errors(void **state)
+{
+    dlock_redis_options o = fast_options();
+    (void)state;
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://127.0.0.1:7000/1", &o,
+                               DLOCK_EINVAL, "only database 0", SECRET, errbuf,
+                               sizeof errbuf);
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://a,,b", &o, DLOCK_EINVAL,
+                               "empty seed node host", SECRET, errbuf, sizeof errbuf);
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://a:0", &o, DLOCK_EINVAL,
+                               "bad port", SECRET, errbuf, sizeof errbuf);
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://a?sentinelMasterId=m", &o,
+                               DLOCK_EINVAL, "needs a redis-sentinel://", SECRET,
+                               errbuf, sizeof errbuf);
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://a?cacert=/x", &o,
+                               DLOCK_EINVAL, "needs a rediss:// URL", SECRET, errbuf,
+                               sizeof errbuf);
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://u:" SECRET "@a?bogus=1", &o,
+                               DLOCK_EINVAL, "unknown parameter 'bogus'", SECRET,
+                               errbuf, sizeof errbuf);
+    /* nothing listens there: the seed is named */
+    dlock_fx_expect_open_fails("cluster", "redis-cluster://127.0.0.1:1", &o,
+                               DLOCK_ECONN, "127.0.0.1:1", SECRET, errbuf,
+                               sizeof errbuf);
+}
+
+/* A name with a '{' but no non-empty {tag} hashes whole, and so do its
+ * auxiliary keys (no braces added), each to its own slot: refused on a
+ * cluster, fine on one server. A complete tag is fine on both. */
+static void cluster_name_without_tag(void **state)
+{
+    static const char *const bad[] = {"a}{", "open{", "{}empty"};
+    dlock_client *c = client_on(cl.url, 0);
+    dlock_rlock *l = NULL;
+    dlock_semaphore *s = NULL;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(dlock_reentrant_new(&l, c, bad[i]), DLOCK_EINVAL);
+        assert_null(l);
+        assert_int_equal(dlock_semaphore_new(&s, c, bad[i]), DLOCK_EINVAL);
+    }
+    assert_int_equal(dlock_reentrant_new(&l, c, "x{tag}y"), 0);
+    expect_ok(dlock_try_lock(l, 0, 5000), l);
+    expect_ok(dlock_unlock(l), l);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+}
+
+static void cluster_seed_not_a_cluster(void **state)
+{
+    dlock_redis_options o = fast_options();
+    dlock_test_redis *r = NULL;
+    char url[128];
+    (void)state;
+    assert_int_equal(dlock_test_redis_start(&r, NULL), 0);
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", dlock_test_redis_port(r));
+    dlock_fx_expect_open_fails("cluster", url, &o, DLOCK_EPROTO, "not a cluster node",
+                               SECRET, errbuf, sizeof errbuf);
+    dlock_test_redis_stop(r);
+}
+
+/* ---- routing -------------------------------------------------------------- */
+
+/* One seed (a replica's port even) finds every master; each lock's hash
+ * lives on the master of its slot, for names on all three shards. */
+static void cluster_routes_by_slot(void **state)
+{
+    char url[128], name[64];
+    dlock_client *c;
+    int shard, k;
+    (void)state;
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d",
+             dlock_test_cluster_port(&cl, cl.nnodes - 1));
+    c = client_on(url, 0);
+    for (shard = 0; shard < cl.masters; shard++)
+        for (k = 0; k < 3; k++) {
+            dlock_rlock *l = NULL;
+            int64_t count = 0;
+            name_on(shard, "route", k, name, sizeof name);
+            assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+            expect_ok(dlock_try_lock(l, 0, 10000), l);
+            expect_ok(dlock_try_lock(l, 0, 10000), l);
+            expect_ok(dlock_hold_count(l, &count), l);
+            assert_int_equal(count, 2);
+            assert_int_equal(exists_on(dlock_test_cluster_shard_master(&cl, shard), name), 1);
+            expect_ok(dlock_unlock(l), l);
+            expect_ok(dlock_unlock(l), l);
+            assert_int_equal(exists_on(dlock_test_cluster_shard_master(&cl, shard), name), 0);
+            dlock_rlock_free(l);
+        }
+    dlock_client_free(c);
+}
+
+static void cluster_json(void **state)
+{
+    char json[1024], err[512];
+    dlock_client *c = NULL;
+    dlock_rlock *l = NULL;
+    (void)state;
+    snprintf(json, sizeof json, "{\"url\": \"%s\", \"connect_timeout_ms\": 500}", cl.url);
+    assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof err), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "cluster:json"), 0);
+    expect_ok(dlock_try_lock(l, 0, 5000), l);
+    expect_ok(dlock_unlock(l), l);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+}
+
+/* ---- slot moves ------------------------------------------------------------- */
+
+/* A lock held with the watchdog (lease 600 ms, renewed every 200 ms) while
+ * its slot moves to another shard: renewals follow MOVED (still held well
+ * past the lease), and so does the unlock. */
+static void cluster_moved_under_hold(void **state)
+{
+    char name[64];
+    dlock_client *c = client_on(cl.url, 600);
+    dlock_rlock *l = NULL;
+    unsigned slot;
+    int held = 0, to;
+    (void)state;
+    name_on(0, "moved", 0, name, sizeof name);
+    slot = dlock_test_cluster_slot(name);
+    assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+    expect_ok(dlock_lock(l, 0), l);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 1), 0);
+    to = dlock_test_cluster_shard_master(&cl, 1);
+    assert_int_equal(master_of(name), to);
+    assert_int_equal(exists_on(to, name), 1);
+    usleep(1500 * 1000); /* 2.5 leases: only renewals keep it */
+    expect_ok(dlock_is_held(l, &held), l);
+    assert_int_equal(held, 1);
+    expect_ok(dlock_unlock(l), l);
+    assert_int_equal(exists_on(to, name), 0);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    /* back where it was, for the cases after */
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 0), 0);
+}
+
+typedef struct unlocker {
+    dlock_rlock *l;
+    char owner[DLOCK_OWNER_MAX]; /* the test thread's: it holds the lock */
+    int rc;
+} unlocker;
+
+static void *unlock_now(void *arg)
+{
+    unlocker *u = arg;
+    u->rc = dlock_unlock_as(u->l, u->owner);
+    return NULL;
+}
+
+/* While the slot migrates and the key already moved, the source answers
+ * ASK: a read is sent again with ASKING to the target. The unlock names
+ * two keys (the lock and its channel), which the target cannot serve
+ * until the slot is final (TRYAGAIN): it is repeated with back-off and
+ * succeeds once the move finishes, within its time. */
+static void cluster_ask_during_migration(void **state)
+{
+    char name[64];
+    dlock_client *c = client_on(cl.url, 0);
+    dlock_rlock *l = NULL;
+    unlocker u;
+    pthread_t th;
+    unsigned slot;
+    int locked = -1;
+    (void)state;
+    name_on(0, "ask", 0, name, sizeof name);
+    slot = dlock_test_cluster_slot(name);
+    assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+    expect_ok(dlock_try_lock(l, 0, 30000), l);
+    assert_int_equal(dlock_test_cluster_move_slot_begin(&cl, slot, 2), 0);
+    assert_true(dlock_test_cluster_move_slot_keys(&cl) >= 1);
+    assert_int_equal(keys_in_slot(dlock_test_cluster_shard_master(&cl, 0), slot), 0);
+    assert_int_equal(keys_in_slot(dlock_test_cluster_shard_master(&cl, 2), slot), 1);
+    expect_ok(dlock_is_locked(l, &locked), l);
+    assert_int_equal(locked, 1);
+    u.l = l;
+    u.rc = -1;
+    assert_int_equal(dlock_client_owner(c, u.owner, sizeof u.owner), 0);
+    assert_int_equal(pthread_create(&th, NULL, unlock_now, &u), 0);
+    usleep(100 * 1000);
+    assert_int_equal(dlock_test_cluster_move_slot_finish(&cl), 0);
+    pthread_join(th, NULL);
+    expect_ok(u.rc, l);
+    expect_ok(dlock_is_locked(l, &locked), l);
+    assert_int_equal(locked, 0);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 0), 0);
+}
+
+typedef struct waiter {
+    dlock_rlock *l;
+    int rc;
+    int64_t done_ms;
+} waiter;
+
+static void *wait_for_lock(void *arg)
+{
+    waiter *w = arg;
+    w->rc = dlock_try_lock(w->l, 20000, 5000);
+    w->done_ms = now_ms();
+    if (w->rc == 0)
+        dlock_unlock(w->l);
+    return NULL;
+}
+
+/* A waiter subscribed on the slot's master; the slot moves, then the
+ * holder unlocks there: the waiter's subscription followed the slot, so the
+ * release wakes it (far before its 20 s wait or the 30 s lease). */
+static void cluster_waiter_follows_move(void **state)
+{
+    char name[64];
+    dlock_client *holder = client_on(cl.url, 0), *other = client_on(cl.url, 0);
+    dlock_rlock *l = NULL;
+    waiter w = {NULL, -1, 0};
+    pthread_t th;
+    unsigned slot;
+    int64_t t0;
+    (void)state;
+    name_on(1, "wake", 0, name, sizeof name);
+    slot = dlock_test_cluster_slot(name);
+    assert_int_equal(dlock_reentrant_new(&l, holder, name), 0);
+    assert_int_equal(dlock_reentrant_new(&w.l, other, name), 0);
+    expect_ok(dlock_try_lock(l, 0, 30000), l);
+    assert_int_equal(pthread_create(&th, NULL, wait_for_lock, &w), 0);
+    usleep(300 * 1000); /* subscribed and asleep */
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 2), 0);
+    usleep(300 * 1000);
+    t0 = now_ms();
+    expect_ok(dlock_unlock(l), l);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, 0);
+    printf("  [cluster] waiter woken %lld ms after the unlock on the slot's new master\n",
+           (long long)(w.done_ms - t0));
+    dlock_rlock_free(l);
+    dlock_rlock_free(w.l);
+    dlock_client_free(holder);
+    dlock_client_free(other);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 1), 0);
+}
+
+/* Sharded pub/sub both ways: what another client SPUBLISHes on the
+ * channel's master reaches a dlock subscriber, and a dlock unlock
+ * SPUBLISHes (a subscriber of the channel counts it). */
+static void cluster_sharded_pubsub(void **state)
+{
+    char name[64], channel[96], out[64];
+    dlock_redis_options o = fast_options();
+    dlock_backend *b = NULL;
+    dlock_subscription *sub = NULL;
+    dlock_test_inbox in;
+    int m;
+    (void)state;
+    memset(&in, 0, sizeof in);
+    pthread_mutex_init(&in.mu, NULL);
+    name_on(2, "pubsub", 0, name, sizeof name);
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    assert_int_equal(dlock_redis_backend_new(&b, cl.url, &o, errbuf, sizeof errbuf), 0);
+    assert_int_equal(dlock_backend_subscribe(b, &sub, channel, dlock_test_inbox_on_message,
+                                             &in),
+                     0);
+    m = master_of(channel);
+    {
+        const char *argv[] = {"SPUBLISH", channel, "0", NULL};
+        assert_int_equal(dlock_test_cluster_command(&cl, m, out, sizeof out, argv), 0);
+        assert_string_equal(out, "1"); /* one shard subscriber: ours */
+    }
+    assert_int_equal(dlock_test_inbox_wait(&in, 1, 0, 5000), 1);
+    {
+        /* an unlock of that lock by dlock reaches the same subscriber */
+        dlock_client *c = client_on(cl.url, 0);
+        dlock_rlock *l = NULL;
+        assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+        expect_ok(dlock_try_lock(l, 0, 5000), l);
+        expect_ok(dlock_unlock(l), l);
+        assert_int_equal(dlock_test_inbox_wait(&in, 2, 0, 5000), 2);
+        dlock_rlock_free(l);
+        dlock_client_free(c);
+    }
+    dlock_backend_unsubscribe(b, sub);
+    dlock_backend_free(b);
+    pthread_mutex_destroy(&in.mu);
+}
+
+/* ---- failover --------------------------------------------------------------- */
+
+/* Holders on every shard (watchdog, 900 ms lease); CLUSTER FAILOVER of
+ * shard 0: the holder there keeps its lock (renewals reach the new master)
+ * and unlocks; the others are not disturbed. */
+static void cluster_failover_holders(void **state)
+{
+    char name[3][64];
+    dlock_client *c = client_on(cl.url, 900);
+    dlock_rlock *l[3];
+    int s, held;
+    (void)state;
+    for (s = 0; s < 3; s++) {
+        name_on(s, "failover", 0, name[s], sizeof name[s]);
+        assert_int_equal(dlock_reentrant_new(&l[s], c, name[s]), 0);
+        expect_ok(dlock_lock(l[s], 0), l[s]);
+    }
+    assert_true(dlock_test_cluster_failover(&cl, 0) >= 0);
+    usleep(1500 * 1000);
+    for (s = 0; s < 3; s++) {
+        held = 0;
+        expect_ok(dlock_is_held(l[s], &held), l[s]);
+        assert_int_equal(held, 1);
+        expect_ok(dlock_unlock(l[s]), l[s]);
+        dlock_rlock_free(l[s]);
+    }
+    dlock_client_free(c);
+}
+
+/* kill -9 of shard 1's master: its replica takes over; a holder on shard
+ * 0 keeps unlocking normally, and on shard 1 a lock can be taken again
+ * within a bounded time (the waits retry ECONN/CLUSTERDOWN). */
+static void cluster_kill_master(void **state)
+{
+    char n0[64], n1[64];
+    dlock_client *c = client_on(cl.url, 0);
+    dlock_rlock *a = NULL, *b = NULL;
+    int killed, rc;
+    int64_t t0;
+    (void)state;
+    name_on(0, "kill", 0, n0, sizeof n0);
+    name_on(1, "kill", 0, n1, sizeof n1);
+    assert_int_equal(dlock_reentrant_new(&a, c, n0), 0);
+    assert_int_equal(dlock_reentrant_new(&b, c, n1), 0);
+    expect_ok(dlock_try_lock(a, 0, 30000), a);
+    killed = dlock_test_cluster_kill_master(&cl, 1);
+    assert_true(killed >= 0);
+    expect_ok(dlock_unlock(a), a);
+    t0 = now_ms();
+    rc = dlock_try_lock(b, 10000, 5000);
+    expect_ok(rc, b);
+    printf("  [cluster] lock on the failed-over shard taken after %lld ms\n",
+           (long long)(now_ms() - t0));
+    expect_ok(dlock_unlock(b), b);
+    dlock_rlock_free(a);
+    dlock_rlock_free(b);
+    dlock_client_free(c);
+    assert_int_equal(dlock_test_cluster_restart_node(&cl, killed), 0);
+}
+
+/* ---- the group -------------------------------------------------------------- */
+
+/* After each case, even a failed one: a slot move left half done is
+ * finished, so the cases after find a settled cluster. */
+static int settle(void **state)
+{
+    (void)state;
+    if (cl_up && cl.moving_slot >= 0)
+        return dlock_test_cluster_move_slot_finish(&cl);
+    return 0;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return dlock_test_redis_cluster_start();
+}
+
+int dlock_test_redis_cluster_start(void)
+{
+    if (cl_up)
+        return 0;
+    if (dlock_test_cluster_start(&cl, 3, 1) != 0)
+        return -1;
+    cl_up = 1;
+    return 0;
+}
+
+void dlock_test_redis_cluster_stop(void)
+{
+    if (cl_up)
+        dlock_test_cluster_stop(&cl);
+    cl_up = 0;
+}
+
+const char *dlock_test_cluster_seed_url(void)
+{
+    return cl_up ? cl.url : NULL;
+}
+
+/* How many masters ran scripts (INFO commandstats: evalsha or eval calls),
+ * for the conformance row: its names spread over every master. */
+int dlock_test_redis_cluster_spread(void)
+{
+    int s, n = 0;
+    for (s = 0; s < cl.masters; s++) {
+        char out[4096];
+        const char *argv[] = {"INFO", "commandstats", NULL};
+        int m = dlock_test_cluster_shard_master(&cl, s);
+        if (m >= 0 && dlock_test_cluster_command(&cl, m, out, sizeof out, argv) == 0 &&
+            (strstr(out, "cmdstat_evalsha:calls=") || strstr(out, "cmdstat_eval:calls=")))
+            n++;
+    }
+    return n;
+}
+
+int dlock_test_redis_cluster(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(cluster_url_errors, settle),
+        cmocka_unit_test_teardown(cluster_seed_not_a_cluster, settle),
+        cmocka_unit_test_teardown(cluster_name_without_tag, settle),
+        cmocka_unit_test_teardown(cluster_routes_by_slot, settle),
+        cmocka_unit_test_teardown(cluster_json, settle),
+        cmocka_unit_test_teardown(cluster_moved_under_hold, settle),
+        cmocka_unit_test_teardown(cluster_ask_during_migration, settle),
+        cmocka_unit_test_teardown(cluster_waiter_follows_move, settle),
+        cmocka_unit_test_teardown(cluster_sharded_pubsub, settle),
+        cmocka_unit_test_teardown(cluster_failover_holders, settle),
+        cmocka_unit_test_teardown(cluster_kill_master, settle),
+    };
+    return DLOCK_RUN_GROUP("redis_cluster", tests, group_setup, NULL);
+}
