@@ -276,13 +276,15 @@ $(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(BUILD)/libdlock.a
 
 $(BUILD)/tests/dlock_faults: $(BUILD)/tests/faults/faults_main.o $(FAULT_OBJ) \
                              $(BUILD)/tests/harness/redis_server.o \
-                             $(BUILD)/tests/harness/sentinels.o $(BUILD)/libdlock.a \
+                             $(BUILD)/tests/harness/sentinels.o \
+                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
                              | $(FAULT_HELPER)
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
 
 $(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
                              $(BUILD)/tests/faults/stress.o $(BUILD)/tests/faults/child.o \
-                             $(BUILD)/tests/harness/redis_server.o $(BUILD)/libdlock.a \
+                             $(BUILD)/tests/harness/redis_server.o \
+                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
                              | $(FAULT_HELPER)
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
 

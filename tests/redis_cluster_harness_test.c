@@ -3,9 +3,11 @@
  * 3-master, 3-replica cluster: the layout and the seed URL, the slot
  * function against the server's CLUSTER KEYSLOT, names per shard, a slot
  * moved with its key in one go and in two steps (ASK in the middle), a
- * CLUSTER FAILOVER, a kill -9 with the node restarted as a replica, and a
- * stop that leaves no process or directory behind. The cases run in order
- * on one cluster; the start and stop times are printed.
+ * CLUSTER FAILOVER, a kill -9 of a master with the node restarted as a
+ * replica, a replica killed and restarted, and a stop that leaves no
+ * process or directory behind. The cases run in order on one cluster; the
+ * start and stop times and each change's are printed. Then a TLS cluster
+ * of its own (rediss-cluster://).
  */
 #include <errno.h>
 #include <signal.h>
@@ -158,20 +160,23 @@ static void move_slot_with_key(void **state)
 {
     char name[64], out[256], want[128];
     unsigned slot;
+    long long t0;
     int to;
     (void)state;
 
     assert_non_null(dlock_test_cluster_name(&cl, 0, "harness-move-", 0, name, sizeof name));
     slot = dlock_test_cluster_slot(name);
     set_key(0, name, "moved-value");
+    t0 = now_ms();
     assert_int_equal(dlock_test_cluster_move_slot(&cl, slot, 1), 0);
+    printf("cluster harness: slot moved with its key in %lld ms\n", now_ms() - t0);
     to = dlock_test_cluster_shard_master(&cl, 1);
     assert_int_equal(dlock_test_cluster_slot_master(&cl, slot), to);
     assert_int_equal(cl.slot_shard[slot], 1);
     get_key(to, name, out, sizeof out);
     assert_string_equal(out, "moved-value");
     get_key(0, name, out, sizeof out);
-    snprintf(want, sizeof want, "-MOVED %u 127.0.0.1:%d", slot, dlock_test_cluster_port(&cl, to));
+    snprintf(want, sizeof want, "-MOVED %u 127.0.0.1:%d", slot, dlock_test_cluster_plain_port(&cl, to));
     assert_string_equal(out, want);
     /* And names now count the slot in shard 1. */
     assert_int_equal(cl.slot_shard[slot], 1);
@@ -199,10 +204,10 @@ static void move_slot_in_two_steps(void **state)
     assert_string_equal(out, "asked");
     assert_int_equal(dlock_test_cluster_move_slot_keys(&cl), 1);
     get_key(from, name, out, sizeof out);
-    snprintf(want, sizeof want, "-ASK %u 127.0.0.1:%d", slot, dlock_test_cluster_port(&cl, to));
+    snprintf(want, sizeof want, "-ASK %u 127.0.0.1:%d", slot, dlock_test_cluster_plain_port(&cl, to));
     assert_string_equal(out, want);
     get_key(to, name, out, sizeof out);
-    snprintf(want, sizeof want, "-MOVED %u 127.0.0.1:%d", slot, dlock_test_cluster_port(&cl, from));
+    snprintf(want, sizeof want, "-MOVED %u 127.0.0.1:%d", slot, dlock_test_cluster_plain_port(&cl, from));
     assert_string_equal(out, want);
     assert_int_equal(dlock_test_cluster_slot_master(&cl, slot), from);
     assert_int_equal(dlock_test_cluster_move_slot_finish(&cl), 0);
@@ -217,6 +222,7 @@ static void failover_swaps_roles(void **state)
     const char *wait[] = {"WAIT", "1", "2000", NULL};
     char name[64], out[256];
     int old = dlock_test_cluster_shard_master(&cl, 2), new_master;
+    long long t0;
     (void)state;
 
     assert_int_equal(old, 2);
@@ -224,7 +230,9 @@ static void failover_swaps_roles(void **state)
     set_key(old, name, "kept");
     command(old, out, sizeof out, wait);
     assert_string_equal(out, "1");
+    t0 = now_ms();
     new_master = dlock_test_cluster_failover(&cl, 2);
+    printf("cluster harness: CLUSTER FAILOVER settled in %lld ms\n", now_ms() - t0);
     assert_int_equal(new_master, MASTERS + 2);
     assert_int_equal(dlock_test_cluster_role(&cl, new_master), DLOCK_TEST_NODE_MASTER);
     assert_int_equal(dlock_test_cluster_role(&cl, old), DLOCK_TEST_NODE_REPLICA);
@@ -240,10 +248,14 @@ static void kill_and_restart_master(void **state)
     char name[64], out[1024], port[32];
     const char *role[] = {"ROLE", NULL};
     int killed, m;
+    long long t0;
     (void)state;
 
     assert_non_null(dlock_test_cluster_name(&cl, 1, "harness-kill-", 0, name, sizeof name));
+    t0 = now_ms();
     killed = dlock_test_cluster_kill_master(&cl, 1);
+    printf("cluster harness: kill -9 of a master to a settled failover in %lld ms\n",
+           now_ms() - t0);
     assert_int_equal(killed, 1);
     assert_int_equal(dlock_test_cluster_role(&cl, killed), DLOCK_TEST_NODE_DOWN);
     m = dlock_test_cluster_shard_master(&cl, 1);
@@ -252,12 +264,35 @@ static void kill_and_restart_master(void **state)
     set_key(m, name, "after-kill");
     /* Killed nodes are not asked; restarting a running one is refused. */
     assert_int_equal(dlock_test_cluster_restart_node(&cl, 0), -1);
+    t0 = now_ms();
     assert_int_equal(dlock_test_cluster_restart_node(&cl, killed), 0);
+    printf("cluster harness: the killed node back as a replica in %lld ms\n",
+           now_ms() - t0);
     assert_int_equal(dlock_test_cluster_role(&cl, killed), DLOCK_TEST_NODE_REPLICA);
     command(killed, out, sizeof out, role);
     snprintf(port, sizeof port, "\n%d\n", dlock_test_cluster_port(&cl, m));
     assert_non_null(strstr(out, port));
     assert_int_equal(dlock_test_cluster_shard_master(&cl, 1), m);
+}
+
+/* A replica killed and restarted: its master stays; the restart waits
+ * until it follows it again. */
+static void kill_and_restart_replica(void **state)
+{
+    int replica = MASTERS; /* shard 0's, never failed over here */
+    (void)state;
+
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
+    assert_int_equal(dlock_test_cluster_kill_node(&cl, replica), 0);
+    assert_int_equal(dlock_test_cluster_kill_node(&cl, replica), -1);
+    assert_int_equal(dlock_test_cluster_role(&cl, replica), DLOCK_TEST_NODE_DOWN);
+    assert_int_equal(dlock_test_cluster_wait_settled(&cl, 20000), 0);
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
+    /* No replica left in shard 0: nothing to fail over to. */
+    assert_int_equal(dlock_test_cluster_failover(&cl, 0), -1);
+    assert_int_equal(dlock_test_cluster_restart_node(&cl, replica), 0);
+    assert_int_equal(dlock_test_cluster_role(&cl, replica), DLOCK_TEST_NODE_REPLICA);
+    assert_int_equal(dlock_test_cluster_shard_master(&cl, 0), 0);
 }
 
 static void stop_leaves_nothing(void **state)
@@ -285,6 +320,70 @@ static void stop_leaves_nothing(void **state)
     dlock_test_cluster_stop(&cl); /* again: a no-op */
 }
 
+/* The output of a shell command, trimmed; 0 or -1. */
+static int run(const char *cmd, char *out, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    size_t n;
+    if (!p)
+        return -1;
+    n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    out[strcspn(out, "\r\n")] = '\0';
+    return pclose(p) == 0 ? 0 : -1;
+}
+
+/* A TLS cluster of its own: the URL names the TLS ports and the PKI, a TLS
+ * client that follows redirections (redis-cli -c) finds a key through any
+ * master with the URL's certificates, a slot moves over the TLS bus
+ * (MIGRATE) and a failover completes over TLS replication. */
+static void tls_cluster(void **state)
+{
+    dlock_test_cluster t;
+    char want[1024], out[4096], name[64], cmd[2048];
+    const char *slots[] = {"CLUSTER", "SLOTS", NULL};
+    unsigned slot;
+    long long t0 = now_ms();
+    int to;
+    (void)state;
+
+    assert_int_equal(dlock_test_cluster_start_tls(&t, MASTERS, 1, NULL), 0);
+    printf("cluster harness: TLS cluster up in %lld ms\n", now_ms() - t0);
+    snprintf(want, sizeof want, "rediss-cluster://127.0.0.1:%d,127.0.0.1:%d,"
+             "127.0.0.1:%d?cacert=%s/ca.crt&cert=%s/client.crt&key=%s/client.key",
+             dlock_test_cluster_port(&t, 0), dlock_test_cluster_port(&t, 1),
+             dlock_test_cluster_port(&t, 2), t.pki, t.pki, t.pki);
+    assert_string_equal(dlock_test_cluster_url(&t), want);
+    assert_int_not_equal(dlock_test_cluster_port(&t, 0), dlock_test_cluster_plain_port(&t, 0));
+    /* To the harness's plain connection the cluster names plain ports. */
+    assert_int_equal(dlock_test_cluster_command(&t, 0, out, sizeof out, slots), 0);
+    snprintf(want, sizeof want, "\n%d\n", dlock_test_cluster_plain_port(&t, 1));
+    assert_non_null(strstr(out, want));
+
+    assert_non_null(dlock_test_cluster_name(&t, 0, "harness-tls-", 0, name, sizeof name));
+    slot = dlock_test_cluster_slot(name);
+    {
+        const char *set[] = {"SET", name, "over-tls", NULL};
+        assert_int_equal(dlock_test_cluster_command(&t, 0, out, sizeof out, set), 0);
+        assert_string_equal(out, "OK");
+    }
+    assert_int_equal(dlock_test_cluster_move_slot(&t, slot, 2), 0);
+    to = dlock_test_cluster_shard_master(&t, 2);
+    assert_int_equal(dlock_test_cluster_slot_master(&t, slot), to);
+    /* Asked at shard 1's master over TLS, redirected to the TLS port. */
+    snprintf(cmd, sizeof cmd, "%s --tls --cacert '%s/ca.crt' --cert '%s/client.crt' "
+             "--key '%s/client.key' -p %d -c GET '%s' 2>&1",
+             getenv("DLOCK_REDIS_CLI") ? getenv("DLOCK_REDIS_CLI") : "redis-cli",
+             t.pki, t.pki, t.pki, dlock_test_cluster_port(&t, 1), name);
+    assert_int_equal(run(cmd, out, sizeof out), 0);
+    assert_string_equal(out, "over-tls");
+    assert_int_equal(dlock_test_cluster_failover(&t, 2), MASTERS + 2);
+    assert_int_equal(dlock_test_cluster_role(&t, to), DLOCK_TEST_NODE_REPLICA);
+    t0 = now_ms();
+    dlock_test_cluster_stop(&t);
+    printf("cluster harness: TLS cluster stopped in %lld ms\n", now_ms() - t0);
+}
+
 int dlock_test_redis_cluster_harness(void);
 
 int dlock_test_redis_cluster_harness(void)
@@ -297,7 +396,12 @@ int dlock_test_redis_cluster_harness(void)
         cmocka_unit_test(move_slot_in_two_steps),
         cmocka_unit_test(failover_swaps_roles),
         cmocka_unit_test(kill_and_restart_master),
+        cmocka_unit_test(kill_and_restart_replica),
         cmocka_unit_test(stop_leaves_nothing),
     };
-    return DLOCK_RUN_GROUP("redis_cluster_harness", tests, group_setup, group_teardown);
+    const struct CMUnitTest tls[] = {
+        cmocka_unit_test(tls_cluster),
+    };
+    return DLOCK_RUN_GROUP("redis_cluster_harness", tests, group_setup, group_teardown) +
+           DLOCK_RUN_GROUP("redis_cluster_harness_tls", tls, NULL, NULL);
 }

@@ -3,13 +3,11 @@
  */
 #include "cluster.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SETTLE_TIMEOUT_MS 20000
 /* A manual failover gives up after 5 s on the server's side: ask again. */
@@ -18,22 +16,6 @@
 #define REPLY_CAP 65536
 #define MIGRATE_BATCH 100
 #define NAME_TRIES 1000000u
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static void say(char *why, size_t n, const char *fmt, ...)
 {
@@ -309,28 +291,35 @@ typedef int (*settle_pred)(dlock_test_cluster *c, const view *v, const int *arg,
 static int wait_until(dlock_test_cluster *c, settle_pred pred, const int *arg,
                       int timeout_ms, const char *what)
 {
-    long long start = now_ms(), deadline = start + timeout_ms;
-    char *buf = malloc(REPLY_CAP), why[512] = "not asked yet";
+    long long start = dlock_test_now_ms(), deadline = start + timeout_ms;
+    char *buf = malloc(REPLY_CAP), why[512] = "not asked yet", last[512] = "";
     view *v = malloc(sizeof *v);
+    const char *trace = getenv("DLOCK_TEST_CLUSTER_TRACE");
     int rc = -1;
     unsigned s;
 
     if (!buf || !v)
         goto done;
     for (;;) {
-        if (observe(c, v, buf, why, sizeof why) &&
-            (!pred || pred(c, v, arg, why, sizeof why))) {
+        int done = observe(c, v, buf, why, sizeof why) &&
+                   (!pred || pred(c, v, arg, why, sizeof why));
+        if (trace && (done || strcmp(why, last) != 0)) {
+            fprintf(stderr, "cluster harness: %s: %lld ms: %s\n", what,
+                    dlock_test_now_ms() - start, done ? "done" : why);
+            snprintf(last, sizeof last, "%s", why);
+        }
+        if (done) {
             for (s = 0; s < DLOCK_TEST_CLUSTER_SLOTS; s++)
                 c->slot_shard[s] = (signed char)c->shard[(int)v->owner[s]];
             rc = 0;
             break;
         }
-        if (now_ms() >= deadline) {
+        if (dlock_test_now_ms() >= deadline) {
             fprintf(stderr, "cluster harness: %s: not done after %lld ms: %s\n",
-                    what, now_ms() - start, why);
+                    what, dlock_test_now_ms() - start, why);
             break;
         }
-        sleep_ms(POLL_MS);
+        dlock_test_sleep_ms(POLL_MS);
     }
 done:
     free(buf);
@@ -429,11 +418,19 @@ const char *dlock_test_cluster_url(dlock_test_cluster *c)
     return c ? c->url : NULL;
 }
 
-int dlock_test_cluster_port(dlock_test_cluster *c, int node)
+int dlock_test_cluster_plain_port(dlock_test_cluster *c, int node)
 {
     if (!c || node < 0 || node >= c->nnodes)
         return -1;
     return dlock_test_redis_port(c->node[node]);
+}
+
+int dlock_test_cluster_port(dlock_test_cluster *c, int node)
+{
+    if (!c || node < 0 || node >= c->nnodes)
+        return -1;
+    return c->tls ? dlock_test_redis_tls_port(c->node[node])
+                  : dlock_test_redis_port(c->node[node]);
 }
 
 const char *dlock_test_cluster_name(dlock_test_cluster *c, int shard,
@@ -551,6 +548,14 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         args[n++] = "--masterauth";
         args[n++] = c->password;
     }
+    if (c->tls) {
+        /* The bus and replication over TLS too (the nodes share node 0's
+         * certificates): one CA and one client certificate fit them all. */
+        args[n++] = "--tls-cluster";
+        args[n++] = "yes";
+        args[n++] = "--tls-replication";
+        args[n++] = "yes";
+    }
     for (k = 0; extra && extra[k]; k++) {
         if (n + 2 >= sizeof args / sizeof args[0]) {
             fprintf(stderr, "cluster harness: too many extra arguments\n");
@@ -564,8 +569,14 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
         if (port <= 0)
             continue;
         snprintf(bus, sizeof bus, "%d", port);
-        if (dlock_test_redis_start(&c->node[i], args) == 0) {
+        if ((!c->tls ? dlock_test_redis_start(&c->node[i], args)
+             : i == 0 ? dlock_test_redis_start_tls(&c->node[i], "yes", 1, args)
+                      : dlock_test_redis_start_tls_pki(&c->node[i], "yes", 1,
+                                                       c->pki, args)) == 0) {
             c->up[i] = 1;
+            if (i == 0)
+                snprintf(c->pki, sizeof c->pki, "%s",
+                         dlock_test_redis_dir(c->node[0]));
             return 0;
         }
     }
@@ -575,7 +586,7 @@ static int start_node(dlock_test_cluster *c, int i, const char *const *extra)
 static int create(dlock_test_cluster *c)
 {
     const char *cli = getenv("DLOCK_REDIS_CLI");
-    char cmd[2048], auth[200] = "";
+    char cmd[4096], auth[200] = "", tls[1024] = "";
     size_t n;
     int i, rc;
 
@@ -583,13 +594,16 @@ static int create(dlock_test_cluster *c)
         cli = "redis-cli";
     if (c->password[0])
         snprintf(auth, sizeof auth, "REDISCLI_AUTH='%s' ", c->password);
+    if (c->tls)
+        snprintf(tls, sizeof tls, " --tls --cacert '%s/ca.crt' --cert "
+                 "'%s/client.crt' --key '%s/client.key'", c->pki, c->pki, c->pki);
     snprintf(c->log, sizeof c->log, "%s/cluster-create.log",
              dlock_test_redis_dir(c->node[0]));
-    n = (size_t)snprintf(cmd, sizeof cmd, "%stimeout -k 2 30 %s --cluster create",
-                         auth, cli);
+    n = (size_t)snprintf(cmd, sizeof cmd, "%stimeout -k 2 30 %s%s --cluster create",
+                         auth, cli, tls);
     for (i = 0; i < c->nnodes && n < sizeof cmd; i++)
         n += (size_t)snprintf(cmd + n, sizeof cmd - n, " 127.0.0.1:%d",
-                              dlock_test_redis_port(c->node[i]));
+                              dlock_test_cluster_port(c, i));
     if (n < sizeof cmd)
         snprintf(cmd + n, sizeof cmd - n,
                  " --cluster-replicas %d --cluster-yes < /dev/null > '%s' 2>&1",
@@ -612,9 +626,25 @@ int dlock_test_cluster_start(dlock_test_cluster *c, int masters,
     return dlock_test_cluster_start_args(c, masters, replicas_per_master, NULL);
 }
 
+static int start(dlock_test_cluster *c, int masters, int replicas_per_master,
+                 const char *const *extra_args, int tls);
+
 int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
                                   int replicas_per_master,
                                   const char *const *extra_args)
+{
+    return start(c, masters, replicas_per_master, extra_args, 0);
+}
+
+int dlock_test_cluster_start_tls(dlock_test_cluster *c, int masters,
+                                 int replicas_per_master,
+                                 const char *const *extra_args)
+{
+    return start(c, masters, replicas_per_master, extra_args, 1);
+}
+
+static int start(dlock_test_cluster *c, int masters, int replicas_per_master,
+                 const char *const *extra_args, int tls)
 {
     const char *myid[] = {"CLUSTER", "MYID", NULL};
     view *v = NULL;
@@ -625,15 +655,17 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
         return -1;
     memset(c, 0, sizeof *c);
     c->moving_slot = -1;
-    if (masters < 1 || replicas_per_master < 0 ||
+    /* redis-cli --cluster create refuses fewer than 3 masters. */
+    if (masters < 3 || replicas_per_master < 0 ||
         masters * (1 + replicas_per_master) > DLOCK_TEST_CLUSTER_MAX_NODES) {
         fprintf(stderr, "cluster harness: %d masters with %d replicas each: "
-                "at most %d nodes\n", masters, replicas_per_master,
+                "3 masters or more, at most %d nodes\n", masters, replicas_per_master,
                 DLOCK_TEST_CLUSTER_MAX_NODES);
         return -1;
     }
     c->masters = masters;
     c->replicas = replicas_per_master;
+    c->tls = tls;
     for (k = 0; extra_args && extra_args[k]; k++)
         if (strcmp(extra_args[k], "--requirepass") == 0 && extra_args[k + 1]) {
             if (strchr(extra_args[k + 1], '\'') ||
@@ -682,10 +714,20 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
     /* Records slot_shard with the shards now numbered. */
     if (dlock_test_cluster_wait_settled(c, SETTLE_TIMEOUT_MS) != 0)
         goto fail;
-    n = (size_t)snprintf(c->url, sizeof c->url, "redis-cluster://");
+    n = (size_t)snprintf(c->url, sizeof c->url, "%s",
+                         tls ? "rediss-cluster://" : "redis-cluster://");
     for (i = 0; i < masters && n < sizeof c->url; i++)
         n += (size_t)snprintf(c->url + n, sizeof c->url - n, "%s127.0.0.1:%d",
-                              i ? "," : "", dlock_test_redis_port(c->node[i]));
+                              i ? "," : "", dlock_test_cluster_port(c, i));
+    if (tls && n < sizeof c->url)
+        n += (size_t)snprintf(c->url + n, sizeof c->url - n,
+                              "?cacert=%s/ca.crt&cert=%s/client.crt&key=%s/client.key",
+                              c->pki, c->pki, c->pki);
+    if (n >= sizeof c->url) {
+        fprintf(stderr, "cluster harness: the seed URL is longer than %zu bytes\n",
+                sizeof c->url - 1);
+        goto fail;
+    }
     return 0;
 fail:
     free(v);
@@ -749,7 +791,10 @@ int dlock_test_cluster_failover(dlock_test_cluster *c, int shard)
         return -1;
     }
     for (attempt = 0; attempt < 2; attempt++) {
-        if (command_ok(c, arg[1], argv) != 0)
+        /* Asked again only if the first one did not complete late. */
+        if ((attempt == 0 ||
+             dlock_test_cluster_role(c, arg[1]) == DLOCK_TEST_NODE_REPLICA) &&
+            command_ok(c, arg[1], argv) != 0)
             return -1;
         if (wait_until(c, failed_over, arg,
                        attempt ? SETTLE_TIMEOUT_MS - FAILOVER_RETRY_MS
@@ -775,6 +820,16 @@ static int took_over(dlock_test_cluster *c, const view *v, const int *arg,
     return 1;
 }
 
+int dlock_test_cluster_kill_node(dlock_test_cluster *c, int node)
+{
+    if (!c || node < 0 || node >= c->nnodes || !c->up[node] ||
+        dlock_test_redis_signal(c->node[node], SIGKILL) != 0)
+        return -1;
+    dlock_test_redis_kill(c->node[node]); /* reaps it */
+    c->up[node] = 0;
+    return 0;
+}
+
 int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard)
 {
     int arg[2], i, replicas = 0;
@@ -790,10 +845,8 @@ int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard)
                 "replica\n", shard);
         return -1;
     }
-    if (dlock_test_redis_signal(c->node[arg[1]], SIGKILL) != 0)
+    if (dlock_test_cluster_kill_node(c, arg[1]) != 0)
         return -1;
-    dlock_test_redis_kill(c->node[arg[1]]); /* reaps it */
-    c->up[arg[1]] = 0;
     if (wait_until(c, took_over, arg, SETTLE_TIMEOUT_MS,
                    "failover after kill -9") != 0)
         return -1;
@@ -837,8 +890,13 @@ int dlock_test_cluster_move_slot_begin(dlock_test_cluster *c, unsigned slot,
     int from, to;
 
     if (!c || slot >= DLOCK_TEST_CLUSTER_SLOTS || to_shard < 0 ||
-        to_shard >= c->masters || c->moving_slot >= 0)
+        to_shard >= c->masters)
         return -1;
+    if (c->moving_slot >= 0) {
+        fprintf(stderr, "cluster harness: slot %d is still moving\n",
+                c->moving_slot);
+        return -1;
+    }
     from = dlock_test_cluster_slot_master(c, slot);
     to = dlock_test_cluster_shard_master(c, to_shard);
     if (from < 0 || to < 0 || from == to) {

@@ -21,7 +21,8 @@
  * the same slot owners and the same roles, none of them flags a running node
  * as failing, every slot has a running master and every running replica's
  * link to its master is up. On a timeout it says on stderr which of these
- * did not hold and returns -1.
+ * did not hold and returns -1. DLOCK_TEST_CLUSTER_TRACE=1 in the
+ * environment prints each wait's progress on stderr.
  *
  * Not thread-safe: one thread drives a cluster, the one that started it
  * (the nodes die with that thread).
@@ -52,19 +53,25 @@ typedef struct dlock_test_cluster {
     /* The shard owning each slot, as of the last time the cluster settled
      * (after start and after each function below). */
     signed char slot_shard[DLOCK_TEST_CLUSTER_SLOTS];
-    /* "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,..." : the masters' ports
-     * at start, in shard order; no credentials. */
+    /* The seed URL, the masters' ports at start in shard order, no
+     * credentials: "redis-cluster://127.0.0.1:P1,127.0.0.1:P2,...", or
+     * with TLS "rediss-cluster://127.0.0.1:T1,...?cacert=<pki>/ca.crt&
+     * cert=<pki>/client.crt&key=<pki>/client.key" (about 360 bytes with 3
+     * masters; start fails if it does not fit). */
     char url[512];
+    int tls;        /* started by dlock_test_cluster_start_tls */
+    char pki[256];  /* TLS: the directory of the CA and certificates */
     char password[128]; /* --requirepass of the extra arguments, or "" */
     char log[300];      /* redis-cli's output while creating */
     /* A slot move begun and not finished, or moving_slot = -1. */
     int moving_slot, move_from, move_to; /* node indexes */
 } dlock_test_cluster;
 
-/* Starts masters * (1 + replicas_per_master) nodes (1 <= masters, total at
- * most DLOCK_TEST_CLUSTER_MAX_NODES), forms the cluster and waits until it
- * has settled with every replica attached. 0, or -1 with the reason on
- * stderr (whatever was started is stopped). */
+/* Starts masters * (1 + replicas_per_master) nodes (3 <= masters, as
+ * redis-cli wants; total at most DLOCK_TEST_CLUSTER_MAX_NODES), forms the
+ * cluster and waits until it has settled with every replica attached.
+ * 0, or -1 with the reason on stderr (whatever was started is stopped).
+ * About 2 s for 3 + 3 nodes: a new master waits 2 s before it says ok. */
 int dlock_test_cluster_start(dlock_test_cluster *c, int masters,
                              int replicas_per_master);
 
@@ -77,13 +84,27 @@ int dlock_test_cluster_start_args(dlock_test_cluster *c, int masters,
                                   int replicas_per_master,
                                   const char *const *extra_args);
 
+/* The same over TLS (dlock_test_redis_start_tls: certificates in c->pki,
+ * client certificates required): clients, the cluster bus and replication
+ * all use TLS; TLS clients see the TLS ports (dlock_test_cluster_port) in
+ * CLUSTER SLOTS and redirections; the url is rediss-cluster://. The harness
+ * itself talks plain TCP to each node's plain port. */
+int dlock_test_cluster_start_tls(dlock_test_cluster *c, int masters,
+                                 int replicas_per_master,
+                                 const char *const *extra_args);
+
 /* Stops every node (SIGKILL: nothing to persist) and removes their
  * directories. Safe on a zeroed or already stopped struct. */
 void dlock_test_cluster_stop(dlock_test_cluster *c);
 
-/* The seed URL (c->url) and a node's TCP port (-1: no such node). */
+/* The seed URL (c->url); a node's port for clients (its TLS port on a TLS
+ * cluster; -1: no such node); its plain port, where the harness talks to
+ * it. A TLS cluster names the TLS ports to TLS clients and the plain ones
+ * to plain connections (CLUSTER SLOTS, MOVED, ASK): the redirections that
+ * dlock_test_cluster_command returns name plain ports. */
 const char *dlock_test_cluster_url(dlock_test_cluster *c);
 int dlock_test_cluster_port(dlock_test_cluster *c, int node);
+int dlock_test_cluster_plain_port(dlock_test_cluster *c, int node);
 
 /* The slot of a key: CRC16 (XMODEM) of the key, or of its hash tag (the
  * bytes between the first '{' and the first '}' after it, when not empty),
@@ -125,9 +146,17 @@ int dlock_test_cluster_failover(dlock_test_cluster *c, int shard);
  * dlock_test_cluster_restart_node), or -1. */
 int dlock_test_cluster_kill_master(dlock_test_cluster *c, int shard);
 
+/* kill -9 of one node, without waiting for anything: a test then watches
+ * its client through the outage (the slots of a killed master answer
+ * CLUSTERDOWN or nothing until a replica takes over) and calls
+ * dlock_test_cluster_wait_settled. 0, or -1 when it was not running.
+ * (SIGSTOP/SIGCONT: dlock_test_redis_signal(c->node[i], ...).) */
+int dlock_test_cluster_kill_node(dlock_test_cluster *c, int node);
+
 /* Starts a killed node again (same port, same nodes.conf, no data): it
- * rejoins, learns that its slots moved on and becomes a replica of its
- * shard's master; waits until it is attached and the cluster settled. */
+ * rejoins, a former master learns that its slots moved on, and it becomes
+ * (or stays) a replica of its shard's master; waits until it is attached
+ * and the cluster settled. 0, or -1 (also when the node runs). */
 int dlock_test_cluster_restart_node(dlock_test_cluster *c, int node);
 
 /* Live resharding of one slot, keys included, to shard's master:

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct dlock_test_redis {
     char auth_clients[16];
     char tls_url[1024];
     char dir[256];
+    char pki[256];  /* TLS: where its certificates are (dir, or shared) */
     char sock[300];
     char log[300];
     char url[64];
@@ -42,14 +44,14 @@ struct dlock_test_redis {
     char *password; /* the --requirepass value, if any */
 };
 
-static int64_t now_ms(void)
+long long dlock_test_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(long ms)
+void dlock_test_sleep_ms(long ms)
 {
     struct timespec ts;
     ts.tv_sec = ms / 1000;
@@ -104,6 +106,12 @@ static int connect_to(const dlock_test_redis *r)
     if (rc != 0) {
         close(fd);
         return -1;
+    }
+    /* A command goes out in several small writes: without this, the one
+     * after AUTH waits for a delayed ACK (40 ms a command). */
+    if (r->port) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
     tv.tv_sec = IO_TIMEOUT_MS / 1000;
     tv.tv_usec = 0;
@@ -278,16 +286,16 @@ static int answers(const dlock_test_redis *r)
 
 static int reap(dlock_test_redis *r, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    long long deadline = dlock_test_now_ms() + timeout_ms;
     for (;;) {
         pid_t w = waitpid(r->pid, NULL, WNOHANG);
         if (w == r->pid || (w < 0 && errno == ECHILD)) {
             r->pid = 0;
             return 0;
         }
-        if (now_ms() >= deadline)
+        if (dlock_test_now_ms() >= deadline)
             return -1;
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
     }
 }
 
@@ -333,9 +341,9 @@ static int spawn(dlock_test_redis *r)
     fixed[n++] = "no";
     if (r->tls) {
         snprintf(tls_port, sizeof tls_port, "%d", r->tls_port);
-        snprintf(cert, sizeof cert, "%s/server.crt", r->dir);
-        snprintf(key, sizeof key, "%s/server.key", r->dir);
-        snprintf(ca, sizeof ca, "%s/ca.crt", r->dir);
+        snprintf(cert, sizeof cert, "%s/server.crt", r->pki);
+        snprintf(key, sizeof key, "%s/server.key", r->pki);
+        snprintf(ca, sizeof ca, "%s/ca.crt", r->pki);
         fixed[n++] = "--tls-port";
         fixed[n++] = tls_port;
         fixed[n++] = "--tls-cert-file";
@@ -376,8 +384,8 @@ static int spawn(dlock_test_redis *r)
     free(argv);
     r->pid = pid;
 
-    deadline = now_ms() + READY_TIMEOUT_MS;
-    while (now_ms() < deadline) {
+    deadline = dlock_test_now_ms() + READY_TIMEOUT_MS;
+    while (dlock_test_now_ms() < deadline) {
         int status;
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) {
@@ -388,7 +396,7 @@ static int spawn(dlock_test_redis *r)
         }
         if (answers(r))
             return 0;
-        sleep_ms(10);
+        dlock_test_sleep_ms(10);
     }
     fprintf(stderr, "redis harness: no answer on port %d within %d ms\n",
             r->port, READY_TIMEOUT_MS);
@@ -453,12 +461,13 @@ static int make_certs(const char *dir)
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain, const char *sentinel_conf);
+                 const char *auth_clients, int plain, const char *sentinel_conf,
+                 const char *pki);
 
 int dlock_test_redis_start(dlock_test_redis **out,
                            const char *const *extra_args)
 {
-    return start(out, extra_args, NULL, 1, NULL);
+    return start(out, extra_args, NULL, 1, NULL, NULL);
 }
 
 int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
@@ -474,7 +483,7 @@ int dlock_test_sentinel_start(dlock_test_redis **out, const char *master_name,
              "sentinel parallel-syncs %s 1\n",
              master_name, master_port, quorum, master_name, master_name,
              master_name);
-    return start(out, NULL, NULL, 1, conf);
+    return start(out, NULL, NULL, 1, conf, NULL);
 }
 
 int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
@@ -482,11 +491,24 @@ int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
 {
     if (!auth_clients)
         auth_clients = "yes";
-    return start(out, extra_args, auth_clients, plain, NULL);
+    return start(out, extra_args, auth_clients, plain, NULL, NULL);
+}
+
+int dlock_test_redis_start_tls_pki(dlock_test_redis **out,
+                                   const char *auth_clients, int plain,
+                                   const char *pki_dir,
+                                   const char *const *extra_args)
+{
+    if (!pki_dir || !pki_dir[0])
+        return -1;
+    if (!auth_clients)
+        auth_clients = "yes";
+    return start(out, extra_args, auth_clients, plain, NULL, pki_dir);
 }
 
 static int start(dlock_test_redis **out, const char *const *extra_args,
-                 const char *auth_clients, int plain, const char *sentinel_conf)
+                 const char *auth_clients, int plain, const char *sentinel_conf,
+                 const char *pki)
 {
     dlock_test_redis *r;
     const char *tmp = getenv("TMPDIR");
@@ -524,6 +546,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
         free_server(r);
         return -1;
     }
+    snprintf(r->pki, sizeof r->pki, "%s", pki ? pki : r->dir);
     snprintf(r->sock, sizeof r->sock, "%s/redis.sock", r->dir);
     snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
     if (sentinel_conf) {
@@ -537,7 +560,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
     if (auth_clients) {
         r->tls = 1;
         snprintf(r->auth_clients, sizeof r->auth_clients, "%s", auth_clients);
-        certs_ok = make_certs(r->dir) == 0;
+        certs_ok = pki || make_certs(r->dir) == 0;
     }
 
     for (attempt = 0; certs_ok && attempt < START_ATTEMPTS; attempt++) {
@@ -555,7 +578,7 @@ static int start(dlock_test_redis **out, const char *const *extra_args,
                 snprintf(r->tls_url, sizeof r->tls_url,
                          "rediss://localhost:%d?cacert=%s/ca.crt&"
                          "cert=%s/client.crt&key=%s/client.key",
-                         r->tls_port, r->dir, r->dir, r->dir);
+                         r->tls_port, r->pki, r->pki, r->pki);
             *out = r;
             return 0;
         }
@@ -618,14 +641,14 @@ int dlock_test_redis_restart(dlock_test_redis *r)
     if (!r || dlock_test_redis_kill(r) != 0)
         return -1;
     /* The old socket may linger briefly; redis exits if it cannot bind. */
-    deadline = now_ms() + READY_TIMEOUT_MS;
-    while (now_ms() < deadline) {
+    deadline = dlock_test_now_ms() + READY_TIMEOUT_MS;
+    while (dlock_test_now_ms() < deadline) {
         int rc = spawn(r);
         if (rc == 0)
             return 0;
         if (rc < 0)
             return -1;
-        sleep_ms(50);
+        dlock_test_sleep_ms(50);
     }
     return -1;
 }

@@ -40,6 +40,15 @@ int dlock_test_redis_start(dlock_test_redis **out,
 int dlock_test_redis_start_tls(dlock_test_redis **out, const char *auth_clients,
                                int plain, const char *const *extra_args);
 
+/* The same, serving the certificates in pki_dir (the directory of a TLS
+ * server started before: dlock_test_redis_dir) instead of making its own,
+ * so that servers which talk TLS to each other (a cluster's bus) share one
+ * CA and one client certificate. pki_dir must outlive this server. */
+int dlock_test_redis_start_tls_pki(dlock_test_redis **out,
+                                   const char *auth_clients, int plain,
+                                   const char *pki_dir,
+                                   const char *const *extra_args);
+
 /* Sentinel: starts `redis-server <dir>/sentinel.conf --sentinel` on a free
  * port, monitoring 127.0.0.1:master_port as master_name with the given
  * quorum: down-after-milliseconds 1000, failover-timeout 3000,
@@ -54,7 +63,8 @@ int dlock_test_redis_tls_port(dlock_test_redis *r);
 const char *dlock_test_redis_dir(dlock_test_redis *r);
 
 /* "rediss://<host>:<tls port>?cacert=<dir>/ca.crt&cert=<dir>/client.crt&
- * key=<dir>/client.key": host "localhost" (verified by name) or
+ * key=<dir>/client.key" (<dir>: the server's directory, or the pki_dir it
+ * was given): host "localhost" (verified by name) or
  * "127.0.0.1" (by IP address). Valid until dlock_test_redis_stop. */
 const char *dlock_test_redis_tls_url(dlock_test_redis *r);
 
@@ -78,6 +88,10 @@ int dlock_test_redis_restart(dlock_test_redis *r);
 int dlock_test_redis_signal(dlock_test_redis *r, int sig);
 /* The server's process id, 0 while it is down. */
 int dlock_test_redis_pid(dlock_test_redis *r);
+/* Monotonic time in ms, and a sleep that resumes after a signal: for the
+ * harness's bounded waits. */
+long long dlock_test_now_ms(void);
+void dlock_test_sleep_ms(long ms);
 /* A TCP port on 127.0.0.1 that was free just now (the kernel's pick), for a
  * second port of a server (e.g. --cluster-port); -1 on error. */
 int dlock_test_free_port(void);

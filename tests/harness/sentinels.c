@@ -3,27 +3,9 @@
  */
 #include "sentinels.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 /* The integer after the line `field` in a reply of field/value lines. */
 static long field_of(const char *reply, const char *field)
@@ -89,11 +71,11 @@ static int ready(dlock_test_sentinels *s)
 
 int dlock_test_sentinels_wait_ready(dlock_test_sentinels *s, int timeout_ms)
 {
-    long long deadline = now_ms() + timeout_ms;
-    while (now_ms() < deadline) {
+    long long deadline = dlock_test_now_ms() + timeout_ms;
+    while (dlock_test_now_ms() < deadline) {
         if (ready(s))
             return 0;
-        sleep_ms(100);
+        dlock_test_sleep_ms(100);
     }
     return -1;
 }
