@@ -105,9 +105,22 @@ static void cb_free(dlock_backend *b)
     free(cb);
 }
 
+/* Version 4: the inner backend's publish command and slots, so that the
+ * objects batch and publish as they would on it (Redis Cluster: per slot,
+ * SPUBLISH). */
+static const char *cb_publish_command(dlock_backend *b)
+{
+    return dlock_backend_publish_command(((count_backend *)b)->inner);
+}
+
+static unsigned cb_key_slot(dlock_backend *b, const char *key, size_t len)
+{
+    return dlock_backend_key_slot(((count_backend *)b)->inner, key, len);
+}
+
 static const dlock_backend_methods count_methods = {
-    1, "count", cb_eval, cb_subscribe, cb_unsubscribe, cb_clock, cb_free,
-    NULL, NULL, NULL, NULL, NULL,
+    4, "count", cb_eval, cb_subscribe, cb_unsubscribe, cb_clock, cb_free,
+    NULL, NULL, NULL, cb_publish_command, cb_key_slot,
 };
 
 /* Wraps inner (taken over on success). */
