@@ -297,6 +297,12 @@ faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests
 stress-processes: $(BUILD)/tests/dlock_stress
 	$(BUILD)/tests/dlock_stress $(STRESS_ARGS)
 
+# The same workload on a Redis Cluster (3 masters + 3 replicas; issue 12).
+.PHONY: stress-cluster
+stress: stress-cluster
+stress-cluster: $(BUILD)/tests/dlock_stress
+	$(BUILD)/tests/dlock_stress --cluster $(STRESS_ARGS)
+
 # Redlock over 5 servers while one random node at a time is killed and
 # restarted empty (issue 13): 0 violations expected.
 .PHONY: stress-redlock

@@ -127,5 +127,9 @@ int dlock_test_stalls(void);
  * returns the total number of violations + errors (0 = pass), or -1 when it
  * could not run. */
 int fault_stress_run(int procs, int threads, int iters);
+/* The same on a Redis Cluster of 3 masters with a replica each (cluster
+ * 1; the names of the 4 types spread over the masters), or on one server
+ * (cluster 0). */
+int fault_stress_run_on(int cluster, int procs, int threads, int iters);
 
 #endif /* DLOCK_TEST_FAULTS_H */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/cluster.h"
 #include "../harness/redis_server.h"
 
 #define MAX_PROCS 16
@@ -79,7 +80,7 @@ static int check_store(dlock_client *c, const char *type, const char *name,
 }
 
 /* One lock type: starts the helpers, collects their RESULT lines. */
-static int run_type(dlock_test_redis *srv, dlock_client *c, const char *type,
+static int run_type(const char *url, dlock_client *c, const char *type,
                     int procs, int threads, int iters, totals *t)
 {
     fault_child kids[MAX_PROCS];
@@ -106,7 +107,7 @@ static int run_type(dlock_test_redis *srv, dlock_client *c, const char *type,
     }
     argv[0] = "dlock_fault_helper";
     argv[1] = "stress";
-    argv[2] = dlock_test_redis_url(srv);
+    argv[2] = url;
     argv[3] = type;
     argv[4] = name;
     argv[5] = th;
@@ -151,28 +152,60 @@ static int run_type(dlock_test_redis *srv, dlock_client *c, const char *type,
     return rc;
 }
 
+/* On a cluster: which shard each type's keys land on (the lock name and
+ * the checking objects), so that the run shows it covered every master. */
+static void print_shards(dlock_test_cluster *cl)
+{
+    static const char *const suffixes[] = {"", ":gauge", ":counter", ":inside"};
+    int seen[8] = {0}, n = 0, s;
+    size_t k, j;
+
+    for (k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++)
+        for (j = 0; j < sizeof suffixes / sizeof suffixes[0]; j++) {
+            char key[96];
+            snprintf(key, sizeof key, "stress:%s%s", TYPES[k], suffixes[j]);
+            s = cl->slot_shard[dlock_test_cluster_slot(key)];
+            if (s >= 0 && s < 8 && !seen[s]++)
+                n++;
+        }
+    printf("stress on the cluster: the names' keys fall on %d of %d masters\n", n,
+           cl->masters);
+}
+
 int fault_stress_run(int procs, int threads, int iters)
 {
+    return fault_stress_run_on(0, procs, threads, iters);
+}
+
+int fault_stress_run_on(int cluster, int procs, int threads, int iters)
+{
     dlock_test_redis *srv = NULL;
+    dlock_test_cluster cl;
     dlock_client *c = NULL;
+    const char *url;
     char err[256];
     long bad = 0;
     size_t k;
 
+    memset(&cl, 0, sizeof cl);
     if (procs < 1 || procs > MAX_PROCS)
         return -1;
-    if (dlock_test_redis_start(&srv, NULL) != 0)
+    if (cluster ? dlock_test_cluster_start(&cl, 3, 1) != 0
+                : dlock_test_redis_start(&srv, NULL) != 0)
         return -1;
-    if (dlock_client_connect(&c, dlock_test_redis_url(srv), NULL, err,
-                             sizeof err) != 0) {
+    url = cluster ? dlock_test_cluster_url(&cl) : dlock_test_redis_url(srv);
+    if (cluster)
+        print_shards(&cl);
+    if (dlock_client_connect(&c, url, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "stress: %s\n", err);
         dlock_test_redis_stop(srv);
+        dlock_test_cluster_stop(&cl);
         return -1;
     }
     for (k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++) {
         totals t;
         int64_t t0 = fault_now_ms();
-        int rc = run_type(srv, c, TYPES[k], procs, threads, iters, &t);
+        int rc = run_type(url, c, TYPES[k], procs, threads, iters, &t);
         double secs = (double)(fault_now_ms() - t0) / 1000.0;
         printf("stress %-9s %d procs x %d threads x %d: acquisitions %ld "
                "(exclusive %ld), violations %ld, errors %ld, max inside "
@@ -188,5 +221,6 @@ int fault_stress_run(int procs, int threads, int iters)
     dlock_client_free(c);
     fault_child_kill_all();
     dlock_test_redis_stop(srv);
+    dlock_test_cluster_stop(&cl);
     return bad > 0x7fffffff ? 0x7fffffff : (int)bad;
 }
