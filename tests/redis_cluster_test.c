@@ -441,24 +441,44 @@ static void cluster_failover_holders(void **state)
 }
 
 /* kill -9 of shard 1's master: its replica takes over; a holder on shard
- * 0 keeps unlocking normally, and on shard 1 a lock can be taken again
- * within a bounded time (the waits retry ECONN/CLUSTERDOWN). */
+ * 0 keeps unlocking normally; on shard 1 the holder's unlock ends its hold
+ * (0, or DLOCK_ELOST if the grant had not reached the replica) and the
+ * waiter there gets the lock within a bounded time (the waits retry
+ * ECONN/CLUSTERDOWN, and its subscription moves to the new master); then
+ * a lock can be taken and released there again. */
 static void cluster_kill_master(void **state)
 {
-    char n0[64], n1[64];
-    dlock_client *c = client_on(cl.url, 0);
-    dlock_rlock *a = NULL, *b = NULL;
+    char n0[64], n1[64], n2[64];
+    dlock_client *c = client_on(cl.url, 0), *other = client_on(cl.url, 0);
+    dlock_rlock *a = NULL, *b = NULL, *h = NULL;
+    waiter w = {NULL, -1, 0};
+    pthread_t th;
     int killed, rc;
     int64_t t0;
     (void)state;
     name_on(0, "kill", 0, n0, sizeof n0);
     name_on(1, "kill", 0, n1, sizeof n1);
+    name_on(1, "kill", 1, n2, sizeof n2);
     assert_int_equal(dlock_reentrant_new(&a, c, n0), 0);
     assert_int_equal(dlock_reentrant_new(&b, c, n1), 0);
+    assert_int_equal(dlock_reentrant_new(&h, c, n2), 0);
+    assert_int_equal(dlock_reentrant_new(&w.l, other, n2), 0);
     expect_ok(dlock_try_lock(a, 0, 30000), a);
+    expect_ok(dlock_try_lock(h, 0, 30000), h);
+    assert_int_equal(pthread_create(&th, NULL, wait_for_lock, &w), 0);
+    usleep(300 * 1000); /* the waiter subscribed and asleep */
     killed = dlock_test_cluster_kill_master(&cl, 1);
     assert_true(killed >= 0);
     expect_ok(dlock_unlock(a), a);
+    t0 = now_ms();
+    rc = dlock_unlock(h);
+    if (rc != 0 && rc != DLOCK_ELOST)
+        expect_ok(rc, h);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, 0);
+    printf("  [cluster] after the failover: holder's unlock %s, waiter on that shard "
+           "got the lock %lld ms later\n",
+           rc == 0 ? "ok" : dlock_errname(rc), (long long)(w.done_ms - t0));
     t0 = now_ms();
     rc = dlock_try_lock(b, 10000, 5000);
     expect_ok(rc, b);
@@ -467,8 +487,50 @@ static void cluster_kill_master(void **state)
     expect_ok(dlock_unlock(b), b);
     dlock_rlock_free(a);
     dlock_rlock_free(b);
+    dlock_rlock_free(h);
+    dlock_rlock_free(w.l);
     dlock_client_free(c);
+    dlock_client_free(other);
     assert_int_equal(dlock_test_cluster_restart_node(&cl, killed), 0);
+}
+
+/* ---- TLS ------------------------------------------------------------------- */
+
+/* rediss-cluster:// on a TLS cluster of its own (3 masters; clients, bus
+ * and redirections on TLS ports, client certificates required): locks on
+ * every shard, and a waiter woken over TLS sharded pub/sub. */
+static void cluster_tls(void **state)
+{
+    dlock_test_cluster tc;
+    dlock_client *c, *other;
+    dlock_rlock *l = NULL;
+    waiter w = {NULL, -1, 0};
+    pthread_t th;
+    char name[64], prefix[] = "cluster:tls:";
+    int shard;
+    (void)state;
+    memset(&tc, 0, sizeof tc);
+    assert_int_equal(dlock_test_cluster_start_tls(&tc, 3, 0, NULL), 0);
+    assert_non_null(strstr(tc.url, "rediss-cluster://"));
+    c = client_on(tc.url, 0);
+    other = client_on(tc.url, 0);
+    for (shard = 0; shard < 3; shard++) {
+        assert_non_null(dlock_test_cluster_name(&tc, shard, prefix, 0, name, sizeof name));
+        assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+        expect_ok(dlock_try_lock(l, 0, 30000), l);
+        assert_int_equal(dlock_reentrant_new(&w.l, other, name), 0);
+        w.rc = -1;
+        assert_int_equal(pthread_create(&th, NULL, wait_for_lock, &w), 0);
+        usleep(200 * 1000);
+        expect_ok(dlock_unlock(l), l);
+        pthread_join(th, NULL);
+        assert_int_equal(w.rc, 0);
+        dlock_rlock_free(l);
+        dlock_rlock_free(w.l);
+    }
+    dlock_client_free(c);
+    dlock_client_free(other);
+    dlock_test_cluster_stop(&tc);
 }
 
 /* ---- the group -------------------------------------------------------------- */
@@ -541,6 +603,7 @@ int dlock_test_redis_cluster(void)
         cmocka_unit_test_teardown(cluster_sharded_pubsub, settle),
         cmocka_unit_test_teardown(cluster_failover_holders, settle),
         cmocka_unit_test_teardown(cluster_kill_master, settle),
+        cmocka_unit_test_teardown(cluster_tls, settle),
     };
     return DLOCK_RUN_GROUP("redis_cluster", tests, group_setup, NULL);
 }

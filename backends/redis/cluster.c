@@ -321,8 +321,9 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
             continue;
         }
         want_refresh(c);
-        /* Only a refusal ran nothing and is safe to repeat. */
-        if (!redir.refused ||
+        /* Only a refusal, or a node that could not be reached (a master
+         * gone before the map knew), ran nothing: safe to repeat. */
+        if (!(redir.refused || dlock__redis_unsent(detail)) ||
             dlock__redis_now_ms() + backoff >= retry_until)
             break;
         usleep((useconds_t)backoff * 1000);

@@ -12,7 +12,9 @@
  * - ASK (a slot being migrated, the key already moved): the call is
  *   repeated once at the node named, preceded by ASKING; the map stays.
  * - TRYAGAIN, CLUSTERDOWN and other refusals that ran nothing (LOADING,
- *   MASTERDOWN...): repeated with back-off (10 ms doubling to 200 ms)
+ *   MASTERDOWN...), and a node that cannot be connected to (a master that
+ *   failed before the map knew: nothing was sent), are repeated with
+ *   back-off (10 ms doubling to 200 ms)
  *   while the map is refreshed, within the caller's deadline, or the
  *   command timeout when the caller gave none; then DLOCK_ECONN.
  * - A lost connection: DLOCK_ECONN at once (the script may have run: only

@@ -281,6 +281,13 @@ int dlock__redis_unavailable(const char *msg, size_t len)
     return strstr(msg, "max number of clients") != NULL;
 }
 
+int dlock__redis_unsent(const char *detail)
+{
+    return strstr(detail, ": cannot connect") != NULL ||
+           strstr(detail, ": connect timed out") != NULL ||
+           strstr(detail, ": connection down, ") != NULL;
+}
+
 static int check_handshake_reply(const redisReply *r, const char *what,
                                  const char *expect,
                                  const dlock__redis_config *cfg, char *errbuf,

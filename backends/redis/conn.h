@@ -87,6 +87,14 @@ int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out);
  * such replies, for the handshake and for commands alike. */
 int dlock__redis_unavailable(const char *msg, size_t len);
 
+/* Whether the detail of a DLOCK_ECONN or DLOCK_ETIMEDOUT says that no
+ * connection could be made, so the request never left: the connect
+ * failures' phrases of transport.c ("cannot connect", "connect timed
+ * out") and the pool's fail-fast ones ("connection down, ..."). A lost
+ * connection or a missing reply says nothing of the kind: the request may
+ * have run. */
+int dlock__redis_unsent(const char *detail);
+
 /* True if an idle connection has something to read: the server closed it
  * (restart, idle timeout, CLIENT KILL) or sent something unasked. Either way
  * it cannot carry a command. One poll(), no network round trip. */
