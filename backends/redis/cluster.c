@@ -262,6 +262,17 @@ static int refresh(dlock__redis_cluster *c, char *errbuf, size_t errlen)
 
 /* ---- calls ------------------------------------------------------------- */
 
+/* Until when a call repeats what ran nothing: its own deadline, or the
+ * command timeout from now (RETRY_WINDOW_MS when that is "no limit"). */
+static int64_t retry_deadline(const dlock__redis_cluster *c, int64_t deadline_ms)
+{
+    if (deadline_ms != INT64_MAX)
+        return deadline_ms;
+    return dlock__redis_now_ms() + (c->cfg->command_timeout_ms > 0
+                                        ? c->cfg->command_timeout_ms
+                                        : RETRY_WINDOW_MS);
+}
+
 int dlock__redis_cluster_eval(dlock__redis_cluster *c,
                               dlock__redis_scripts *scripts, dlock_reply **out,
                               const dlock_script *script, size_t nkeys,
@@ -279,12 +290,7 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
     if (nkeys > 0 && argv && argv[0])
         slot = dlock__redis_key_slot(argv[0],
                                      argvlen ? argvlen[0] : strlen(argv[0]));
-    retry_until = deadline_ms != INT64_MAX
-                      ? deadline_ms
-                      : dlock__redis_now_ms() +
-                            (c->cfg->command_timeout_ms > 0
-                                 ? c->cfg->command_timeout_ms
-                                 : RETRY_WINDOW_MS);
+    retry_until = retry_deadline(c, deadline_ms);
     for (;;) {
         cnode *n = ask ? ask : nkeys > 0 ? slot_node(c, slot) : NULL;
         if (!n)
@@ -420,12 +426,7 @@ int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
     s->slot = dlock__redis_key_slot(channel, strlen(channel));
     s->fn = fn;
     s->arg = arg;
-    retry_until = deadline_ms != INT64_MAX
-                      ? deadline_ms
-                      : dlock__redis_now_ms() +
-                            (c->cfg->command_timeout_ms > 0
-                                 ? c->cfg->command_timeout_ms
-                                 : RETRY_WINDOW_MS);
+    retry_until = retry_deadline(c, deadline_ms);
     for (;;) {
         cnode *home;
         dlock_subscription *inner;

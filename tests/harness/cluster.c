@@ -41,14 +41,22 @@ static unsigned crc16_xmodem(const char *p, size_t n)
     return crc;
 }
 
+unsigned dlock_test_cluster_slot_n(const char *key, size_t len)
+{
+    const char *open = memchr(key, '{', len), *close;
+
+    if (open) {
+        close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
+        if (close && close > open + 1)
+            return crc16_xmodem(open + 1, (size_t)(close - open - 1)) %
+                   DLOCK_TEST_CLUSTER_SLOTS;
+    }
+    return crc16_xmodem(key, len) % DLOCK_TEST_CLUSTER_SLOTS;
+}
+
 unsigned dlock_test_cluster_slot(const char *key)
 {
-    size_t n = strlen(key);
-    const char *open = strchr(key, '{'), *close;
-    if (open && (close = strchr(open + 1, '}')) != NULL && close > open + 1)
-        return crc16_xmodem(open + 1, (size_t)(close - open - 1)) %
-               DLOCK_TEST_CLUSTER_SLOTS;
-    return crc16_xmodem(key, n) % DLOCK_TEST_CLUSTER_SLOTS;
+    return dlock_test_cluster_slot_n(key, strlen(key));
 }
 
 /* ---- one node's view of the cluster (CLUSTER NODES) ---- */

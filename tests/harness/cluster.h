@@ -110,6 +110,8 @@ int dlock_test_cluster_plain_port(dlock_test_cluster *c, int node);
  * bytes between the first '{' and the first '}' after it, when not empty),
  * mod 16384. Computed here, independently of the library's. */
 unsigned dlock_test_cluster_slot(const char *key);
+/* The same for len bytes of any value (binary keys). */
+unsigned dlock_test_cluster_slot_n(const char *key, size_t len);
 
 /* The node that every running node names as the owner of slot, asked now;
  * -1 when they disagree or nobody owns it. */

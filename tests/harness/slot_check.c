@@ -2,6 +2,7 @@
  * A backend that holds every script call to Redis Cluster's slot rules
  * (see slot_check.h).
  */
+#include "cluster.h"
 #include "slot_check.h"
 
 #include "dlock/sys/backend.h"
@@ -37,33 +38,11 @@ static struct checked {
 } checked_scripts[MAX_SCRIPTS];
 static size_t nchecked;
 
-/* CRC16-XMODEM (poly 0x1021, init 0), as Redis Cluster hashes keys. */
-static unsigned crc16(const char *s, size_t len)
-{
-    unsigned crc = 0;
-    size_t i;
-    int b;
-
-    for (i = 0; i < len; i++) {
-        crc ^= (unsigned)(unsigned char)s[i] << 8;
-        for (b = 0; b < 8; b++)
-            crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-    }
-    return crc;
-}
-
+/* The harness's own slot function (tests/harness/cluster.h), written
+ * independently of the library's. */
 unsigned slot_check_slot(const char *key, size_t len)
 {
-    const char *open = memchr(key, '{', len), *close;
-
-    /* The {hash tag} rule: the part between the first '{' and the first
-     * '}' after it, when not empty; else the whole key. */
-    if (open) {
-        close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
-        if (close && close > open + 1)
-            return crc16(open + 1, (size_t)(close - open - 1)) % NSLOTS;
-    }
-    return crc16(key, len) % NSLOTS;
+    return dlock_test_cluster_slot_n(key, len);
 }
 
 /* Runs first: inside the script, redis.call/pcall check that each key a
