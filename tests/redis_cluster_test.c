@@ -496,24 +496,34 @@ static void cluster_kill_master(void **state)
 
 /* ---- TLS ------------------------------------------------------------------- */
 
-/* rediss-cluster:// on a TLS cluster of its own (3 masters; clients, bus
- * and redirections on TLS ports, client certificates required): locks on
- * every shard, and a waiter woken over TLS sharded pub/sub. */
+/* rediss-cluster:// on a TLS cluster of its own with a password (3
+ * masters; clients, bus and redirections on TLS ports, client
+ * certificates required): a wrong password is DLOCK_EAUTH at once and
+ * never shown; with the right one, locks on every shard and a waiter woken
+ * over TLS sharded pub/sub. */
 static void cluster_tls(void **state)
 {
+    static const char *const args[] = {"--requirepass", SECRET, NULL};
+    dlock_redis_options o = fast_options();
     dlock_test_cluster tc;
     dlock_client *c, *other;
     dlock_rlock *l = NULL;
     waiter w = {NULL, -1, 0};
     pthread_t th;
-    char name[64], prefix[] = "cluster:tls:";
+    char name[64], prefix[] = "cluster:tls:", url[1024];
+    const char *rest;
     int shard;
     (void)state;
     memset(&tc, 0, sizeof tc);
-    assert_int_equal(dlock_test_cluster_start_tls(&tc, 3, 0, NULL), 0);
-    assert_non_null(strstr(tc.url, "rediss-cluster://"));
-    c = client_on(tc.url, 0);
-    other = client_on(tc.url, 0);
+    assert_int_equal(dlock_test_cluster_start_tls(&tc, 3, 0, args), 0);
+    assert_non_null(rest = strstr(tc.url, "rediss-cluster://"));
+    rest += strlen("rediss-cluster://");
+    snprintf(url, sizeof url, "rediss-cluster://:wrong%s@%s", SECRET, rest);
+    dlock_fx_expect_open_fails("cluster", url, &o, DLOCK_EAUTH, "", SECRET, errbuf,
+                               sizeof errbuf);
+    snprintf(url, sizeof url, "rediss-cluster://:%s@%s", SECRET, rest);
+    c = client_on(url, 0);
+    other = client_on(url, 0);
     for (shard = 0; shard < 3; shard++) {
         assert_non_null(dlock_test_cluster_name(&tc, shard, prefix, 0, name, sizeof name));
         assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
