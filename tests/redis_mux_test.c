@@ -114,9 +114,11 @@ static void *many_run(void *arg)
     return NULL;
 }
 
-static void many_threads(int connections)
+/* NTHREADS threads x NCALLS echoes on connections shared connections of
+ * url: every caller gets its own reply, none fails. */
+static void many_threads_at(const char *url, int connections)
 {
-    dlock_backend *b = open_mux(dlock_test_redis_url(srv), connections);
+    dlock_backend *b = open_mux(url, connections);
     pthread_t t[NTHREADS];
     caller c[NTHREADS];
     int i;
@@ -139,13 +141,26 @@ static void many_threads(int connections)
 static void test_many_threads_one_connection(void **state)
 {
     (void)state;
-    many_threads(1);
+    many_threads_at(dlock_test_redis_url(srv), 1);
 }
 
 static void test_many_threads_two_connections(void **state)
 {
     (void)state;
-    many_threads(2);
+    many_threads_at(dlock_test_redis_url(srv), 2);
+}
+
+/* The same over TLS (rediss://, client certificates required): the batched
+ * writes and the one reader go through OpenSSL records, which may split or
+ * join replies differently from TCP segments; every reply still reaches its
+ * own caller. */
+static void test_many_threads_tls(void **state)
+{
+    dlock_test_redis *tls = NULL;
+    (void)state;
+    assert_int_equal(dlock_test_redis_start_tls(&tls, "yes", 0, NULL), 0);
+    many_threads_at(dlock_test_redis_tls_url(tls), 1);
+    dlock_test_redis_stop(tls);
 }
 
 /* ---- a caller whose budget ends --------------------------------------- */
@@ -444,6 +459,7 @@ int dlock_test_redis_mux(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_threads_one_connection),
         cmocka_unit_test(test_many_threads_two_connections),
+        cmocka_unit_test(test_many_threads_tls),
         cmocka_unit_test(test_budget_ends_late_reply_discarded),
         cmocka_unit_test(test_server_lost_fails_all_then_recovers),
         cmocka_unit_test(test_noscript_after_flush),
