@@ -4,18 +4,20 @@
  * restarts (empty: no persistence) one random node at a time, so that a
  * majority is always up.
  *
- * THREADS workers, each with its own five clients (its own identity, as a
- * separate process would have), loop: try_lock (wait 2 s, lease 2 s), check
- * that nobody else is inside, bump a plain counter, leave, unlock. An
- * overlap is a violation; so is a lost counter update. Acquisitions that
- * fail because nodes were down are counted, not violations. In-process
- * threads with separate clients stand for processes here: the servers only
- * see five independent identities.
+ * WORKERS worker processes (forked before any client exists), each with
+ * its own five clients, loop: try_lock (wait 2 s, lease 2 s), check that
+ * nobody else is inside, bump a plain counter, leave, unlock. The checks
+ * live in memory shared by the processes (an anonymous shared mapping,
+ * updated atomically). An overlap is a violation; so is a lost counter
+ * update. Acquisitions that fail because nodes were down are counted, not
+ * violations. The parent kills and restarts the nodes (it started them).
  */
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../harness/redis_server.h"
@@ -23,22 +25,24 @@
 #include "faults.h"
 
 #define N 5
-#define THREADS 5
+#define WORKERS 5
 #define RUN_MS 20000
+/* How long the parent waits for the workers once told to stop. */
+#define JOIN_MS 30000
 
 static dlock_test_redis *servers[N];
-static int stop, inside;
-static long counter, acquired, failed, violations, kills;
+static long kills;
 
-typedef struct worker {
-    pthread_t th;
-    int id;
-    char name[64];
-} worker;
+/* What the processes share (MAP_SHARED), atomically. */
+typedef struct shared {
+    int stop, inside;
+    long counter, acquired, failed, violations;
+} shared;
 
-static void *worker_main(void *arg)
+static shared *sh;
+
+static void worker_main(const char *name)
 {
-    worker *w = arg;
     dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_client *c[N] = {NULL};
     dlock_rlock *l = NULL;
@@ -49,42 +53,77 @@ static void *worker_main(void *arg)
     for (i = 0; i < N; i++)
         if (dlock_client_connect(&c[i], dlock_test_redis_url(servers[i]), &o, err,
                                  sizeof err) != 0) {
-            __atomic_add_fetch(&violations, 1, __ATOMIC_SEQ_CST); /* cannot run */
+            __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST); /* cannot run */
             goto out;
         }
-    if (dlock_redlock_new(&l, c, N, w->name) != 0)
+    if (dlock_redlock_new(&l, c, N, name) != 0)
         goto out;
-    while (!__atomic_load_n(&stop, __ATOMIC_SEQ_CST)) {
+    while (!__atomic_load_n(&sh->stop, __ATOMIC_SEQ_CST)) {
         rc = dlock_try_lock(l, 2000, 2000);
         if (rc != 0) {
-            __atomic_add_fetch(&failed, 1, __ATOMIC_SEQ_CST);
+            __atomic_add_fetch(&sh->failed, 1, __ATOMIC_SEQ_CST);
             continue;
         }
-        if (__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST) != 1)
-            __atomic_add_fetch(&violations, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_add_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST) != 1)
+            __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST);
         {
-            long v = __atomic_load_n(&counter, __ATOMIC_SEQ_CST);
+            long v = __atomic_load_n(&sh->counter, __ATOMIC_SEQ_CST);
             usleep(200); /* widen the window a lost update needs */
-            __atomic_store_n(&counter, v + 1, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&sh->counter, v + 1, __ATOMIC_SEQ_CST);
         }
-        __atomic_add_fetch(&acquired, 1, __ATOMIC_SEQ_CST);
-        __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+        __atomic_add_fetch(&sh->acquired, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&sh->inside, 1, __ATOMIC_SEQ_CST);
         dlock_unlock(l); /* ELOST / ECONN possible with nodes going away */
     }
 out:
     dlock_rlock_free(l);
     for (i = 0; i < N; i++)
         dlock_client_free(c[i]);
-    return NULL;
+}
+
+/* Waits up to JOIN_MS for the workers, then kills what is left (counted
+ * as a failure: a worker that does not stop is hung). 0 or -1. */
+static int join_workers(const pid_t *pids, int n)
+{
+    int64_t end = fault_now_ms() + JOIN_MS;
+    int left = n, i, bad = 0;
+    pid_t done[WORKERS] = {0};
+
+    while (left > 0 && fault_now_ms() < end) {
+        for (i = 0; i < n; i++) {
+            int st;
+            if (done[i] || pids[i] <= 0 || waitpid(pids[i], &st, WNOHANG) != pids[i])
+                continue;
+            done[i] = 1;
+            left--;
+            bad |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+        }
+        fault_sleep_ms(20);
+    }
+    for (i = 0; i < n; i++)
+        if (!done[i] && pids[i] > 0) {
+            kill(pids[i], SIGKILL);
+            waitpid(pids[i], NULL, 0);
+            bad = 1;
+        }
+    return bad ? -1 : 0;
 }
 
 int dlock_test_stress_redlock(void)
 {
-    worker ws[THREADS];
-    int i, up = 1, bad;
+    pid_t pids[WORKERS];
+    char name[64];
+    int i, up = 1, bad, joined;
     int64_t end;
     unsigned seed = (unsigned)getpid();
 
+    sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+              -1, 0);
+    if (sh == MAP_FAILED) {
+        fprintf(stderr, "redlock stress: mmap failed\n");
+        return -1;
+    }
+    memset(sh, 0, sizeof *sh);
     for (i = 0; i < N; i++)
         up &= dlock_test_redis_start(&servers[i], NULL) == 0;
     if (!up) {
@@ -92,10 +131,17 @@ int dlock_test_stress_redlock(void)
         bad = -1;
         goto stop_all;
     }
-    for (i = 0; i < THREADS; i++) {
-        ws[i].id = i;
-        snprintf(ws[i].name, sizeof ws[i].name, "dlock-stress:redlock:%ld", (long)getpid());
-        pthread_create(&ws[i].th, NULL, worker_main, &ws[i]);
+    snprintf(name, sizeof name, "dlock-stress:redlock:%ld", (long)getpid());
+    fflush(NULL);
+    for (i = 0; i < WORKERS; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            /* no atexit handlers: the parent owns the servers */
+            worker_main(name);
+            _exit(0);
+        }
+        if (pids[i] < 0)
+            __atomic_add_fetch(&sh->violations, 1, __ATOMIC_SEQ_CST); /* cannot run */
     }
     /* one node down at a time, back empty after a moment */
     end = fault_now_ms() + RUN_MS;
@@ -108,17 +154,18 @@ int dlock_test_stress_redlock(void)
             dlock_test_redis_restart(servers[victim]);
         }
     }
-    __atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
-    for (i = 0; i < THREADS; i++)
-        pthread_join(ws[i].th, NULL);
-    if (counter != acquired)
-        violations += labs(acquired - counter);
-    printf("redlock stress: %d threads x own 5 clients, %d s, %ld node kills+restarts: "
-           "%ld acquisitions, %ld failed attempts (nodes down), %ld violations\n",
-           THREADS, RUN_MS / 1000, kills, acquired, failed, violations);
-    bad = violations > 0 || acquired == 0;
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_SEQ_CST);
+    joined = join_workers(pids, WORKERS);
+    if (sh->counter != sh->acquired)
+        sh->violations += labs(sh->acquired - sh->counter);
+    printf("redlock stress: %d processes x own 5 clients, %d s, %ld node kills+restarts: "
+           "%ld acquisitions, %ld failed attempts (nodes down), %ld violations%s\n",
+           WORKERS, RUN_MS / 1000, kills, sh->acquired, sh->failed, sh->violations,
+           joined != 0 ? ", a worker did not exit cleanly" : "");
+    bad = sh->violations > 0 || sh->acquired == 0 || joined != 0;
 stop_all:
     for (i = 0; i < N; i++)
         dlock_test_redis_stop(servers[i]);
+    munmap(sh, sizeof *sh);
     return bad;
 }
