@@ -240,7 +240,7 @@ clean:
 # redis-server, runs every figure, stops the server. Not part of `make check`;
 # figures only print (the program fails only when it cannot run at all).
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c \
-             tests/harness/cluster.c
+             tests/harness/cluster.c tests/harness/wrap_backend.c
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: bench

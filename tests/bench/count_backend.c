@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../harness/wrap_backend.h"
 #include "bench.h"
 
 struct bench_counts {
@@ -26,8 +27,7 @@ struct bench_counts {
 };
 
 typedef struct count_backend {
-    dlock_backend base; /* first: a dlock_backend * is a count_backend * */
-    dlock_backend *inner;
+    dlock_test_wrap w; /* first */
     bench_counts counts;
 } count_backend;
 
@@ -62,7 +62,7 @@ static int cb_eval(dlock_backend *b, dlock_reply **out,
 
     if (acquiring && stamps)
         stamps->last_send = bench_now_ns();
-    rc = dlock_backend_eval(cb->inner, out, script, nkeys, nargs, argv, argvlen,
+    rc = dlock_backend_eval(cb->w.inner, out, script, nkeys, nargs, argv, argvlen,
                             errbuf, errlen);
     __atomic_add_fetch(&cb->counts.evals, 1, __ATOMIC_RELAXED);
     if (strstr(name, "renew")) {
@@ -80,47 +80,11 @@ static int cb_eval(dlock_backend *b, dlock_reply **out,
     return rc;
 }
 
-static int cb_subscribe(dlock_backend *b, dlock_subscription **out,
-                        const char *channel, dlock_message_fn fn, void *arg)
-{
-    return dlock_backend_subscribe(((count_backend *)b)->inner, out, channel,
-                                   fn, arg);
-}
-
-static void cb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
-{
-    dlock_backend_unsubscribe(((count_backend *)b)->inner, sub);
-}
-
-static dlock_clock *cb_clock(dlock_backend *b)
-{
-    return dlock_backend_clock(((count_backend *)b)->inner);
-}
-
-static void cb_free(dlock_backend *b)
-{
-    count_backend *cb = (count_backend *)b;
-
-    dlock_backend_free(cb->inner);
-    free(cb);
-}
-
-/* Version 4: the inner backend's publish command and slots, so that the
- * objects batch and publish as they would on it (Redis Cluster: per slot,
- * SPUBLISH). */
-static const char *cb_publish_command(dlock_backend *b)
-{
-    return dlock_backend_publish_command(((count_backend *)b)->inner);
-}
-
-static unsigned cb_key_slot(dlock_backend *b, const char *key, size_t len)
-{
-    return dlock_backend_key_slot(((count_backend *)b)->inner, key, len);
-}
-
+/* No eval_until: every call goes through cb_eval, which counts it. */
 static const dlock_backend_methods count_methods = {
-    4, "count", cb_eval, cb_subscribe, cb_unsubscribe, cb_clock, cb_free,
-    NULL, NULL, NULL, cb_publish_command, cb_key_slot,
+    4, "count", cb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, NULL, NULL, dlock_test_wrap_reconnects,
+    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
 };
 
 /* Wraps inner (taken over on success). */
@@ -130,10 +94,10 @@ static int wrap(dlock_backend **out, dlock_backend *inner, bench_counts **counts
 
     if (!cb)
         return DLOCK_ENOMEM;
-    cb->base.methods = &count_methods;
-    cb->inner = inner;
+    cb->w.base.methods = &count_methods;
+    cb->w.inner = inner;
     *counts = &cb->counts;
-    *out = &cb->base;
+    *out = &cb->w.base;
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
+#include "../harness/wrap_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,7 @@ static void cap_start(dlock_fx *fx)
 /* ---- a pass-through backend that can fail the renewals ------------------ */
 
 typedef struct failing {
-    dlock_backend base;
-    dlock_backend *inner;
+    dlock_test_wrap w; /* first */
     int fail_renewals; /* atomic */
 } failing;
 
@@ -63,8 +63,8 @@ static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
             snprintf(errbuf, errlen, "injected failure");
         return DLOCK_ECONN;
     }
-    return dlock_backend_eval_until(f->inner, out, s, nkeys, nargs, argv, argvlen,
-                                    deadline_ms, errbuf, errlen);
+    return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
+                                      deadline_ms, errbuf, errlen);
 }
 
 static int fb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
@@ -75,44 +75,11 @@ static int fb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
                          errlen);
 }
 
-static int fb_subscribe_until(dlock_backend *b, dlock_subscription **out,
-                              const char *channel, dlock_message_fn fn, void *arg,
-                              int64_t deadline_ms, char *errbuf, size_t errlen)
-{
-    return dlock_backend_subscribe_until(((failing *)b)->inner, out, channel, fn,
-                                         arg, deadline_ms, errbuf, errlen);
-}
-
-static int fb_subscribe(dlock_backend *b, dlock_subscription **out,
-                        const char *channel, dlock_message_fn fn, void *arg)
-{
-    return dlock_backend_subscribe(((failing *)b)->inner, out, channel, fn, arg);
-}
-
-static void fb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
-{
-    dlock_backend_unsubscribe(((failing *)b)->inner, sub);
-}
-
-static dlock_clock *fb_clock(dlock_backend *b)
-{
-    return dlock_backend_clock(((failing *)b)->inner);
-}
-
-static void fb_free(dlock_backend *b)
-{
-    dlock_backend_free(((failing *)b)->inner);
-    free(b);
-}
-
-static uint64_t fb_reconnects(dlock_backend *b)
-{
-    return dlock_backend_reconnects(((failing *)b)->inner);
-}
-
 static const dlock_backend_methods failing_methods = {
-    3, "failing", fb_eval, fb_subscribe, fb_unsubscribe, fb_clock, fb_free,
-    fb_eval_until, fb_subscribe_until, fb_reconnects, NULL, NULL,
+    4, "failing", fb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, fb_eval_until,
+    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
+    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
 };
 
 static void free_client(void *o) { dlock_client_free(o); }
@@ -131,11 +98,11 @@ static dlock_client *own_client(dlock_fx *fx, int64_t max_hold_ms, failing **fb)
     int rc;
 
     assert_non_null(f);
-    f->base.methods = &failing_methods;
+    f->w.base.methods = &failing_methods;
     if (fx->is_mock)
-        rc = dlock_mock_backend_new(&f->inner, fx->store);
+        rc = dlock_mock_backend_new(&f->w.inner, fx->store);
     else
-        rc = dlock_redis_backend_new(&f->inner, dlock_fx_redis_url(), NULL, err,
+        rc = dlock_redis_backend_new(&f->w.inner, dlock_fx_redis_url(), NULL, err,
                                      sizeof(err));
     if (rc != 0)
         free(f);
@@ -143,8 +110,8 @@ static dlock_client *own_client(dlock_fx *fx, int64_t max_hold_ms, failing **fb)
     o.watchdog_timeout_ms = fx->watchdog_ms;
     o.max_hold_ms = max_hold_ms;
     o.budget_slack_ms = 2000;
-    if (dlock_client_new(&c, &f->base, &o) != 0) {
-        fb_free(&f->base);
+    if (dlock_client_new(&c, &f->w.base, &o) != 0) {
+        dlock_test_wrap_free(&f->w.base);
         fail_msg("own client");
     }
     if (fx->is_mock)

@@ -8,6 +8,7 @@
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
+#include "../harness/wrap_backend.h"
 
 #include "dlock/sys/backend.h"
 
@@ -48,51 +49,15 @@ static const char *const spin_skips[] = {
 /* A real backend (the fixture's store, or the fixture's redis-server)
  * behind a table that forwards every call and counts the subscribe calls. */
 typedef struct counting {
-    dlock_backend base;
-    dlock_backend *inner;
+    dlock_test_wrap w; /* first */
     int subscribes; /* atomic */
 } counting;
-
-#define INNER(b) (((counting *)(b))->inner)
-
-static int c_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                  size_t nkeys, size_t nargs, const char *const *argv,
-                  const size_t *argvlen, char *errbuf, size_t errlen)
-{
-    return dlock_backend_eval(INNER(b), out, s, nkeys, nargs, argv, argvlen, errbuf,
-                              errlen);
-}
 
 static int c_subscribe(dlock_backend *b, dlock_subscription **out, const char *channel,
                        dlock_message_fn fn, void *arg)
 {
     __atomic_add_fetch(&((counting *)b)->subscribes, 1, __ATOMIC_SEQ_CST);
-    return dlock_backend_subscribe(INNER(b), out, channel, fn, arg);
-}
-
-static void c_unsubscribe(dlock_backend *b, dlock_subscription *sub)
-{
-    dlock_backend_unsubscribe(INNER(b), sub);
-}
-
-static dlock_clock *c_clock(dlock_backend *b)
-{
-    return dlock_backend_clock(INNER(b));
-}
-
-static void c_free(dlock_backend *b)
-{
-    dlock_backend_free(INNER(b));
-    free(b);
-}
-
-static int c_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                        size_t nkeys, size_t nargs, const char *const *argv,
-                        const size_t *argvlen, int64_t deadline_ms, char *errbuf,
-                        size_t errlen)
-{
-    return dlock_backend_eval_until(INNER(b), out, s, nkeys, nargs, argv, argvlen,
-                                    deadline_ms, errbuf, errlen);
+    return dlock_test_wrap_subscribe(b, out, channel, fn, arg);
 }
 
 static int c_subscribe_until(dlock_backend *b, dlock_subscription **out,
@@ -100,13 +65,15 @@ static int c_subscribe_until(dlock_backend *b, dlock_subscription **out,
                              int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     __atomic_add_fetch(&((counting *)b)->subscribes, 1, __ATOMIC_SEQ_CST);
-    return dlock_backend_subscribe_until(INNER(b), out, channel, fn, arg, deadline_ms,
-                                         errbuf, errlen);
+    return dlock_test_wrap_subscribe_until(b, out, channel, fn, arg, deadline_ms,
+                                           errbuf, errlen);
 }
 
 static const dlock_backend_methods counting_methods = {
-    2, "counting", c_eval, c_subscribe, c_unsubscribe, c_clock, c_free,
-    c_eval_until, c_subscribe_until, NULL, NULL, NULL,
+    4, "counting", dlock_test_wrap_eval, c_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, dlock_test_wrap_eval_until,
+    c_subscribe_until, dlock_test_wrap_reconnects, dlock_test_wrap_publish_command,
+    dlock_test_wrap_key_slot,
 };
 
 static void free_client(void *c)
@@ -130,18 +97,18 @@ static dlock_client *counting_client(dlock_fx *fx, int **count)
     int rc;
 
     assert_non_null(cb);
-    cb->base.methods = &counting_methods;
-    rc = fx->is_mock ? dlock_mock_backend_new(&cb->inner, fx->store)
-                     : dlock_redis_backend_new(&cb->inner, dlock_fx_redis_url(), NULL,
+    cb->w.base.methods = &counting_methods;
+    rc = fx->is_mock ? dlock_mock_backend_new(&cb->w.inner, fx->store)
+                     : dlock_redis_backend_new(&cb->w.inner, dlock_fx_redis_url(), NULL,
                                                err, sizeof(err));
     if (rc != 0)
         free(cb);
     assert_int_equal(rc, 0);
     opts.watchdog_timeout_ms = fx->watchdog_ms;
     opts.budget_slack_ms = 2000; /* as the fixture's clients (fixture.c) */
-    rc = dlock_client_new(&c, &cb->base, &opts);
+    rc = dlock_client_new(&c, &cb->w.base, &opts);
     if (rc != 0)
-        c_free(&cb->base);
+        dlock_test_wrap_free(&cb->w.base);
     assert_int_equal(rc, 0);
     *count = &cb->subscribes;
     return dlock_fx_keep(fx, c, free_client);

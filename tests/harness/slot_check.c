@@ -4,6 +4,7 @@
  */
 #include "cluster.h"
 #include "slot_check.h"
+#include "wrap_backend.h"
 
 #include "dlock/sys/backend.h"
 
@@ -17,10 +18,6 @@
 /* What a script breaking the rules fails with (the prelude's error). */
 #define BREACH "SLOTCHECK"
 
-typedef struct slot_backend {
-    dlock_backend base; /* first: a dlock_backend * is a slot_backend * */
-    dlock_backend *inner;
-} slot_backend;
 
 static pthread_mutex_t counts_mutex = PTHREAD_MUTEX_INITIALIZER;
 static slot_check_counts counts;
@@ -152,7 +149,6 @@ static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
                          const size_t *argvlen, int64_t deadline_ms, char *errbuf,
                          size_t errlen)
 {
-    slot_backend *sb = (slot_backend *)b;
     const char *name = script->name ? script->name : "";
     const dlock_script *checked;
     size_t i;
@@ -179,7 +175,7 @@ static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
             snprintf(errbuf, errlen, "slot check: no room for script %s", name);
         return DLOCK_ENOMEM;
     }
-    rc = dlock_backend_eval_until(sb->inner, out, checked, nkeys, nargs, argv, argvlen,
+    rc = dlock_test_wrap_eval_until(b, out, checked, nkeys, nargs, argv, argvlen,
                                   deadline_ms, errbuf, errlen);
     if (rc == 0 && (*out)->type == DLOCK_REPLY_ERROR && (*out)->str &&
         strstr((*out)->str, BREACH))
@@ -195,41 +191,6 @@ static int sb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *scri
                          errlen);
 }
 
-static int sb_subscribe(dlock_backend *b, dlock_subscription **out, const char *channel,
-                        dlock_message_fn fn, void *arg)
-{
-    return dlock_backend_subscribe(((slot_backend *)b)->inner, out, channel, fn, arg);
-}
-
-static int sb_subscribe_until(dlock_backend *b, dlock_subscription **out,
-                              const char *channel, dlock_message_fn fn, void *arg,
-                              int64_t deadline_ms, char *errbuf, size_t errlen)
-{
-    return dlock_backend_subscribe_until(((slot_backend *)b)->inner, out, channel, fn, arg,
-                                         deadline_ms, errbuf, errlen);
-}
-
-static void sb_unsubscribe(dlock_backend *b, dlock_subscription *sub)
-{
-    dlock_backend_unsubscribe(((slot_backend *)b)->inner, sub);
-}
-
-static dlock_clock *sb_clock(dlock_backend *b)
-{
-    return dlock_backend_clock(((slot_backend *)b)->inner);
-}
-
-static void sb_free(dlock_backend *b)
-{
-    dlock_backend_free(((slot_backend *)b)->inner);
-    free(b);
-}
-
-static uint64_t sb_reconnects(dlock_backend *b)
-{
-    return dlock_backend_reconnects(((slot_backend *)b)->inner);
-}
-
 static const char *sb_publish_command(dlock_backend *b)
 {
     (void)b;
@@ -243,13 +204,15 @@ static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods slot_methods = {
-    4, "slot-check", sb_eval, sb_subscribe, sb_unsubscribe, sb_clock, sb_free,
-    sb_eval_until, sb_subscribe_until, sb_reconnects, sb_publish_command, sb_key_slot,
+    4, "slot-check", sb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, sb_eval_until,
+    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects, sb_publish_command,
+    sb_key_slot,
 };
 
 int slot_check_backend_new(dlock_backend **out, dlock_backend *inner)
 {
-    slot_backend *sb = calloc(1, sizeof(*sb));
+    dlock_test_wrap *sb = calloc(1, sizeof(*sb));
 
     *out = NULL;
     if (!sb) {
