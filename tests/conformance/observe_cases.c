@@ -94,16 +94,11 @@ static dlock_client *own_client(dlock_fx *fx, int64_t max_hold_ms, failing **fb)
     dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
     failing *f = calloc(1, sizeof(*f));
     dlock_client *c = NULL;
-    char err[256] = "";
     int rc;
 
     assert_non_null(f);
     f->w.base.methods = &failing_methods;
-    if (fx->is_mock)
-        rc = dlock_mock_backend_new(&f->w.inner, fx->store);
-    else
-        rc = dlock_redis_backend_new(&f->w.inner, dlock_fx_redis_url(), NULL, err,
-                                     sizeof(err));
+    rc = dlock_fx_backend_new(fx, &f->w.inner);
     if (rc != 0)
         free(f);
     assert_int_equal(rc, 0);

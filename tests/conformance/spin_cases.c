@@ -93,14 +93,11 @@ static dlock_client *counting_client(dlock_fx *fx, int **count)
     dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
     counting *cb = calloc(1, sizeof(*cb));
     dlock_client *c = NULL;
-    char err[256] = "";
     int rc;
 
     assert_non_null(cb);
     cb->w.base.methods = &counting_methods;
-    rc = fx->is_mock ? dlock_mock_backend_new(&cb->w.inner, fx->store)
-                     : dlock_redis_backend_new(&cb->w.inner, dlock_fx_redis_url(), NULL,
-                                               err, sizeof(err));
+    rc = dlock_fx_backend_new(fx, &cb->w.inner);
     if (rc != 0)
         free(cb);
     assert_int_equal(rc, 0);

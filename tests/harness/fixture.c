@@ -224,24 +224,33 @@ int dlock_fx_wait_lost(dlock_fx *fx, int n, int64_t max_ms)
 
 /* ---- setup and teardown -------------------------------------------------- */
 
+int dlock_fx_backend_new(dlock_fx *fx, dlock_backend **out)
+{
+    char err[256] = "";
+    int rc;
+
+    *out = NULL;
+    if (fx->is_mock) {
+        rc = dlock_mock_backend_new(out, fx->store);
+        if (rc == 0 && fx_is_wrapped(fx->backend))
+            rc = fx_wrap(out, *out);
+    } else
+        rc = dlock_redis_backend_new(out, fx_redis_url, NULL, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "fixture: %s backend: %s %s\n", fx->backend,
+                dlock_errname(rc), err);
+    return rc;
+}
+
 static int fx_client(dlock_fx *fx, int idx, dlock_client **out)
 {
     dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_backend *b = NULL;
-    char err[256] = "";
     int rc;
 
-    if (fx->is_mock) {
-        rc = dlock_mock_backend_new(&b, fx->store);
-        if (rc == 0 && fx_is_wrapped(fx->backend))
-            rc = fx_wrap(&b, b);
-    } else
-        rc = dlock_redis_backend_new(&b, fx_redis_url, NULL, err, sizeof(err));
-    if (rc != 0) {
-        fprintf(stderr, "fixture: %s backend: %s %s\n", fx->backend,
-                dlock_errname(rc), err);
+    rc = dlock_fx_backend_new(fx, &b);
+    if (rc != 0)
         return rc;
-    }
     opts.watchdog_timeout_ms = fx->watchdog_ms;
     /* The conformance cases are about lock semantics, not budget precision
      * (tests/faults/stall_cases.c checks that with the default slack): a

@@ -155,6 +155,12 @@ int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *back
  * the test if it cannot be made. */
 dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
 
+/* A backend on the fixture's store or server, as its clients have (on a
+ * wrapped mock row, wrapped the same way): for a case that puts a backend
+ * of its own in front of it. 0, or the constructor's code (reported on
+ * stderr). */
+int dlock_fx_backend_new(dlock_fx *fx, dlock_backend **out);
+
 /* Has teardown free obj with free_fn (the last kept first, before the
  * fixture's locks and clients): for the objects a case makes beyond
  * dlock_fx_lock (other object types, clients of its own), so that a failing
