@@ -125,13 +125,8 @@ static cnode *any_node(dlock__redis_cluster *c)
 
 static void wake(dlock__redis_cluster *c)
 {
-    char b = 1;
-    ssize_t n;
-    if (!c->started)
-        return;
-    do {
-        n = write(c->pipefd[1], &b, 1);
-    } while (n < 0 && errno == EINTR);
+    if (c->started)
+        dlock__redis_pipe_poke(c->pipefd[1]);
 }
 
 static void want_refresh(dlock__redis_cluster *c)
@@ -563,11 +558,8 @@ static void *run(void *arg)
         p.fd = c->pipefd[0];
         p.events = POLLIN;
         p.revents = 0;
-        if (poll(&p, 1, dlock__redis_poll_ms(due - now)) > 0) {
-            char buf[64];
-            while (read(c->pipefd[0], buf, sizeof buf) > 0)
-                ;
-        }
+        if (poll(&p, 1, dlock__redis_poll_ms(due - now)) > 0)
+            dlock__redis_pipe_drain(c->pipefd[0]);
     }
     return NULL;
 }

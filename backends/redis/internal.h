@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dlock/errors.h"
 #include "url.h"
@@ -97,6 +99,26 @@ static inline int64_t dlock__redis_deadline(int64_t ms)
     if (ms <= 0)
         return INT64_MAX;
     return dlock__redis_now_ms() + ms;
+}
+
+/* Self-pipes (O_NONBLOCK; a thread poll()s the read end with its socket):
+ * one byte wakes the thread; a full pipe already holds a wake-up, so
+ * nothing is lost. */
+static inline void dlock__redis_pipe_poke(int fd)
+{
+    char b = 1;
+    ssize_t n;
+    do {
+        n = write(fd, &b, 1);
+    } while (n < 0 && errno == EINTR);
+}
+
+/* Empties the read end after a wake-up. */
+static inline void dlock__redis_pipe_drain(int fd)
+{
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
 }
 
 #endif /* DLOCK_REDIS_INTERNAL_H */

@@ -201,12 +201,7 @@ static void mark_dirty(dlock__redis_subscriber *s, channel *c)
 
 static void wake(dlock__redis_subscriber *s)
 {
-    char b = 1;
-    ssize_t n;
-    /* A full pipe already holds a wake-up; nothing is lost. */
-    do {
-        n = write(s->pipefd[1], &b, 1);
-    } while (n < 0 && errno == EINTR);
+    dlock__redis_pipe_poke(s->pipefd[1]);
 }
 
 static void listener_unlink(dlock__redis_subscriber *s, dlock_subscription *l)
@@ -611,13 +606,6 @@ static int read_replies(dlock__redis_subscriber *s)
     }
 }
 
-static void drain_pipe(int fd)
-{
-    char buf[64];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
-}
-
 /* Sleeps until woken or timeout_ms passes (-1: no timeout). */
 static void wait_pipe(dlock__redis_subscriber *s, int timeout_ms)
 {
@@ -626,7 +614,7 @@ static void wait_pipe(dlock__redis_subscriber *s, int timeout_ms)
     p.events = POLLIN;
     p.revents = 0;
     if (poll(&p, 1, timeout_ms) > 0)
-        drain_pipe(s->pipefd[0]);
+        dlock__redis_pipe_drain(s->pipefd[0]);
 }
 
 /* One connect attempt; mutex held on entry and exit, released meanwhile. */
@@ -747,7 +735,7 @@ static void *run(void *arg)
             n = poll(p, 2, pending ? 0
                            : due == INT64_MAX ? -1 : dlock__redis_poll_ms(due - now));
             if (n > 0 && p[1].revents)
-                drain_pipe(s->pipefd[0]);
+                dlock__redis_pipe_drain(s->pipefd[0]);
             if (pending || (n > 0 && p[0].revents))
                 lost = read_replies(s) != 0;
         }

@@ -69,13 +69,8 @@ static int node_for(dlock__redis_topology *t, const char *host, int port,
 
 static void wake(dlock__redis_topology *t)
 {
-    char b = 1;
-    ssize_t n;
-    if (!t->started)
-        return;
-    do {
-        n = write(t->pipefd[1], &b, 1);
-    } while (n < 0 && errno == EINTR);
+    if (t->started)
+        dlock__redis_pipe_poke(t->pipefd[1]);
 }
 
 /* Calls go to n from now on; the subscriber follows. */
@@ -423,11 +418,8 @@ static void *watch(void *arg)
         if (poll(p, (nfds_t)np, pending ? 0
                                : due == INT64_MAX ? -1
                                                   : dlock__redis_poll_ms(due - now)) > 0 &&
-            p[0].revents) {
-            char buf[64];
-            while (read(t->pipefd[0], buf, sizeof buf) > 0)
-                ;
-        }
+            p[0].revents)
+            dlock__redis_pipe_drain(t->pipefd[0]);
         if (w && (pending || p[1].revents)) {
             last_rx = dlock__redis_now_ms();
             if (watch_read(t, w, &ping_out) != 0) {
