@@ -215,7 +215,7 @@ static void run_conformance_on_redis(const char *name, int kind)
         /* The cases' names spread over the shards: every master ran
          * scripts. */
         int spread = dlock_test_redis_cluster_spread();
-        printf("conformance on %s: scripts ran on %d of 3 masters\n", name, spread);
+        printf("conformance on %s: scripts ran on %d of 3 shards\n", name, spread);
         dlock_test_total++;
         dlock_test_failed += spread != 3;
         dlock_test_set_phase("samples/cluster_lock on %s", name);
