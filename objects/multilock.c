@@ -194,6 +194,85 @@ static int remain_ttl(dlock_rlock *l, int64_t *out)
     return 0;
 }
 
+/* ---- lease control (dlock_extend) ---------------------------------------- */
+
+static const dlock_rlock_methods multilock_methods;
+
+/* Whether every lock under l has an extend slot (a MultiLock member: all
+ * of its own members), so that a type without one is refused before any
+ * lease is changed. */
+static int can_extend(const dlock_rlock *l)
+{
+    const multilock *m = (const multilock *)l;
+    size_t i;
+
+    if (l->methods != &multilock_methods)
+        return DLOCK_RLOCK_HAS_SLOT3(l->methods, extend);
+    for (i = 0; i < m->n; i++)
+        if (!can_extend(m->members[i]))
+            return 0;
+    return 1;
+}
+
+/* Every member's hold is checked before any is extended, so that a member
+ * gone changes nothing; a member whose hold ends between its check and
+ * its extension (its lease ran out just then) stops the extension there
+ * (api/dlock/multilock.h says what is left). Each member's extension is
+ * its own dlock_extend_as, which tells a lost hold from one never had. */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    multilock *m = (multilock *)l;
+    size_t i, held = 0, lost = 0, missing = 0, first = 0;
+    int64_t count;
+    int rc;
+
+    for (i = 0; i < m->n; i++)
+        if (!can_extend(m->members[i]))
+            return dlock_rlock_fail(l, DLOCK_ENOTSUP, "\"%.64s\": member %zu "
+                                    "(\"%.64s\", %s locks) cannot be extended; "
+                                    "nothing extended", l->name, i,
+                                    m->members[i]->name, m->members[i]->methods->type);
+    for (i = 0; i < m->n; i++) {
+        dlock_rlock *mb = m->members[i];
+        if ((rc = mb->methods->hold_count(mb, owner, &count)) != 0)
+            return member_fail(m, i, rc, "reading");
+        if (count > 0) {
+            held++;
+            continue;
+        }
+        /* Not held, so its own extension changes nothing and says whether
+         * that member's hold was lost (and marks it so for its unlock). */
+        rc = dlock_extend_as(mb, owner, lease_ms);
+        if (rc == 0)
+            held++; /* taken again meanwhile, by this same owner */
+        else if (rc != DLOCK_ELOST && rc != DLOCK_ENOTOWNER)
+            return member_fail(m, i, rc, "extending");
+        else if (missing++ == 0)
+            first = i;
+        lost += rc == DLOCK_ELOST;
+    }
+    if (lost > 0 || (missing > 0 && held > 0))
+        return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or the "
+                                "lock was taken away on %zu of %zu members (member %zu, "
+                                "\"%.64s\", first); nothing extended", l->name, missing,
+                                m->n, first, m->members[first]->name);
+    if (missing > 0)
+        return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this "
+                                "owner", l->name);
+    for (i = 0; i < m->n; i++) {
+        rc = dlock_extend_as(m->members[i], owner, lease_ms);
+        if (rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER)
+            return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": member %zu (\"%.64s\") "
+                                    "was lost before its extension; the %zu before "
+                                    "it have the new lease, the others their old one",
+                                    l->name, i, m->members[i]->name, i);
+        if (rc != 0)
+            return member_fail(m, i, rc, "extending (the members before it have the "
+                               "new lease)");
+    }
+    return 0;
+}
+
 static void destroy(dlock_rlock *l)
 {
     free(((multilock *)l)->members);
@@ -201,8 +280,8 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods multilock_methods = {
-    2, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL, NULL, /* no extend yet: DLOCK_ENOTSUP */
+    3, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
+    remain_ttl, destroy, NULL, NULL, extend,
 };
 const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
 

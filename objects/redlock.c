@@ -334,6 +334,14 @@ static void hold_acquire_end(redlock *r, const char *owner, int acquired,
 
 /* ---- acquisition --------------------------------------------------------- */
 
+/* What a lease sent to the nodes at the start of a round is still worth
+ * once the round took elapsed ms: Redlock's validity, less the clock drift
+ * between the nodes and this client (1 % of the lease, + 2 ms). */
+static int64_t validity_left(int64_t lease, int64_t elapsed)
+{
+    return lease - elapsed - (lease / 100 + 2);
+}
+
 typedef struct attempt_state {
     int split; /* the previous attempt was a split vote */
     unsigned seed;
@@ -382,7 +390,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
             failed++;
         }
     }
-    validity = lease - elapsed - (lease / 100 + 2);
+    validity = validity_left(lease, elapsed);
     if (granted >= r->quorum && validity > 0) {
         /* Fencing: the granting nodes whose counter is behind learn the
          * token, so that every node of this majority has it. */
@@ -844,6 +852,116 @@ static int renew_start(redlock *r)
     return rc;
 }
 
+/* ---- lease control (dlock_extend) ---------------------------------------- */
+
+/* One node's extension: the renewal's step, extend only (a node that lost
+ * the key stays without it: this call asks whether a majority still holds
+ * the lock, it does not take it again), under the node timeout as an
+ * attempt's, so that a stalled node costs the call that long. */
+static void node_extend(void *ctx, size_t i)
+{
+    int64_t outer = node_enter(ctx, i);
+
+    node_renew(ctx, i);
+    dlock__budget_leave(outer);
+}
+
+/* Stamps owner's hold, if this handle has one: a renewal round collected
+ * before no longer answers for it (it neither sets the key again nor
+ * reports it lost on a view older than this extension). Returns whether
+ * this handle believes owner holds the lock. */
+static int hold_stamp(redlock *r, const char *owner)
+{
+    rl_hold **slot;
+    int believed = 0;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot) {
+        (*slot)->changes = ++r->changes;
+        believed = (*slot)->count > 0;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    return believed;
+}
+
+/* After a round: taken = a majority took the new lease (lease 0 hands the
+ * hold to the renewal thread, a lease takes it off, as the watchdog
+ * contract says), lost = fewer than a majority can still hold it. */
+static void hold_extend_end(redlock *r, const char *owner, int64_t lease_ms,
+                            int taken, int lost)
+{
+    rl_hold **slot;
+    int start = 0;
+
+    pthread_mutex_lock(&r->mutex);
+    slot = hold_slot(r, owner);
+    if (*slot && (*slot)->count > 0) {
+        (*slot)->changes = ++r->changes;
+        if (lost) {
+            (*slot)->lost = 1;
+            (*slot)->renew = 0;
+        } else if (taken && !(*slot)->lost && lease_ms > 0) {
+            (*slot)->renew = 0;
+        } else if (taken && !(*slot)->lost && !(*slot)->renew) {
+            (*slot)->renew = 1;
+            (*slot)->since = dlock_clock_now(r->nodes[0]->client->clock);
+        }
+        start = (*slot)->renew && !r->th_started;
+    }
+    pthread_mutex_unlock(&r->mutex);
+    if (start)
+        renew_start(r); /* on failure the hold simply runs out */
+}
+
+/* The extend slot: the new lease on every node at once; extended when a
+ * majority took it with validity left, as an acquisition is acquired. */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    redlock *r = (redlock *)l;
+    dlock_clock *clk = l->client->clock;
+    int64_t lease = lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms;
+    int64_t start, elapsed;
+    size_t i, taken = 0, gone = 0;
+    int believed;
+    char what[160];
+    round rd;
+
+    round_init(&rd, r, owner, lease);
+    rd.mode = "0";
+    believed = hold_stamp(r, owner);
+    start = dlock_clock_now(clk);
+    dlock__fanout(r->n, node_extend, &rd);
+    elapsed = dlock_clock_now(clk) - start;
+    for (i = 0; i < r->n; i++) {
+        taken += rd.res[i].rc == 0 && rd.res[i].v[0] == 1;
+        gone += rd.res[i].rc == 0 && rd.res[i].v[0] != 1;
+    }
+    /* Nodes that did not answer say nothing, as for the renewal thread:
+     * only a majority of "not held" answers makes the hold lost. */
+    hold_extend_end(r, owner, lease_ms, taken >= r->quorum,
+                    taken < r->quorum && gone > r->n - r->quorum);
+    if (taken >= r->quorum) {
+        if (validity_left(lease, elapsed) > 0)
+            return 0;
+        return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
+                                "\"%.64s\": %zu of %zu nodes took the lease but %" PRId64
+                                " ms of a %" PRId64 " ms lease left no validity",
+                                l->name, taken, r->n, elapsed, lease);
+    }
+    if (gone > r->n - r->quorum) {
+        if (believed)
+            return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or "
+                                    "the lock was taken away on %zu of %zu nodes; not "
+                                    "extended", l->name, gone, r->n);
+        return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this "
+                                "owner", l->name);
+    }
+    snprintf(what, sizeof(what), "\"%.64s\": extended on %zu of %zu nodes, %zu needed",
+             l->name, taken, r->n, r->quorum);
+    return fail_nodes(r, &rd, transport_code(&rd, r->n), what);
+}
+
 /* ---- lifetime ------------------------------------------------------------ */
 
 static void redlock_free_rest(redlock *r)
@@ -899,8 +1017,8 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods redlock_methods = {
-    2, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL, NULL, /* no extend yet: DLOCK_ENOTSUP */
+    3, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
+    remain_ttl, destroy, NULL, NULL, extend,
 };
 const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 

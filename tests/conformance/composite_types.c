@@ -183,6 +183,11 @@ static int o_remain_ttl(dlock_rlock *l, int64_t *out)
     return pass(l, INNER(l)->methods->remain_ttl(INNER(l), out));
 }
 
+static int o_extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return pass(l, INNER(l)->methods->extend(INNER(l), owner, lease_ms));
+}
+
 static void o_destroy(dlock_rlock *l)
 {
     owned *o = (owned *)l;
@@ -195,8 +200,8 @@ static void o_destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods owned_methods = {
-    2, "multilock", o_acquire, o_release, o_force_unlock, o_is_locked, o_is_held,
-    o_hold_count, o_remain_ttl, o_destroy, NULL, NULL, NULL,
+    3, "multilock", o_acquire, o_release, o_force_unlock, o_is_locked, o_is_held,
+    o_hold_count, o_remain_ttl, o_destroy, NULL, NULL, o_extend,
 };
 
 static int make_multilock(dlock_rlock **out, dlock_client *c, const char *name)
@@ -261,6 +266,8 @@ static const char *const redlock_skip_full[] = {
 static const char *const multilock_skip_full[] = {
     "remain_ttl_values", "max_hold_bounds_renewal", NULL};
 
+int dlock_test_extend_type(const dlock_fx_lock_type *type, const char *backend);
+
 static int run_on(const char *backend)
 {
     int full = getenv("DLOCK_TEST_COMPOSITE_FULL") != NULL, failed = 0;
@@ -269,6 +276,9 @@ static int run_on(const char *backend)
                                           full ? multilock_skip_full : multilock_skip);
     failed += dlock_test_conformance_type(&redlock_type, backend,
                                           full ? redlock_skip_full : redlock_skip);
+    /* dlock_extend's cases (tests/conformance/observe_cases.c) */
+    failed += dlock_test_extend_type(&multilock_type, backend);
+    failed += dlock_test_extend_type(&redlock_type, backend);
     return failed;
 }
 

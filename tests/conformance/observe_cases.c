@@ -549,3 +549,23 @@ int dlock_test_observe(const char *backend)
 {
     return DLOCK_FX_RUN_GROUP("observe", backend, observe_cases);
 }
+
+/* The extend cases again on another lock type (the composite types of
+ * tests/conformance/composite_types.c): the group "extend/<type> on
+ * <backend>". */
+int dlock_test_extend_type(const dlock_fx_lock_type *type, const char *backend)
+{
+    static const struct CMUnitTest cases[] = {
+        CASE(extend_while_held),
+        CASE(extend_after_expiry_is_lost),
+        CASE(extend_by_non_owner),
+    };
+    char what[64];
+    int failed;
+
+    snprintf(what, sizeof(what), "extend/%s", type->name);
+    dlock_fx_use_lock_type(type);
+    failed = DLOCK_FX_RUN_GROUP(what, backend, cases);
+    dlock_fx_use_lock_type(NULL);
+    return failed;
+}
