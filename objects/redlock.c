@@ -302,6 +302,16 @@ static int hold_begin(redlock *r, const char *owner)
 
 static int renew_start(redlock *r);
 
+/* Under r->mutex: the renewal thread keeps h (lease 0) from now on, unless
+ * it already does (max_hold_ms counts from the first renewed moment). */
+static void hold_renew_on(redlock *r, rl_hold *h)
+{
+    if (!h->renew) {
+        h->renew = 1;
+        h->since = dlock_clock_now(r->nodes[0]->client->clock);
+    }
+}
+
 static void hold_acquire_end(redlock *r, const char *owner, int acquired,
                              int renew, int64_t token)
 {
@@ -319,10 +329,8 @@ static void hold_acquire_end(redlock *r, const char *owner, int acquired,
             }
             (*slot)->count++;
             (*slot)->token = token;
-            if (renew && !(*slot)->renew) {
-                (*slot)->renew = 1;
-                (*slot)->since = dlock_clock_now(r->nodes[0]->client->clock);
-            }
+            if (renew)
+                hold_renew_on(r, *slot);
             start = (*slot)->renew && !r->th_started;
         }
         hold_settle(slot);
@@ -872,15 +880,14 @@ static void node_extend(void *ctx, size_t i)
  * this handle believes owner holds the lock. */
 static int hold_stamp(redlock *r, const char *owner)
 {
-    rl_hold **slot;
-    int believed = 0;
+    rl_hold *h;
+    int believed;
 
     pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (*slot) {
-        (*slot)->changes = ++r->changes;
-        believed = (*slot)->count > 0;
-    }
+    h = *hold_slot(r, owner);
+    if (h)
+        h->changes = ++r->changes;
+    believed = h && h->count > 0;
     pthread_mutex_unlock(&r->mutex);
     return believed;
 }
@@ -891,24 +898,23 @@ static int hold_stamp(redlock *r, const char *owner)
 static void hold_extend_end(redlock *r, const char *owner, int64_t lease_ms,
                             int taken, int lost)
 {
-    rl_hold **slot;
-    int start = 0;
+    rl_hold *h;
+    int start;
 
     pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (*slot && (*slot)->count > 0) {
-        (*slot)->changes = ++r->changes;
+    h = *hold_slot(r, owner);
+    if (h && h->count > 0) {
+        h->changes = ++r->changes;
         if (lost) {
-            (*slot)->lost = 1;
-            (*slot)->renew = 0;
-        } else if (taken && !(*slot)->lost && lease_ms > 0) {
-            (*slot)->renew = 0;
-        } else if (taken && !(*slot)->lost && !(*slot)->renew) {
-            (*slot)->renew = 1;
-            (*slot)->since = dlock_clock_now(r->nodes[0]->client->clock);
+            h->lost = 1;
+            h->renew = 0;
+        } else if (taken && !h->lost && lease_ms > 0) {
+            h->renew = 0;
+        } else if (taken && !h->lost) {
+            hold_renew_on(r, h);
         }
-        start = (*slot)->renew && !r->th_started;
     }
+    start = h && h->renew && !r->th_started;
     pthread_mutex_unlock(&r->mutex);
     if (start)
         renew_start(r); /* on failure the hold simply runs out */
