@@ -17,8 +17,10 @@
 #include <sys/wait.h>
 
 #include "dlock.h"
+#include "dlock/sys/rlock.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
+#include "harness/wrap_backend.h"
 
 void dlock_test_set_phase(const char *fmt, ...);
 
@@ -124,6 +126,10 @@ static int teardown(void **state)
 
     if (!e)
         return 0;
+    /* a case that failed with servers down leaves none down for the next */
+    for (i = 0; !e->mock && i < NSERVERS; i++)
+        if (dlock_test_redis_signal(servers[i], SIGCONT) != 0)
+            dlock_test_redis_restart(servers[i]);
     for (i = 0; i < NSERVERS; i++) {
         dlock_client_free(e->a[i]);
         dlock_client_free(e->b[i]);
@@ -416,6 +422,221 @@ static void redlock_force_unlock_and_lease(void **state)
     dlock_rlock_free(l2);
 }
 
+/* ---- dlock_extend ---------------------------------------------------------- */
+
+static long long pttl(env *e, size_t i, const char *key)
+{
+    return server_int(e, i, "PTTL", key);
+}
+
+/* The new lease on every node (longer, then shorter: set, not kept), the
+ * hold count and token unchanged; a non-holder changes nothing; lease 0
+ * hands the hold to the renewal thread; a lease that the drift leaves no
+ * validity in fails as an acquisition would. */
+static void redlock_extend_every_node(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l1 = redlock(e->a, e->n, e->name);
+    dlock_rlock *l2 = redlock(e->b, e->n, e->name);
+    long long before[NSERVERS], p;
+    int64_t wd = e->mock ? 30000 : 600, ttl = 0, count = 0, t1 = 0, t2 = 0;
+    int held = 0;
+    size_t i;
+
+    assert_int_equal(dlock_lock(l1, 60000), 0);
+    assert_int_equal(dlock_lock(l1, 60000), 0);
+    assert_int_equal(dlock_redlock_token(l1, &t1), 0);
+    advance(e, e->mock ? 1000 : 0);
+    assert_int_equal(dlock_extend(l1, 120000), 0);
+    for (i = 0; i < e->n; i++) {
+        p = pttl(e, i, e->name);
+        assert_true(p > 60000 && p <= 120000);
+        if (e->mock)
+            assert_int_equal(p, 120000);
+    }
+    assert_int_equal(dlock_remain_ttl(l2, &ttl), 0);
+    assert_true(ttl > 60000 && ttl <= 120000);
+    assert_int_equal(dlock_hold_count(l1, &count), 0);
+    assert_int_equal(count, 2);
+    assert_int_equal(dlock_redlock_token(l1, &t2), 0);
+    assert_int_equal(t2, t1);
+    assert_int_equal(dlock_extend(l1, 5000), 0);
+    for (i = 0; i < e->n; i++) {
+        before[i] = pttl(e, i, e->name);
+        assert_true(before[i] > 0 && before[i] <= 5000);
+    }
+
+    /* by a non-holder: not held, nothing changed */
+    assert_int_equal(dlock_extend(l2, 120000), DLOCK_ENOTOWNER);
+    assert_int_equal(dlock_extend_as(l1, "someone-else:1", 120000), DLOCK_ENOTOWNER);
+    for (i = 0; i < e->n; i++) {
+        p = pttl(e, i, e->name);
+        assert_true(p > 0 && p <= before[i]);
+    }
+    assert_int_equal(dlock_unlock(l1), 0); /* one hold left */
+
+    /* lease 0: renewed past the 5 s lease (and past the watchdog's) */
+    assert_int_equal(dlock_extend(l1, 0), 0);
+    for (i = 0; i < e->n; i++)
+        assert_true(pttl(e, i, e->name) <= wd);
+    advance(e, e->mock ? 3 * wd : wd + wd / 2);
+    assert_int_equal(dlock_is_held(l1, &held), 0);
+    assert_int_equal(held, 1);
+    assert_int_equal(lost_count(e), 0);
+
+    /* 2 ms: the drift (1 % + 2 ms) leaves no validity: DLOCK_ETIMEDOUT,
+     * and off the renewal thread, so the nodes' 2 ms run out */
+    assert_int_equal(dlock_extend(l1, 2), DLOCK_ETIMEDOUT);
+    assert_non_null(strstr(dlock_errmsg(l1), "no validity"));
+    advance(e, e->mock ? 3 : 100);
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
+    assert_int_equal(lost_count(e), 0);
+    dlock_rlock_free(l1);
+    dlock_rlock_free(l2);
+}
+
+/* The mock's "server down": a backend that refuses every call while
+ * unplugged, as a client of a killed redis-server does. */
+typedef struct unplug {
+    dlock_test_wrap w; /* first */
+    int down;          /* atomic */
+} unplug;
+
+static int unplug_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
+                             size_t nkeys, size_t nargs, const char *const *argv,
+                             const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                             size_t errlen)
+{
+    if (!__atomic_load_n(&((unplug *)b)->down, __ATOMIC_SEQ_CST))
+        return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
+                                          deadline_ms, errbuf, errlen);
+    *out = NULL;
+    snprintf(errbuf, errlen, "connection refused (unplugged)");
+    return DLOCK_ECONN;
+}
+
+static int unplug_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
+                       size_t nkeys, size_t nargs, const char *const *argv,
+                       const size_t *argvlen, char *errbuf, size_t errlen)
+{
+    return unplug_eval_until(b, out, s, nkeys, nargs, argv, argvlen, INT64_MAX, errbuf,
+                             errlen);
+}
+
+static const dlock_backend_methods unplug_methods = {
+    4, "unplug", unplug_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, unplug_eval_until,
+    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
+    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
+};
+
+/* The nodes of the down cases: on the mock, new clients behind unplug
+ * backends (plugs[i]); on Redis, the env's clients of the real servers
+ * (borrowed). */
+typedef struct nodes {
+    dlock_client *c[NSERVERS];
+    unplug *plugs[NSERVERS];
+} nodes;
+
+static void nodes_make(env *e, nodes *nd)
+{
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
+    size_t i;
+
+    memset(nd, 0, sizeof(*nd));
+    o.on_lost = on_lost;
+    o.on_lost_arg = e;
+    o.watchdog_timeout_ms = 30000;
+    for (i = 0; i < e->n; i++) {
+        if (!e->mock) {
+            nd->c[i] = e->a[i];
+            continue;
+        }
+        nd->plugs[i] = calloc(1, sizeof(unplug));
+        assert_non_null(nd->plugs[i]);
+        nd->plugs[i]->w.base.methods = &unplug_methods;
+        assert_int_equal(dlock_mock_backend_new(&nd->plugs[i]->w.inner, e->stores[i]), 0);
+        assert_int_equal(dlock_client_new(&nd->c[i], &nd->plugs[i]->w.base, &o), 0);
+    }
+}
+
+static void node_down(env *e, nodes *nd, size_t i)
+{
+    if (e->mock)
+        __atomic_store_n(&nd->plugs[i]->down, 1, __ATOMIC_SEQ_CST);
+    else
+        assert_int_equal(dlock_test_redis_kill(servers[i]), 0);
+}
+
+/* Back without its data, as a server restarted without persistence. */
+static void node_back_empty(env *e, nodes *nd, size_t i)
+{
+    if (e->mock) {
+        server_int(e, i, "DEL", e->name);
+        __atomic_store_n(&nd->plugs[i]->down, 0, __ATOMIC_SEQ_CST);
+    } else {
+        assert_int_equal(dlock_test_redis_restart(servers[i]), 0);
+    }
+}
+
+/* A minority down does not stop an extension; a majority down is a
+ * transport error that names the nodes, and the hold is not called lost
+ * (nothing says it is: the nodes that did not answer may still hold it);
+ * those nodes back empty: fewer than a majority hold it, DLOCK_ELOST. */
+static void redlock_extend_nodes_down(void **state)
+{
+    env *e = *state;
+    size_t quorum = e->n / 2 + 1, i;
+    dlock_rlock *l = NULL;
+    char node[32];
+    int64_t t = 0;
+    long long p;
+    nodes nd;
+    int rc, k;
+
+    nodes_make(e, &nd);
+    assert_int_equal(dlock_redlock_new(&l, nd.c, e->n, e->name), 0);
+    for (i = 0; e->mock && i < e->n; i++)
+        dlock_client_free(nd.c[i]); /* the Redlock keeps them */
+    assert_int_equal(dlock_lock(l, 60000), 0);
+    for (i = quorum; i < e->n; i++)
+        node_down(e, &nd, i);
+    assert_int_equal(dlock_extend(l, 120000), 0);
+    for (i = 0; i < quorum; i++) {
+        p = pttl(e, i, e->name);
+        assert_true(p > 60000 && p <= 120000);
+    }
+
+    node_down(e, &nd, quorum - 1);
+    rc = dlock_extend(l, 90000);
+    assert_true(rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT);
+    for (i = quorum - 1; i < e->n; i++) {
+        snprintf(node, sizeof(node), "node %zu", i);
+        assert_non_null(strstr(dlock_errmsg(l), node));
+    }
+    assert_int_equal(dlock_redlock_token(l, &t), 0);
+    assert_int_equal(lost_count(e), 0);
+
+    for (i = quorum - 1; i < e->n; i++)
+        node_back_empty(e, &nd, i);
+    /* Redis: the clients wait out their reconnect back-off first (a
+     * transport error changes nothing, so asking again is harmless) */
+    for (k = 0; (rc = dlock_extend(l, 90000)) != DLOCK_ELOST && !e->mock && k < 40; k++)
+        sleep_ms(50);
+    assert_int_equal(rc, DLOCK_ELOST);
+    assert_non_null(strstr(dlock_errmsg(l), "lease ran out"));
+    assert_int_equal(lost_count(e), 0); /* this call's answer is the report */
+    assert_int_equal(dlock_redlock_token(l, &t), DLOCK_ENOTOWNER);
+    assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l), DLOCK_ENOTOWNER);
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+    dlock_rlock_free(l);
+}
+
 /* ---- MultiLock ------------------------------------------------------------- */
 
 typedef struct racer {
@@ -538,6 +759,107 @@ static void multilock_all_or_none(void **state)
         dlock_rlock_free(rl);
     }
     dlock_rlock_free(m);
+    for (i = 0; i < 3; i++) {
+        dlock_rlock_free(members[i]);
+        dlock_rlock_free(others[i]);
+    }
+}
+
+/* Every member moves; a non-holder changes nothing; a member
+ * force-unlocked behind the MultiLock's back: DLOCK_ELOST and nothing
+ * extended, the other members still held until the unlock, which releases
+ * them and says DLOCK_ELOST too; a Redlock member is extended on its
+ * nodes; a member type without extend: DLOCK_ENOTSUP, nothing changed. */
+static void multilock_extend(void **state)
+{
+    env *e = *state;
+    dlock_rlock *members[3], *others[3], *m = NULL, *m2 = NULL, *mixed = NULL;
+    dlock_rlock *rl, *old = NULL, *two[2];
+    static dlock_rlock_methods v2; /* the simple lock built against version 2 */
+    char keys[3][128], owner[DLOCK_OWNER_MAX];
+    long long before[3], p;
+    int64_t ttl = 0;
+    int existed = 0, held = 0;
+    size_t i;
+
+    assert_int_equal(dlock_client_owner(e->a[0], owner, sizeof(owner)), 0);
+    multilock_members(e, e->a, members, "");
+    multilock_members(e, e->b, others, "");
+    for (i = 0; i < 3; i++)
+        snprintf(keys[i], sizeof(keys[i]), "%s:%zu", e->name, i);
+    assert_int_equal(dlock_multilock_new(&m, members, 3), 0);
+    assert_int_equal(dlock_multilock_new(&m2, others, 3), 0);
+    assert_int_equal(dlock_lock(m, 60000), 0);
+    advance(e, e->mock ? 1000 : 0);
+    assert_int_equal(dlock_extend(m, 120000), 0);
+    for (i = 0; i < 3; i++) {
+        p = pttl(e, i, keys[i]);
+        assert_true(p > 60000 && p <= 120000);
+    }
+    assert_int_equal(dlock_remain_ttl(m, &ttl), 0);
+    assert_true(ttl > 60000 && ttl <= 120000);
+
+    /* a non-holder: not held, nothing changed */
+    for (i = 0; i < 3; i++)
+        before[i] = pttl(e, i, keys[i]);
+    assert_int_equal(dlock_extend(m2, 180000), DLOCK_ENOTOWNER);
+    for (i = 0; i < 3; i++) {
+        p = pttl(e, i, keys[i]);
+        assert_true(p > 60000 && p <= before[i]);
+    }
+
+    /* member 1 released behind its back */
+    assert_int_equal(dlock_force_unlock(others[1], &existed), 0);
+    assert_int_equal(existed, 1);
+    assert_int_equal(dlock_extend(m, 180000), DLOCK_ELOST);
+    assert_non_null(strstr(dlock_errmsg(m), "member 1"));
+    for (i = 0; i < 3; i += 2) {
+        p = pttl(e, i, keys[i]);
+        assert_true(p > 60000 && p <= before[i]);
+        assert_int_equal(dlock_is_held_as(members[i], owner, &held), 0);
+        assert_int_equal(held, 1);
+    }
+    assert_int_equal(dlock_unlock(m), DLOCK_ELOST);
+    for (i = 0; i < 3; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", keys[i]), 0);
+    assert_int_equal(dlock_unlock(m), DLOCK_ENOTOWNER);
+
+    /* a Redlock member: its nodes move too */
+    rl = redlock(e->a, e->n, e->name);
+    two[0] = members[2];
+    two[1] = rl;
+    assert_int_equal(dlock_multilock_new(&mixed, two, 2), 0);
+    assert_int_equal(dlock_lock(mixed, 60000), 0);
+    advance(e, e->mock ? 1000 : 0);
+    assert_int_equal(dlock_extend(mixed, 120000), 0);
+    for (i = 0; i < e->n; i++) {
+        p = pttl(e, i, e->name);
+        assert_true(p > 60000 && p <= 120000);
+    }
+    assert_int_equal(dlock_unlock(mixed), 0);
+    dlock_rlock_free(mixed);
+    dlock_rlock_free(rl);
+
+    /* a member without the slot: refused before anything is sent */
+    assert_int_equal(dlock_simple_lock_new(&old, e->a[1], keys[1]), 0);
+    v2 = *old->methods;
+    v2.version = 2;
+    old->methods = &v2;
+    two[0] = members[0];
+    two[1] = old;
+    assert_int_equal(dlock_multilock_new(&mixed, two, 2), 0);
+    assert_int_equal(dlock_lock(mixed, 60000), 0);
+    before[0] = pttl(e, 0, keys[0]);
+    assert_int_equal(dlock_extend(mixed, 120000), DLOCK_ENOTSUP);
+    assert_non_null(strstr(dlock_errmsg(mixed), "member 1"));
+    p = pttl(e, 0, keys[0]);
+    assert_true(p > 0 && p <= before[0]);
+    assert_int_equal(dlock_unlock(mixed), 0);
+    dlock_rlock_free(mixed);
+    dlock_rlock_free(old);
+
+    dlock_rlock_free(m);
+    dlock_rlock_free(m2);
     for (i = 0; i < 3; i++) {
         dlock_rlock_free(members[i]);
         dlock_rlock_free(others[i]);
@@ -746,6 +1068,8 @@ static void redlock_fork_child_fans_out(void **state)
         CASE(redlock_from_json_client_set, s),                         \
         CASE(redlock_freed_in_on_lost, s),                             \
         CASE(redlock_fork_child_fans_out, s),                          \
+        CASE(redlock_extend_every_node, s), CASE(redlock_extend_nodes_down, s), \
+        CASE(multilock_extend, s),                                     \
     }
 
 int dlock_test_redlock(void);

@@ -29,6 +29,28 @@
  * least part of it). force_unlock: every member; *existed when any was.
  * The detail of a failure names the member.
  *
+ * dlock_extend / dlock_extend_as: every member's own extend, with the
+ * MultiLock's owner id and lease_ms (0: each member's client's watchdog).
+ * The MultiLock's hold is extended only as a whole:
+ *  - DLOCK_ENOTSUP, before anything is sent, when a member's type has no
+ *    extend (a MultiLock member: when one of its own members has none).
+ *  - Then every member's hold is read first (one round trip each). If any
+ *    member is not held, no member is extended: DLOCK_ELOST when the
+ *    MultiLock is held in part or a member's handle knew of a hold now
+ *    gone (lease ran out, force unlock; the detail names the first such
+ *    member), DLOCK_ENOTOWNER when no member is held. The members still
+ *    held keep their holds and leases: the MultiLock is not held as a
+ *    whole, and its unlock releases them and says DLOCK_ELOST.
+ *  - Else each member is extended, first to last. A member whose hold
+ *    ended between the read and its extension (its lease ran out just
+ *    then) stops it there with DLOCK_ELOST, and a member's error (a
+ *    transport error) with that error: the members before it have the new
+ *    lease, the others their old one, and every member but a lost one is
+ *    still held. After DLOCK_ELOST unlock; after an error, extend again or
+ *    unlock.
+ * 0 means every member was held and took the new lease; the hold counts
+ * are unchanged.
+ *
  * Not supported (DLOCK_ENOTSUP): dlock_rlock_state, and the object calls
  * of api/dlock/object.h (use the members').
  *

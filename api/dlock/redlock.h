@@ -28,9 +28,37 @@
  * thread, with name and owner; it must not free this handle) and the
  * owner's unlock returns DLOCK_ELOST.
  *
- * The node timeout bounds the acquisition attempts (and their undo) and
- * the renewals: a stalled node costs an attempt that long, never the
- * whole budget. unlock, force_unlock and the reads go to every node at
+ * dlock_extend / dlock_extend_as (api/dlock/rlock.h): the new lease goes
+ * to every node at once with the renewal's extend step (a node that lost
+ * the key is not given it again), each cut off at the node timeout. 0 when
+ * a majority took it and the validity left (lease - elapsed - drift, as for
+ * an acquisition) is positive: the hold is then good for that validity, as
+ * a fresh acquisition is. Lease 0 hands the hold to the renewal thread
+ * (the first client's watchdog timeout, renewed as above); a lease takes it
+ * off, as for every lock (a renewal already in flight may still apply the
+ * watchdog's lease once). Failures:
+ *  - DLOCK_ELOST: a majority of nodes answered that the owner does not
+ *    hold it (lease ran out, force unlock, nodes restarted empty): the
+ *    hold this handle had is lost, as the renewal thread would find it.
+ *    This call's answer is the report (on_lost is not called for it); the
+ *    next unlock says DLOCK_ELOST too and releases what is left on the
+ *    nodes. DLOCK_ENOTOWNER instead when this handle knew of no hold of
+ *    the owner.
+ *  - DLOCK_ECONN / DLOCK_ETIMEDOUT: too few nodes answered to tell (the
+ *    detail names the nodes that failed and why). Nothing is known lost,
+ *    so the hold is kept as it was; the nodes that answered have the new
+ *    lease, the others the old one. Ask again, or unlock.
+ *  - DLOCK_ETIMEDOUT ("no validity"): a majority took the new lease, but
+ *    the round took so long (or the lease is so short: a 2 ms lease is all
+ *    drift) that no validity is left: the hold cannot be counted on. The
+ *    nodes keep the new lease, and the next unlock tells whether it ran
+ *    out.
+ * Owner ids as for the other calls; the hold count and the fencing token
+ * are unchanged.
+ *
+ * The node timeout bounds the acquisition attempts (and their undo), the
+ * renewals and the extensions: a stalled node costs an attempt that long,
+ * never the whole budget. unlock, force_unlock and the reads go to every node at
  * once too, bounded by the backends' own timeouts, as for every lock (a
  * release cut short would leave the lock there for a lease).
  *
