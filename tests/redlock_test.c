@@ -20,7 +20,7 @@
 #include "dlock/sys/rlock.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
-#include "harness/wrap_backend.h"
+#include "harness/failing_backend.h"
 
 void dlock_test_set_phase(const char *fmt, ...);
 
@@ -498,47 +498,13 @@ static void redlock_extend_every_node(void **state)
     dlock_rlock_free(l2);
 }
 
-/* The mock's "server down": a backend that refuses every call while
- * unplugged, as a client of a killed redis-server does. */
-typedef struct unplug {
-    dlock_test_wrap w; /* first */
-    int down;          /* atomic */
-} unplug;
-
-static int unplug_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                             size_t nkeys, size_t nargs, const char *const *argv,
-                             const size_t *argvlen, int64_t deadline_ms, char *errbuf,
-                             size_t errlen)
-{
-    if (!__atomic_load_n(&((unplug *)b)->down, __ATOMIC_SEQ_CST))
-        return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
-                                          deadline_ms, errbuf, errlen);
-    *out = NULL;
-    snprintf(errbuf, errlen, "connection refused (unplugged)");
-    return DLOCK_ECONN;
-}
-
-static int unplug_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                       size_t nkeys, size_t nargs, const char *const *argv,
-                       const size_t *argvlen, char *errbuf, size_t errlen)
-{
-    return unplug_eval_until(b, out, s, nkeys, nargs, argv, argvlen, INT64_MAX, errbuf,
-                             errlen);
-}
-
-static const dlock_backend_methods unplug_methods = {
-    4, "unplug", unplug_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
-    dlock_test_wrap_clock, dlock_test_wrap_free, unplug_eval_until,
-    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
-    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
-};
-
-/* The nodes of the down cases: on the mock, new clients behind unplug
- * backends (plugs[i]); on Redis, the env's clients of the real servers
- * (borrowed). */
+/* The nodes of the down cases: on the mock, new clients behind failing
+ * backends (plugs[i], failing every script while "down", as a client of a
+ * killed server does); on Redis, the env's clients of the real servers
+ * (borrowed), whose servers are killed. */
 typedef struct nodes {
     dlock_client *c[NSERVERS];
-    unplug *plugs[NSERVERS];
+    dlock_test_failing *plugs[NSERVERS];
 } nodes;
 
 static void nodes_make(env *e, nodes *nd)
@@ -555,10 +521,9 @@ static void nodes_make(env *e, nodes *nd)
             nd->c[i] = e->a[i];
             continue;
         }
-        nd->plugs[i] = calloc(1, sizeof(unplug));
-        assert_non_null(nd->plugs[i]);
-        nd->plugs[i]->w.base.methods = &unplug_methods;
-        assert_int_equal(dlock_mock_backend_new(&nd->plugs[i]->w.inner, e->stores[i]), 0);
+        dlock_backend *b = NULL;
+        assert_int_equal(dlock_mock_backend_new(&b, e->stores[i]), 0);
+        assert_non_null(nd->plugs[i] = dlock_test_failing_new(b));
         assert_int_equal(dlock_client_new(&nd->c[i], &nd->plugs[i]->w.base, &o), 0);
     }
 }
@@ -566,7 +531,7 @@ static void nodes_make(env *e, nodes *nd)
 static void node_down(env *e, nodes *nd, size_t i)
 {
     if (e->mock)
-        __atomic_store_n(&nd->plugs[i]->down, 1, __ATOMIC_SEQ_CST);
+        dlock_test_failing_set(nd->plugs[i], DLOCK_TEST_FAIL_ALL);
     else
         assert_int_equal(dlock_test_redis_kill(servers[i]), 0);
 }
@@ -576,7 +541,7 @@ static void node_back_empty(env *e, nodes *nd, size_t i)
 {
     if (e->mock) {
         server_int(e, i, "DEL", e->name);
-        __atomic_store_n(&nd->plugs[i]->down, 0, __ATOMIC_SEQ_CST);
+        dlock_test_failing_set(nd->plugs[i], DLOCK_TEST_FAIL_NONE);
     } else {
         assert_int_equal(dlock_test_redis_restart(servers[i]), 0);
     }
@@ -662,6 +627,16 @@ static void multilock_members(env *e, dlock_client **cs, dlock_rlock **members,
     for (i = 0; i < 3; i++) {
         snprintf(name, sizeof(name), "%s%s:%zu", e->name, suffix, i);
         assert_int_equal(dlock_reentrant_new(&members[i], cs[i], name), 0);
+    }
+}
+
+static void free_members(dlock_rlock **members, dlock_rlock **others)
+{
+    size_t i;
+
+    for (i = 0; i < 3; i++) {
+        dlock_rlock_free(members[i]);
+        dlock_rlock_free(others[i]);
     }
 }
 
@@ -759,10 +734,7 @@ static void multilock_all_or_none(void **state)
         dlock_rlock_free(rl);
     }
     dlock_rlock_free(m);
-    for (i = 0; i < 3; i++) {
-        dlock_rlock_free(members[i]);
-        dlock_rlock_free(others[i]);
-    }
+    free_members(members, others);
 }
 
 /* Every member moves; a non-holder changes nothing; a member
@@ -860,10 +832,7 @@ static void multilock_extend(void **state)
 
     dlock_rlock_free(m);
     dlock_rlock_free(m2);
-    for (i = 0; i < 3; i++) {
-        dlock_rlock_free(members[i]);
-        dlock_rlock_free(others[i]);
-    }
+    free_members(members, others);
 }
 
 static void multilock_bad_input(void **state)

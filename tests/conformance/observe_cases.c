@@ -7,13 +7,13 @@
  * dlock_test_observe("mock"), dlock_test_observe("redis"), ...
  *
  * Renewal failures are made by wrapping the case's backend (mock or Redis)
- * in a pass-through backend that fails the renewal scripts on request: the
- * store underneath is the real one.
+ * in a pass-through backend that fails the renewal scripts on request
+ * (tests/harness/failing_backend.h): the store underneath is the real one.
  */
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
-#include "../harness/wrap_backend.h"
+#include "../harness/failing_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,46 +42,6 @@ static void cap_start(dlock_fx *fx)
     dlock_fx_keep(fx, &token, cap_stop);
 }
 
-/* ---- a pass-through backend that can fail the renewals ------------------ */
-
-typedef struct failing {
-    dlock_test_wrap w; /* first */
-    int fail_renewals; /* atomic */
-} failing;
-
-static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                         size_t nkeys, size_t nargs, const char *const *argv,
-                         const size_t *argvlen, int64_t deadline_ms, char *errbuf,
-                         size_t errlen)
-{
-    failing *f = (failing *)b;
-
-    if (__atomic_load_n(&f->fail_renewals, __ATOMIC_RELAXED) &&
-        strstr(s->name, "renew")) {
-        *out = NULL;
-        if (errbuf && errlen)
-            snprintf(errbuf, errlen, "injected failure");
-        return DLOCK_ECONN;
-    }
-    return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
-                                      deadline_ms, errbuf, errlen);
-}
-
-static int fb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
-                   size_t nkeys, size_t nargs, const char *const *argv,
-                   const size_t *argvlen, char *errbuf, size_t errlen)
-{
-    return fb_eval_until(b, out, s, nkeys, nargs, argv, argvlen, INT64_MAX, errbuf,
-                         errlen);
-}
-
-static const dlock_backend_methods failing_methods = {
-    4, "failing", fb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
-    dlock_test_wrap_clock, dlock_test_wrap_free, fb_eval_until,
-    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
-    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
-};
-
 static void free_client(void *o) { dlock_client_free(o); }
 static void free_lock(void *o) { dlock_rlock_free(o); }
 static void free_sem(void *o) { dlock_semaphore_free(o); }
@@ -89,19 +49,17 @@ static void free_sem(void *o) { dlock_semaphore_free(o); }
 /* A client of its own (fresh metrics) on the fixture's store or server,
  * behind a failing backend (*fb, owned by the client), with opts' times
  * (max_hold_ms) and no on_lost. Kept for teardown. */
-static dlock_client *own_client(dlock_fx *fx, int64_t max_hold_ms, failing **fb)
+static dlock_client *own_client(dlock_fx *fx, int64_t max_hold_ms,
+                                dlock_test_failing **fb)
 {
     dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
-    failing *f = calloc(1, sizeof(*f));
+    dlock_backend *inner = NULL;
+    dlock_test_failing *f;
     dlock_client *c = NULL;
-    int rc;
 
+    assert_int_equal(dlock_fx_backend_new(fx, &inner), 0);
+    f = dlock_test_failing_new(inner);
     assert_non_null(f);
-    f->w.base.methods = &failing_methods;
-    rc = dlock_fx_backend_new(fx, &f->w.inner);
-    if (rc != 0)
-        free(f);
-    assert_int_equal(rc, 0);
     o.watchdog_timeout_ms = fx->watchdog_ms;
     o.max_hold_ms = max_hold_ms;
     o.budget_slack_ms = 2000;
@@ -335,7 +293,7 @@ static void on_lost_per_lock(void **state)
 static void on_lost_at_max_hold(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    failing *fb;
+    dlock_test_failing *fb;
     dlock_client *c = own_client(fx, 2 * fx->watchdog_ms, &fb);
     dlock_rlock *l = dlock_fx_lock(fx, c, fx->name);
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
@@ -366,7 +324,7 @@ static void on_lost_at_max_hold(void **state)
 static void log_renewal_failure_and_lost(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    failing *fb;
+    dlock_test_failing *fb;
     dlock_client *c = own_client(fx, 0, &fb);
     dlock_rlock *l = dlock_fx_lock(fx, c, fx->name);
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
@@ -376,10 +334,10 @@ static void log_renewal_failure_and_lost(void **state)
     cap_start(fx);
     assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, 5), DLOCK_EINVAL);
     assert_int_equal(dlock_lock(l, 0), 0);
-    __atomic_store_n(&fb->fail_renewals, 1, __ATOMIC_RELAXED);
+    dlock_test_failing_set(fb, DLOCK_TEST_FAIL_RENEWALS);
     for (i = 0; i < 300 && dlock_test_log_count("renewal of", fx->name) == 0; i++)
         dlock_fx_advance(fx, fx->is_mock ? fx->watchdog_ms / 3 : 10);
-    __atomic_store_n(&fb->fail_renewals, 0, __ATOMIC_RELAXED);
+    dlock_test_failing_set(fb, DLOCK_TEST_FAIL_NONE);
     if (dlock_test_log_count("renewal of", fx->name) == 0)
         dlock_test_log_dump();
     assert_true(dlock_test_log_count("renewal of", fx->name) >= 1);
@@ -405,7 +363,7 @@ static void log_renewal_failure_and_lost(void **state)
 static void metrics_after_known_sequence(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    failing *fb;
+    dlock_test_failing *fb;
     dlock_client *c = own_client(fx, 0, &fb);
     dlock_rlock *l = dlock_fx_lock(fx, c, fx->name);
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
@@ -491,7 +449,7 @@ static void on_push(void *arg, const dlock_metrics *m)
 static void metrics_pushed_each_period(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    failing *fb;
+    dlock_test_failing *fb;
     dlock_client *c = own_client(fx, 0, &fb);
     dlock_rlock *l = dlock_fx_lock(fx, c, fx->name);
     pushed p = {PTHREAD_MUTEX_INITIALIZER, 0, 0};

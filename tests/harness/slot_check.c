@@ -183,14 +183,6 @@ static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
     return rc;
 }
 
-static int sb_eval(dlock_backend *b, dlock_reply **out, const dlock_script *script,
-                   size_t nkeys, size_t nargs, const char *const *argv,
-                   const size_t *argvlen, char *errbuf, size_t errlen)
-{
-    return sb_eval_until(b, out, script, nkeys, nargs, argv, argvlen, INT64_MAX, errbuf,
-                         errlen);
-}
-
 static const char *sb_publish_command(dlock_backend *b)
 {
     (void)b;
@@ -204,7 +196,7 @@ static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods slot_methods = {
-    4, "slot-check", sb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    4, "slot-check", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
     dlock_test_wrap_clock, dlock_test_wrap_free, sb_eval_until,
     dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects, sb_publish_command,
     sb_key_slot,

@@ -4,6 +4,7 @@
  */
 #include "wrap_backend.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 int dlock_test_wrap_eval(dlock_backend *b, dlock_reply **out, const dlock_script *s,
@@ -21,6 +22,15 @@ int dlock_test_wrap_eval_until(dlock_backend *b, dlock_reply **out,
 {
     return dlock_backend_eval_until(DLOCK_TEST_INNER(b), out, s, nkeys, nargs, argv,
                                     argvlen, deadline_ms, errbuf, errlen);
+}
+
+int dlock_test_wrap_eval_by_until(dlock_backend *b, dlock_reply **out,
+                                  const dlock_script *s, size_t nkeys, size_t nargs,
+                                  const char *const *argv, const size_t *argvlen,
+                                  char *errbuf, size_t errlen)
+{
+    return b->methods->eval_until(b, out, s, nkeys, nargs, argv, argvlen, INT64_MAX,
+                                  errbuf, errlen);
 }
 
 int dlock_test_wrap_subscribe(dlock_backend *b, dlock_subscription **out,

@@ -34,6 +34,12 @@ int dlock_test_wrap_subscribe_until(dlock_backend *b, dlock_subscription **out,
                                     size_t errlen);
 void dlock_test_wrap_unsubscribe(dlock_backend *b, dlock_subscription *sub);
 dlock_clock *dlock_test_wrap_clock(dlock_backend *b);
+/* The eval slot of a wrapper whose own eval_until does the work: calls
+ * it without a deadline. */
+int dlock_test_wrap_eval_by_until(dlock_backend *b, dlock_reply **out,
+                                  const dlock_script *s, size_t nkeys, size_t nargs,
+                                  const char *const *argv, const size_t *argvlen,
+                                  char *errbuf, size_t errlen);
 /* Frees the inner backend, then b (allocated with malloc/calloc). */
 void dlock_test_wrap_free(dlock_backend *b);
 uint64_t dlock_test_wrap_reconnects(dlock_backend *b);

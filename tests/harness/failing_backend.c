@@ -1,0 +1,55 @@
+/*
+ * Test harness: the failing backend (failing_backend.h).
+ */
+#include "failing_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fails(dlock_backend *b, const dlock_script *s)
+{
+    int mode = __atomic_load_n(&((dlock_test_failing *)b)->mode, __ATOMIC_SEQ_CST);
+
+    return mode == DLOCK_TEST_FAIL_ALL ||
+           (mode == DLOCK_TEST_FAIL_RENEWALS && s->name && strstr(s->name, "renew"));
+}
+
+static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
+                         size_t nkeys, size_t nargs, const char *const *argv,
+                         const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                         size_t errlen)
+{
+    if (!fails(b, s))
+        return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
+                                          deadline_ms, errbuf, errlen);
+    *out = NULL;
+    if (errbuf && errlen)
+        snprintf(errbuf, errlen, "injected failure");
+    return DLOCK_ECONN;
+}
+
+static const dlock_backend_methods failing_methods = {
+    4, "failing", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
+    dlock_test_wrap_clock, dlock_test_wrap_free, fb_eval_until,
+    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
+    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
+};
+
+dlock_test_failing *dlock_test_failing_new(dlock_backend *inner)
+{
+    dlock_test_failing *f = calloc(1, sizeof(*f));
+
+    if (!f) {
+        dlock_backend_free(inner);
+        return NULL;
+    }
+    f->w.base.methods = &failing_methods;
+    f->w.inner = inner;
+    return f;
+}
+
+void dlock_test_failing_set(dlock_test_failing *f, int mode)
+{
+    __atomic_store_n(&f->mode, mode, __ATOMIC_SEQ_CST);
+}

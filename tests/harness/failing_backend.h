@@ -1,0 +1,30 @@
+/*
+ * Test harness: a backend in front of another that fails, on request, the
+ * scripts it forwards with DLOCK_ECONN ("injected failure"), as a server
+ * that cannot be reached would; everything else passes through. The
+ * observe cases fail the watchdog's renewals with it, the Redlock cases
+ * take a mock node "down".
+ */
+#ifndef DLOCK_TEST_FAILING_BACKEND_H
+#define DLOCK_TEST_FAILING_BACKEND_H
+
+#include "wrap_backend.h"
+
+#define DLOCK_TEST_FAIL_NONE 0
+#define DLOCK_TEST_FAIL_RENEWALS 1 /* the scripts whose name has "renew" */
+#define DLOCK_TEST_FAIL_ALL 2
+
+typedef struct dlock_test_failing {
+    dlock_test_wrap w; /* first: &w.base is the backend */
+    int mode;          /* a DLOCK_TEST_FAIL_*; dlock_test_failing_set */
+} dlock_test_failing;
+
+/* A failing backend (mode NONE) in front of inner, which it owns from now
+ * on (freed with it: dlock_test_wrap_free, or the client that took it).
+ * NULL when out of memory (inner is freed then). */
+dlock_test_failing *dlock_test_failing_new(dlock_backend *inner);
+
+/* Sets the mode for the calls that start afterwards (any thread). */
+void dlock_test_failing_set(dlock_test_failing *f, int mode);
+
+#endif /* DLOCK_TEST_FAILING_BACKEND_H */
