@@ -906,12 +906,16 @@ static void hold_extend_end(redlock *r, const char *owner, int64_t lease_ms,
     if (h && h->count > 0) {
         h->changes = ++r->changes;
         if (lost) {
-            h->lost = 1;
-            h->renew = 0;
-        } else if (taken && !h->lost && lease_ms > 0) {
-            h->renew = 0;
+            /* an acquisition or release under way answers for itself */
+            if (h->busy == 0) {
+                h->lost = 1;
+                h->renew = 0;
+            }
         } else if (taken && !h->lost) {
-            hold_renew_on(r, h);
+            if (lease_ms > 0)
+                h->renew = 0;
+            else
+                hold_renew_on(r, h);
         }
     }
     start = h && h->renew && !r->th_started;
