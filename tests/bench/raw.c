@@ -279,3 +279,17 @@ int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len)
     redisFree(c);
     return rc;
 }
+
+double bench_raw_server_cpu_s(bench_raw *r)
+{
+    char info[4096];
+    const char *s, *u;
+
+    if (bench_raw_info(r, "cpu", info, sizeof info) != 0)
+        return -1;
+    s = strstr(info, "used_cpu_sys:");
+    u = strstr(info, "used_cpu_user:");
+    if (!s || !u)
+        return -1;
+    return atof(s + 13) + atof(u + 14);
+}

@@ -208,6 +208,7 @@ static const dlock_backend_methods slot_methods = {
     dlock_test_wrap_clock, dlock_test_wrap_free, sb_eval_until,
     dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects, sb_publish_command,
     sb_key_slot,
+    NULL, NULL, /* no split calls: each goes through this eval */
 };
 
 int slot_check_backend_new(dlock_backend **out, dlock_backend *inner)
