@@ -407,18 +407,22 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                                                        : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
-        int rc, pending;
+        int rc, ready;
 
-        if (now >= until)
-            break;
         pthread_mutex_unlock(&l->mu);
         pthread_mutex_lock(&s->io);
-        pending = dlock__redis_transport_pending(s->c->t);
+        ready = dlock__redis_transport_pending(s->c->t);
         p.fd = dlock__redis_transport_fd(s->c->t);
         p.events = dlock__redis_transport_events(s->c->t);
         pthread_mutex_unlock(&s->io);
+        /* Past the wait's end, one look without waiting: a reply already
+         * there is taken (the caller of a split call may come to read
+         * late, having read other nodes first). */
+        if (!ready)
+            ready = poll(&p, 1, now >= until ? 0
+                                             : dlock__redis_poll_ms(until - now)) > 0;
         rc = 0;
-        if (pending || poll(&p, 1, dlock__redis_poll_ms(until - now)) > 0) {
+        if (ready) {
             pthread_mutex_lock(&s->io);
             detail[0] = '\0';
             rc = dlock__redis_conn_fill(s->c, detail, sizeof detail);
@@ -432,6 +436,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
             break;
         }
         if (dispatch(m, l, s) != 0)
+            break;
+        if (!ready && now >= until)
             break;
     }
     l->reading = 0;
@@ -502,6 +508,14 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     if (!l->writing)
         write_batch(m, l, me, deadline_ms);
     hand_off(l);
+    if (me->state == DONE && me->rc != 0) {
+        /* Failed already (no connection could be opened): said now. */
+        int rc = me->rc;
+        pthread_mutex_unlock(&l->mu);
+        dlock__redis_errf(errbuf, errlen, "%s", me->err);
+        req_free(me);
+        return rc;
+    }
     pthread_mutex_unlock(&l->mu);
     *out = me;
     return 0;

@@ -83,8 +83,9 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
  * in _wait is never given a role by others' hand-offs, but its replies are
  * read and kept for it by whoever reads. _submit: 0 and *out (then _wait
  * must be called exactly once, by deadline_ms or later: it returns at
- * once when the call is already over), or DLOCK_ENOMEM or DLOCK_ECONN
- * (queue full) and *out = NULL. */
+ * once when the call is already over), or a failure already known (no
+ * connection could be opened, the queue is full, out of memory: what
+ * dlock__redis_mux_call would return) and *out = NULL. */
 typedef struct dlock__redis_mux_req dlock__redis_mux_req;
 int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
                             int nreplies, dlock__redis_mux_req **out,
