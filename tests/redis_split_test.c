@@ -3,7 +3,8 @@
  * eval_receive) on a real redis-server, multiplexed and pooled: the reply
  * of each call reaches its own receive, in any order; NOSCRIPT is handled
  * in the receive; the send's deadline bounds the receive and the late
- * reply reaches nobody; a call sent but not yet received holds up no other
+ * reply reaches nobody, while a reply that came in time is taken by a
+ * receive that comes after the deadline; a call sent but not yet received holds up no other
  * caller on its shared connection; a refused connection fails the send;
  * the dispatchers' answers for the mock and for bad arguments.
  */
@@ -180,6 +181,27 @@ static void test_deadline_bounds_receive(void **state)
     dlock_backend_free(b);
 }
 
+/* A receive that comes after the deadline still takes a reply that came
+ * in time (a Redlock reads the other nodes first). */
+static void test_late_receive_takes_arrived_reply(void **state)
+{
+    int multiplex;
+    (void)state;
+
+    for (multiplex = 0; multiplex <= 1; multiplex++) {
+        dlock_backend *b = open_backend(dlock_test_redis_url(srv), multiplex);
+        dlock_pending *p;
+        struct timespec ts = {0, 150 * 1000000L};
+
+        receive_echo(b, send_echo(b, "warm", INT64_MAX), "warm");
+        p = send_echo(b, "arrived", mono_ms() + 50);
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        receive_echo(b, p, "arrived");
+        dlock_backend_free(b);
+    }
+}
+
 /* ---- a call sent but not received holds nobody up ----------------------- */
 
 #define NOTHERS 4
@@ -330,6 +352,7 @@ int dlock_test_redis_split(void)
         cmocka_unit_test(test_own_replies_pooled),
         cmocka_unit_test(test_noscript_in_receive),
         cmocka_unit_test(test_deadline_bounds_receive),
+        cmocka_unit_test(test_late_receive_takes_arrived_reply),
         cmocka_unit_test(test_sent_call_holds_nobody_up),
         cmocka_unit_test(test_refused_connection_fails_send),
         cmocka_unit_test(test_dispatchers),
