@@ -177,6 +177,10 @@ typedef struct bench_rate {
     int nrounds;
 } bench_rate;
 
+/* Threads whose pair failed, over every figure so far (the exit status
+ * says whether there were any: a side that fails measures nothing). */
+extern int bench_failures;
+
 /* Runs the sides in nthreads threads, one side at a time, for cfg->rounds
  * rounds of cfg->round_ms per side, the order reversed every other round so
  * that drift hits all sides alike. The threads and their per-side states
