@@ -8,6 +8,12 @@
  * single-node lock's pairs/s); a wake-up is a few microseconds. The pool
  * lives while a Redlock handle holds a reference (dlock__fanout_retain), so
  * freeing the last handle joins every worker: no thread outlives the locks.
+ *
+ * Cheaper still is no thread at all: when every node's backend can split a
+ * call (send now, read the reply later: api/dlock/sys/backend.h), a step in
+ * halves sends to every node and then reads every reply on the calling
+ * thread (dlock__fanout_halves). A wake-up per node and step cost a
+ * Redlock of 5 about two thirds of a single-node lock's pairs/s.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -257,4 +263,36 @@ void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx)
     pthread_mutex_lock(&pool_mu);
     calls--;
     pool_unref();
+}
+
+typedef struct halves {
+    dlock__fanout_fn send, receive;
+    void *ctx;
+} halves;
+
+static void both_halves(void *ctx, size_t i)
+{
+    halves *h = ctx;
+
+    h->send(h->ctx, i);
+    h->receive(h->ctx, i);
+}
+
+void dlock__fanout_halves(size_t n, int split, dlock__fanout_fn send,
+                          dlock__fanout_fn receive, void *ctx)
+{
+    halves h;
+    size_t i;
+
+    if (split) {
+        for (i = 0; i < n; i++)
+            send(ctx, i);
+        for (i = 0; i < n; i++)
+            receive(ctx, i);
+        return;
+    }
+    h.send = send;
+    h.receive = receive;
+    h.ctx = ctx;
+    dlock__fanout(n, both_halves, &h);
 }

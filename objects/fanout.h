@@ -17,6 +17,15 @@
 typedef void (*dlock__fanout_fn)(void *ctx, size_t i);
 void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx);
 
+/* A step in two halves: send(ctx, i) starts node i's round trip without
+ * waiting for its reply, receive(ctx, i) completes it (dlock__rlock_eval_send
+ * and _receive). split != 0 (every node's backend can split calls,
+ * dlock__rlock_can_split): every send, then every receive, in index order
+ * on the calling thread, so the round trips overlap without a thread per
+ * node. split == 0: dlock__fanout of a step running both halves. */
+void dlock__fanout_halves(size_t n, int split, dlock__fanout_fn send,
+                          dlock__fanout_fn receive, void *ctx);
+
 /* A handle that steps through dlock__fanout keeps the pool's workers alive
  * between its steps with one retain, and gives it back with one release
  * when freed; the last release joins every worker (may block for a worker

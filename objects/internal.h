@@ -210,6 +210,32 @@ int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
 int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen);
+/* rlock.c: dlock_rlock_eval in two halves, for a caller with calls on
+ * several backends (a Redlock's nodes: objects/fanout.h): _send starts the
+ * call under the calling thread's budget (on a backend that cannot split
+ * calls, dlock__rlock_can_split = 0, it makes the whole call); _receive
+ * completes it with dlock_rlock_eval's result (a failure recorded on l as
+ * dlock_rlock_eval's is, by whichever half saw it). h is the caller's;
+ * every _send is followed by one _receive. */
+typedef struct dlock__eval_half {
+    const dlock_script *script;
+    dlock_pending *p; /* in flight; NULL: over (rc, r) */
+    int rc;
+    dlock_reply *r;
+} dlock__eval_half;
+int dlock__rlock_can_split(dlock_rlock *l);
+void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
+                            const dlock_script *script, size_t nkeys,
+                            size_t nargs, const char *const *argv);
+int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
+                              dlock_reply **out);
+/* rlock.c: dlock_rlock_eval_release in the same two halves. */
+void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
+                               const char *owner, const dlock_script *script,
+                               size_t nkeys, size_t nargs,
+                               const char *const *argv);
+int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
+                                 const char *owner);
 
 /* rlock.c: frees r and records "unexpected reply" for script s:
  * DLOCK_EPROTO. */
@@ -274,6 +300,10 @@ int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms);
 int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                              const char *owner, int64_t lease_ms, int64_t *retry_ms);
 int dlock__reentrant_release(dlock_rlock *l, const char *owner);
+/* The release's first half (dlock__rlock_release_send; the second is
+ * dlock__rlock_release_receive). */
+void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
+                                   const char *owner);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 /* The slots from release to remain_ttl of a lock kept in the reentrant
  * lock's hash (its table then ends with dlock__hash_triple). */

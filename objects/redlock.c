@@ -50,6 +50,7 @@ typedef struct redlock {
     pthread_mutex_t renew_mutex;
     int mutexes;              /* how many of the two were initialised */
     int pooled;               /* holds a fanout pool reference */
+    int split;                /* every node's backend splits calls */
     rl_hold *holds;
     uint64_t changes;         /* under mutex: stamps every hold change */
     /* the renewal thread */
@@ -65,6 +66,8 @@ static const dlock_rlock_methods redlock_methods;
 enum { NODE_FAILED, NODE_GRANTED, NODE_REFUSED };
 
 typedef struct node_res {
+    dlock__eval_half h; /* a step in halves: the call between them */
+    int sent;           /* h has a call to receive */
     int rc, vote;
     int64_t v[3]; /* acquire: token, holder's TTL; reads: the triple */
     int want;     /* this node takes part in the step */
@@ -112,17 +115,14 @@ static int64_t node_enter(round *rd, size_t i)
                                               node_timeout(rd->r)));
 }
 
-static void node_acquire(void *ctx, size_t i)
+static void node_acquire_send(void *ctx, size_t i)
 {
     round *rd = ctx;
     node_res *res = &rd->res[i];
     dlock_rlock *nd = rd->r->nodes[i];
-    const dlock_script *s = &dlock__script_fenced_acquire;
     char lease[DLOCK__I64_SIZE];
     const char *argv[4];
-    dlock_reply *rep = NULL;
     int64_t outer = node_enter(rd, i);
-    int valid;
 
     argv[0] = nd->name;
     argv[1] = dlock__fenced_token_key(nd);
@@ -130,37 +130,65 @@ static void node_acquire(void *ctx, size_t i)
     argv[3] = rd->owner;
     res->vote = NODE_FAILED;
     res->rc = dlock_hold_acquire_begin(nd, rd->owner, rd->lease_ms, NULL);
-    if (res->rc == 0) {
-        res->rc = dlock_rlock_eval(nd, &rep, s, 2, 2, argv);
-        valid = res->rc == 0 && dlock__reply_is(rep, "ii", 0);
-        dlock_hold_acquire_end(nd, rd->owner, rd->lease_ms,
-                               valid && rep->elems[0]->integer == 1);
-        if (res->rc == 0 && !valid) {
-            res->rc = dlock__unexpected_reply(nd, s, rep);
-            rep = NULL;
-        } else if (res->rc == 0) {
-            res->vote = rep->elems[0]->integer == 1 ? NODE_GRANTED : NODE_REFUSED;
-            res->v[0] = rep->elems[1]->integer;
-        }
-    }
-    dlock_reply_free(rep);
+    res->sent = res->rc == 0;
+    if (res->sent)
+        dlock__rlock_eval_send(nd, &res->h, &dlock__script_fenced_acquire, 2, 2,
+                               argv);
     dlock__budget_leave(outer);
 }
 
-static void node_release(void *ctx, size_t i)
+static void node_acquire_receive(void *ctx, size_t i)
 {
     round *rd = ctx;
+    node_res *res = &rd->res[i];
+    dlock_rlock *nd = rd->r->nodes[i];
+    dlock_reply *rep = NULL;
+    int valid;
+
+    if (!res->sent)
+        return;
+    res->sent = 0;
+    res->rc = dlock__rlock_eval_receive(nd, &res->h, &rep);
+    valid = res->rc == 0 && dlock__reply_is(rep, "ii", 0);
+    dlock_hold_acquire_end(nd, rd->owner, rd->lease_ms,
+                           valid && rep->elems[0]->integer == 1);
+    if (res->rc == 0 && !valid) {
+        res->rc = dlock__unexpected_reply(nd, &dlock__script_fenced_acquire, rep);
+        rep = NULL;
+    } else if (res->rc == 0) {
+        res->vote = rep->elems[0]->integer == 1 ? NODE_GRANTED : NODE_REFUSED;
+        res->v[0] = rep->elems[1]->integer;
+    }
+    dlock_reply_free(rep);
+}
+
+static void node_release_send(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    node_res *res = &rd->res[i];
     int64_t outer;
 
-    if (!rd->res[i].want)
+    res->sent = res->want;
+    if (!res->want)
         return;
     /* Only the undo of an attempt runs under the node timeout (within the
      * caller's budget); an unlock is bounded by the backend's own
      * timeouts, as every lock's: cutting a slow release short would leave
      * the lock there for a lease. */
     outer = rd->undo ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
-    rd->res[i].rc = dlock__reentrant_release(rd->r->nodes[i], rd->owner);
+    dlock__reentrant_release_send(rd->r->nodes[i], &res->h, rd->owner);
     dlock__budget_leave(outer);
+}
+
+static void node_release_receive(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    node_res *res = &rd->res[i];
+
+    if (!res->sent)
+        return;
+    res->sent = 0;
+    res->rc = dlock__rlock_release_receive(rd->r->nodes[i], &res->h, rd->owner);
 }
 
 static void node_force(void *ctx, size_t i)
@@ -384,7 +412,8 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
                                 l->name);
     round_init(&rd, r, owner, lease);
     start = dlock_clock_now(clk);
-    dlock__fanout(r->n, node_acquire, &rd);
+    dlock__fanout_halves(r->n, r->split, node_acquire_send, node_acquire_receive,
+                         &rd);
     elapsed = dlock_clock_now(clk) - start;
     for (i = 0; i < r->n; i++) {
         node_res *res = &rd.res[i];
@@ -425,7 +454,8 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     undo.undo = 1;
     for (i = 0; i < r->n; i++)
         undo.res[i].want = rd.res[i].vote != NODE_REFUSED;
-    dlock__fanout(r->n, node_release, &undo);
+    dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
+                         &undo);
     hold_acquire_end(r, owner, 0, 0, 0);
     if (granted >= r->quorum)
         return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
@@ -493,7 +523,8 @@ static int release(dlock_rlock *l, const char *owner)
     }
     pthread_mutex_unlock(&r->mutex);
     pthread_mutex_lock(&r->renew_mutex);
-    dlock__fanout(r->n, node_release, &rd);
+    dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
+                         &rd);
     pthread_mutex_lock(&r->mutex);
     slot = hold_slot(r, owner);
     if (*slot) {
@@ -1080,6 +1111,9 @@ int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
         }
         r->backends[i] = clients[i]->backend;
     }
+    r->split = 1;
+    for (i = 0; i < n; i++)
+        r->split = r->split && dlock__rlock_can_split(r->nodes[i]);
     *out = &o->base;
     return 0;
 nomem:

@@ -41,7 +41,8 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                               wait_ms, lease_ms);
 }
 
-int dlock__reentrant_release(dlock_rlock *l, const char *owner)
+void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
+                                   const char *owner)
 {
     char lease[DLOCK__I64_SIZE];
     const char *argv[6];
@@ -52,8 +53,16 @@ int dlock__reentrant_release(dlock_rlock *l, const char *owner)
     argv[3] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[4] = owner;
     argv[5] = dlock__publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2, 4,
-                                    argv);
+    dlock__rlock_release_send(l, h, owner, &dlock__script_reentrant_release, 2,
+                              4, argv);
+}
+
+int dlock__reentrant_release(dlock_rlock *l, const char *owner)
+{
+    dlock__eval_half h;
+
+    dlock__reentrant_release_send(l, &h, owner);
+    return dlock__rlock_release_receive(l, &h, owner);
 }
 
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)

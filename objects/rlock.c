@@ -200,18 +200,12 @@ int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
     return dlock__rlock_eval_bin(l, out, script, nkeys, nargs, argv, NULL);
 }
 
-int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
-                          const dlock_script *script, size_t nkeys, size_t nargs,
-                          const char *const *argv, const size_t *argvlen)
+/* The lock's view of an eval's outcome: a failure or an error reply
+ * recorded on l, an ESYNC judged (sync.c), or the reply in *out. */
+static int eval_judge(dlock_rlock *l, int rc, dlock_reply *r,
+                      const dlock_script *script, char *detail, size_t len,
+                      dlock_reply **out)
 {
-    char detail[160] = "";
-    dlock_reply *r = NULL;
-    int rc;
-
-    *out = NULL;
-    rc = dlock_backend_eval_until(l->client->backend, &r, script, nkeys, nargs,
-                                  argv, argvlen, dlock__budget_deadline(),
-                                  detail, sizeof(detail));
     if (rc == DLOCK_ESYNC && r) {
         /* It ran: a judged call sees the reply (sync.c); any other one
          * reports the shortfall, its change made. */
@@ -228,12 +222,75 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
         return dlock__eval_fail(l, rc, script, detail[0] ? detail : dlock_strerror(rc));
     if (r->type == DLOCK_REPLY_ERROR) {
         /* e.g. WRONGTYPE: another kind of value is stored under the name */
-        snprintf(detail, sizeof(detail), "%s", r->str ? r->str : "error reply");
+        snprintf(detail, len, "%s", r->str ? r->str : "error reply");
         dlock_reply_free(r);
         return dlock__eval_fail(l, DLOCK_EPROTO, script, detail);
     }
     *out = r;
     return 0;
+}
+
+int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
+                          const dlock_script *script, size_t nkeys, size_t nargs,
+                          const char *const *argv, const size_t *argvlen)
+{
+    char detail[160] = "";
+    dlock_reply *r = NULL;
+    int rc;
+
+    *out = NULL;
+    rc = dlock_backend_eval_until(l->client->backend, &r, script, nkeys, nargs,
+                                  argv, argvlen, dlock__budget_deadline(),
+                                  detail, sizeof(detail));
+    return eval_judge(l, rc, r, script, detail, sizeof detail, out);
+}
+
+int dlock__rlock_can_split(dlock_rlock *l)
+{
+    return dlock_backend_can_split(l->client->backend);
+}
+
+void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
+                            const dlock_script *script, size_t nkeys,
+                            size_t nargs, const char *const *argv)
+{
+    dlock_backend *b = l->client->backend;
+    char detail[160] = "";
+    dlock_reply *r = NULL;
+
+    h->script = script;
+    h->p = NULL;
+    h->r = NULL;
+    h->rc = dlock_backend_eval_send(b, &h->p, script, nkeys, nargs, argv, NULL,
+                                    dlock__budget_deadline(), detail,
+                                    sizeof detail);
+    if (h->rc == 0)
+        return;
+    if (h->rc == DLOCK_ENOTSUP)
+        /* A backend without split calls: the whole call now. */
+        h->rc = dlock_backend_eval_until(b, &r, script, nkeys, nargs, argv, NULL,
+                                         dlock__budget_deadline(), detail,
+                                         sizeof detail);
+    h->rc = eval_judge(l, h->rc, r, script, detail, sizeof detail, &h->r);
+}
+
+int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
+                              dlock_reply **out)
+{
+    char detail[160] = "";
+    dlock_reply *r = NULL;
+    int rc;
+
+    *out = NULL;
+    if (!h->p) {
+        *out = h->r;
+        h->r = NULL;
+        return h->rc;
+    }
+    rc = dlock_backend_eval_receive(l->client->backend, h->p, &r, detail,
+                                    sizeof detail);
+    h->p = NULL;
+    return eval_judge(l, rc, r, h->script, detail, sizeof detail, out);
 }
 
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r)
@@ -287,15 +344,21 @@ int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
     return 0;
 }
 
-int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv)
+void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
+                               const char *owner, const dlock_script *script,
+                               size_t nkeys, size_t nargs,
+                               const char *const *argv)
+{
+    dlock_hold_release_begin(l, owner);
+    dlock__rlock_eval_send(l, h, script, nkeys, nargs, argv);
+}
+
+int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
+                                 const char *owner)
 {
     dlock_reply *r;
-    int rc;
+    int rc = dlock__rlock_eval_receive(l, h, &r);
 
-    dlock_hold_release_begin(l, owner);
-    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
     if (rc != 0) {
         dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
         return rc;
@@ -309,11 +372,21 @@ int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
     }
     if (r->type != DLOCK_REPLY_INTEGER) {
         dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
-        return dlock__unexpected_reply(l, script, r);
+        return dlock__unexpected_reply(l, h->script, r);
     }
     dlock_hold_release_end(l, owner, r->integer == 1 ? DLOCK_HOLD_ALL : DLOCK_HOLD_ONE);
     dlock_reply_free(r);
     return 0;
+}
+
+int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv)
+{
+    dlock__eval_half h;
+
+    dlock__rlock_release_send(l, &h, owner, script, nkeys, nargs, argv);
+    return dlock__rlock_release_receive(l, &h, owner);
 }
 
 /* ---- the generic functions ------------------------------------------------ */

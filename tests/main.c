@@ -28,6 +28,7 @@ int dlock_test_mock_store(void);
 int dlock_test_mock_clock(void);
 int dlock_test_redis_backend(void);
 int dlock_test_redis_mux(void);
+int dlock_test_redis_split(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
 int dlock_test_redis_cluster(void); /* tests/redis_cluster_test.c */
@@ -317,6 +318,7 @@ int main(void)
     run_suite("mock clock tests", dlock_test_mock_clock);
     run_suite("redis backend tests", dlock_test_redis_backend);
     run_suite("redis mux tests", dlock_test_redis_mux);
+    run_suite("redis split call tests", dlock_test_redis_split);
     run_suite("redis TLS tests", dlock_test_redis_tls);
     run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
     run_suite("redis Cluster tests", dlock_test_redis_cluster);

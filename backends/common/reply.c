@@ -89,12 +89,11 @@ dlock_reply *dlock_reply_array(size_t n)
 
 /* ---- dispatchers --------------------------------------------------------- */
 
-static int eval_args_ok(dlock_backend *b, dlock_reply **out,
+/* What every eval needs (the caller has cleared its out). */
+static int eval_args_ok(dlock_backend *b, const void *out,
                         const dlock_script *script, size_t nkeys, size_t nargs,
                         const char *const *argv)
 {
-    if (out != NULL)
-        *out = NULL;
     return b != NULL && b->methods != NULL && b->methods->eval != NULL &&
            out != NULL && script != NULL && script->source != NULL &&
            (argv != NULL || nkeys + nargs == 0);
@@ -115,6 +114,8 @@ int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
                              const size_t *argvlen, int64_t deadline_ms,
                              char *errbuf, size_t errlen)
 {
+    if (out != NULL)
+        *out = NULL;
     if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
         return DLOCK_EINVAL;
     if (deadline_ms != INT64_MAX && DLOCK_BACKEND_HAS_SLOT(b->methods, eval_until))
@@ -189,6 +190,36 @@ unsigned dlock_backend_key_slot(dlock_backend *b, const char *key, size_t len)
         b->methods->key_slot == NULL || key == NULL)
         return 0;
     return b->methods->key_slot(b, key, len);
+}
+
+int dlock_backend_can_split(dlock_backend *b)
+{
+    return b != NULL && b->methods != NULL && b->methods->version >= 5 &&
+           b->methods->eval_send != NULL && b->methods->eval_receive != NULL;
+}
+
+int dlock_backend_eval_send(dlock_backend *b, dlock_pending **out,
+                            const dlock_script *script, size_t nkeys,
+                            size_t nargs, const char *const *argv,
+                            const size_t *argvlen, int64_t deadline_ms,
+                            char *errbuf, size_t errlen)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
+        return DLOCK_EINVAL;
+    if (!dlock_backend_can_split(b))
+        return DLOCK_ENOTSUP;
+    return b->methods->eval_send(b, out, script, nkeys, nargs, argv, argvlen,
+                                 deadline_ms, errbuf, errlen);
+}
+
+int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
+                               dlock_reply **out, char *errbuf, size_t errlen)
+{
+    if (out == NULL || p == NULL || !dlock_backend_can_split(b))
+        return DLOCK_EINVAL;
+    return b->methods->eval_receive(b, p, out, errbuf, errlen);
 }
 
 void dlock_backend_free(dlock_backend *b)

@@ -137,8 +137,40 @@ static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
     return ((redis_backend *)b)->cluster ? dlock__redis_key_slot(key, len) : 0;
 }
 
+/* Split calls (standalone and Sentinel): the pending call is the script
+ * call itself (scripts.h). */
+static int rb_eval_send(dlock_backend *b, dlock_pending **out,
+                        const dlock_script *script, size_t nkeys, size_t nargs,
+                        const char *const *argv, const size_t *argvlen,
+                        int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    redis_backend *rb = (redis_backend *)b;
+    dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
+    dlock__redis_evalcall *ec;
+    int rc = dlock__redis_eval_send(n, rb->scripts, &ec, script, nkeys, nargs,
+                                    argv, argvlen, deadline_ms, errbuf, errlen);
+
+    if (rc == DLOCK_ECONN)
+        dlock__redis_topology_suspect(rb->topo, n);
+    *out = (dlock_pending *)ec;
+    return rc;
+}
+
+static int rb_eval_receive(dlock_backend *b, dlock_pending *p, dlock_reply **out,
+                           char *errbuf, size_t errlen)
+{
+    redis_backend *rb = (redis_backend *)b;
+    dlock__redis_node *n;
+    int rc = dlock__redis_eval_receive((dlock__redis_evalcall *)p, &n, out,
+                                       errbuf, errlen);
+
+    if (rc == DLOCK_ECONN)
+        dlock__redis_topology_suspect(rb->topo, n);
+    return rc;
+}
+
 static const dlock_backend_methods redis_methods = {
-    4,
+    5,
     "redis",
     rb_eval,
     rb_subscribe,
@@ -150,7 +182,22 @@ static const dlock_backend_methods redis_methods = {
     rb_reconnects,
     rb_publish_command,
     rb_key_slot,
+    rb_eval_send,
+    rb_eval_receive,
 };
+
+/* Redis Cluster: the same without split calls (a call follows MOVED and
+ * ASK replies, one round trip after the other), so that callers see
+ * dlock_backend_can_split say 0 and give each call a thread. */
+static dlock_backend_methods cluster_methods;
+static pthread_once_t cluster_methods_once = PTHREAD_ONCE_INIT;
+
+static void cluster_methods_init(void)
+{
+    cluster_methods = redis_methods;
+    cluster_methods.eval_send = NULL;
+    cluster_methods.eval_receive = NULL;
+}
 
 static int check_options(const dlock_redis_options *o, char *errbuf,
                          size_t errlen)
@@ -314,6 +361,10 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)
         goto fail;
+    if (rb->cfg.url.is_cluster) {
+        pthread_once(&cluster_methods_once, cluster_methods_init);
+        rb->base.methods = &cluster_methods;
+    }
     /* The URL's connection parameters win over the options. */
     rb->cfg.multiplex = rb->cfg.url.multiplex != -1 ? rb->cfg.url.multiplex
                                                     : opts->multiplex;

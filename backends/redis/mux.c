@@ -16,12 +16,15 @@ enum { QUEUED, INFLIGHT, DONE };
 
 /* One call. Its caller owns it, except once abandoned in flight: then the
  * reader (or the break) frees it when its replies are in. */
-typedef struct mux_req {
-    struct mux_req *next;
+typedef struct dlock__redis_mux_req {
+    struct dlock__redis_mux_req *next;
     const dlock__redis_cmdbuf *b; /* read only while QUEUED (caller present) */
     int nreplies, got;
     int state;
     int abandoned;
+    int waiting;                  /* its caller is in _wait (may be woken
+                                   * to take a role) */
+    struct lane *lane;
     int rc;                       /* when DONE */
     int64_t cmd_deadline;         /* written at: + the command timeout */
     pthread_cond_t cv;            /* DONE, or a role may be free */
@@ -38,7 +41,7 @@ typedef struct session {
     int broken;
 } session;
 
-typedef struct lane {
+struct lane {
     pthread_mutex_t mu;
     session *s;                 /* NULL: none open; the writer opens one */
     mux_req *qhead, *qtail;     /* queued, not yet written */
@@ -46,7 +49,8 @@ typedef struct lane {
     int count;                  /* queued + in flight (placeholders too) */
     int writing, reading;       /* the roles, held by callers */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
-} lane;
+};
+typedef struct lane lane;
 
 struct dlock__redis_mux {
     const dlock__redis_config *cfg;
@@ -403,18 +407,22 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                                                        : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
-        int rc, pending;
+        int rc, ready;
 
-        if (now >= until)
-            break;
         pthread_mutex_unlock(&l->mu);
         pthread_mutex_lock(&s->io);
-        pending = dlock__redis_transport_pending(s->c->t);
+        ready = dlock__redis_transport_pending(s->c->t);
         p.fd = dlock__redis_transport_fd(s->c->t);
         p.events = dlock__redis_transport_events(s->c->t);
         pthread_mutex_unlock(&s->io);
+        /* Past the wait's end, one look without waiting: a reply already
+         * there is taken (the caller of a split call may come to read
+         * late, having read other nodes first). */
+        if (!ready)
+            ready = poll(&p, 1, now >= until ? 0
+                                             : dlock__redis_poll_ms(until - now)) > 0;
         rc = 0;
-        if (pending || poll(&p, 1, dlock__redis_poll_ms(until - now)) > 0) {
+        if (ready) {
             pthread_mutex_lock(&s->io);
             detail[0] = '\0';
             rc = dlock__redis_conn_fill(s->c, detail, sizeof detail);
@@ -429,6 +437,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
         }
         if (dispatch(m, l, s) != 0)
             break;
+        if (!ready && now >= until)
+            break;
     }
     l->reading = 0;
     session_unref(m, s);
@@ -438,26 +448,33 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
 static void hand_off(lane *l)
 {
     mux_req *r;
-    if (!l->writing && l->qhead)
-        pthread_cond_signal(&l->qhead->cv);
+    /* Only a caller in _wait can take a role: one that only submitted is
+     * busy elsewhere (sending to other nodes) and takes it when it comes
+     * to wait, if nobody has done its part by then. */
+    if (!l->writing)
+        for (r = l->qhead; r; r = r->next)
+            if (r->waiting) {
+                pthread_cond_signal(&r->cv);
+                break;
+            }
     if (!l->reading)
         for (r = l->fhead; r; r = r->next)
-            if (!r->abandoned) {
+            if (!r->abandoned && r->waiting) {
                 pthread_cond_signal(&r->cv);
                 break;
             }
 }
 
-int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
-                          int nreplies, redisReply **replies,
-                          int64_t deadline_ms, char *errbuf, size_t errlen)
+int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
+                            int nreplies, dlock__redis_mux_req **out,
+                            int64_t deadline_ms, char *errbuf, size_t errlen)
 {
     const dlock__redis_config *cfg = m->cfg;
     unsigned pick = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
     lane *l = &m->lanes[pick % (unsigned)m->nlanes];
     mux_req *me;
-    int rc, i;
 
+    *out = NULL;
     me = calloc(1, sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
     if (!me || dlock__redis_cond_init(&me->cv) != 0) {
         free(me);
@@ -468,6 +485,7 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     me->b = b;
     me->nreplies = nreplies;
     me->cmd_deadline = INT64_MAX;
+    me->lane = l;
 
     pthread_mutex_lock(&l->mu);
     if (l->count >= DLOCK__REDIS_MUX_QUEUE_MAX) {
@@ -485,7 +503,35 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
         l->qhead = me;
     l->qtail = me;
     l->count++;
+    /* Written now when nobody is writing (else the writer of the moment,
+     * or this caller's _wait, takes it in a later batch). */
+    if (!l->writing)
+        write_batch(m, l, me, deadline_ms);
+    hand_off(l);
+    if (me->state == DONE && me->rc != 0) {
+        /* Failed already (no connection could be opened): said now. */
+        int rc = me->rc;
+        pthread_mutex_unlock(&l->mu);
+        dlock__redis_errf(errbuf, errlen, "%s", me->err);
+        req_free(me);
+        return rc;
+    }
+    pthread_mutex_unlock(&l->mu);
+    *out = me;
+    return 0;
+}
 
+int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
+                          redisReply **replies, int64_t deadline_ms,
+                          char *errbuf, size_t errlen)
+{
+    const dlock__redis_config *cfg = m->cfg;
+    lane *l = me->lane;
+    int nreplies = me->nreplies;
+    int rc, i;
+
+    pthread_mutex_lock(&l->mu);
+    me->waiting = 1;
     for (;;) {
         int64_t until;
         if (me->state == DONE)
@@ -559,4 +605,17 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     hand_off(l);
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
+                          int nreplies, redisReply **replies,
+                          int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    dlock__redis_mux_req *r;
+    int rc = dlock__redis_mux_submit(m, b, nreplies, &r, deadline_ms, errbuf,
+                                     errlen);
+
+    return rc != 0 ? rc
+                   : dlock__redis_mux_wait(m, r, replies, deadline_ms, errbuf,
+                                           errlen);
 }

@@ -74,4 +74,24 @@ int dlock__redis_mux_call(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
                           int nreplies, redisReply **replies,
                           int64_t deadline_ms, char *errbuf, size_t errlen);
 
+/* The call above in two halves, for a caller with calls on several nodes
+ * (a Redlock's attempt): _submit queues the request and writes it when
+ * nobody else is writing on its lane, without waiting for a reply; _wait
+ * then does the rest of dlock__redis_mux_call (the writing if it is still
+ * queued, the reading, the budget) and frees the request. b must stay
+ * valid until _wait returns. A submitted request whose caller is not yet
+ * in _wait is never given a role by others' hand-offs, but its replies are
+ * read and kept for it by whoever reads. _submit: 0 and *out (then _wait
+ * must be called exactly once, by deadline_ms or later: it returns at
+ * once when the call is already over), or a failure already known (no
+ * connection could be opened, the queue is full, out of memory: what
+ * dlock__redis_mux_call would return) and *out = NULL. */
+typedef struct dlock__redis_mux_req dlock__redis_mux_req;
+int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
+                            int nreplies, dlock__redis_mux_req **out,
+                            int64_t deadline_ms, char *errbuf, size_t errlen);
+int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *r,
+                          redisReply **replies, int64_t deadline_ms,
+                          char *errbuf, size_t errlen);
+
 #endif /* DLOCK_REDIS_MUX_H */

@@ -58,15 +58,43 @@ void dlock__redis_node_free(dlock__redis_node *n)
     free(n);
 }
 
+int dlock__redis_node_send(dlock__redis_node *n, const dlock__redis_cmdbuf *b,
+                           int nreplies, int64_t deadline_ms,
+                           dlock__redis_ticket *t, char *errbuf, size_t errlen)
+{
+    t->node = n;
+    t->nreplies = nreplies;
+    t->deadline_ms = deadline_ms;
+    t->req = NULL;
+    t->conn = NULL;
+    if (n->mux)
+        return dlock__redis_mux_submit(n->mux, b, nreplies, &t->req,
+                                       deadline_ms, errbuf, errlen);
+    return dlock__redis_pool_send(n->pool, b, &t->conn, deadline_ms, errbuf,
+                                  errlen);
+}
+
+int dlock__redis_node_receive(dlock__redis_ticket *t, redisReply **replies,
+                              char *errbuf, size_t errlen)
+{
+    dlock__redis_node *n = t->node;
+
+    if (n->mux)
+        return dlock__redis_mux_wait(n->mux, t->req, replies, t->deadline_ms,
+                                     errbuf, errlen);
+    return dlock__redis_pool_receive(n->pool, t->conn, t->nreplies, replies,
+                                     t->deadline_ms, errbuf, errlen);
+}
+
 int dlock__redis_node_call(dlock__redis_node *n, const dlock__redis_cmdbuf *b,
                            int nreplies, redisReply **replies,
                            int64_t deadline_ms, char *errbuf, size_t errlen)
 {
-    if (n->mux)
-        return dlock__redis_mux_call(n->mux, b, nreplies, replies, deadline_ms,
-                                     errbuf, errlen);
-    return dlock__redis_pool_call(n->pool, b, nreplies, replies, deadline_ms,
-                                  errbuf, errlen);
+    dlock__redis_ticket t;
+    int rc = dlock__redis_node_send(n, b, nreplies, deadline_ms, &t, errbuf,
+                                    errlen);
+
+    return rc != 0 ? rc : dlock__redis_node_receive(&t, replies, errbuf, errlen);
 }
 
 int dlock__redis_node_is(const dlock__redis_node *n, const char *host,

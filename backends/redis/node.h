@@ -55,4 +55,22 @@ int dlock__redis_node_call(dlock__redis_node *n, const dlock__redis_cmdbuf *b,
                            int nreplies, redisReply **replies,
                            int64_t deadline_ms, char *errbuf, size_t errlen);
 
+/* The call above in two halves (dlock__redis_mux_submit/_wait,
+ * dlock__redis_pool_send/_receive): _send writes b (or queues it) without
+ * waiting for a reply; on 0, _receive must follow exactly once, and b must
+ * stay valid until it returns. _send's failure leaves nothing to receive.
+ * The ticket is the caller's (a struct it keeps between the halves). */
+typedef struct dlock__redis_ticket {
+    dlock__redis_node *node;
+    int nreplies;
+    int64_t deadline_ms;
+    dlock__redis_mux_req *req; /* multiplexed */
+    dlock__redis_conn *conn;   /* pooled */
+} dlock__redis_ticket;
+int dlock__redis_node_send(dlock__redis_node *n, const dlock__redis_cmdbuf *b,
+                           int nreplies, int64_t deadline_ms,
+                           dlock__redis_ticket *t, char *errbuf, size_t errlen);
+int dlock__redis_node_receive(dlock__redis_ticket *t, redisReply **replies,
+                              char *errbuf, size_t errlen);
+
 #endif /* DLOCK_REDIS_NODE_H */

@@ -219,17 +219,32 @@ void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
     pthread_mutex_unlock(&p->mu);
 }
 
-int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
-                           int nreplies, redisReply **replies,
-                           int64_t deadline_ms, char *errbuf, size_t errlen)
+int dlock__redis_pool_send(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
+                           dlock__redis_conn **out, int64_t deadline_ms,
+                           char *errbuf, size_t errlen)
 {
     dlock__redis_conn *c;
-    int rc, i, got = 0;
+    int rc;
 
+    *out = NULL;
     rc = dlock__redis_pool_acquire(p, &c, deadline_ms, errbuf, errlen);
     if (rc != 0)
         return rc;
     rc = dlock__redis_send(c, b, p->cfg, deadline_ms, errbuf, errlen);
+    if (rc != 0) {
+        dlock__redis_pool_release(p, c, 1);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int dlock__redis_pool_receive(dlock__redis_pool *p, dlock__redis_conn *c,
+                              int nreplies, redisReply **replies,
+                              int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    int rc = 0, i, got = 0;
+
     while (rc == 0 && got < nreplies) {
         rc = dlock__redis_read(c, &replies[got], p->cfg, deadline_ms, errbuf,
                                errlen);
@@ -242,4 +257,16 @@ int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
         for (i = 0; i < got; i++)
             freeReplyObject(replies[i]);
     return rc;
+}
+
+int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
+                           int nreplies, redisReply **replies,
+                           int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    dlock__redis_conn *c;
+    int rc = dlock__redis_pool_send(p, b, &c, deadline_ms, errbuf, errlen);
+
+    return rc != 0 ? rc
+                   : dlock__redis_pool_receive(p, c, nreplies, replies,
+                                               deadline_ms, errbuf, errlen);
 }

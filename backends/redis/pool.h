@@ -58,4 +58,16 @@ int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
                            int nreplies, redisReply **replies,
                            int64_t deadline_ms, char *errbuf, size_t errlen);
 
+/* The round trip above in two halves (a caller with calls on several
+ * nodes sends them all, then reads): _send borrows a connection and writes
+ * b (0 and *out, or a failure, *out = NULL, nothing borrowed); _receive
+ * reads the nreplies replies from it and gives it back (closed on a
+ * failure), as _call does. */
+int dlock__redis_pool_send(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
+                           dlock__redis_conn **out, int64_t deadline_ms,
+                           char *errbuf, size_t errlen);
+int dlock__redis_pool_receive(dlock__redis_pool *p, dlock__redis_conn *c,
+                              int nreplies, redisReply **replies,
+                              int64_t deadline_ms, char *errbuf, size_t errlen);
+
 #endif /* DLOCK_REDIS_POOL_H */

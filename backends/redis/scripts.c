@@ -359,34 +359,63 @@ static int parse_redirect(const redisReply *r, dlock__redis_redirect *d)
     return 0;
 }
 
-int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
-                      dlock_reply **out,
-                      const dlock_script *script, size_t nkeys, size_t nargs,
-                      const char *const *argv, const size_t *argvlen,
-                      int64_t deadline_ms, dlock__redis_redirect *redir,
-                      char *errbuf, size_t errlen)
-{
+/* One script call on a node, from its arguments to its reply; between the
+ * halves of a split call (dlock__redis_eval_send/_receive) it lives on the
+ * heap with a copy of the arguments. */
+struct dlock__redis_evalcall {
+    dlock__redis_node *node;
+    dlock__redis_scripts *cache;
+    const dlock_script *script;
     const char *small_vec[16];
     size_t small_len[16];
-    const char **vec = small_vec;
-    size_t *lens = small_len;
-    const dlock__redis_config *cfg = &node->cfg;
-    dlock__redis_cmdbuf b = {0};
+    const char **vec; /* the command: verb, SHA or source, nkeys, argv */
+    size_t *lens;
+    size_t argc;
+    char *copy; /* the arguments' bytes, when they must outlive argv */
     char sha[SHA_LEN + 1], nkeys_str[24];
-    redisReply *all[3] = {NULL, NULL, NULL}, **rep = all;
-    size_t i, argc;
-    int rc = 0, sent = 0, nwait, recount, pass, fresh;
-    int asking = redir && redir->asking;
+    dlock__redis_cmdbuf b;
+    redisReply *all[3];
+    int nwait;  /* replicas to WAIT for (0: no WAIT) */
+    int pass;   /* 0: EVALSHA, 1: EVAL of the source */
+    int asking; /* ASKING goes first (an ASK's retry) */
+    int64_t deadline_ms;
+    dlock__redis_ticket t;
+};
 
-    if (out)
-        *out = NULL;
-    if (redir) {
-        redir->kind = 0;
-        redir->refused = 0;
-    }
-    if (!out || !script || !script->source) {
+static void call_release(dlock__redis_evalcall *ec)
+{
+    size_t i;
+    for (i = 0; i < 3; i++)
+        if (ec->all[i])
+            freeReplyObject(ec->all[i]);
+    dlock__redis_cmdbuf_free(&ec->b);
+    if (ec->vec != ec->small_vec)
+        free((void *)ec->vec);
+    if (ec->lens != ec->small_len)
+        free(ec->lens);
+    free(ec->copy);
+}
+
+/* Checks the arguments and lays out the command in ec (zeroed by the
+ * caller); copy: the arguments are copied (they must outlive argv). */
+static int call_prepare(dlock__redis_evalcall *ec, dlock__redis_node *node,
+                        dlock__redis_scripts *cache, const dlock_script *script,
+                        size_t nkeys, size_t nargs, const char *const *argv,
+                        const size_t *argvlen, int64_t deadline_ms, int copy,
+                        char *errbuf, size_t errlen)
+{
+    const dlock__redis_config *cfg = &node->cfg;
+    size_t i, total = 0;
+    int rc, recount, fresh;
+
+    ec->node = node;
+    ec->cache = cache;
+    ec->script = script;
+    ec->vec = ec->small_vec;
+    ec->lens = ec->small_len;
+    if (!script || !script->source) {
         dlock__redis_errf(errbuf, errlen, "eval: NULL %s",
-                          !out ? "out" : !script ? "script" : "script source");
+                          !script ? "script" : "script source");
         return DLOCK_EINVAL;
     }
     if (nkeys > (size_t)INT_MAX - 3 || nargs > (size_t)INT_MAX - 3 - nkeys) {
@@ -394,7 +423,7 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                           script->name ? script->name : "?");
         return DLOCK_EINVAL;
     }
-    argc = 3 + nkeys + nargs;
+    ec->argc = 3 + nkeys + nargs;
     for (i = 0; i < nkeys + nargs; i++) {
         if (!argv || !argv[i]) {
             dlock__redis_errf(errbuf, errlen, "eval %s: argument %zu is NULL",
@@ -402,21 +431,29 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
             return DLOCK_EINVAL;
         }
     }
-    if (argc > sizeof small_vec / sizeof small_vec[0]) {
-        vec = malloc(argc * sizeof *vec);
-        lens = malloc(argc * sizeof *lens);
-        if (!vec || !lens) {
-            rc = DLOCK_ENOMEM;
-            dlock__redis_errf(errbuf, errlen, "eval: out of memory");
-            goto done;
-        }
+    if (ec->argc > sizeof ec->small_vec / sizeof ec->small_vec[0]) {
+        ec->vec = malloc(ec->argc * sizeof *ec->vec);
+        ec->lens = malloc(ec->argc * sizeof *ec->lens);
+        if (!ec->vec || !ec->lens)
+            goto oom;
     }
-    snprintf(nkeys_str, sizeof nkeys_str, "%zu", nkeys);
-    vec[2] = nkeys_str;
-    lens[2] = strlen(nkeys_str);
+    snprintf(ec->nkeys_str, sizeof ec->nkeys_str, "%zu", nkeys);
+    ec->vec[2] = ec->nkeys_str;
+    ec->lens[2] = strlen(ec->nkeys_str);
     for (i = 0; i < nkeys + nargs; i++) {
-        vec[3 + i] = argv[i];
-        lens[3 + i] = argvlen ? argvlen[i] : strlen(argv[i]);
+        ec->vec[3 + i] = argv[i];
+        ec->lens[3 + i] = argvlen ? argvlen[i] : strlen(argv[i]);
+        total += ec->lens[3 + i];
+    }
+    if (copy) {
+        char *d = ec->copy = malloc(total ? total : 1);
+        if (!d)
+            goto oom;
+        for (i = 3; i < ec->argc; i++) {
+            memcpy(d, ec->vec[i], ec->lens[i]);
+            ec->vec[i] = d;
+            d += ec->lens[i];
+        }
     }
 
     if (deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms) {
@@ -425,65 +462,97 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                           "eval %s: the call's time budget was spent before "
                           "it could be sent",
                           script->name ? script->name : "?");
-        rc = DLOCK_ETIMEDOUT;
-        goto done;
+        return DLOCK_ETIMEDOUT;
     }
-    nwait = sync_wanted(cache, cfg, sha_of(cache, script, sha, &fresh), &recount);
+    ec->nwait = sync_wanted(cache, cfg, sha_of(cache, script, ec->sha, &fresh),
+                            &recount);
     if (recount) {
         rc = sync_count_all(cache, node, deadline_ms, errbuf, errlen);
-        sent = 1;
-        nwait = sync_wanted(cache, cfg, 1, &recount);
-    }
-    /* EVALSHA with the SHA known locally; EVAL of the source (which also
-     * caches it on the server) on this backend's first use of the script,
-     * and when the server answers NOSCRIPT (restart, SCRIPT FLUSH,
-     * failover). WAIT rides in the same write. */
-    for (pass = fresh; rc == 0 && pass < 2; pass++) {
-        /* The replicas' acknowledgement comes on top of the call's budget:
-         * cut short, the script would have run unreported (a lock taken,
-         * the caller told it timed out). sync_timeout_ms bounds it, plus
-         * the lateness of the server's timer (WAIT times out on its cron). */
-        if (nwait > 0 && deadline_ms != INT64_MAX)
-            deadline_ms = deadline_ms > INT64_MAX - cfg->sync_timeout_ms - SYNC_LATE_MS
-                              ? INT64_MAX
-                              : deadline_ms + cfg->sync_timeout_ms + SYNC_LATE_MS;
-        vec[0] = pass == 0 ? "EVALSHA" : "EVAL";
-        lens[0] = strlen(vec[0]);
-        vec[1] = pass == 0 ? sha : script->source;
-        lens[1] = pass == 0 ? SHA_LEN : strlen(script->source);
-        dlock__redis_cmdbuf_reset(&b);
-        /* An ASK's retry: ASKING lets the importing node serve the very
-         * next command (each pass's), in the same write. */
-        rc = asking ? dlock__redis_cmdbuf_add(&b, 1, asking_argv, NULL) : 0;
-        if (rc == 0)
-            rc = dlock__redis_cmdbuf_add(&b, (int)argc, vec, lens);
-        if (rc == 0 && nwait > 0)
-            rc = sync_append(&b, nwait, cfg);
         if (rc != 0)
-            break;
-        sent = 1;
-        rc = dlock__redis_node_call(node, &b, asking + (nwait > 0 ? 2 : 1), all,
-                                    deadline_ms, errbuf, errlen);
-        rep = all + asking;
-        if (rc != 0 || !is_noscript(rep[0]))
-            break;
-        for (i = 0; i < 3; i++)
-            if (all[i])
-                freeReplyObject(all[i]);
-        all[0] = all[1] = all[2] = NULL;
+            return rc;
+        ec->nwait = sync_wanted(cache, cfg, 1, &recount);
     }
+    /* The replicas' acknowledgement comes on top of the call's budget:
+     * cut short, the script would have run unreported (a lock taken, the
+     * caller told it timed out). sync_timeout_ms bounds it, plus the
+     * lateness of the server's timer (WAIT times out on its cron). */
+    if (ec->nwait > 0 && deadline_ms != INT64_MAX)
+        deadline_ms = deadline_ms > INT64_MAX - cfg->sync_timeout_ms - SYNC_LATE_MS
+                          ? INT64_MAX
+                          : deadline_ms + cfg->sync_timeout_ms + SYNC_LATE_MS;
+    ec->deadline_ms = deadline_ms;
+    /* EVALSHA with the SHA known locally; EVAL of the source (which also
+     * caches it on the server) on this backend's first use of the script. */
+    ec->pass = fresh;
+    return 0;
+oom:
+    dlock__redis_errf(errbuf, errlen, "eval: out of memory");
+    return DLOCK_ENOMEM;
+}
+
+/* Writes the current pass (EVALSHA or EVAL; WAIT in the same write). */
+static int call_send(dlock__redis_evalcall *ec, char *errbuf, size_t errlen)
+{
+    int rc;
+
+    ec->vec[0] = ec->pass == 0 ? "EVALSHA" : "EVAL";
+    ec->lens[0] = strlen(ec->vec[0]);
+    ec->vec[1] = ec->pass == 0 ? ec->sha : ec->script->source;
+    ec->lens[1] = ec->pass == 0 ? SHA_LEN : strlen(ec->script->source);
+    dlock__redis_cmdbuf_reset(&ec->b);
+    /* An ASK's retry: ASKING lets the importing node serve the very next
+     * command (each pass's), in the same write. */
+    rc = ec->asking ? dlock__redis_cmdbuf_add(&ec->b, 1, asking_argv, NULL) : 0;
+    if (rc == 0)
+        rc = dlock__redis_cmdbuf_add(&ec->b, (int)ec->argc, ec->vec, ec->lens);
+    if (rc == 0 && ec->nwait > 0)
+        rc = sync_append(&ec->b, ec->nwait, &ec->node->cfg);
     if (rc != 0) {
-        /* A formatting failure sent nothing and has no detail yet. */
-        if (!sent)
-            dlock__redis_errf(errbuf, errlen, "eval: out of memory");
-        goto done;
+        dlock__redis_errf(errbuf, errlen, "eval: out of memory");
+        return rc;
     }
+    return dlock__redis_node_send(ec->node, &ec->b,
+                                  ec->asking + (ec->nwait > 0 ? 2 : 1),
+                                  ec->deadline_ms, &ec->t, errbuf, errlen);
+}
+
+/* Reads the replies of the pass sent; a NOSCRIPT answer to EVALSHA
+ * (restart, SCRIPT FLUSH, failover) repeats the call as EVAL. */
+static int call_complete(dlock__redis_evalcall *ec, char *errbuf, size_t errlen)
+{
+    size_t i;
+    int rc;
+
+    for (;;) {
+        rc = dlock__redis_node_receive(&ec->t, ec->all, errbuf, errlen);
+        if (rc != 0 || ec->pass == 1 || !is_noscript(ec->all[ec->asking]))
+            return rc;
+        for (i = 0; i < 3; i++)
+            if (ec->all[i])
+                freeReplyObject(ec->all[i]);
+        ec->all[0] = ec->all[1] = ec->all[2] = NULL;
+        ec->pass = 1;
+        rc = call_send(ec, errbuf, errlen);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+/* The script's answer from the replies (rc: how the round trip went). */
+static int call_answer(dlock__redis_evalcall *ec, int rc, dlock_reply **out,
+                       dlock__redis_redirect *redir, char *errbuf, size_t errlen)
+{
+    const dlock__redis_config *cfg = &ec->node->cfg;
+    const char *name = ec->script->name ? ec->script->name : "?";
+    redisReply **rep = ec->all + ec->asking;
+
+    if (rc != 0)
+        return rc;
     if (redir && parse_redirect(rep[0], redir) == 0) {
         /* Not the script's answer: the slot is served elsewhere. */
         dlock__redis_errf(errbuf, errlen, "redis %s: %.160s", cfg->url.where,
                           rep[0]->str);
-        rc = DLOCK_ECONN;
-        goto done;
+        return DLOCK_ECONN;
     }
     if (rep[0]->type == REDIS_REPLY_ERROR &&
         dlock__redis_unavailable(rep[0]->str, rep[0]->len)) {
@@ -493,8 +562,7 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                           cfg->url.where, rep[0]->str);
         if (redir)
             redir->refused = 1;
-        rc = DLOCK_ECONN;
-        goto done;
+        return DLOCK_ECONN;
     }
     rc = convert(out, rep[0], 0);
     if (rc != 0) {
@@ -503,23 +571,87 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                               ? "eval %s: out of memory"
                               : "eval %s: reply nested too deep or of an "
                                 "unknown type",
-                          script->name ? script->name : "?");
-        goto done;
+                          name);
+        return rc;
     }
     /* A script error is the script's answer; otherwise too few
      * acknowledgements make this an ESYNC whose reply the caller still
      * gets. */
-    if (nwait > 0 && rep[0]->type != REDIS_REPLY_ERROR)
-        rc = sync_check(cache, cfg, rep[1], nwait, errbuf, errlen);
+    if (ec->nwait > 0 && rep[0]->type != REDIS_REPLY_ERROR)
+        rc = sync_check(ec->cache, cfg, rep[1], ec->nwait, errbuf, errlen);
+    return rc;
+}
 
-done:
-    for (i = 0; i < 3; i++)
-        if (all[i])
-            freeReplyObject(all[i]);
-    dlock__redis_cmdbuf_free(&b);
-    if (vec != small_vec)
-        free((void *)vec);
-    if (lens != small_len)
-        free(lens);
+int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
+                      dlock_reply **out,
+                      const dlock_script *script, size_t nkeys, size_t nargs,
+                      const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, dlock__redis_redirect *redir,
+                      char *errbuf, size_t errlen)
+{
+    dlock__redis_evalcall ec;
+    int rc;
+
+    if (redir) {
+        redir->kind = 0;
+        redir->refused = 0;
+    }
+    if (!out) {
+        dlock__redis_errf(errbuf, errlen, "eval: NULL out");
+        return DLOCK_EINVAL;
+    }
+    *out = NULL;
+    memset(&ec, 0, sizeof ec);
+    ec.asking = redir && redir->asking;
+    rc = call_prepare(&ec, node, cache, script, nkeys, nargs, argv, argvlen,
+                      deadline_ms, 0, errbuf, errlen);
+    if (rc == 0)
+        rc = call_send(&ec, errbuf, errlen);
+    if (rc == 0)
+        rc = call_complete(&ec, errbuf, errlen);
+    rc = call_answer(&ec, rc, out, redir, errbuf, errlen);
+    call_release(&ec);
+    return rc;
+}
+
+int dlock__redis_eval_send(dlock__redis_node *node, dlock__redis_scripts *cache,
+                           dlock__redis_evalcall **out,
+                           const dlock_script *script, size_t nkeys,
+                           size_t nargs, const char *const *argv,
+                           const size_t *argvlen, int64_t deadline_ms,
+                           char *errbuf, size_t errlen)
+{
+    dlock__redis_evalcall *ec = calloc(1, sizeof *ec);
+    int rc;
+
+    *out = NULL;
+    if (!ec) {
+        dlock__redis_errf(errbuf, errlen, "eval: out of memory");
+        return DLOCK_ENOMEM;
+    }
+    rc = call_prepare(ec, node, cache, script, nkeys, nargs, argv, argvlen,
+                      deadline_ms, 1, errbuf, errlen);
+    if (rc == 0)
+        rc = call_send(ec, errbuf, errlen);
+    if (rc != 0) {
+        call_release(ec);
+        free(ec);
+        return rc;
+    }
+    *out = ec;
+    return 0;
+}
+
+int dlock__redis_eval_receive(dlock__redis_evalcall *ec,
+                              dlock__redis_node **node, dlock_reply **out,
+                              char *errbuf, size_t errlen)
+{
+    int rc = call_complete(ec, errbuf, errlen);
+
+    *node = ec->node;
+    *out = NULL;
+    rc = call_answer(ec, rc, out, NULL, errbuf, errlen);
+    call_release(ec);
+    free(ec);
     return rc;
 }

@@ -58,6 +58,26 @@ int dlock__redis_eval(dlock__redis_node *node, dlock__redis_scripts *cache,
                       int64_t deadline_ms, dlock__redis_redirect *redir,
                       char *errbuf, size_t errlen);
 
+/* dlock__redis_eval without redirections, in two halves (the backend's
+ * eval_send/eval_receive slots): _send checks and writes the call (its
+ * arguments copied) and returns without waiting for the reply: 0 and
+ * *out, or a failure as dlock__redis_eval's (*out = NULL, nothing to
+ * receive). _receive waits for the reply until _send's deadline_ms (a
+ * NOSCRIPT answer costs one more round trip, as in dlock__redis_eval),
+ * returns what dlock__redis_eval would have, sets *node to the node the
+ * call went to, and frees the call. script
+ * must stay valid until then. */
+typedef struct dlock__redis_evalcall dlock__redis_evalcall;
+int dlock__redis_eval_send(dlock__redis_node *node, dlock__redis_scripts *cache,
+                           dlock__redis_evalcall **out,
+                           const dlock_script *script, size_t nkeys,
+                           size_t nargs, const char *const *argv,
+                           const size_t *argvlen, int64_t deadline_ms,
+                           char *errbuf, size_t errlen);
+int dlock__redis_eval_receive(dlock__redis_evalcall *ec,
+                              dlock__redis_node **node, dlock_reply **out,
+                              char *errbuf, size_t errlen);
+
 /* A deep copy of r as a dlock_reply. 0, DLOCK_ENOMEM, or DLOCK_EPROTO for a
  * reply type or nesting this backend does not know. */
 int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r);

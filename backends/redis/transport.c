@@ -263,14 +263,20 @@ static int wait_fd(dlock__redis_transport *t, short events, int64_t deadline_ms,
         struct pollfd p;
         int n;
 
-        if (deadline_ms != INT64_MAX && left <= 0)
-            return DLOCK_ETIMEDOUT;
+        /* Past the deadline, one look without waiting: what has already
+         * come is taken (a caller that read other nodes' replies first
+         * finds this one waiting). */
+        if (deadline_ms != INT64_MAX && left < 0)
+            left = 0;
         p.fd = t->fd;
         p.events = events;
         p.revents = 0;
         n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
         if (n > 0)
             return 0;
+        if (n == 0 && deadline_ms != INT64_MAX &&
+            dlock__redis_now_ms() >= deadline_ms)
+            return DLOCK_ETIMEDOUT;
         if (n < 0 && errno != EINTR) {
             dlock__redis_errf(errbuf, errlen, "redis %s: poll: %s", t->where,
                               strerror(errno));

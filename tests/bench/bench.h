@@ -147,6 +147,9 @@ int64_t bench_raw_rtt_ns(bench_raw *r, int ms);
  * "<field>:...calls=N,usec=M" style lines is parsed by the callers. The
  * reply text is written into out. 0 or -1. */
 int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len);
+/* The server's CPU seconds so far (INFO cpu: used_cpu_sys +
+ * used_cpu_user); -1 on failure. */
+double bench_raw_server_cpu_s(bench_raw *r);
 
 /* ---- timed loops (runner.c) ------------------------------------------------ */
 
@@ -173,6 +176,10 @@ typedef struct bench_rate {
     double round_rate[BENCH_MAX_ROUNDS];
     int nrounds;
 } bench_rate;
+
+/* Threads whose pair failed, over every figure so far (the exit status
+ * says whether there were any: a side that fails measures nothing). */
+extern int bench_failures;
 
 /* Runs the sides in nthreads threads, one side at a time, for cfg->rounds
  * rounds of cfg->round_ms per side, the order reversed every other round so

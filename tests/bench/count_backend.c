@@ -85,6 +85,7 @@ static const dlock_backend_methods count_methods = {
     4, "count", cb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
     dlock_test_wrap_clock, dlock_test_wrap_free, NULL, NULL, dlock_test_wrap_reconnects,
     dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
+    NULL, NULL, /* no split calls: each goes through this eval */
 };
 
 /* Wraps inner (taken over on success). */

@@ -178,19 +178,6 @@ static void throughput(const bench_config *cfg0, bench_raw *raw)
 
 /* ---- b. server CPU per pair ------------------------------------------- */
 
-static double server_cpu_s(bench_raw *raw)
-{
-    char info[4096];
-    const char *s, *u;
-    if (bench_raw_info(raw, "cpu", info, sizeof info) != 0)
-        return -1;
-    s = strstr(info, "used_cpu_sys:");
-    u = strstr(info, "used_cpu_user:");
-    if (!s || !u)
-        return -1;
-    return atof(s + 13) + atof(u + 14);
-}
-
 static void server_cpu(const bench_config *cfg0, bench_raw *raw)
 {
     const int t = 128;
@@ -222,9 +209,9 @@ static void server_cpu(const bench_config *cfg0, bench_raw *raw)
         bench_json j;
 
         memset(&r, 0, sizeof r);
-        before = server_cpu_s(raw);
+        before = bench_raw_server_cpu_s(raw);
         bench_alternate(&cfg, &sides[i], 1, t, &r);
-        after = server_cpu_s(raw);
+        after = bench_raw_server_cpu_s(raw);
         /* The per-thread setup (connections, script loads) is in the
          * difference too, spread over every pair of the run. */
         us = r.pairs ? (after - before) * 1e6 / (double)r.pairs : 0;

@@ -6,16 +6,19 @@
  * servers, in alternating rounds (runner.c) so all see the same machine.
  * Target: Redlock n=5 >= 0.7 of the single node (printed, not asserted).
  *
- * What bounds it on a small machine: the client, its fan-out workers and
- * the servers share the CPUs, so a Redlock step costs n servers' CPU and
- * the client's n round trips of CPU even when the round trips overlap; the
- * process CPU per pair (a separate short run per side, fan-out workers
- * included) shows that cost.
+ * What bounds it on a small machine: the client and the servers share
+ * the CPUs, so a Redlock step costs n servers' CPU and the client's n
+ * round trips of CPU (system calls, mostly) even when the round trips
+ * overlap. A separate short run per side measures the CPU per pair of
+ * this process and of the servers (INFO cpu); "ceiling" is the ratio
+ * the CPUs would allow if they did nothing else and never idled:
+ * (CPUs / CPU per pair) / the single lock's pairs/s.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../harness/redis_server.h"
 #include "bench.h"
@@ -105,17 +108,37 @@ static int64_t process_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Process CPU (all threads: the fan-out workers too) per pair, over a short
- * run of its own; -1 on failure. */
-static double process_cpu_us_per_pair(rl_ctx *x, int ms)
+/* The servers' CPU seconds so far, summed; -1 on failure. */
+static double servers_cpu_s(bench_raw **raws)
+{
+    double sum = 0;
+    int i;
+
+    for (i = 0; i < NODES; i++) {
+        double s = raws[i] ? bench_raw_server_cpu_s(raws[i]) : -1;
+        if (s < 0)
+            return -1;
+        sum += s;
+    }
+    return sum;
+}
+
+/* Over a short run of its own, the CPU per pair of this process (all
+ * threads: fan-out workers too) in *client_us and of all servers in
+ * *server_us; -1 each on failure. */
+static void cpu_us_per_pair(rl_ctx *x, bench_raw **raws, int ms, double *client_us,
+                            double *server_us)
 {
     void *state = NULL;
     int64_t t0, c0, end;
+    double s0;
     long pairs = 0;
 
+    *client_us = *server_us = -1;
     if (rl_open(x, 99, &state) != 0)
-        return -1;
+        return;
     rl_pair(state);
+    s0 = servers_cpu_s(raws);
     c0 = process_cpu_ns();
     t0 = bench_now_ns();
     end = t0 + (int64_t)ms * 1000000;
@@ -125,8 +148,13 @@ static double process_cpu_us_per_pair(rl_ctx *x, int ms)
         pairs++;
     } while (bench_now_ns() < end);
     c0 = process_cpu_ns() - c0;
+    if (s0 >= 0 && pairs > 0) {
+        double s1 = servers_cpu_s(raws);
+        *server_us = s1 >= 0 ? (s1 - s0) * 1e6 / (double)pairs : -1;
+    }
     rl_close(state);
-    return pairs > 0 ? (double)c0 / 1e3 / (double)pairs : -1;
+    if (pairs > 0)
+        *client_us = (double)c0 / 1e3 / (double)pairs;
 }
 
 void bench_fig_redlock(const bench_config *cfg)
@@ -135,6 +163,9 @@ void bench_fig_redlock(const bench_config *cfg)
     static const int nodes[SIDES] = {1, 3, 5, 3};
     dlock_test_redis *servers[NODES] = {NULL};
     dlock_client *clients[NODES] = {NULL};
+    bench_raw *raws[NODES] = {NULL};
+    bench_config cfgs[NODES]; /* the raw connections keep theirs */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     rl_ctx ctx[SIDES];
     bench_side sides[SIDES];
     bench_rate rates[SIDES];
@@ -145,7 +176,7 @@ void bench_fig_redlock(const bench_config *cfg)
                   "pairs/s vs a single-node reentrant lock, same rounds (5 servers of "
                   "its own on loopback; target n=5 >= 0.7)",
                   "kind       nodes      pairs/s   ratio  (min-max)  thread cpu us  "
-                  "process cpu us  target");
+                  "process cpu us  server cpu us  ceiling  target");
     memset(rates, 0, sizeof rates);
     for (i = 0; i < NODES; i++) {
         bench_config c = *cfg;
@@ -154,6 +185,11 @@ void bench_fig_redlock(const bench_config *cfg)
             goto out;
         }
         c.redis_url = dlock_test_redis_url(servers[i]);
+        cfgs[i] = c;
+        cfgs[i].redis_host = "127.0.0.1";
+        cfgs[i].redis_port = dlock_test_redis_port(servers[i]);
+        if (bench_raw_new(&raws[i], &cfgs[i]) != 0)
+            raws[i] = NULL; /* no server CPU figures */
         if (bench_client_new(&clients[i], &c, BENCH_REDIS, 0, NULL, NULL) != 0) {
             bench_row("   cannot create client %d", i);
             goto out;
@@ -169,14 +205,18 @@ void bench_fig_redlock(const bench_config *cfg)
     for (i = 0; i < SIDES; i++) {
         double r = bench_rate_per_s(&rates[i]);
         double ratio = i == SINGLE ? 1.0 : bench_ratio(&rates[i], &rates[SINGLE]);
-        double pcpu = process_cpu_us_per_pair(&ctx[i], 1000);
+        double pcpu, scpu, ceiling = -1;
         int has_target = i == REDLOCK5;
         bench_json j;
 
-        bench_row("%-10s %5d %12.0f %7.3f (%.2f-%.2f) %13.1f %15.1f  %s", labels[i],
-                  nodes[i], r, ratio, bench_ratio_q(&rates[i], &rates[SINGLE], 0),
+        cpu_us_per_pair(&ctx[i], raws, 1000, &pcpu, &scpu);
+        if (pcpu > 0 && scpu >= 0 && single > 0 && ncpu > 0)
+            ceiling = (double)ncpu * 1e6 / (pcpu + scpu) / single;
+        bench_row("%-10s %5d %12.0f %7.3f (%.2f-%.2f) %13.1f %15.1f %14.1f %8.2f  %s",
+                  labels[i], nodes[i], r, ratio,
+                  bench_ratio_q(&rates[i], &rates[SINGLE], 0),
                   bench_ratio_q(&rates[i], &rates[SINGLE], 1),
-                  bench_cpu_us_per_pair(&rates[i]), pcpu,
+                  bench_cpu_us_per_pair(&rates[i]), pcpu, scpu, ceiling,
                   bench_verdict(has_target, ratio >= TARGET));
         if (rates[i].errors)
             bench_row("   (failures: %d: %s)", rates[i].errors, rates[i].error);
@@ -191,6 +231,8 @@ void bench_fig_redlock(const bench_config *cfg)
         bench_json_num(&j, "ratio_max", bench_ratio_q(&rates[i], &rates[SINGLE], 1));
         bench_json_num(&j, "thread_cpu_us_per_pair", bench_cpu_us_per_pair(&rates[i]));
         bench_json_num(&j, "process_cpu_us_per_pair", pcpu);
+        bench_json_num(&j, "server_cpu_us_per_pair", scpu);
+        bench_json_num(&j, "cpu_ceiling_ratio", ceiling);
         if (has_target)
             bench_json_num(&j, "target", TARGET);
         bench_json_int(&j, "failures", rates[i].errors);
@@ -199,6 +241,8 @@ void bench_fig_redlock(const bench_config *cfg)
 out:
     for (i = 0; i < NODES; i++)
         dlock_client_free(clients[i]);
+    for (i = 0; i < NODES; i++)
+        bench_raw_free(raws[i]);
     for (i = 0; i < NODES; i++)
         dlock_test_redis_stop(servers[i]);
 }

@@ -29,8 +29,8 @@ struct bench_raw {
 struct bench_raw_conn {
     redisContext *c;
     /* The two commands, argument vectors ready to send. */
-    const char *acq[6], *rel[8];
-    size_t acq_len[6], rel_len[8];
+    const char *acq[6], *rel[9];
+    size_t acq_len[6], rel_len[9];
     char key[128], channel[160], owner[64];
 };
 
@@ -192,9 +192,10 @@ int bench_raw_connect(bench_raw_conn **out, bench_raw *r, const char *name)
     k->rel[5] = "0";
     k->rel[6] = BENCH_LEASE_STR;
     k->rel[7] = k->owner;
+    k->rel[8] = "publish"; /* the wake-up's command, as the library passes it */
     for (i = 0; i < 6; i++)
         k->acq_len[i] = strlen(k->acq[i]);
-    for (i = 0; i < 8; i++)
+    for (i = 0; i < 9; i++)
         k->rel_len[i] = strlen(k->rel[i]);
     *out = k;
     return 0;
@@ -222,7 +223,7 @@ int bench_raw_pair(bench_raw_conn *k, int64_t rtt_ns[2])
         return -1;
     if (rtt_ns)
         t1 = bench_now_ns();
-    r = redisCommandArgv(k->c, 8, k->rel, k->rel_len);
+    r = redisCommandArgv(k->c, 9, k->rel, k->rel_len);
     ok = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
     if (r)
         freeReplyObject(r);
@@ -278,4 +279,18 @@ int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len)
         freeReplyObject(rep);
     redisFree(c);
     return rc;
+}
+
+double bench_raw_server_cpu_s(bench_raw *r)
+{
+    char info[4096];
+    const char *s, *u;
+
+    if (bench_raw_info(r, "cpu", info, sizeof info) != 0)
+        return -1;
+    s = strstr(info, "used_cpu_sys:");
+    u = strstr(info, "used_cpu_user:");
+    if (!s || !u)
+        return -1;
+    return atof(s + 13) + atof(u + 14);
 }

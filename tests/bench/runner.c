@@ -138,8 +138,11 @@ static void *work(void *arg)
     return NULL;
 }
 
+int bench_failures;
+
 static void note_error(bench_rate *acc, const bench_side *side, int rc)
 {
+    __atomic_fetch_add(&bench_failures, 1, __ATOMIC_RELAXED);
     acc->errors++;
     if (acc->error[0] == '\0')
         snprintf(acc->error, sizeof acc->error, "%s: failed with %d (%s)",

@@ -34,6 +34,7 @@ static const dlock_backend_methods failing_methods = {
     dlock_test_wrap_clock, dlock_test_wrap_free, fb_eval_until,
     dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
     dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
+    NULL, NULL, /* no split calls: each goes through this eval */
 };
 
 dlock_test_failing *dlock_test_failing_new(dlock_backend *inner)

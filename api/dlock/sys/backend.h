@@ -75,10 +75,14 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 
 /* ---- the backend ------------------------------------------------------- */
 
+/* A call between its halves (eval_send, eval_receive): the backend's. */
+typedef struct dlock_pending dlock_pending;
+
 
 typedef struct dlock_backend_methods {
     int version; /* 1, 2 with the slots after free, 3 with reconnects, 4 with
-                  * publish_command and key_slot */
+                  * publish_command and key_slot, 5 with eval_send and
+                  * eval_receive */
     const char *name; /* "mock", "redis" */
 
     /* Runs script atomically with KEYS = argv[0..nkeys) and
@@ -169,6 +173,29 @@ typedef struct dlock_backend_methods {
      * key or of its first non-empty {hash tag}). Never blocks; any thread.
      * May be NULL, and a single-node backend answers 0 for every key. */
     unsigned (*key_slot)(dlock_backend *b, const char *key, size_t len);
+
+    /* ---- version 5: a call in two halves ---- */
+
+    /* eval_until split so that one thread can have calls in flight on
+     * several backends at once (a Redlock's attempt on every node: one
+     * round trip of the slowest node, no thread per node). eval_send
+     * starts the call and returns without waiting for its reply: 0 and
+     * *out, a pending call that eval_receive must then complete exactly
+     * once (any thread); or a failure as eval_until's, *out = NULL, the
+     * script not run, nothing to receive. It copies argv (which may go
+     * once it returns); script must stay valid until eval_receive
+     * returns. deadline_ms bounds the whole call, the receive included.
+     * May block to open a connection or while the socket is full, never
+     * for the reply. eval_receive waits for the reply (until the send's
+     * deadline) and returns exactly what eval_until would have for that
+     * call, ESYNC included; it frees p. Both may be NULL (then the
+     * dispatcher's eval_send says DLOCK_ENOTSUP: use eval_until). */
+    int (*eval_send)(dlock_backend *b, dlock_pending **out,
+                     const dlock_script *script, size_t nkeys, size_t nargs,
+                     const char *const *argv, const size_t *argvlen,
+                     int64_t deadline_ms, char *errbuf, size_t errlen);
+    int (*eval_receive)(dlock_backend *b, dlock_pending *p, dlock_reply **out,
+                        char *errbuf, size_t errlen);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -207,6 +234,19 @@ DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
 DLOCK_API const char *dlock_backend_publish_command(dlock_backend *b);
 DLOCK_API unsigned dlock_backend_key_slot(dlock_backend *b, const char *key,
                                           size_t len);
+/* The version-5 slots. eval_send: DLOCK_ENOTSUP (nothing done, *out =
+ * NULL, no detail) for a backend without them; can_split says beforehand
+ * whether b has them (1) or not (0, also for NULL). eval_receive: p from
+ * b's eval_send. Block as the slots do. */
+DLOCK_API int dlock_backend_can_split(dlock_backend *b);
+DLOCK_API int dlock_backend_eval_send(dlock_backend *b, dlock_pending **out,
+                                      const dlock_script *script, size_t nkeys,
+                                      size_t nargs, const char *const *argv,
+                                      const size_t *argvlen, int64_t deadline_ms,
+                                      char *errbuf, size_t errlen);
+DLOCK_API int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
+                                         dlock_reply **out, char *errbuf,
+                                         size_t errlen);
 /* dlock_backend_free: api/dlock/backend.h */
 
 #ifdef __cplusplus
