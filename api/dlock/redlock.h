@@ -58,9 +58,9 @@
  *
  * The node timeout bounds the acquisition attempts (and their undo), the
  * renewals and the extensions: a stalled node costs an attempt that long,
- * never the whole budget. unlock, force_unlock and the reads go to every node at
- * once too, bounded by the backends' own timeouts, as for every lock (a
- * release cut short would leave the lock there for a lease).
+ * never the whole budget. unlock, force_unlock and the reads go to every
+ * node at once too, bounded by the backends' own timeouts, as for every
+ * lock (a release cut short would leave the lock there for a lease).
  *
  * Answers: lock/try_lock as usual; DLOCK_ECONN or DLOCK_ETIMEDOUT when too
  * few nodes could be reached for a majority (the detail names the nodes
