@@ -253,9 +253,9 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
     }
     if (lost > 0 || (missing > 0 && held > 0))
         return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or the "
-                                "lock was taken away on %zu of %zu members (member %zu, "
-                                "\"%.64s\", first); nothing extended", l->name, missing,
-                                m->n, first, m->members[first]->name);
+                                "lock was taken away on %zu of %zu members (member "
+                                "%zu, \"%.64s\", first); nothing extended", l->name,
+                                missing, m->n, first, m->members[first]->name);
     if (missing > 0)
         return dlock_rlock_fail(l, DLOCK_ENOTOWNER, "\"%.64s\" is not held by this "
                                 "owner", l->name);

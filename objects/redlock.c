@@ -986,8 +986,8 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
         if (validity_left(lease, elapsed) > 0)
             return 0;
         return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
-                                "\"%.64s\": %zu of %zu nodes took the lease but %" PRId64
-                                " ms of a %" PRId64 " ms lease left no validity",
+                                "\"%.64s\": %zu of %zu nodes took the lease but %"
+                                PRId64 " ms of a %" PRId64 " ms lease left no validity",
                                 l->name, taken, r->n, elapsed, lease);
     }
     if (gone > r->n - r->quorum) {

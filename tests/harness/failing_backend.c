@@ -30,8 +30,9 @@ static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
 }
 
 static const dlock_backend_methods failing_methods = {
-    4, "failing", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
-    dlock_test_wrap_clock, dlock_test_wrap_free, fb_eval_until,
+    4, "failing", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe,
+    dlock_test_wrap_unsubscribe, dlock_test_wrap_clock, dlock_test_wrap_free,
+    fb_eval_until,
     dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
     dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
     NULL, NULL, /* no split calls: each goes through this eval */
