@@ -2,8 +2,11 @@
  * dlock benchmarks — figure 9: uncontended Redlock and MultiLock (issue
  * 13). Five redis-servers of its own on loopback; one thread doing
  * lock+unlock pairs on a single-node reentrant lock, a Redlock over 3 and
- * over 5 of the servers, and a MultiLock of 3 reentrant members on 3
- * servers, in alternating rounds (runner.c) so all see the same machine.
+ * over 5 of the servers (its calls split: sent to every node, then every
+ * reply read, on the calling thread), the Redlock over 5 again through
+ * clients whose backend cannot split calls ("redlock-w": a worker thread
+ * per node and step, as before split calls), and a MultiLock of 3
+ * reentrant members on 3 servers, in alternating rounds (runner.c) so all see the same machine.
  * Target: Redlock n=5 >= 0.7 of the single node (printed, not asserted).
  *
  * What bounds it on a small machine: the client and the servers share
@@ -26,7 +29,7 @@
 #define NODES 5
 #define TARGET 0.7
 
-enum { SINGLE, REDLOCK3, REDLOCK5, MULTI3, SIDES };
+enum { SINGLE, REDLOCK3, REDLOCK5, REDLOCK5W, MULTI3, SIDES };
 
 typedef struct rl_ctx {
     dlock_client **clients;
@@ -69,6 +72,7 @@ static int rl_open(void *ctx, int idx, void **state)
         rc = dlock_redlock_new(&s->l, x->clients, 3, name);
         break;
     case REDLOCK5:
+    case REDLOCK5W:
         rc = dlock_redlock_new(&s->l, x->clients, 5, name);
         break;
     default:
@@ -159,10 +163,15 @@ static void cpu_us_per_pair(rl_ctx *x, bench_raw **raws, int ms, double *client_
 
 void bench_fig_redlock(const bench_config *cfg)
 {
-    static const char *const labels[SIDES] = {"single", "redlock", "redlock", "multilock"};
-    static const int nodes[SIDES] = {1, 3, 5, 3};
+    static const char *const labels[SIDES] = {"single", "redlock", "redlock",
+                                              "redlock-w", "multilock"};
+    static const int nodes[SIDES] = {1, 3, 5, 5, 3};
     dlock_test_redis *servers[NODES] = {NULL};
     dlock_client *clients[NODES] = {NULL};
+    /* the same servers through a wrapper without split calls: the
+     * Redlock's steps then wake a worker thread per node (fanout.c) */
+    dlock_client *wrapped[NODES] = {NULL};
+    bench_counts *counts;
     bench_raw *raws[NODES] = {NULL};
     bench_config cfgs[NODES]; /* the raw connections keep theirs */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -190,13 +199,14 @@ void bench_fig_redlock(const bench_config *cfg)
         cfgs[i].redis_port = dlock_test_redis_port(servers[i]);
         if (bench_raw_new(&raws[i], &cfgs[i]) != 0)
             raws[i] = NULL; /* no server CPU figures */
-        if (bench_client_new(&clients[i], &c, BENCH_REDIS, 0, NULL, NULL) != 0) {
+        if (bench_client_new(&clients[i], &c, BENCH_REDIS, 0, NULL, NULL) != 0 ||
+            bench_client_new(&wrapped[i], &c, BENCH_REDIS, 0, NULL, &counts) != 0) {
             bench_row("   cannot create client %d", i);
             goto out;
         }
     }
     for (i = 0; i < SIDES; i++) {
-        ctx[i].clients = clients;
+        ctx[i].clients = i == REDLOCK5W ? wrapped : clients;
         ctx[i].kind = i;
         sides[i] = (bench_side){labels[i], rl_open, rl_pair, rl_close, &ctx[i]};
     }
@@ -239,8 +249,10 @@ void bench_fig_redlock(const bench_config *cfg)
         bench_json_end(&j);
     }
 out:
-    for (i = 0; i < NODES; i++)
+    for (i = 0; i < NODES; i++) {
         dlock_client_free(clients[i]);
+        dlock_client_free(wrapped[i]);
+    }
     for (i = 0; i < NODES; i++)
         bench_raw_free(raws[i]);
     for (i = 0; i < NODES; i++)
