@@ -229,6 +229,10 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
                             size_t nargs, const char *const *argv);
 int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
                               dlock_reply **out);
+/* The receive of a call answered with an integer (dlock_rlock_eval_integer's
+ * second half). */
+int dlock__rlock_receive_integer(dlock_rlock *l, dlock__eval_half *h,
+                                 int64_t *out);
 /* rlock.c: dlock_rlock_eval_release in the same two halves. */
 void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
                                const char *owner, const dlock_script *script,

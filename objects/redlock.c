@@ -207,15 +207,17 @@ static void node_read(void *ctx, size_t i)
     rd->res[i].rc = dlock__hash_triple(rd->r->nodes[i], rd->owner, rd->res[i].v);
 }
 
-static void node_renew(void *ctx, size_t i)
+static void node_renew_send(void *ctx, size_t i)
 {
     round *rd = ctx;
+    node_res *res = &rd->res[i];
     dlock_rlock *nd = rd->r->nodes[i];
     char lease[DLOCK__I64_SIZE];
     const char *argv[4];
     int64_t outer;
 
-    if (!rd->res[i].want)
+    res->sent = res->want;
+    if (!res->want)
         return;
     /* Extensions run under their batch's budget; a set under the node
      * timeout. */
@@ -224,9 +226,19 @@ static void node_renew(void *ctx, size_t i)
     argv[1] = dlock__i64(lease, rd->lease_ms);
     argv[2] = rd->owner;
     argv[3] = rd->mode;
-    rd->res[i].rc = dlock_rlock_eval_integer(nd, &rd->res[i].v[0],
-                                             &dlock__script_redlock_renew, 1, 3, argv);
+    dlock__rlock_eval_send(nd, &res->h, &dlock__script_redlock_renew, 1, 3, argv);
     dlock__budget_leave(outer);
+}
+
+static void node_renew_receive(void *ctx, size_t i)
+{
+    round *rd = ctx;
+    node_res *res = &rd->res[i];
+
+    if (!res->sent)
+        return;
+    res->sent = 0;
+    res->rc = dlock__rlock_receive_integer(rd->r->nodes[i], &res->h, &res->v[0]);
 }
 
 static void node_raise(void *ctx, size_t i)
@@ -720,22 +732,62 @@ typedef struct renew_batch {
     round *rounds; /* one per hold */
     size_t count;
     int64_t lease;
+    int64_t deadline[DLOCK_REDLOCK_MAX_NODES]; /* split: each node's budget */
 } renew_batch;
+
+/* Node i's renewal budget, entered (returns the outer one, for leave): a
+ * renewal is still worth its reply for half a lease, longer than an
+ * attempt's node timeout, so that a slow period is not a lost lock. */
+static int64_t renew_enter(renew_batch *b, size_t i)
+{
+    dlock_rlock *nd = b->r->nodes[i];
+    int64_t budget = b->lease / 2 > node_timeout(b->r) ? b->lease / 2 : node_timeout(b->r);
+
+    return dlock__budget_enter(dlock__add_sat(dlock_clock_now(nd->client->clock), budget));
+}
 
 static void node_renew_batch(void *ctx, size_t i)
 {
     renew_batch *b = ctx;
-    dlock_rlock *nd = b->r->nodes[i];
-    /* A renewal is still worth its reply for half a lease: longer than an
-     * attempt's node timeout, so that a slow period is not a lost lock. */
-    int64_t budget = b->lease / 2 > node_timeout(b->r) ? b->lease / 2 : node_timeout(b->r);
-    int64_t outer = dlock__budget_enter(
-        dlock__add_sat(dlock_clock_now(nd->client->clock), budget));
+    int64_t outer = renew_enter(b, i);
     size_t k;
 
-    for (k = 0; k < b->count; k++)
-        node_renew(&b->rounds[k], i);
+    for (k = 0; k < b->count; k++) {
+        node_renew_send(&b->rounds[k], i);
+        node_renew_receive(&b->rounds[k], i);
+    }
     dlock__budget_leave(outer);
+}
+
+/* Every hold's renewal on every node. Split calls: hold by hold, one step
+ * on every node at once (one call in flight per node: a pooled backend
+ * lends a connection per call, and may have only one); otherwise a worker
+ * per node goes through the holds. Either way a stalled node costs the
+ * period one node budget, not one per hold. */
+static void renew_every_node(renew_batch *b)
+{
+    redlock *r = b->r;
+    size_t i, k;
+
+    if (!r->split) {
+        dlock__fanout(r->n, node_renew_batch, b);
+        return;
+    }
+    for (i = 0; i < r->n; i++) {
+        /* the node's budget, taken now for all of its holds */
+        int64_t o = renew_enter(b, i);
+        b->deadline[i] = dlock__budget_deadline();
+        dlock__budget_leave(o);
+    }
+    for (k = 0; k < b->count; k++) {
+        for (i = 0; i < r->n; i++) {
+            int64_t o = dlock__budget_enter(b->deadline[i]);
+            node_renew_send(&b->rounds[k], i);
+            dlock__budget_leave(o);
+        }
+        for (i = 0; i < r->n; i++)
+            node_renew_receive(&b->rounds[k], i);
+    }
 }
 
 /* After the extensions: when a majority still has the hold, sets it again
@@ -757,7 +809,8 @@ static void renew_settle(redlock *r, const renewal *w, round *rd)
             for (i = 0; i < r->n; i++)
                 rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
             rd->mode = "1";
-            dlock__fanout(r->n, node_renew, rd);
+            dlock__fanout_halves(r->n, r->split, node_renew_send,
+                                 node_renew_receive, rd);
         }
         pthread_mutex_unlock(&r->renew_mutex);
     }
@@ -809,7 +862,7 @@ static void renew_all(redlock *r, int64_t lease)
         b.rounds = rounds;
         b.count = n;
         b.lease = lease;
-        dlock__fanout(r->n, node_renew_batch, &b);
+        renew_every_node(&b);
     }
     for (i = 0; i < n; i++)
         renew_settle(r, &list[i], &rounds[i]);
@@ -897,11 +950,11 @@ static int renew_start(redlock *r)
  * the key stays without it: this call asks whether a majority still holds
  * the lock, it does not take it again), under the node timeout as an
  * attempt's, so that a stalled node costs the call that long. */
-static void node_extend(void *ctx, size_t i)
+static void node_extend_send(void *ctx, size_t i)
 {
     int64_t outer = node_enter(ctx, i);
 
-    node_renew(ctx, i);
+    node_renew_send(ctx, i);
     dlock__budget_leave(outer);
 }
 
@@ -972,7 +1025,8 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
     rd.mode = "0";
     believed = hold_stamp(r, owner);
     start = dlock_clock_now(clk);
-    dlock__fanout(r->n, node_extend, &rd);
+    dlock__fanout_halves(r->n, r->split, node_extend_send, node_renew_receive,
+                         &rd);
     elapsed = dlock_clock_now(clk) - start;
     for (i = 0; i < r->n; i++) {
         taken += rd.res[i].rc == 0 && rd.res[i].v[0] == 1;
@@ -1111,9 +1165,15 @@ int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
         }
         r->backends[i] = clients[i]->backend;
     }
+    /* Split calls have one call in flight per node; a backend used by two
+     * nodes would have two, which a pool of one connection cannot lend. */
     r->split = 1;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        size_t k;
         r->split = r->split && dlock__rlock_can_split(r->nodes[i]);
+        for (k = 0; k < i; k++)
+            r->split = r->split && r->backends[k] != r->backends[i];
+    }
     *out = &o->base;
     return 0;
 nomem:

@@ -302,13 +302,10 @@ int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *
                             s->name, type);
 }
 
-int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
-                             const dlock_script *script, size_t nkeys,
-                             size_t nargs, const char *const *argv)
+/* An eval's integer answer (rc, r: how the eval went). */
+static int integer_of(dlock_rlock *l, const dlock_script *script, int rc,
+                      dlock_reply *r, int64_t *out)
 {
-    dlock_reply *r;
-    int rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
-
     if (rc != 0)
         return rc;
     if (r->type != DLOCK_REPLY_INTEGER)
@@ -316,6 +313,26 @@ int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
     *out = r->integer;
     dlock_reply_free(r);
     return 0;
+}
+
+int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+                             const dlock_script *script, size_t nkeys,
+                             size_t nargs, const char *const *argv)
+{
+    dlock_reply *r;
+    int rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+
+    return integer_of(l, script, rc, r, out);
+}
+
+int dlock__rlock_receive_integer(dlock_rlock *l, dlock__eval_half *h,
+                                 int64_t *out)
+{
+    const dlock_script *script = h->script;
+    dlock_reply *r;
+    int rc = dlock__rlock_eval_receive(l, h, &r);
+
+    return integer_of(l, script, rc, r, out);
 }
 
 int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
