@@ -537,6 +537,10 @@ static int release(dlock_rlock *l, const char *owner)
     pthread_mutex_lock(&r->renew_mutex);
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &rd);
+    for (i = 0; i < r->n; i++) {
+        ok += rd.res[i].rc == 0;
+        gone += rd.res[i].rc == DLOCK_ENOTOWNER || rd.res[i].rc == DLOCK_ELOST;
+    }
     pthread_mutex_lock(&r->mutex);
     slot = hold_slot(r, owner);
     if (*slot) {
@@ -544,7 +548,9 @@ static int release(dlock_rlock *l, const char *owner)
         lost = (*slot)->lost;
         (*slot)->busy -= marked;
         (*slot)->changes = ++r->changes;
-        if (lost) {
+        /* Gone from a majority: the whole hold is over (every count of a
+         * reentrant hold), as a single lock's is. */
+        if (lost || gone > r->n - r->quorum) {
             (*slot)->lost = 0;
             (*slot)->count = 0;
         } else if ((*slot)->count > 0) {
@@ -556,10 +562,6 @@ static int release(dlock_rlock *l, const char *owner)
     }
     pthread_mutex_unlock(&r->mutex);
     pthread_mutex_unlock(&r->renew_mutex);
-    for (i = 0; i < r->n; i++) {
-        ok += rd.res[i].rc == 0;
-        gone += rd.res[i].rc == DLOCK_ENOTOWNER || rd.res[i].rc == DLOCK_ELOST;
-    }
     if (lost)
         return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": fewer than a majority of "
                                 "nodes kept the lock", l->name);

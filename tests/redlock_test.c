@@ -418,6 +418,14 @@ static void redlock_force_unlock_and_lease(void **state)
     assert_int_equal(dlock_try_lock(l2, 0, lease), 0);
     assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
     assert_int_equal(dlock_unlock(l2), 0);
+    /* A reentrant hold taken away: one unlock reports it lost and ends
+     * every count of it, as a single lock does. */
+    assert_int_equal(dlock_lock(l1, lease * 10), 0);
+    assert_int_equal(dlock_lock(l1, lease * 10), 0);
+    assert_int_equal(dlock_force_unlock(l2, &existed), 0);
+    assert_int_equal(existed, 1);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l1), DLOCK_ENOTOWNER);
     dlock_rlock_free(l1);
     dlock_rlock_free(l2);
 }
