@@ -1,0 +1,325 @@
+/*
+ * Multiplexed connections under server deaths (issue 15; `make faults`,
+ * part "mux"): THREADS threads share one client whose calls all go over 1
+ * (then 2) multiplexed connections, while the main thread kills the
+ * redis-server with SIGKILL (sometimes after stopping it with SIGSTOP, so
+ * that calls are written and unanswered, sometimes past the command
+ * timeout) or only stalls it, and restarts it on the same port.
+ *
+ * Each thread loops: try_lock (wait 300 ms; names shared by 4 threads, so
+ * some calls wait through the subscriber; a quarter with lease 0, renewed
+ * by the watchdog over the same connections) and unlock, then a raw EVAL
+ * of "return ARGV[1]" with a value of its own (half with a 500 ms budget,
+ * half bounded by the timeouts only) whose reply must be that value: a
+ * reply handed to the wrong caller after a reconnect shows here. Asserted:
+ * every call returns, with 0 or a clean code (lock: EBUSY, ETIMEDOUT,
+ * ECONN; unlock: ENOTOWNER, ELOST, ECONN, ETIMEDOUT; eval: ECONN,
+ * ETIMEDOUT), no call outlives its bound (CALL_LIMIT_MS), no reply is
+ * misrouted, every thread stops when told, and the client works again
+ * after the last restart. Printed: the counts and the slowest call.
+ *
+ * DLOCK_MUX_STRESS_MS (per connection count; default 2500) and
+ * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider.
+ */
+#include "faults.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dlock.h"
+#include "dlock/sys/backend.h"
+#include "../harness/redis_server.h"
+#include "../harness/runner.h"
+
+#define CMD_MS 1000
+#define CONN_MS 1000
+#define WAIT_MS 300
+#define EVAL_BUDGET_MS 500
+/* Far above any call's own bound (wait + slack + command and connect
+ * timeouts, twice): a call this slow is stuck, not slow. */
+#define CALL_LIMIT_MS 15000
+#define JOIN_LIMIT_MS 30000
+#define MAX_THREADS 256
+
+static dlock_test_redis *srv;
+
+static const dlock_script s_echo = {"mux_stress_echo", "return ARGV[1]"};
+
+typedef struct stats {
+    long pairs, busy, timedout, conn, unlock_bad, evals, eval_failed;
+    long unclean, misrouted, slow;
+    int64_t slowest_ms;
+    char first_unclean[320];
+} stats;
+
+typedef struct worker {
+    pthread_t t;
+    dlock_client *c;
+    int id, stop, done;
+    unsigned seed;
+    stats st;
+} worker;
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+    const char *s = getenv(name);
+    int v = s && *s ? atoi(s) : def;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void note_time(worker *w, int64_t took)
+{
+    if (took > w->st.slowest_ms)
+        w->st.slowest_ms = took;
+    if (took > CALL_LIMIT_MS)
+        w->st.slow++;
+}
+
+static void note_unclean(worker *w, const char *what, int rc, const char *err)
+{
+    if (w->st.unclean++ == 0)
+        snprintf(w->st.first_unclean, sizeof w->st.first_unclean,
+                 "%s: %s %s", what, dlock_errname(rc), err ? err : "");
+}
+
+static void lock_pair(worker *w, dlock_rlock *l)
+{
+    int64_t lease = w->id % 4 == 0 ? 0 : 2000;
+    int64_t t0 = fault_now_ms();
+    int rc = dlock_try_lock(l, WAIT_MS, lease);
+    note_time(w, fault_now_ms() - t0);
+    if (rc == DLOCK_EBUSY)
+        w->st.busy++;
+    else if (rc == DLOCK_ETIMEDOUT)
+        w->st.timedout++;
+    else if (rc == DLOCK_ECONN)
+        w->st.conn++;
+    else if (rc != 0)
+        note_unclean(w, "try_lock", rc, NULL);
+    if (rc != 0)
+        return;
+    t0 = fault_now_ms();
+    rc = dlock_unlock(l);
+    note_time(w, fault_now_ms() - t0);
+    if (rc == 0)
+        w->st.pairs++;
+    else if (rc == DLOCK_ENOTOWNER || rc == DLOCK_ELOST || rc == DLOCK_ECONN ||
+             rc == DLOCK_ETIMEDOUT)
+        w->st.unlock_bad++; /* the server lost the lock with its data */
+    else
+        note_unclean(w, "unlock", rc, NULL);
+}
+
+static void echo_once(worker *w, long n)
+{
+    dlock_backend *b = dlock_client_backend(w->c);
+    dlock_reply *r = NULL;
+    char want[64], err[256] = "";
+    const char *argv[1] = {want};
+    int64_t t0 = fault_now_ms();
+    int64_t deadline = n % 2 ? t0 + EVAL_BUDGET_MS : INT64_MAX;
+    int rc;
+
+    snprintf(want, sizeof want, "w%d-%ld", w->id, n);
+    rc = dlock_backend_eval_until(b, &r, &s_echo, 0, 1, argv, NULL, deadline,
+                                  err, sizeof err);
+    note_time(w, fault_now_ms() - t0);
+    w->st.evals++;
+    if (rc == 0) {
+        if (r->type != DLOCK_REPLY_BULK || r->len != strlen(want) ||
+            memcmp(r->str, want, r->len) != 0)
+            w->st.misrouted++;
+    } else if (rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT) {
+        w->st.eval_failed++;
+    } else {
+        note_unclean(w, "eval", rc, err);
+    }
+    dlock_reply_free(r);
+}
+
+static void *worker_run(void *arg)
+{
+    worker *w = arg;
+    dlock_rlock *l = NULL;
+    char name[64];
+    long n = 0;
+
+    snprintf(name, sizeof name, "muxstress:%d", w->id / 4);
+    if (dlock_reentrant_new(&l, w->c, name) != 0) {
+        note_unclean(w, "reentrant_new", DLOCK_ENOMEM, NULL);
+        goto out;
+    }
+    while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+        lock_pair(w, l);
+        echo_once(w, n++);
+    }
+out:
+    dlock_rlock_free(l);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* One fault, chosen at random: 1 when it killed the server, 0 for a
+ * stall alone. */
+static int fault_once(unsigned *seed)
+{
+    int kind = (int)(rand_r(seed) % 4);
+    if (kind == 3) { /* a stall alone, shorter than the command timeout */
+        assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+        fault_sleep_ms(100 + rand_r(seed) % 600);
+        assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
+        return 0;
+    }
+    if (kind >= 1) /* calls written and unanswered, then the kill; kind 2
+                    * stalls past the command timeout first */
+    {
+        assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+        fault_sleep_ms(kind == 1 ? 50 + rand_r(seed) % 400
+                                 : CMD_MS + 100 + rand_r(seed) % 400);
+    }
+    assert_int_equal(dlock_test_redis_signal(srv, SIGKILL), 0);
+    fault_sleep_ms(rand_r(seed) % 300);
+    assert_int_equal(dlock_test_redis_restart(srv), 0);
+    return 1;
+}
+
+static void stress(int connections)
+{
+    int nthreads = env_int("DLOCK_MUX_STRESS_THREADS", 32, 1, MAX_THREADS);
+    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
+    static worker w[MAX_THREADS];
+    stats tot;
+    char url[160];
+    dlock_client *c;
+    dlock_rlock *l = NULL;
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)connections;
+    int64_t end, t0;
+    int i, kills = 0, stalls = 0, stuck = 0, rc;
+
+    snprintf(url, sizeof url, "%s?connections=%d", dlock_test_redis_url(srv),
+             connections);
+    c = fault_client_new(url, CMD_MS, CONN_MS, 4, 3000);
+    memset(w, 0, sizeof w);
+    for (i = 0; i < nthreads; i++) {
+        w[i].c = c;
+        w[i].id = i;
+        assert_int_equal(pthread_create(&w[i].t, NULL, worker_run, &w[i]), 0);
+    }
+    end = fault_now_ms() + run_ms;
+    while (fault_now_ms() < end) {
+        fault_sleep_ms(150 + rand_r(&seed) % 350);
+        if (fault_once(&seed))
+            kills++;
+        else
+            stalls++;
+    }
+    fault_sleep_ms(200); /* a moment of calls on the last server */
+    for (i = 0; i < nthreads; i++)
+        __atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
+    /* Every thread must come back; a stuck one is reported, and then the
+     * process cannot go on safely (its client is still in use). */
+    t0 = fault_now_ms();
+    for (i = 0; i < nthreads; i++) {
+        while (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) &&
+               fault_now_ms() - t0 < JOIN_LIMIT_MS)
+            fault_sleep_ms(10);
+        if (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE))
+            stuck++;
+    }
+    if (stuck) {
+        fprintf(stderr, "mux stress: %d of %d threads stuck for %d ms\n",
+                stuck, nthreads, JOIN_LIMIT_MS);
+        fail();
+    }
+    memset(&tot, 0, sizeof tot);
+    for (i = 0; i < nthreads; i++) {
+        stats *s = &w[i].st;
+        pthread_join(w[i].t, NULL);
+        tot.pairs += s->pairs;
+        tot.busy += s->busy;
+        tot.timedout += s->timedout;
+        tot.conn += s->conn;
+        tot.unlock_bad += s->unlock_bad;
+        tot.evals += s->evals;
+        tot.eval_failed += s->eval_failed;
+        tot.unclean += s->unclean;
+        tot.misrouted += s->misrouted;
+        tot.slow += s->slow;
+        if (s->slowest_ms > tot.slowest_ms)
+            tot.slowest_ms = s->slowest_ms;
+        if (s->unclean && !tot.first_unclean[0])
+            memcpy(tot.first_unclean, s->first_unclean,
+                   sizeof tot.first_unclean);
+    }
+
+    /* Back to normal on the last server. */
+    assert_int_equal(dlock_reentrant_new(&l, c, "muxstress:after"), 0);
+    t0 = fault_now_ms();
+    do {
+        rc = dlock_try_lock(l, 1000, 2000);
+        if (rc != 0)
+            fault_sleep_ms(50);
+    } while (rc != 0 && fault_now_ms() - t0 < 10000);
+    assert_int_equal(rc, 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+
+    printf("mux stress: connections=%d, %d threads, %d ms, %d kills -9 + "
+           "restarts, %d stalls: %ld lock+unlock pairs (%ld unlocks after "
+           "the lock was lost), try_lock EBUSY %ld ETIMEDOUT %ld ECONN %ld; "
+           "%ld evals (%ld ECONN/ETIMEDOUT), %ld misrouted; slowest call "
+           "%lld ms, %ld over %d ms; %ld unclean%s%s\n",
+           connections, nthreads, run_ms, kills, stalls, tot.pairs,
+           tot.unlock_bad, tot.busy, tot.timedout, tot.conn, tot.evals,
+           tot.eval_failed, tot.misrouted, (long long)tot.slowest_ms,
+           tot.slow, CALL_LIMIT_MS, tot.unclean,
+           tot.unclean ? ", first: " : "", tot.first_unclean);
+    assert_int_equal(tot.unclean, 0);
+    assert_int_equal(tot.misrouted, 0);
+    assert_int_equal(tot.slow, 0);
+    assert_true(tot.pairs > 0);
+    assert_true(tot.evals - tot.eval_failed > 0);
+}
+
+static void test_mux_stress_one_connection(void **state)
+{
+    (void)state;
+    stress(1);
+}
+
+static void test_mux_stress_two_connections(void **state)
+{
+    (void)state;
+    stress(2);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return dlock_test_redis_start(&srv, NULL);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    dlock_test_redis_stop(srv);
+    srv = NULL;
+    return 0;
+}
+
+int dlock_test_faults_mux(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mux_stress_one_connection),
+        cmocka_unit_test(test_mux_stress_two_connections),
+    };
+    return DLOCK_RUN_GROUP("faults (slow): multiplexed connections under "
+                           "server kills",
+                           tests, group_setup, group_teardown);
+}
