@@ -19,7 +19,8 @@
  * after the last restart. Printed: the counts and the slowest call.
  *
  * DLOCK_MUX_STRESS_MS (per connection count; default 2500) and
- * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider.
+ * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider;
+ * DLOCK_MUX_STRESS_TLS=1 runs it over rediss:// (client certificates).
  */
 #include "faults.h"
 
@@ -47,6 +48,7 @@
 #define MAX_THREADS 256
 
 static dlock_test_redis *srv;
+static int tls;
 
 static const dlock_script s_echo = {"mux_stress_echo", "return ARGV[1]"};
 
@@ -194,15 +196,16 @@ static void stress(int connections)
     int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
     static worker w[MAX_THREADS];
     stats tot;
-    char url[160];
+    char url[1024];
     dlock_client *c;
     dlock_rlock *l = NULL;
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)connections;
     int64_t end, t0;
     int i, kills = 0, stalls = 0, stuck = 0, rc;
 
-    snprintf(url, sizeof url, "%s?connections=%d", dlock_test_redis_url(srv),
-             connections);
+    snprintf(url, sizeof url, "%s%cconnections=%d",
+             tls ? dlock_test_redis_tls_url(srv) : dlock_test_redis_url(srv),
+             tls ? '&' : '?', connections);
     c = fault_client_new(url, CMD_MS, CONN_MS, 4, 3000);
     memset(w, 0, sizeof w);
     for (i = 0; i < nthreads; i++) {
@@ -270,12 +273,12 @@ static void stress(int connections)
     dlock_rlock_free(l);
     dlock_client_free(c);
 
-    printf("mux stress: connections=%d, %d threads, %d ms, %d kills -9 + "
+    printf("mux stress: %sconnections=%d, %d threads, %d ms, %d kills -9 + "
            "restarts, %d stalls: %ld lock+unlock pairs (%ld unlocks after "
            "the lock was lost), try_lock EBUSY %ld ETIMEDOUT %ld ECONN %ld; "
            "%ld evals (%ld ECONN/ETIMEDOUT), %ld misrouted; slowest call "
            "%lld ms, %ld over %d ms; %ld unclean%s%s\n",
-           connections, nthreads, run_ms, kills, stalls, tot.pairs,
+           tls ? "TLS, " : "", connections, nthreads, run_ms, kills, stalls, tot.pairs,
            tot.unlock_bad, tot.busy, tot.timedout, tot.conn, tot.evals,
            tot.eval_failed, tot.misrouted, (long long)tot.slowest_ms,
            tot.slow, CALL_LIMIT_MS, tot.unclean,
@@ -302,7 +305,9 @@ static void test_mux_stress_two_connections(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    return dlock_test_redis_start(&srv, NULL);
+    tls = env_int("DLOCK_MUX_STRESS_TLS", 0, 0, 1);
+    return tls ? dlock_test_redis_start_tls(&srv, "yes", 0, NULL)
+               : dlock_test_redis_start(&srv, NULL);
 }
 
 static int group_teardown(void **state)
