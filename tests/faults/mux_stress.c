@@ -290,6 +290,111 @@ static void stress(int connections)
     assert_true(tot.evals - tot.eval_failed > 0);
 }
 
+/* ---- freeing the client while the server is down ---------------------- */
+
+typedef struct blocker {
+    pthread_t t;
+    dlock_rlock *l;
+    int *stop;
+    int done;
+    long acquired, canceled, other;
+} blocker;
+
+/* dlock_lock (no budget: it retries for as long as the server is down)
+ * and unlock, until told to stop; frees its lock object, which may take
+ * the client's last reference and tear the client down on this thread. */
+static void *blocker_run(void *arg)
+{
+    blocker *k = arg;
+    while (!__atomic_load_n(k->stop, __ATOMIC_ACQUIRE)) {
+        int rc = dlock_lock(k->l, 2000);
+        if (rc == 0) {
+            k->acquired++;
+            dlock_unlock(k->l);
+        } else if (rc == DLOCK_ECANCELED) {
+            k->canceled++;
+        } else {
+            k->other++;
+        }
+    }
+    dlock_rlock_free(k->l);
+    __atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* THREADS threads blocked in dlock_lock on one multiplexed connection (4
+ * per name: some wait through the subscriber, some are in a round trip)
+ * when the server is killed, stalled, or stalled and then killed; the
+ * application frees the client meanwhile (which cancels the waits), the
+ * server comes back, and every thread ends, the last one tearing the
+ * client down (mux, pool, subscriber) on its own thread. */
+static void test_mux_free_while_down(void **state)
+{
+    int nthreads = env_int("DLOCK_MUX_STRESS_THREADS", 32, 1, MAX_THREADS);
+    static blocker k[MAX_THREADS];
+    int round, i;
+    (void)state;
+
+    for (round = 0; round < 3; round++) {
+        char url[1024], name[64];
+        dlock_client *c;
+        int stop = 0, stuck = 0;
+        long acquired = 0, canceled = 0, other = 0;
+        int64_t t0;
+
+        snprintf(url, sizeof url, "%s",
+                 tls ? dlock_test_redis_tls_url(srv) : dlock_test_redis_url(srv));
+        c = fault_client_new(url, CMD_MS, CONN_MS, 4, 3000);
+        memset(k, 0, sizeof k);
+        for (i = 0; i < nthreads; i++) {
+            snprintf(name, sizeof name, "muxfree:%d:%d", round, i / 4);
+            assert_int_equal(dlock_reentrant_new(&k[i].l, c, name), 0);
+            k[i].stop = &stop;
+            assert_int_equal(pthread_create(&k[i].t, NULL, blocker_run, &k[i]),
+                             0);
+        }
+        fault_sleep_ms(300);
+        if (round >= 1)
+            assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+        if (round != 1)
+            assert_int_equal(dlock_test_redis_signal(srv, SIGKILL), 0);
+        fault_sleep_ms(200);
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+        dlock_client_free(c);
+        fault_sleep_ms(100);
+        if (round == 1)
+            assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
+        else
+            assert_int_equal(dlock_test_redis_restart(srv), 0);
+        t0 = fault_now_ms();
+        for (i = 0; i < nthreads; i++) {
+            while (!__atomic_load_n(&k[i].done, __ATOMIC_ACQUIRE) &&
+                   fault_now_ms() - t0 < JOIN_LIMIT_MS)
+                fault_sleep_ms(10);
+            if (!__atomic_load_n(&k[i].done, __ATOMIC_ACQUIRE))
+                stuck++;
+        }
+        if (stuck) {
+            fprintf(stderr, "mux free: %d of %d threads stuck for %d ms\n",
+                    stuck, nthreads, JOIN_LIMIT_MS);
+            fail();
+        }
+        for (i = 0; i < nthreads; i++) {
+            pthread_join(k[i].t, NULL);
+            acquired += k[i].acquired;
+            canceled += k[i].canceled;
+            other += k[i].other;
+        }
+        printf("mux free while %s: %d threads, %ld acquisitions, %ld "
+               "canceled, %ld other\n",
+               round == 0 ? "killed" : round == 1 ? "stalled"
+                                                 : "stalled and killed",
+               nthreads, acquired, canceled, other);
+        assert_int_equal(other, 0);
+        assert_true(acquired > 0);
+    }
+}
+
 static void test_mux_stress_one_connection(void **state)
 {
     (void)state;
@@ -323,6 +428,7 @@ int dlock_test_faults_mux(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mux_stress_one_connection),
         cmocka_unit_test(test_mux_stress_two_connections),
+        cmocka_unit_test(test_mux_free_while_down),
     };
     return DLOCK_RUN_GROUP("faults (slow): multiplexed connections under "
                            "server kills",
