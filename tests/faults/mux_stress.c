@@ -1,10 +1,14 @@
 /*
  * Multiplexed connections under server deaths (issue 15; `make faults`,
  * part "mux"): THREADS threads share one client whose calls all go over 1
- * (then 2) multiplexed connections, while the main thread kills the
- * redis-server with SIGKILL (sometimes after stopping it with SIGSTOP, so
- * that calls are written and unanswered, sometimes past the command
- * timeout) or only stalls it, and restarts it on the same port.
+ * multiplexed connection (then 2 with queue_max=8, so that calls are also
+ * refused for a full queue), through a TCP proxy (tests/faults/proxy.c),
+ * while the main thread kills the redis-server with SIGKILL (sometimes
+ * after stopping it with SIGSTOP, so that calls are written and
+ * unanswered, sometimes past the command timeout), only stalls it, cuts
+ * every connection at the proxy, or black-holes the traffic for a while
+ * (callers give up, their placeholders pile up), and restarts the server
+ * on the same port.
  *
  * Each thread loops: try_lock (wait 300 ms; names shared by 4 threads, so
  * some calls wait through the subscriber; a quarter with lease 0, renewed
@@ -20,7 +24,8 @@
  *
  * DLOCK_MUX_STRESS_MS (per connection count; default 2500) and
  * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider;
- * DLOCK_MUX_STRESS_TLS=1 runs it over rediss:// (client certificates).
+ * DLOCK_MUX_STRESS_TLS=1 runs it over rediss:// (client certificates),
+ * without the proxy.
  */
 #include "faults.h"
 
@@ -48,12 +53,13 @@
 #define MAX_THREADS 256
 
 static dlock_test_redis *srv;
+static fault_proxy *proxy; /* NULL over TLS */
 static int tls;
 
 static const dlock_script s_echo = {"mux_stress_echo", "return ARGV[1]"};
 
 typedef struct stats {
-    long pairs, busy, timedout, conn, unlock_bad, evals, eval_failed;
+    long pairs, busy, timedout, conn, unlock_bad, evals, eval_failed, full;
     long unclean, misrouted, slow;
     int64_t slowest_ms;
     char first_unclean[320];
@@ -138,6 +144,7 @@ static void echo_once(worker *w, long n)
             w->st.misrouted++;
     } else if (rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT) {
         w->st.eval_failed++;
+        w->st.full += strstr(err, "request queue full") != NULL;
     } else {
         note_unclean(w, "eval", rc, err);
     }
@@ -167,10 +174,17 @@ out:
 }
 
 /* One fault, chosen at random: 1 when it killed the server, 0 for a
- * stall alone. */
+ * stall or a network fault. */
 static int fault_once(unsigned *seed)
 {
-    int kind = (int)(rand_r(seed) % 4);
+    int kind = (int)(rand_r(seed) % (proxy ? 6 : 4));
+    if (kind >= 4) { /* every connection cut, or a black hole */
+        fault_proxy_set(proxy, kind == 4 ? FAULT_DROP : FAULT_BLACKHOLE, 0);
+        fault_sleep_ms(kind == 4 ? 20 + rand_r(seed) % 200
+                                 : 100 + rand_r(seed) % (2 * CMD_MS));
+        fault_proxy_set(proxy, FAULT_PASS, 0);
+        return 0;
+    }
     if (kind == 3) { /* a stall alone, shorter than the command timeout */
         assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
         fault_sleep_ms(100 + rand_r(seed) % 600);
@@ -190,7 +204,7 @@ static int fault_once(unsigned *seed)
     return 1;
 }
 
-static void stress(int connections)
+static void stress(int connections, int queue_max)
 {
     int nthreads = env_int("DLOCK_MUX_STRESS_THREADS", 32, 1, MAX_THREADS);
     int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
@@ -203,9 +217,9 @@ static void stress(int connections)
     int64_t end, t0;
     int i, kills = 0, stalls = 0, stuck = 0, rc;
 
-    snprintf(url, sizeof url, "%s%cconnections=%d",
-             tls ? dlock_test_redis_tls_url(srv) : dlock_test_redis_url(srv),
-             tls ? '&' : '?', connections);
+    snprintf(url, sizeof url, "%s%cconnections=%d&queue_max=%d",
+             tls ? dlock_test_redis_tls_url(srv) : fault_proxy_url(proxy),
+             tls ? '&' : '?', connections, queue_max);
     c = fault_client_new(url, CMD_MS, CONN_MS, 4, 3000);
     memset(w, 0, sizeof w);
     for (i = 0; i < nthreads; i++) {
@@ -250,6 +264,7 @@ static void stress(int connections)
         tot.unlock_bad += s->unlock_bad;
         tot.evals += s->evals;
         tot.eval_failed += s->eval_failed;
+        tot.full += s->full;
         tot.unclean += s->unclean;
         tot.misrouted += s->misrouted;
         tot.slow += s->slow;
@@ -273,14 +288,15 @@ static void stress(int connections)
     dlock_rlock_free(l);
     dlock_client_free(c);
 
-    printf("mux stress: %sconnections=%d, %d threads, %d ms, %d kills -9 + "
-           "restarts, %d stalls: %ld lock+unlock pairs (%ld unlocks after "
+    printf("mux stress: %sconnections=%d, queue_max=%d, %d threads, %d ms, "
+           "%d kills -9 + restarts, %d stalls/cuts/black holes: %ld lock+unlock pairs (%ld unlocks after "
            "the lock was lost), try_lock EBUSY %ld ETIMEDOUT %ld ECONN %ld; "
-           "%ld evals (%ld ECONN/ETIMEDOUT), %ld misrouted; slowest call "
+           "%ld evals (%ld ECONN/ETIMEDOUT, %ld of them for a full queue), "
+           "%ld misrouted; slowest call "
            "%lld ms, %ld over %d ms; %ld unclean%s%s\n",
-           tls ? "TLS, " : "", connections, nthreads, run_ms, kills, stalls, tot.pairs,
+           tls ? "TLS, " : "", connections, queue_max, nthreads, run_ms, kills, stalls, tot.pairs,
            tot.unlock_bad, tot.busy, tot.timedout, tot.conn, tot.evals,
-           tot.eval_failed, tot.misrouted, (long long)tot.slowest_ms,
+           tot.eval_failed, tot.full, tot.misrouted, (long long)tot.slowest_ms,
            tot.slow, CALL_LIMIT_MS, tot.unclean,
            tot.unclean ? ", first: " : "", tot.first_unclean);
     assert_int_equal(tot.unclean, 0);
@@ -398,26 +414,31 @@ static void test_mux_free_while_down(void **state)
 static void test_mux_stress_one_connection(void **state)
 {
     (void)state;
-    stress(1);
+    stress(1, 65536);
 }
 
 static void test_mux_stress_two_connections(void **state)
 {
     (void)state;
-    stress(2);
+    stress(2, 8);
 }
 
 static int group_setup(void **state)
 {
     (void)state;
     tls = env_int("DLOCK_MUX_STRESS_TLS", 0, 0, 1);
-    return tls ? dlock_test_redis_start_tls(&srv, "yes", 0, NULL)
-               : dlock_test_redis_start(&srv, NULL);
+    if (tls)
+        return dlock_test_redis_start_tls(&srv, "yes", 0, NULL);
+    if (dlock_test_redis_start(&srv, NULL) != 0)
+        return -1;
+    return fault_proxy_start(&proxy, dlock_test_redis_port(srv));
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
+    fault_proxy_stop(proxy);
+    proxy = NULL;
     dlock_test_redis_stop(srv);
     srv = NULL;
     return 0;
