@@ -1,9 +1,12 @@
 /*
  * The multiplexed Redis connection (backends/redis/mux.h): many threads'
  * calls on one or two shared connections get their own replies; a caller
- * whose budget ends leaves without its late reply reaching anyone; a lost
+ * whose budget ends leaves without its late reply reaching anyone; the
+ * queue is bounded (queue_max) and a full one refuses at once; a lost
  * server fails every pending caller at once and the next call reconnects;
- * NOSCRIPT, AUTH and SELECT work through it; its options are checked.
+ * a call whose connection dies between its replies frees them once (mux
+ * and pool alike); NOSCRIPT, AUTH and SELECT work through it; its options
+ * are checked.
  * Against throwaway redis-servers (tests/harness/redis_server.h), through
  * the public API and the backend vtable only.
  */
@@ -377,6 +380,62 @@ static void test_server_lost_fails_all_then_recovers(void **state)
     dlock_test_redis_stop(r);
 }
 
+/* ---- a connection lost between the replies of one call --------------- */
+
+typedef struct two_replies {
+    dlock_backend *b;
+    int rc;
+    dlock_reply *r;
+    char err[256];
+} two_replies;
+
+static void *two_replies_run(void *arg)
+{
+    two_replies *t = arg;
+    const char *argv[2] = {"mux:two", "v"};
+    t->rc = dlock_backend_eval(t->b, &t->r, &s_set, 1, 1, argv, NULL, t->err,
+                               sizeof t->err);
+    return NULL;
+}
+
+/* One call, two replies (the script's, then WAIT's: sync_replicas=1 with
+ * no replica, so WAIT blocks), and the server dies in between: the call
+ * fails with DLOCK_ECONN and frees the reply it had, once, pooled and
+ * multiplexed alike (node.h's contract: on failure no reply is left to
+ * the caller; the pool used to free it and leave it in the caller's
+ * array, which the script runner then freed again). */
+static void test_lost_between_replies(void **state)
+{
+    int multiplex;
+    (void)state;
+
+    for (multiplex = 0; multiplex <= 1; multiplex++) {
+        dlock_test_redis *r = NULL;
+        dlock_backend *b = NULL;
+        dlock_redis_options o = mux_options(1);
+        two_replies t;
+        pthread_t th;
+        char url[160], err[256];
+
+        assert_int_equal(dlock_test_redis_start(&r, NULL), 0);
+        snprintf(url, sizeof url,
+                 "%s?multiplex=%d&sync_replicas=1&sync_timeout_ms=3000",
+                 dlock_test_redis_url(r), multiplex);
+        assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err),
+                         0);
+        memset(&t, 0, sizeof t);
+        t.b = b;
+        assert_int_equal(pthread_create(&th, NULL, two_replies_run, &t), 0);
+        sleep_ms(300); /* the script's reply is in; WAIT's is pending */
+        assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
+        pthread_join(th, NULL);
+        assert_int_equal(t.rc, DLOCK_ECONN);
+        assert_null(t.r);
+        dlock_backend_free(b);
+        dlock_test_redis_stop(r);
+    }
+}
+
 /* ---- scripts, AUTH and SELECT ---------------------------------------- */
 
 static void test_noscript_after_flush(void **state)
@@ -596,6 +655,7 @@ int dlock_test_redis_mux(void)
         cmocka_unit_test(test_budget_ends_late_reply_discarded),
         cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_server_lost_fails_all_then_recovers),
+        cmocka_unit_test(test_lost_between_replies),
         cmocka_unit_test(test_noscript_after_flush),
         cmocka_unit_test(test_auth_and_select),
         cmocka_unit_test(test_options_and_url),
