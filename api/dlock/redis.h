@@ -72,7 +72,10 @@
  * DLOCK_ECONN, detail "redis host:port: request queue full (N calls ...)";
  * a connection whose queue holds only calls that gave up is dropped and
  * reopened by the next call. queue_max with multiplex=0 (URL or field) is
- * DLOCK_EINVAL. Pooled (multiplex=0): pool_size connections, each call
+ * DLOCK_EINVAL. With sync_replicas (below), a write's WAIT holds back the
+ * calls queued behind it on its connection (Redis serves nothing else of a
+ * connection while its WAIT blocks): give it several connections (4) or
+ * the pool. Pooled (multiplex=0): pool_size connections, each call
  * borrows one (no lock is held across network I/O).
  *
  * The backend runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has
