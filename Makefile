@@ -272,7 +272,8 @@ bench-smoke: $(BUILD)/bench/dlock_bench
 FAULT_SRC    := tests/faults/cases.c tests/faults/child.c tests/faults/proxy.c \
                 tests/faults/stall_cases.c tests/faults/stress.c \
                 tests/faults/sentinel_cases.c tests/faults/sync_cases.c \
-                tests/faults/redlock_cases.c tests/faults/redlock_stress.c
+                tests/faults/redlock_cases.c tests/faults/redlock_stress.c \
+                tests/faults/mux_stress.c
 FAULT_OBJ    := $(FAULT_SRC:%.c=$(BUILD)/%.o)
 FAULT_HELPER := $(BUILD)/tests/dlock_fault_helper
 STRESS_ARGS  ?= 4 4 2000

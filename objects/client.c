@@ -37,21 +37,24 @@ void dlock__client_owner(const dlock_client *c, char *buf)
 static pid_t process_pid;
 static pthread_once_t process_pid_once = PTHREAD_ONCE_INIT;
 
+/* Relaxed atomics, though the child writes it alone: ThreadSanitizer
+ * keeps the parent's threads' reads in the child's history and would
+ * report the child's write as racing with them. */
 static void process_pid_after_fork(void)
 {
-    process_pid = getpid();
+    __atomic_store_n(&process_pid, getpid(), __ATOMIC_RELAXED);
 }
 
 static void process_pid_init(void)
 {
-    process_pid = getpid();
+    __atomic_store_n(&process_pid, getpid(), __ATOMIC_RELAXED);
     pthread_atfork(NULL, NULL, process_pid_after_fork);
 }
 
 static pid_t current_pid(void)
 {
     pthread_once(&process_pid_once, process_pid_init);
-    return process_pid;
+    return __atomic_load_n(&process_pid, __ATOMIC_RELAXED);
 }
 
 int dlock__client_check(const dlock_client *c)

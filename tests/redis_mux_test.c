@@ -1,9 +1,12 @@
 /*
  * The multiplexed Redis connection (backends/redis/mux.h): many threads'
  * calls on one or two shared connections get their own replies; a caller
- * whose budget ends leaves without its late reply reaching anyone; a lost
+ * whose budget ends leaves without its late reply reaching anyone; the
+ * queue is bounded (queue_max) and a full one refuses at once; a lost
  * server fails every pending caller at once and the next call reconnects;
- * NOSCRIPT, AUTH and SELECT work through it; its options are checked.
+ * a call whose connection dies between its replies frees them once (mux
+ * and pool alike); NOSCRIPT, AUTH and SELECT work through it; its options
+ * are checked.
  * Against throwaway redis-servers (tests/harness/redis_server.h), through
  * the public API and the backend vtable only.
  */
@@ -224,6 +227,106 @@ static void test_budget_ends_late_reply_discarded(void **state)
     dlock_backend_free(b);
 }
 
+/* ---- a bounded queue --------------------------------------------------- */
+
+#define QFULL_THREADS 12
+#define QFULL_MAX 4
+/* Long enough that all 12 have tried before the first 4 give up (and make
+ * room), even on a loaded machine. */
+#define QFULL_BUDGET_MS 1500
+
+typedef struct qcaller {
+    dlock_backend *b;
+    pthread_barrier_t *go;
+    int id, rc;
+    int64_t took;
+    char err[256];
+} qcaller;
+
+static void *qfull_run(void *arg)
+{
+    qcaller *c = arg;
+    dlock_reply *r = NULL;
+    char want[32];
+    int64_t t0;
+    snprintf(want, sizeof want, "q%d", c->id);
+    pthread_barrier_wait(c->go);
+    t0 = mono_ms();
+    c->rc = echo(c->b, want, t0 + QFULL_BUDGET_MS, &r, c->err, sizeof c->err);
+    c->took = mono_ms() - t0;
+    dlock_reply_free(r);
+    return NULL;
+}
+
+/* queue_max=4 on one connection to a stalled server: of 12 callers at
+ * once, 4 enter (and end on their budget), the others are refused at
+ * once with a detail naming the node and the limit; nobody succeeds or
+ * hangs. Once the server resumes, the next call gets its own reply: the 4
+ * placeholders left behind, which nobody is waiting to read, do not hold
+ * the connection full. */
+static void test_queue_full(void **state)
+{
+    dlock_backend *b;
+    dlock_reply *r = NULL;
+    pthread_barrier_t go;
+    pthread_t t[QFULL_THREADS];
+    qcaller c[QFULL_THREADS];
+    char url[160], where[64], limit[32], err[256];
+    int i, full = 0, timedout = 0;
+    (void)state;
+
+    snprintf(url, sizeof url, "%s?queue_max=%d", dlock_test_redis_url(srv),
+             QFULL_MAX);
+    snprintf(where, sizeof where, "redis 127.0.0.1:%d:",
+             dlock_test_redis_port(srv));
+    snprintf(limit, sizeof limit, "(%d calls", QFULL_MAX);
+    b = open_mux(url, 1);
+    assert_int_equal(echo(b, "warm", 0, &r, err, sizeof err), 0);
+    dlock_reply_free(r);
+
+    assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+    assert_int_equal(pthread_barrier_init(&go, NULL, QFULL_THREADS), 0);
+    for (i = 0; i < QFULL_THREADS; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].b = b;
+        c[i].go = &go;
+        c[i].id = i;
+        assert_int_equal(pthread_create(&t[i], NULL, qfull_run, &c[i]), 0);
+    }
+    for (i = 0; i < QFULL_THREADS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (i = 0; i < QFULL_THREADS; i++) {
+        if (c[i].rc == DLOCK_ECONN) {
+            if (!strstr(c[i].err, "request queue full"))
+                fprintf(stderr, "queue full: unexpected: %s\n", c[i].err);
+            assert_non_null(strstr(c[i].err, "request queue full"));
+            assert_non_null(strstr(c[i].err, where));
+            assert_non_null(strstr(c[i].err, limit));
+            assert_non_null(strstr(c[i].err, "queue_max"));
+            /* Refused, not made to wait for its budget. */
+            assert_true(c[i].took < QFULL_BUDGET_MS);
+            full++;
+        } else {
+            assert_int_equal(c[i].rc, DLOCK_ETIMEDOUT);
+            timedout++;
+        }
+    }
+    assert_true(full >= QFULL_THREADS - QFULL_MAX);
+    assert_true(timedout <= QFULL_MAX);
+    assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
+
+    for (i = 0; i < 3; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "resumed-%d", i);
+        assert_int_equal(echo(b, want, 0, &r, err, sizeof err), 0);
+        assert_int_equal(r->type, DLOCK_REPLY_BULK);
+        assert_string_equal(r->str, want);
+        dlock_reply_free(r);
+    }
+    dlock_backend_free(b);
+}
+
 /* ---- a lost server ---------------------------------------------------- */
 
 static void test_server_lost_fails_all_then_recovers(void **state)
@@ -275,6 +378,62 @@ static void test_server_lost_fails_all_then_recovers(void **state)
     dlock_reply_free(reply);
     dlock_backend_free(b);
     dlock_test_redis_stop(r);
+}
+
+/* ---- a connection lost between the replies of one call --------------- */
+
+typedef struct two_replies {
+    dlock_backend *b;
+    int rc;
+    dlock_reply *r;
+    char err[256];
+} two_replies;
+
+static void *two_replies_run(void *arg)
+{
+    two_replies *t = arg;
+    const char *argv[2] = {"mux:two", "v"};
+    t->rc = dlock_backend_eval(t->b, &t->r, &s_set, 1, 1, argv, NULL, t->err,
+                               sizeof t->err);
+    return NULL;
+}
+
+/* One call, two replies (the script's, then WAIT's: sync_replicas=1 with
+ * no replica, so WAIT blocks), and the server dies in between: the call
+ * fails with DLOCK_ECONN and frees the reply it had, once, pooled and
+ * multiplexed alike (node.h's contract: on failure no reply is left to
+ * the caller; the pool used to free it and leave it in the caller's
+ * array, which the script runner then freed again). */
+static void test_lost_between_replies(void **state)
+{
+    int multiplex;
+    (void)state;
+
+    for (multiplex = 0; multiplex <= 1; multiplex++) {
+        dlock_test_redis *r = NULL;
+        dlock_backend *b = NULL;
+        dlock_redis_options o = mux_options(1);
+        two_replies t;
+        pthread_t th;
+        char url[160], err[256];
+
+        assert_int_equal(dlock_test_redis_start(&r, NULL), 0);
+        snprintf(url, sizeof url,
+                 "%s?multiplex=%d&sync_replicas=1&sync_timeout_ms=3000",
+                 dlock_test_redis_url(r), multiplex);
+        assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err),
+                         0);
+        memset(&t, 0, sizeof t);
+        t.b = b;
+        assert_int_equal(pthread_create(&th, NULL, two_replies_run, &t), 0);
+        sleep_ms(300); /* the script's reply is in; WAIT's is pending */
+        assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
+        pthread_join(th, NULL);
+        assert_int_equal(t.rc, DLOCK_ECONN);
+        assert_null(t.r);
+        dlock_backend_free(b);
+        dlock_test_redis_stop(r);
+    }
 }
 
 /* ---- scripts, AUTH and SELECT ---------------------------------------- */
@@ -351,7 +510,10 @@ static void test_options_and_url(void **state)
 {
     static const char *const bad[] = {
         "?multiplex=2", "?multiplex=", "?connections=0", "?connections=65",
-        "?connections=x", "?multiplex=1&multiplex=0",
+        "?connections=x", "?multiplex=1&multiplex=0", "?queue_max=0",
+        "?queue_max=1048577", "?queue_max=-1", "?queue_max=x", "?queue_max=",
+        "?queue_max=4&queue_max=4", "?multiplex=0&queue_max=8",
+        "?queue_max=8&multiplex=0",
     };
     dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
     dlock_backend *b = NULL;
@@ -365,8 +527,38 @@ static void test_options_and_url(void **state)
         assert_int_equal(dlock_redis_backend_new(&b, url, NULL, err, sizeof err),
                          DLOCK_EINVAL);
         assert_null(b);
-        assert_true(strstr(err, "multiplex") || strstr(err, "connections"));
+        assert_true(strstr(err, "multiplex") || strstr(err, "connections") ||
+                    strstr(err, "queue_max"));
     }
+    /* queue_max with a pool, wherever multiplex=0 comes from. */
+    snprintf(url, sizeof url, "%s?queue_max=8", dlock_test_redis_url(srv));
+    o.multiplex = 0;
+    assert_int_equal(dlock_redis_backend_new(&b, url, &o, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_null(b);
+    assert_non_null(strstr(err, "'queue_max'"));
+    assert_non_null(strstr(err, "multiplex is 0"));
+    snprintf(url, sizeof url, "%s?multiplex=0&queue_max=8",
+             dlock_test_redis_url(srv));
+    assert_int_equal(dlock_redis_backend_new(&b, url, NULL, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_non_null(strstr(err, "multiplex is 0"));
+    snprintf(url, sizeof url, "%s?queue_max=1048577", dlock_test_redis_url(srv));
+    assert_int_equal(dlock_redis_backend_new(&b, url, NULL, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_non_null(strstr(err, "'queue_max' must be 1..1048576"));
+    /* The bounds themselves are fine. */
+    for (i = 0; i < 2; i++) {
+        snprintf(url, sizeof url, "%s?queue_max=%s", dlock_test_redis_url(srv),
+                 i == 0 ? "1" : "1048576");
+        assert_int_equal(dlock_redis_backend_new(&b, url, NULL, err, sizeof err),
+                         0);
+        assert_int_equal(echo(b, "bound", 0, &r, err, sizeof err), 0);
+        dlock_reply_free(r);
+        dlock_backend_free(b);
+        b = NULL;
+    }
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
     o.connections = 0;
     assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
                                              err, sizeof err), DLOCK_EINVAL);
@@ -461,7 +653,9 @@ int dlock_test_redis_mux(void)
         cmocka_unit_test(test_many_threads_two_connections),
         cmocka_unit_test(test_many_threads_tls),
         cmocka_unit_test(test_budget_ends_late_reply_discarded),
+        cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_server_lost_fails_all_then_recovers),
+        cmocka_unit_test(test_lost_between_replies),
         cmocka_unit_test(test_noscript_after_flush),
         cmocka_unit_test(test_auth_and_select),
         cmocka_unit_test(test_options_and_url),

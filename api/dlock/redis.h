@@ -60,16 +60,23 @@
  * it); no call waits for the rediscovery itself.
  *
  * Connections (multiplex=0|1 and connections=N as URL parameters, or the
- * version-4 fields below). Multiplexed (the default): the calls of every
- * thread share `connections` connections per server (default 1),
- * pipelined: what threads submit while a write is in flight goes out in
- * the next write, one reader hands the replies back in order. A call
- * still waits only for its own reply, within its own budget; one that
- * gives up leaves cleanly (its late reply is read and dropped); a lost
- * connection fails every pending call at once with DLOCK_ECONN; at most
- * 65 536 calls queue per connection (beyond: DLOCK_ECONN, "request queue
- * full"). Pooled (multiplex=0): pool_size connections, each call borrows
- * one (no lock is held across network I/O).
+ * version-4 fields below; queue_max=N as a URL parameter only). Multiplexed
+ * (the default): the calls of every thread share `connections` connections
+ * per server (default 1), pipelined: what threads submit while a write is
+ * in flight goes out in the next write, one reader hands the replies back
+ * in order. A call still waits only for its own reply, within its own
+ * budget; one that gives up leaves cleanly (its late reply is read and
+ * dropped); a lost connection fails every pending call at once with
+ * DLOCK_ECONN; at most queue_max calls (1..1 048 576, default 65 536) are
+ * queued or in flight per connection: one beyond fails at once with
+ * DLOCK_ECONN, detail "redis host:port: request queue full (N calls ...)";
+ * a connection whose queue holds only calls that gave up is dropped and
+ * reopened by the next call. queue_max with multiplex=0 (URL or field) is
+ * DLOCK_EINVAL. With sync_replicas (below), a write's WAIT holds back the
+ * calls queued behind it on its connection (Redis serves nothing else of a
+ * connection while its WAIT blocks): give it several connections (4) or
+ * the pool. Pooled (multiplex=0): pool_size connections, each call
+ * borrows one (no lock is held across network I/O).
  *
  * The backend runs scripts with EVALSHA (SCRIPT LOAD on NOSCRIPT), and has
  * one subscriber connection with its own thread; subscriptions are restored

@@ -21,6 +21,7 @@
 #include "dlock/sys/clock.h"
 #include "cluster.h"
 #include "internal.h"
+#include "mux.h"
 #include "scripts.h"
 #include "slot.h"
 #include "topology.h"
@@ -370,6 +371,16 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
                                                     : opts->multiplex;
     rb->cfg.connections = rb->cfg.url.connections ? rb->cfg.url.connections
                                                   : opts->connections;
+    rb->cfg.queue_max = rb->cfg.url.queue_max ? rb->cfg.url.queue_max
+                                              : DLOCK__REDIS_MUX_QUEUE_MAX;
+    if (rb->cfg.url.queue_max && !rb->cfg.multiplex) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis URL: 'queue_max' bounds the request "
+                          "queue of a shared connection, but multiplex is 0 "
+                          "(a pool, which has none)");
+        rc = DLOCK_EINVAL;
+        goto fail;
+    }
     if (rb->cfg.url.is_tls) {
         rc = merge_tls(&rb->cfg.url.tls, opts);
         if (rc != 0) {

@@ -28,6 +28,8 @@ typedef struct dlock__redis_config {
     int pool_size;
     int multiplex;               /* 1: calls share a mux (mux.h) */
     int connections;             /* multiplexed: connections per node */
+    int queue_max;               /* multiplexed: calls queued or in flight
+                                    per connection (mux.h) */
     int64_t reconnect_min_ms;
     int64_t reconnect_max_ms;
     /* Replica-synced writes (api/dlock/redis.h): 0 off, N, or -1 all

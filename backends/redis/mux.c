@@ -47,6 +47,7 @@ struct lane {
     mux_req *qhead, *qtail;     /* queued, not yet written */
     mux_req *fhead, *ftail;     /* in flight, in write order */
     int count;                  /* queued + in flight (placeholders too) */
+    int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
 };
@@ -136,6 +137,7 @@ static void finish(lane *l, mux_req *r, int rc, const char *detail)
 {
     l->count--;
     if (r->abandoned) {
+        l->abandoned--;
         req_free(r);
         return;
     }
@@ -488,13 +490,24 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     me->lane = l;
 
     pthread_mutex_lock(&l->mu);
-    if (l->count >= DLOCK__REDIS_MUX_QUEUE_MAX) {
+    if (l->count >= cfg->queue_max && l->count == l->abandoned && l->s) {
+        /* Only placeholders: no caller is left to read their replies, so
+         * they would hold the lane full for good. */
+        char detail[512];
+        snprintf(detail, sizeof detail,
+                 "redis %s: connection dropped: %d calls gave up waiting "
+                 "for their replies (queue_max=%d)",
+                 cfg->url.where, l->count, cfg->queue_max);
+        break_lane(m, l, l->s, DLOCK_ECONN, detail);
+    }
+    if (l->count >= cfg->queue_max) {
         pthread_mutex_unlock(&l->mu);
         req_free(me);
         dlock__redis_errf(errbuf, errlen,
                           "redis %s: request queue full (%d calls queued or "
-                          "in flight on one connection)",
-                          cfg->url.where, DLOCK__REDIS_MUX_QUEUE_MAX);
+                          "in flight on one connection; the URL's "
+                          "queue_max=N sets the limit)",
+                          cfg->url.where, cfg->queue_max);
         return DLOCK_ECONN;
     }
     if (l->qtail)
@@ -582,6 +595,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                  "redis %s: connection dropped: no reply within %lld ms",
                  cfg->url.where, (long long)cfg->command_timeout_ms);
         me->abandoned = 1;
+        l->abandoned++;
         if (l->s)
             break_lane(m, l, l->s, DLOCK_ECONN, detail);
         hand_off(l);
@@ -602,6 +616,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     /* In flight: stays as a placeholder whose late replies are read and
      * freed, never given to the next call. */
     me->abandoned = 1;
+    l->abandoned++;
     hand_off(l);
     pthread_mutex_unlock(&l->mu);
     return rc;

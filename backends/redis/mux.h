@@ -30,10 +30,14 @@
  *   Connections come from the node's pool (pool.h), so the pool's
  *   handshake (AUTH, SELECT, TLS), stale check and back-off/fail-fast
  *   apply unchanged.
- * - Bounds: at most DLOCK__REDIS_MUX_QUEUE_MAX requests queued or in
- *   flight per lane; a call beyond that fails at once with DLOCK_ECONN and
- *   a detail saying the queue is full (the wait loops retry it like a lost
- *   connection, after backing off).
+ * - Bounds: at most cfg->queue_max requests (the URL's queue_max,
+ *   default DLOCK__REDIS_MUX_QUEUE_MAX) queued or in flight per lane,
+ *   placeholders included; a call beyond that fails at once with
+ *   DLOCK_ECONN and a detail saying the queue is full and naming the node
+ *   and the limit (the wait loops retry it like a lost connection, after
+ *   backing off). A lane full of placeholders alone has no caller left to
+ *   read their replies: the next call drops that connection and opens a
+ *   new one instead of being refused.
  *
  * Locks: a lane's mutex guards its lists and roles and is never held
  * across network I/O; a second mutex per connection serializes the
@@ -50,6 +54,7 @@
 #include "internal.h"
 #include "pool.h"
 
+/* The default queue_max. */
 #define DLOCK__REDIS_MUX_QUEUE_MAX 65536
 
 typedef struct dlock__redis_mux dlock__redis_mux;

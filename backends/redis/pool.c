@@ -253,9 +253,13 @@ int dlock__redis_pool_receive(dlock__redis_pool *p, dlock__redis_conn *c,
     }
     /* A failure leaves the reply stream out of step (or gone). */
     dlock__redis_pool_release(p, c, rc != 0);
+    /* And no reply with the caller: one that frees what is left in its
+     * array would free these a second time. */
     if (rc != 0)
-        for (i = 0; i < got; i++)
+        for (i = 0; i < got; i++) {
             freeReplyObject(replies[i]);
+            replies[i] = NULL;
+        }
     return rc;
 }
 

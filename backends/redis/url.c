@@ -432,12 +432,31 @@ static int name_is(const char *s, size_t n, const char *want)
     return strlen(want) == n && strncmp(s, want, n) == 0;
 }
 
-/* multiplex=0|1 and connections=N, the connections' mode (any scheme). */
+/* connections=N or queue_max=N: 1..max, given once (0: not yet). */
+static int set_count(int *slot, const char *name, long max, const char *kind,
+                     const char *vs, size_t vn, char *errbuf, size_t errlen)
+{
+    long v;
+    if (*slot != 0) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice", kind,
+                          name);
+        return DLOCK_EINVAL;
+    }
+    if (parse_uint(vs, vn, max, &v) != 0 || v < 1) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' must be 1..%ld",
+                          kind, name, max);
+        return DLOCK_EINVAL;
+    }
+    *slot = (int)v;
+    return 0;
+}
+
+/* multiplex=0|1, connections=N and queue_max=N, the connections' mode
+ * (any scheme). */
 static int set_conn_param(dlock__redis_url *u, const char *kind,
                           const char *ps, size_t klen, const char *vs,
                           size_t vn, char *errbuf, size_t errlen)
 {
-    long v;
     if (name_is(ps, klen, "multiplex")) {
         if (u->multiplex != -1) {
             dlock__redis_errf(errbuf, errlen,
@@ -454,19 +473,13 @@ static int set_conn_param(dlock__redis_url *u, const char *kind,
         u->multiplex = vs[0] - '0';
         return 0;
     }
-    if (u->connections != 0) {
-        dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: 'connections' given twice", kind);
-        return DLOCK_EINVAL;
-    }
-    if (parse_uint(vs, vn, DLOCK__REDIS_CONNECTIONS_MAX, &v) != 0 || v < 1) {
-        dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: 'connections' must be 1..%d", kind,
-                          DLOCK__REDIS_CONNECTIONS_MAX);
-        return DLOCK_EINVAL;
-    }
-    u->connections = (int)v;
-    return 0;
+    if (name_is(ps, klen, "queue_max"))
+        return set_count(&u->queue_max, "queue_max",
+                         DLOCK__REDIS_QUEUE_MAX_LIMIT, kind, vs, vn, errbuf,
+                         errlen);
+    return set_count(&u->connections, "connections",
+                     DLOCK__REDIS_CONNECTIONS_MAX, kind, vs, vn, errbuf,
+                     errlen);
 }
 
 /* One "name=value" of a query: sets the field it names. Messages quote
@@ -491,7 +504,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     for (i = 0; i < NINT_PARAMS; i++)
         if (name_is(ps, klen, int_params[i].name))
             return set_int(u, i, kind, vs, vn, errbuf, errlen);
-    if (name_is(ps, klen, "multiplex") || name_is(ps, klen, "connections"))
+    if (name_is(ps, klen, "multiplex") || name_is(ps, klen, "connections") ||
+        name_is(ps, klen, "queue_max"))
         return set_conn_param(u, kind, ps, klen, vs, vn, errbuf, errlen);
     if (u->is_unix && name_is(ps, klen, "db")) {
         if (*have_db) {
@@ -512,8 +526,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (u->is_unix) {
         dlock__redis_errf(errbuf, errlen,
                           "bad unix URL: unknown parameter '%.*s' (only db=N, "
-                          "sync_replicas, sync_timeout_ms, multiplex and "
-                          "connections are supported; TLS needs rediss://)",
+                          "sync_replicas, sync_timeout_ms, multiplex, "
+                          "connections and queue_max are supported; TLS "
+                          "needs rediss://)",
                           qk, ps);
         return DLOCK_EINVAL;
     }
@@ -524,8 +539,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         dlock__redis_errf(errbuf, errlen,
                           "bad %s URL: unknown parameter '%.*s' (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
-                          "sync_replicas, sync_timeout_ms, multiplex or "
-                          "connections%s)",
+                          "sync_replicas, sync_timeout_ms, multiplex, "
+                          "connections or queue_max%s)",
                           kind, qk, ps,
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",

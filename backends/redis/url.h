@@ -25,7 +25,9 @@
  * Every scheme (unix:// too): sync_replicas (-1, 0..DLOCK_SYNC_REPLICAS_MAX)
  * and sync_timeout_ms (1..DLOCK_TIME_MAX_MS).
  * Connection parameters (every scheme): multiplex (0 or 1), connections
- * (1..DLOCK__REDIS_CONNECTIONS_MAX).
+ * (1..DLOCK__REDIS_CONNECTIONS_MAX), queue_max
+ * (1..DLOCK__REDIS_QUEUE_MAX_LIMIT; multiplexed connections only, which
+ * the backend checks once the options are merged).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
@@ -34,6 +36,9 @@
 
 /* The most connections per node a multiplexed backend may share. */
 #define DLOCK__REDIS_CONNECTIONS_MAX 64
+/* The largest queue_max: calls queued or in flight on one shared
+ * connection. */
+#define DLOCK__REDIS_QUEUE_MAX_LIMIT 1048576
 
 /* TLS settings, from the URL's query or the options struct; NULL / -1 =
  * not given. */
@@ -66,6 +71,7 @@ typedef struct dlock__redis_url {
     char where[300]; /* "host:port" or the socket path, for messages */
     int multiplex;   /* 0 or 1; -1: not given */
     int connections; /* 0: not given */
+    int queue_max;   /* 0: not given */
 
     /* *-sentinel:// only (host and path are then NULL; the data nodes'
      * addresses come from the sentinels). */

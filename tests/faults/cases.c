@@ -476,7 +476,7 @@ static void test_server_restarts_churn(void **state)
     }
     fault_sleep_ms(2000);
     for (i = 0; i < NP; i++)
-        p[i].stop = 1;
+        __atomic_store_n(&p[i].stop, 1, __ATOMIC_RELEASE);
     for (i = 0; i < NP; i++) {
         pthread_join(th[i], NULL);
         printf("    [faults] churn thread %d: %ld calls, %ld ok, %ld timed "

@@ -118,6 +118,9 @@ int dlock_test_stress_redlock(void);
 /* tests/faults/sync_cases.c: sync_replicas=1 vs none under kill -9 of the
  * master (the failover-safety figure). */
 int dlock_test_faults_sync(void);
+/* tests/faults/mux_stress.c: threads on multiplexed connections while
+ * the server is killed and restarted (make faults only). */
+int dlock_test_faults_mux(void);
 /* Budgets and transient refusals (tests/faults/stall_cases.c), part of
  * dlock_test_faults. */
 int dlock_test_stalls(void);

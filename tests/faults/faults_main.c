@@ -28,7 +28,7 @@ static void on_alarm(int sig)
 }
 
 /* DLOCK_FAULTS_ONLY=part[,part] runs only the named parts: fast, slow,
- * sentinel, sync, redlock. Unset: all of them. */
+ * sentinel, sync, redlock, mux. Unset: all of them. */
 static int wanted(const char *part)
 {
     return dlock_test_wanted("DLOCK_FAULTS_ONLY", part);
@@ -56,6 +56,8 @@ int main(void)
         dlock_test_faults_sync();
     if (wanted("redlock"))
         dlock_test_faults_redlock();
+    if (wanted("mux"))
+        dlock_test_faults_mux();
     fault_child_kill_all();
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);
