@@ -23,7 +23,9 @@
  * and the client works again after the last restart. Printed: the counts
  * and the slowest call. The same with two replies per call (each script
  * followed by WAIT: a connection can die between them), multiplexed and
- * pooled.
+ * pooled; and on Redlocks over 3 servers (split calls on a multiplexed
+ * connection to each) while one node at a time is killed. A quarter of
+ * the holds get a new lease (dlock_extend) before their unlock.
  *
  * DLOCK_MUX_STRESS_MS (per connection count; default 2500) and
  * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider;
@@ -116,6 +118,14 @@ static void lock_pair(worker *w, dlock_rlock *l)
         note_unclean(w, "try_lock", rc, NULL);
     if (rc != 0)
         return;
+    if (w->id % 4 == 1) { /* a new lease for the hold, then the unlock */
+        t0 = fault_now_ms();
+        rc = dlock_extend(l, 3000);
+        note_time(w, fault_now_ms() - t0);
+        if (rc != 0 && rc != DLOCK_ELOST && rc != DLOCK_ECONN &&
+            rc != DLOCK_ETIMEDOUT && rc != DLOCK_ESYNC)
+            note_unclean(w, "extend", rc, NULL);
+    }
     t0 = fault_now_ms();
     rc = dlock_unlock(l);
     note_time(w, fault_now_ms() - t0);
@@ -458,6 +468,123 @@ static void test_mux_stress_two_replies(void **state)
     stress("multiplex=0&sync_replicas=1&sync_timeout_ms=20", 3000, 8);
 }
 
+/* ---- Redlock on multiplexed connections -------------------------------- */
+
+#define RL_NODES 3
+
+/* try_lock (a quarter with lease 0: the renewal thread's split calls),
+ * extend (a quarter), unlock, on a Redlock over RL_NODES clients. */
+static dlock_client *rl_clients[RL_NODES];
+
+static void *rl_worker_run(void *arg)
+{
+    worker *w = arg;
+    dlock_rlock *l = NULL;
+    char name[64];
+
+    snprintf(name, sizeof name, "muxrl:%d", w->id / 4);
+    if (dlock_redlock_new(&l, rl_clients, RL_NODES, name) != 0) {
+        note_unclean(w, "redlock_new", DLOCK_ENOMEM, NULL);
+        goto out;
+    }
+    while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+        lock_pair(w, l);
+out:
+    dlock_rlock_free(l);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* THREADS threads on Redlocks over 3 servers, one multiplexed connection
+ * to each, every call a split one (submit on every node, then wait on
+ * each), while one node at a time is killed -9 (or stalled first) and
+ * restarted: every call returns, with a clean code, within its bound.
+ * (No exclusion check: a node restarted empty can make a second majority,
+ * Redlock's documented limit; tests/faults/redlock_stress.c checks
+ * exclusion with one process per worker.) */
+static void test_mux_stress_redlock(void **state)
+{
+    int nthreads = env_int("DLOCK_MUX_STRESS_THREADS", 32, 1, MAX_THREADS);
+    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
+    static worker w[MAX_THREADS];
+    dlock_test_redis *nodes[RL_NODES] = {NULL};
+    unsigned seed = (unsigned)time(NULL);
+    long pairs = 0, unclean = 0, slow = 0, conn = 0, timedout = 0;
+    int64_t end, t0, slowest = 0;
+    int i, kills = 0, stuck = 0;
+    char first[320] = "";
+    (void)state;
+
+    for (i = 0; i < RL_NODES; i++) {
+        char url[160];
+        assert_int_equal(dlock_test_redis_start(&nodes[i], NULL), 0);
+        snprintf(url, sizeof url, "%s?connections=1",
+                 dlock_test_redis_url(nodes[i]));
+        rl_clients[i] = fault_client_new(url, CMD_MS, CONN_MS, 4, 3000);
+    }
+    memset(w, 0, sizeof w);
+    for (i = 0; i < nthreads; i++) {
+        w[i].id = i;
+        assert_int_equal(pthread_create(&w[i].t, NULL, rl_worker_run, &w[i]),
+                         0);
+    }
+    end = fault_now_ms() + run_ms;
+    while (fault_now_ms() < end) {
+        dlock_test_redis *v = nodes[rand_r(&seed) % RL_NODES];
+        fault_sleep_ms(150 + rand_r(&seed) % 350);
+        if (rand_r(&seed) % 2) {
+            assert_int_equal(dlock_test_redis_signal(v, SIGSTOP), 0);
+            fault_sleep_ms(50 + rand_r(&seed) % (CMD_MS + 400));
+        }
+        assert_int_equal(dlock_test_redis_signal(v, SIGKILL), 0);
+        fault_sleep_ms(rand_r(&seed) % 300);
+        assert_int_equal(dlock_test_redis_restart(v), 0);
+        kills++;
+    }
+    fault_sleep_ms(200);
+    for (i = 0; i < nthreads; i++)
+        __atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
+    t0 = fault_now_ms();
+    for (i = 0; i < nthreads; i++) {
+        while (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) &&
+               fault_now_ms() - t0 < JOIN_LIMIT_MS)
+            fault_sleep_ms(10);
+        if (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE))
+            stuck++;
+    }
+    if (stuck) {
+        fprintf(stderr, "mux redlock: %d of %d threads stuck for %d ms\n",
+                stuck, nthreads, JOIN_LIMIT_MS);
+        fail();
+    }
+    for (i = 0; i < nthreads; i++) {
+        pthread_join(w[i].t, NULL);
+        pairs += w[i].st.pairs;
+        conn += w[i].st.conn;
+        timedout += w[i].st.timedout;
+        unclean += w[i].st.unclean;
+        slow += w[i].st.slow;
+        if (w[i].st.slowest_ms > slowest)
+            slowest = w[i].st.slowest_ms;
+        if (w[i].st.unclean && !first[0])
+            memcpy(first, w[i].st.first_unclean, sizeof first);
+    }
+    for (i = 0; i < RL_NODES; i++) {
+        dlock_client_free(rl_clients[i]);
+        rl_clients[i] = NULL;
+        dlock_test_redis_stop(nodes[i]);
+    }
+    printf("mux redlock: %d nodes, %d threads, %d ms, %d kills -9 + "
+           "restarts: %ld lock+unlock pairs, try_lock ECONN %ld ETIMEDOUT "
+           "%ld; slowest call %lld ms, %ld over %d ms; %ld unclean%s%s\n",
+           RL_NODES, nthreads, run_ms, kills, pairs, conn, timedout,
+           (long long)slowest, slow, CALL_LIMIT_MS, unclean,
+           unclean ? ", first: " : "", first);
+    assert_int_equal(unclean, 0);
+    assert_int_equal(slow, 0);
+    assert_true(pairs > 0);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -486,6 +613,7 @@ int dlock_test_faults_mux(void)
         cmocka_unit_test(test_mux_stress_two_connections),
         cmocka_unit_test(test_mux_stress_two_replies),
         cmocka_unit_test(test_mux_free_while_down),
+        cmocka_unit_test(test_mux_stress_redlock),
     };
     return DLOCK_RUN_GROUP("faults (slow): multiplexed connections under "
                            "server kills",
