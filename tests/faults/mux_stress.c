@@ -27,7 +27,7 @@
  * connection to each) while one node at a time is killed. A quarter of
  * the holds get a new lease (dlock_extend) before their unlock.
  *
- * DLOCK_MUX_STRESS_MS (per connection count; default 2500) and
+ * DLOCK_MUX_STRESS_MS (per run of faults; default 1500) and
  * DLOCK_MUX_STRESS_THREADS (default 32) make it longer or wider;
  * DLOCK_MUX_STRESS_TLS=1 runs it over rediss:// (client certificates),
  * without the proxy.
@@ -227,7 +227,7 @@ static void stress(const char *query, int64_t cmd_ms, int threads)
     int nthreads = threads ? threads
                            : env_int("DLOCK_MUX_STRESS_THREADS", 32, 1,
                                      MAX_THREADS);
-    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
+    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 1500, 100, 3600 * 1000);
     static worker w[MAX_THREADS];
     stats tot;
     char url[1024];
@@ -505,7 +505,7 @@ out:
 static void test_mux_stress_redlock(void **state)
 {
     int nthreads = env_int("DLOCK_MUX_STRESS_THREADS", 32, 1, MAX_THREADS);
-    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 2500, 100, 3600 * 1000);
+    int run_ms = env_int("DLOCK_MUX_STRESS_MS", 1500, 100, 3600 * 1000);
     static worker w[MAX_THREADS];
     dlock_test_redis *nodes[RL_NODES] = {NULL};
     unsigned seed = (unsigned)time(NULL);
