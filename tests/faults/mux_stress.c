@@ -192,6 +192,30 @@ out:
 
 /* One fault, chosen at random: 1 when it killed the server, 0 for a
  * stall or a network fault. */
+/* Stops the workers and waits for each: every thread must come back; a
+ * stuck one is reported, and then the process cannot go on safely (its
+ * client is still in use). */
+static void stop_workers(worker *w, int nthreads, const char *what)
+{
+    int64_t t0 = fault_now_ms();
+    int i, stuck = 0;
+
+    for (i = 0; i < nthreads; i++)
+        __atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < nthreads; i++) {
+        while (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) &&
+               fault_now_ms() - t0 < JOIN_LIMIT_MS)
+            fault_sleep_ms(10);
+        if (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE))
+            stuck++;
+    }
+    if (stuck) {
+        fprintf(stderr, "%s: %d of %d threads stuck for %d ms\n", what, stuck,
+                nthreads, JOIN_LIMIT_MS);
+        fail();
+    }
+}
+
 static int fault_once(unsigned *seed)
 {
     int kind = (int)(rand_r(seed) % (proxy ? 6 : 4));
@@ -236,7 +260,7 @@ static void stress(const char *query, int64_t cmd_ms, int threads)
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)strlen(query);
     int64_t end, t0;
     int synced = strstr(query, "sync_replicas") != NULL;
-    int i, kills = 0, stalls = 0, stuck = 0, rc;
+    int i, kills = 0, stalls = 0, rc;
 
     snprintf(url, sizeof url, "%s%c%s",
              tls ? dlock_test_redis_tls_url(srv) : fault_proxy_url(proxy),
@@ -257,23 +281,7 @@ static void stress(const char *query, int64_t cmd_ms, int threads)
             stalls++;
     }
     fault_sleep_ms(200); /* a moment of calls on the last server */
-    for (i = 0; i < nthreads; i++)
-        __atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
-    /* Every thread must come back; a stuck one is reported, and then the
-     * process cannot go on safely (its client is still in use). */
-    t0 = fault_now_ms();
-    for (i = 0; i < nthreads; i++) {
-        while (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) &&
-               fault_now_ms() - t0 < JOIN_LIMIT_MS)
-            fault_sleep_ms(10);
-        if (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE))
-            stuck++;
-    }
-    if (stuck) {
-        fprintf(stderr, "mux stress: %d of %d threads stuck for %d ms\n",
-                stuck, nthreads, JOIN_LIMIT_MS);
-        fail();
-    }
+    stop_workers(w, nthreads, "mux stress");
     memset(&tot, 0, sizeof tot);
     for (i = 0; i < nthreads; i++) {
         stats *s = &w[i].st;
@@ -510,8 +518,8 @@ static void test_mux_stress_redlock(void **state)
     dlock_test_redis *nodes[RL_NODES] = {NULL};
     unsigned seed = (unsigned)time(NULL);
     long pairs = 0, unclean = 0, slow = 0, conn = 0, timedout = 0;
-    int64_t end, t0, slowest = 0;
-    int i, kills = 0, stuck = 0;
+    int64_t end, slowest = 0;
+    int i, kills = 0;
     char first[320] = "";
     (void)state;
 
@@ -542,21 +550,7 @@ static void test_mux_stress_redlock(void **state)
         kills++;
     }
     fault_sleep_ms(200);
-    for (i = 0; i < nthreads; i++)
-        __atomic_store_n(&w[i].stop, 1, __ATOMIC_RELEASE);
-    t0 = fault_now_ms();
-    for (i = 0; i < nthreads; i++) {
-        while (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE) &&
-               fault_now_ms() - t0 < JOIN_LIMIT_MS)
-            fault_sleep_ms(10);
-        if (!__atomic_load_n(&w[i].done, __ATOMIC_ACQUIRE))
-            stuck++;
-    }
-    if (stuck) {
-        fprintf(stderr, "mux redlock: %d of %d threads stuck for %d ms\n",
-                stuck, nthreads, JOIN_LIMIT_MS);
-        fail();
-    }
+    stop_workers(w, nthreads, "mux redlock");
     for (i = 0; i < nthreads; i++) {
         pthread_join(w[i].t, NULL);
         pairs += w[i].st.pairs;
