@@ -285,6 +285,8 @@ typedef struct dlock__lock_methods {
  * (DLOCK_EPROTO for any other reply). */
 int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
                        size_t nkeys, size_t nargs, const char *const *argv);
+/* The same answer for a call in two halves (dlock__rlock_eval_send). */
+int dlock__receive_triple(dlock_rlock *l, dlock__eval_half *h, int64_t st[3]);
 int dlock__triple_is_locked(dlock_rlock *l, int *out);
 int dlock__triple_is_held(dlock_rlock *l, const char *owner, int *out);
 int dlock__triple_hold_count(dlock_rlock *l, const char *owner, int64_t *out);
@@ -293,6 +295,9 @@ int dlock__triple_remain_ttl(dlock_rlock *l, int64_t *out);
 /* hash_lock.c: what locks kept as a hash with a field per owner share: the
  * triple read, and the guard_field slot (the owner's own field). */
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
+/* Its first half (the second: dlock__receive_triple). */
+void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,
+                             const char *owner);
 int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
 /* The extend slot of those locks: hash_renew.lua for one owner. */
 int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms);

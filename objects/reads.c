@@ -5,12 +5,11 @@
  */
 #include "internal.h"
 
-int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
-                       size_t nkeys, size_t nargs, const char *const *argv)
+/* A read's three integers (rc, r: how the eval went). */
+static int triple_of(dlock_rlock *l, const dlock_script *s, int rc,
+                     dlock_reply *r, int64_t st[3])
 {
-    dlock_reply *r;
     size_t i;
-    int rc = dlock_rlock_eval(l, &r, s, nkeys, nargs, argv);
 
     if (rc != 0)
         return rc;
@@ -23,6 +22,24 @@ int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
     }
     dlock_reply_free(r);
     return 0;
+}
+
+int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
+                       size_t nkeys, size_t nargs, const char *const *argv)
+{
+    dlock_reply *r;
+    int rc = dlock_rlock_eval(l, &r, s, nkeys, nargs, argv);
+
+    return triple_of(l, s, rc, r, st);
+}
+
+int dlock__receive_triple(dlock_rlock *l, dlock__eval_half *h, int64_t st[3])
+{
+    const dlock_script *s = h->script;
+    dlock_reply *r;
+    int rc = dlock__rlock_eval_receive(l, h, &r);
+
+    return triple_of(l, s, rc, r, st);
 }
 
 /* Only tables that are a dlock__lock_methods name the readers below. */

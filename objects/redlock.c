@@ -200,11 +200,21 @@ static void node_force(void *ctx, size_t i)
     rd->res[i].v[0] = existed;
 }
 
-static void node_read(void *ctx, size_t i)
+static void node_read_send(void *ctx, size_t i)
 {
     round *rd = ctx;
 
-    rd->res[i].rc = dlock__hash_triple(rd->r->nodes[i], rd->owner, rd->res[i].v);
+    rd->res[i].sent = 1;
+    dlock__hash_triple_send(rd->r->nodes[i], &rd->res[i].h, rd->owner);
+}
+
+static void node_read_receive(void *ctx, size_t i)
+{
+    round *rd = ctx;
+
+    rd->res[i].sent = 0;
+    rd->res[i].rc = dlock__receive_triple(rd->r->nodes[i], &rd->res[i].h,
+                                          rd->res[i].v);
 }
 
 static void node_renew_send(void *ctx, size_t i)
@@ -610,7 +620,8 @@ static int read_all(redlock *r, const char *owner, int what, int64_t none,
     round rd;
 
     round_init(&rd, r, owner, 0);
-    dlock__fanout(r->n, node_read, &rd);
+    dlock__fanout_halves(r->n, r->split, node_read_send, node_read_receive,
+                         &rd);
     for (i = 0; i < r->n; i++) {
         ok += rd.res[i].rc == 0;
         vals[i] = rd.res[i].rc == 0 ? rd.res[i].v[what] : none;
