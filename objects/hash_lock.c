@@ -14,19 +14,16 @@
 void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,
                              const char *owner)
 {
-    const char *argv[2];
+    const char *argv[2] = {l->name, owner};
 
-    argv[0] = l->name;
-    argv[1] = owner;
     dlock__rlock_eval_send(l, h, &dlock__script_hash_state, 1, 1, argv);
 }
 
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3])
 {
-    dlock__eval_half h;
+    const char *argv[2] = {l->name, owner};
 
-    dlock__hash_triple_send(l, &h, owner);
-    return dlock__receive_triple(l, &h, st);
+    return dlock__eval_triple(l, st, &dlock__script_hash_state, 1, 1, argv);
 }
 
 int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms)

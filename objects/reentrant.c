@@ -41,28 +41,37 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
                               wait_ms, lease_ms);
 }
 
-void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
-                                   const char *owner)
+/* The release script's arguments (lease: its buffer). */
+static void release_argv(dlock_rlock *l, const char *owner, const char *argv[6],
+                         char lease[DLOCK__I64_SIZE])
 {
-    char lease[DLOCK__I64_SIZE];
-    const char *argv[6];
-
     argv[0] = l->name;
     argv[1] = ((dlock__object *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
     argv[3] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[4] = owner;
     argv[5] = dlock__publish_cmd(l);
+}
+
+void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
+                                   const char *owner)
+{
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[6];
+
+    release_argv(l, owner, argv, lease);
     dlock__rlock_release_send(l, h, owner, &dlock__script_reentrant_release, 2,
                               4, argv);
 }
 
 int dlock__reentrant_release(dlock_rlock *l, const char *owner)
 {
-    dlock__eval_half h;
+    char lease[DLOCK__I64_SIZE];
+    const char *argv[6];
 
-    dlock__reentrant_release_send(l, &h, owner);
-    return dlock__rlock_release_receive(l, &h, owner);
+    release_argv(l, owner, argv, lease);
+    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2,
+                                    4, argv);
 }
 
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)

@@ -256,7 +256,6 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
 {
     dlock_backend *b = l->client->backend;
     char detail[160] = "";
-    dlock_reply *r = NULL;
 
     h->script = script;
     h->p = NULL;
@@ -266,12 +265,13 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
                                     sizeof detail);
     if (h->rc == 0)
         return;
-    if (h->rc == DLOCK_ENOTSUP)
+    if (h->rc == DLOCK_ENOTSUP) {
         /* A backend without split calls: the whole call now. */
-        h->rc = dlock_backend_eval_until(b, &r, script, nkeys, nargs, argv, NULL,
-                                         dlock__budget_deadline(), detail,
-                                         sizeof detail);
-    h->rc = eval_judge(l, h->rc, r, script, detail, sizeof detail, &h->r);
+        h->rc = dlock__rlock_eval_bin(l, &h->r, script, nkeys, nargs, argv, NULL);
+        return;
+    }
+    /* Failed before anything was sent: recorded on l as an eval's. */
+    h->rc = eval_judge(l, h->rc, NULL, script, detail, sizeof detail, &h->r);
 }
 
 int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
@@ -370,12 +370,10 @@ void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
     dlock__rlock_eval_send(l, h, script, nkeys, nargs, argv);
 }
 
-int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
-                                 const char *owner)
+/* A release script's answer (rc, r: how the eval went), for the hold. */
+static int release_answer(dlock_rlock *l, const char *owner,
+                          const dlock_script *script, int rc, dlock_reply *r)
 {
-    dlock_reply *r;
-    int rc = dlock__rlock_eval_receive(l, h, &r);
-
     if (rc != 0) {
         dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
         return rc;
@@ -389,21 +387,35 @@ int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
     }
     if (r->type != DLOCK_REPLY_INTEGER) {
         dlock_hold_release_end(l, owner, DLOCK_HOLD_FAILED);
-        return dlock__unexpected_reply(l, h->script, r);
+        return dlock__unexpected_reply(l, script, r);
     }
     dlock_hold_release_end(l, owner, r->integer == 1 ? DLOCK_HOLD_ALL : DLOCK_HOLD_ONE);
     dlock_reply_free(r);
     return 0;
 }
 
+int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
+                                 const char *owner)
+{
+    const dlock_script *script = h->script;
+    dlock_reply *r;
+    int rc = dlock__rlock_eval_receive(l, h, &r);
+
+    return release_answer(l, owner, script, rc, r);
+}
+
+/* One call on the stack, not the halves: a split call costs a heap copy
+ * of its arguments, which only a caller with several nodes earns back. */
 int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv)
 {
-    dlock__eval_half h;
+    dlock_reply *r;
+    int rc;
 
-    dlock__rlock_release_send(l, &h, owner, script, nkeys, nargs, argv);
-    return dlock__rlock_release_receive(l, &h, owner);
+    dlock_hold_release_begin(l, owner);
+    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+    return release_answer(l, owner, script, rc, r);
 }
 
 /* ---- the generic functions ------------------------------------------------ */
