@@ -185,6 +185,20 @@ int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
     return feed(c, buf, n, errbuf, errlen);
 }
 
+int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
+                                  size_t *got, char *errbuf, size_t errlen)
+{
+    char buf[READ_CHUNK];
+    int rc = dlock__redis_transport_read_shared(c->t, buf, sizeof buf, got,
+                                                deadline_ms, errbuf, errlen);
+    if (rc == 0 && *got > 0 &&
+        redisReaderFeed(c->reader, buf, *got) != REDIS_OK) {
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
+    return rc;
+}
+
 /* Reads until a whole reply is parsed or deadline_ms passes; timeouts get
  * no detail here (the callers know which limit it was). */
 static int read_until(dlock__redis_conn *c, redisReply **out,

@@ -76,6 +76,15 @@ int dlock__redis_read(dlock__redis_conn *c, redisReply **out,
  * DLOCK_ENOMEM; a failure marks c broken. */
 int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen);
 
+/* For the multiplexed connection's reader, which runs while a writer
+ * writes: feeds the parser what comes by deadline_ms (plain TCP only, see
+ * dlock__redis_transport_read_shared). *got: the bytes fed (0: nothing
+ * came). 0, DLOCK_ECONN, DLOCK_ENOMEM or DLOCK_ENOTSUP (TLS); it leaves
+ * c->broken alone (the writer may be setting it), the caller discards the
+ * connection on a failure. */
+int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
+                                  size_t *got, char *errbuf, size_t errlen);
+
 /* The next complete reply already read (*out NULL when there is none yet,
  * or *out set: the caller frees it with freeReplyObject). 0, or
  * DLOCK_EPROTO (c marked broken). */

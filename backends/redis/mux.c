@@ -14,10 +14,14 @@
 
 enum { QUEUED, INFLIGHT, DONE };
 
-/* One call. Its caller owns it, except once abandoned in flight: then the
- * reader (or the break) frees it when its replies are in. */
+/* One call. Its caller holds a reference, which passes to the lane when it
+ * leaves a call in flight (abandoned: the reader or the break frees it when
+ * its replies are in); a pending wake-up holds another (see lane_unlock). */
 typedef struct dlock__redis_mux_req {
     struct dlock__redis_mux_req *next;
+    struct dlock__redis_mux_req *wnext; /* on the lane's wake list */
+    int refs;                     /* atomic */
+    int to_wake;                  /* on the lane's wake list */
     const dlock__redis_cmdbuf *b; /* read only while QUEUED (caller present) */
     int nreplies, got;
     int state;
@@ -39,6 +43,8 @@ typedef struct session {
     pthread_mutex_t io; /* one thread in the transport at a time (TLS) */
     int refs;
     int broken;
+    int unparsed; /* the last reader left replies in the reply reader */
+    int tls;      /* reads take the io mutex too (one SSL object) */
 } session;
 
 struct lane {
@@ -49,6 +55,7 @@ struct lane {
     int count;                  /* queued + in flight (placeholders too) */
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
+    mux_req *wake;              /* callers to wake once l->mu is released */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
 };
 typedef struct lane lane;
@@ -87,13 +94,51 @@ int dlock__redis_mux_new(dlock__redis_mux **out, const dlock__redis_config *cfg,
     return 0;
 }
 
-static void req_free(mux_req *r)
+static void req_put(mux_req *r)
 {
     int i;
+    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
     for (i = 0; i < r->got; i++)
         freeReplyObject(r->replies[i]);
     pthread_cond_destroy(&r->cv);
     free(r);
+}
+
+/* Wakes r's caller once l->mu is released: woken under the mutex, it would
+ * only block again on it. Called with l->mu held. */
+static void wake(lane *l, mux_req *r)
+{
+    if (r->to_wake)
+        return;
+    r->to_wake = 1;
+    __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+    r->wnext = l->wake;
+    l->wake = r;
+}
+
+/* Releases l->mu, then wakes the callers wake() listed (a few at a time:
+ * the list is only touched under the mutex). */
+static void lane_unlock(lane *l)
+{
+    for (;;) {
+        mux_req *batch[32];
+        int n = 0, i;
+        while (l->wake && n < (int)(sizeof batch / sizeof batch[0])) {
+            mux_req *r = l->wake;
+            l->wake = r->wnext;
+            r->to_wake = 0;
+            batch[n++] = r;
+        }
+        pthread_mutex_unlock(&l->mu);
+        for (i = 0; i < n; i++) {
+            pthread_cond_signal(&batch[i]->cv);
+            req_put(batch[i]);
+        }
+        if (n < (int)(sizeof batch / sizeof batch[0]))
+            return;
+        pthread_mutex_lock(&l->mu);
+    }
 }
 
 /* Called with l->mu held. */
@@ -117,7 +162,7 @@ void dlock__redis_mux_free(dlock__redis_mux *m)
         /* Placeholders of abandoned calls: their replies never came. */
         for (r = l->fhead; r; r = next) {
             next = r->next;
-            req_free(r);
+            req_put(r);
         }
         if (l->s) {
             if (l->fhead)
@@ -138,14 +183,14 @@ static void finish(lane *l, mux_req *r, int rc, const char *detail)
     l->count--;
     if (r->abandoned) {
         l->abandoned--;
-        req_free(r);
+        req_put(r);
         return;
     }
     r->state = DONE;
     r->rc = rc;
     if (detail)
         snprintf(r->err, sizeof r->err, "%s", detail);
-    pthread_cond_signal(&r->cv);
+    wake(l, r);
 }
 
 /* The connection is gone or out of step: every call on the lane ends
@@ -213,7 +258,7 @@ static int open_session(dlock__redis_mux *m, lane *l, mux_req *me,
     char detail[512];
     int rc;
 
-    pthread_mutex_unlock(&l->mu);
+    lane_unlock(l);
     detail[0] = '\0';
     rc = dlock__redis_pool_acquire(m->pool, &c, deadline_ms, detail,
                                    sizeof detail);
@@ -237,6 +282,7 @@ static int open_session(dlock__redis_mux *m, lane *l, mux_req *me,
         return rc;
     }
     s->c = c;
+    s->tls = dlock__redis_transport_tls(c->t);
     s->refs = 1;
     l->s = s;
     return 0;
@@ -271,7 +317,7 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
          * meanwhile (restart, idle timeout). Nobody else is on it now. */
         s = l->s;
         s->refs++;
-        pthread_mutex_unlock(&l->mu);
+        lane_unlock(l);
         pthread_mutex_lock(&s->io);
         stale = dlock__redis_conn_stale(s->c);
         pthread_mutex_unlock(&s->io);
@@ -334,7 +380,7 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
     }
     if (!l->qhead)
         l->qtail = NULL;
-    pthread_mutex_unlock(&l->mu);
+    lane_unlock(l);
     detail[0] = '\0';
     if (rc == 0 && out_buf->len > 0) {
         pthread_mutex_lock(&s->io);
@@ -357,34 +403,50 @@ out:
     l->writing = 0;
 }
 
-/* Hands the replies parsed so far to the calls in flight, oldest first.
- * Called with l->mu held. 0, or an error that broke the lane. */
-static int dispatch(dlock__redis_mux *m, lane *l, session *s)
+/* Replies parsed per look at the reader's buffer. */
+#define PARSE_MAX 64
+
+/* Parses up to PARSE_MAX replies read so far into got (only the reader
+ * touches the connection's reply reader, so no lock is needed). Returns
+ * how many; *bad when the stream is not RESP. */
+static int parse(session *s, redisReply **got, int *bad)
 {
-    char detail[512];
-    for (;;) {
+    int n = 0;
+    *bad = 0;
+    while (n < PARSE_MAX) {
         redisReply *rep;
-        mux_req *r;
         if (dlock__redis_conn_next(s->c, &rep) != 0) {
-            snprintf(detail, sizeof detail,
-                     "redis %s: protocol error (is it a Redis server?): %s",
-                     m->cfg->url.where, s->c->reader->errstr);
-            break_lane(m, l, s, DLOCK_EPROTO, detail);
-            return DLOCK_EPROTO;
+            *bad = 1;
+            break;
         }
         if (!rep)
-            return 0;
-        r = l->fhead;
+            break;
+        got[n++] = rep;
+    }
+    return n;
+}
+
+/* Hands the n parsed replies to the calls in flight, oldest first; bad:
+ * what followed them was not RESP. Called with l->mu held. 0, or an error
+ * that broke the lane. */
+static int dispatch(dlock__redis_mux *m, lane *l, session *s,
+                    redisReply **got, int n, int bad)
+{
+    char detail[512];
+    int i;
+    for (i = 0; i < n; i++) {
+        mux_req *r = l->fhead;
         if (!r) {
-            freeReplyObject(rep);
             snprintf(detail, sizeof detail,
                      "redis %s: a reply nobody asked for (connection out "
                      "of step)",
                      m->cfg->url.where);
             break_lane(m, l, s, DLOCK_EPROTO, detail);
+            for (; i < n; i++)
+                freeReplyObject(got[i]);
             return DLOCK_EPROTO;
         }
-        r->replies[r->got++] = rep;
+        r->replies[r->got++] = got[i];
         if (r->got == r->nreplies) {
             l->fhead = r->next;
             if (!l->fhead)
@@ -392,6 +454,14 @@ static int dispatch(dlock__redis_mux *m, lane *l, session *s)
             finish(l, r, 0, NULL);
         }
     }
+    if (bad) {
+        snprintf(detail, sizeof detail,
+                 "redis %s: protocol error (is it a Redis server?): %s",
+                 m->cfg->url.where, s->c->reader->errstr);
+        break_lane(m, l, s, DLOCK_EPROTO, detail);
+        return DLOCK_EPROTO;
+    }
+    return 0;
 }
 
 /* me takes the reader's role until its call is done or its wait ends.
@@ -401,6 +471,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
 {
     session *s = l->s;
     char detail[512];
+    redisReply *got[PARSE_MAX];
+    int n = s->unparsed ? PARSE_MAX : 0, bad = 0;
 
     l->reading = 1;
     s->refs++;
@@ -409,39 +481,54 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                                                        : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
-        int rc, ready;
+        int rc = 0, ready = 1;
 
-        pthread_mutex_unlock(&l->mu);
-        pthread_mutex_lock(&s->io);
-        ready = dlock__redis_transport_pending(s->c->t);
-        p.fd = dlock__redis_transport_fd(s->c->t);
-        p.events = dlock__redis_transport_events(s->c->t);
-        pthread_mutex_unlock(&s->io);
-        /* Past the wait's end, one look without waiting: a reply already
-         * there is taken (the caller of a split call may come to read
-         * late, having read other nodes first). */
-        if (!ready)
-            ready = poll(&p, 1, now >= until ? 0
-                                             : dlock__redis_poll_ms(until - now)) > 0;
-        rc = 0;
-        if (ready) {
-            pthread_mutex_lock(&s->io);
+        lane_unlock(l);
+        if (n < PARSE_MAX && !s->tls) {
+            /* The last look took all there was: read more. A plain
+             * socket is read while the writer writes (no io mutex), in
+             * one blocking recv() when the command timeout ends the wait. */
+            size_t nread;
             detail[0] = '\0';
-            rc = dlock__redis_conn_fill(s->c, detail, sizeof detail);
+            rc = dlock__redis_conn_fill_shared(s->c, until, &nread, detail,
+                                               sizeof detail);
+            ready = nread > 0;
+        } else if (n < PARSE_MAX) {
+            pthread_mutex_lock(&s->io);
+            ready = dlock__redis_transport_pending(s->c->t);
+            p.fd = dlock__redis_transport_fd(s->c->t);
+            p.events = dlock__redis_transport_events(s->c->t);
             pthread_mutex_unlock(&s->io);
+            /* Past the wait's end, one look without waiting: a reply
+             * already there is taken (the caller of a split call may come
+             * to read late, having read other nodes first). */
+            if (!ready)
+                ready = poll(&p, 1, now >= until
+                                        ? 0
+                                        : dlock__redis_poll_ms(until - now)) > 0;
+            if (ready) {
+                pthread_mutex_lock(&s->io);
+                detail[0] = '\0';
+                rc = dlock__redis_conn_fill(s->c, detail, sizeof detail);
+                pthread_mutex_unlock(&s->io);
+            }
         }
+        n = rc == 0 && ready ? parse(s, got, &bad) : 0;
         pthread_mutex_lock(&l->mu);
-        if (s->broken)
-            break;
-        if (rc != 0) {
-            break_lane(m, l, s, DLOCK_ECONN, detail);
+        if (s->broken || rc != 0) {
+            while (n > 0)
+                freeReplyObject(got[--n]);
+            if (rc != 0)
+                break_lane(m, l, s, DLOCK_ECONN, detail);
             break;
         }
-        if (dispatch(m, l, s) != 0)
+        if (dispatch(m, l, s, got, n, bad) != 0)
             break;
         if (!ready && now >= until)
             break;
     }
+    /* A full look may have left more: the next reader parses first. */
+    s->unparsed = n == PARSE_MAX;
     l->reading = 0;
     session_unref(m, s);
 }
@@ -456,13 +543,13 @@ static void hand_off(lane *l)
     if (!l->writing)
         for (r = l->qhead; r; r = r->next)
             if (r->waiting) {
-                pthread_cond_signal(&r->cv);
+                wake(l, r);
                 break;
             }
     if (!l->reading)
         for (r = l->fhead; r; r = r->next)
             if (!r->abandoned && r->waiting) {
-                pthread_cond_signal(&r->cv);
+                wake(l, r);
                 break;
             }
 }
@@ -484,6 +571,7 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
                           cfg->url.where);
         return DLOCK_ENOMEM;
     }
+    me->refs = 1;
     me->b = b;
     me->nreplies = nreplies;
     me->cmd_deadline = INT64_MAX;
@@ -501,8 +589,8 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
         break_lane(m, l, l->s, DLOCK_ECONN, detail);
     }
     if (l->count >= cfg->queue_max) {
-        pthread_mutex_unlock(&l->mu);
-        req_free(me);
+        lane_unlock(l);
+        req_put(me);
         dlock__redis_errf(errbuf, errlen,
                           "redis %s: request queue full (%d calls queued or "
                           "in flight on one connection; the URL's "
@@ -524,12 +612,12 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     if (me->state == DONE && me->rc != 0) {
         /* Failed already (no connection could be opened): said now. */
         int rc = me->rc;
-        pthread_mutex_unlock(&l->mu);
+        lane_unlock(l);
         dlock__redis_errf(errbuf, errlen, "%s", me->err);
-        req_free(me);
+        req_put(me);
         return rc;
     }
-    pthread_mutex_unlock(&l->mu);
+    lane_unlock(l);
     *out = me;
     return 0;
 }
@@ -567,6 +655,12 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                     : deadline_ms;
         if (dlock__redis_now_ms() >= until)
             break;
+        if (l->wake) {
+            /* Wake-ups owed by this thread go out before it sleeps. */
+            lane_unlock(l);
+            pthread_mutex_lock(&l->mu);
+            continue;
+        }
         dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
     }
 
@@ -579,8 +673,8 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             dlock__redis_errf(errbuf, errlen, "%s", me->err);
         me->got = rc == 0 ? 0 : me->got;
         hand_off(l);
-        pthread_mutex_unlock(&l->mu);
-        req_free(me);
+        lane_unlock(l);
+        req_put(me);
         return rc;
     }
 
@@ -599,7 +693,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
         if (l->s)
             break_lane(m, l, l->s, DLOCK_ECONN, detail);
         hand_off(l);
-        pthread_mutex_unlock(&l->mu);
+        lane_unlock(l);
         return rc;
     }
     dlock__redis_errf(errbuf, errlen,
@@ -609,8 +703,8 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
         unlink_queued(l, me);
         l->count--;
         hand_off(l);
-        pthread_mutex_unlock(&l->mu);
-        req_free(me);
+        lane_unlock(l);
+        req_put(me);
         return rc;
     }
     /* In flight: stays as a placeholder whose late replies are read and
@@ -618,7 +712,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     me->abandoned = 1;
     l->abandoned++;
     hand_off(l);
-    pthread_mutex_unlock(&l->mu);
+    lane_unlock(l);
     return rc;
 }
 

@@ -254,7 +254,7 @@ fail:
 
 /* Waits for events on fd until deadline_ms: 0, DLOCK_ETIMEDOUT or
  * DLOCK_ECONN (poll failed; detail written). */
-static int wait_fd(dlock__redis_transport *t, short events, int64_t deadline_ms,
+static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadline_ms,
                    char *errbuf, size_t errlen)
 {
     for (;;) {
@@ -582,7 +582,7 @@ static int is_again(int e)
 
 /* The detail of a lost stream: EOF, a reset, a TLS error. TLS failures
  * before the server's first byte are the handshake's (see the top). */
-static int stream_lost(dlock__redis_transport *t, int ssl_err, int sys_err,
+static int stream_lost(const dlock__redis_transport *t, int ssl_err, int sys_err,
                        char *errbuf, size_t errlen)
 {
     const char *why;
@@ -766,6 +766,45 @@ int dlock__redis_transport_read(dlock__redis_transport *t, char *buf,
 int dlock__redis_transport_fd(const dlock__redis_transport *t)
 {
     return t->fd;
+}
+
+int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
+                                       char *buf, size_t cap, size_t *got,
+                                       int64_t deadline_ms, char *errbuf,
+                                       size_t errlen)
+{
+    int flags = 0;
+    ssize_t n;
+
+    *got = 0;
+    if (t->ssl)
+        return DLOCK_ENOTSUP;
+    if (deadline_ms != INT64_MAX &&
+        (t->timeout_ms <= 0 ||
+         deadline_ms + DLOCK__REDIS_SHARED_SLACK_MS <
+             dlock__redis_now_ms() + t->timeout_ms)) {
+        int rc = wait_fd(t, POLLIN, deadline_ms, errbuf, errlen);
+        if (rc == DLOCK_ETIMEDOUT)
+            return 0;
+        if (rc != 0)
+            return rc;
+        flags = MSG_DONTWAIT;
+    }
+    do {
+        n = recv(t->fd, buf, cap, flags);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        *got = (size_t)n;
+        return 0;
+    }
+    if (n < 0 && is_again(errno))
+        return 0; /* the socket's timeout, or a wake-up with nothing */
+    return stream_lost(t, 0, n < 0 ? errno : 0, errbuf, errlen);
+}
+
+int dlock__redis_transport_tls(const dlock__redis_transport *t)
+{
+    return t->ssl != NULL;
 }
 
 short dlock__redis_transport_events(const dlock__redis_transport *t)

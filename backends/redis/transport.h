@@ -84,6 +84,21 @@ int dlock__redis_transport_read(dlock__redis_transport *t, char *buf,
                                 size_t cap, size_t *got, int64_t deadline_ms,
                                 char *errbuf, size_t errlen);
 
+/* For a reader that runs while another thread writes (the multiplexed
+ * connection): reads at least one byte or waits until deadline_ms, touching
+ * nothing of t but its socket. Plain TCP only (dlock__redis_transport_tls:
+ * a TLS stream reads and writes through one SSL object; DLOCK_ENOTSUP).
+ * The wait is a blocking recv() when the socket's own timeout ends it no
+ * more than DLOCK__REDIS_SHARED_SLACK_MS after deadline_ms (one system call
+ * instead of poll() + recv()), else poll(). 0 with *got bytes (0: the wait
+ * ended with nothing), DLOCK_ECONN or DLOCK_ENOTSUP. */
+#define DLOCK__REDIS_SHARED_SLACK_MS 5
+int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
+                                       char *buf, size_t cap, size_t *got,
+                                       int64_t deadline_ms, char *errbuf,
+                                       size_t errlen);
+int dlock__redis_transport_tls(const dlock__redis_transport *t);
+
 /* For a poll() loop of one's own (the subscriber): the socket, the events
  * to wait for before the next read_now (POLLIN, plus POLLOUT while TLS
  * waits to write), and whether bytes are already decrypted and buffered
