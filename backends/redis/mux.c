@@ -14,6 +14,9 @@
 
 enum { QUEUED, INFLIGHT, DONE };
 
+/* Writes one writer makes in a row before leaving the role. */
+#define WRITE_ROUNDS 4
+
 /* One call. Its caller holds a reference, which passes to the lane when it
  * leaves a call in flight (abandoned: the reader or the break frees it when
  * its replies are in); a pending wake-up holds another (see lane_unlock). */
@@ -55,7 +58,8 @@ struct lane {
     int count;                  /* queued + in flight (placeholders too) */
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
-    mux_req *wake;              /* callers to wake once l->mu is released */
+    mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
+                                 * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
 };
 typedef struct lane lane;
@@ -113,8 +117,12 @@ static void wake(lane *l, mux_req *r)
         return;
     r->to_wake = 1;
     __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
-    r->wnext = l->wake;
-    l->wake = r;
+    r->wnext = NULL;
+    if (l->wake_tail)
+        l->wake_tail->wnext = r;
+    else
+        l->wake = r;
+    l->wake_tail = r;
 }
 
 /* Releases l->mu, then wakes the callers wake() listed (a few at a time:
@@ -130,6 +138,8 @@ static void lane_unlock(lane *l)
             r->to_wake = 0;
             batch[n++] = r;
         }
+        if (!l->wake)
+            l->wake_tail = NULL;
         pthread_mutex_unlock(&l->mu);
         for (i = 0; i < n; i++) {
             pthread_cond_signal(&batch[i]->cv);
@@ -301,7 +311,7 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
     char detail[512];
     session *s;
     mux_req *r;
-    int rc;
+    int rc, round;
 
     l->writing = 1;
     for (;;) {
@@ -335,70 +345,73 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
         if (!l->qhead)
             goto out;
     }
-    if (!l->qhead)
-        goto out;
-    s = l->s;
-    s->refs++;
-    dlock__redis_cmdbuf_reset(&l->wbuf);
-    cmd_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
-    rc = 0;
-    /* The writer's own call alone (one thread at a time: the usual case)
-     * is sent from its own buffer: its caller is right here. Others are
-     * copied under the mutex: their callers may leave (and free them) as
-     * soon as it is released. In flight before the write, so the reader
-     * finds them when the replies come. */
-    single = l->qhead == me && !me->next;
-    out_buf = single ? me->b : &l->wbuf;
-    while ((r = l->qhead) != NULL) {
-        if (!single && l->wbuf.cap - l->wbuf.len < r->b->len) {
-            size_t cap = l->wbuf.cap ? l->wbuf.cap : 4096;
-            char *d;
-            while (cap - l->wbuf.len < r->b->len)
-                cap *= 2;
-            d = realloc(l->wbuf.data, cap);
-            if (!d) {
-                rc = DLOCK_ENOMEM;
-                break;
+    /* What arrives while a write is in flight goes in the next one, by
+     * this writer (up to WRITE_ROUNDS writes: its own call waits). */
+    for (round = 0; round < WRITE_ROUNDS && l->qhead && l->s; round++) {
+        s = l->s;
+        s->refs++;
+        dlock__redis_cmdbuf_reset(&l->wbuf);
+        cmd_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
+        rc = 0;
+        /* The writer's own call alone (one thread at a time: the usual
+         * case) is sent from its own buffer: its caller is right here.
+         * Others are copied under the mutex: their callers may leave (and
+         * free them) as soon as it is released. In flight before the
+         * write, so the reader finds them when the replies come. */
+        single = l->qhead == me && !me->next;
+        out_buf = single ? me->b : &l->wbuf;
+        while ((r = l->qhead) != NULL) {
+            if (!single && l->wbuf.cap - l->wbuf.len < r->b->len) {
+                size_t cap = l->wbuf.cap ? l->wbuf.cap : 4096;
+                char *d;
+                while (cap - l->wbuf.len < r->b->len)
+                    cap *= 2;
+                d = realloc(l->wbuf.data, cap);
+                if (!d) {
+                    rc = DLOCK_ENOMEM;
+                    break;
+                }
+                l->wbuf.data = d;
+                l->wbuf.cap = cap;
             }
-            l->wbuf.data = d;
-            l->wbuf.cap = cap;
+            if (!single) {
+                memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
+                l->wbuf.len += r->b->len;
+            }
+            l->qhead = r->next;
+            r->next = NULL;
+            r->b = NULL;
+            r->state = INFLIGHT;
+            r->cmd_deadline = cmd_deadline;
+            if (l->ftail)
+                l->ftail->next = r;
+            else
+                l->fhead = r;
+            l->ftail = r;
         }
-        if (!single) {
-            memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
-            l->wbuf.len += r->b->len;
+        if (!l->qhead)
+            l->qtail = NULL;
+        lane_unlock(l);
+        detail[0] = '\0';
+        if (rc == 0 && out_buf->len > 0) {
+            pthread_mutex_lock(&s->io);
+            /* The command timeout, not the writer's budget: a partial
+             * write would break the lane for everyone. It only blocks when
+             * the server stopped reading for a socket buffer's worth. */
+            rc = dlock__redis_send(s->c, out_buf, cfg, INT64_MAX, detail,
+                                   sizeof detail);
+            pthread_mutex_unlock(&s->io);
+        } else if (rc != 0) {
+            snprintf(detail, sizeof detail, "redis %s: out of memory",
+                     cfg->url.where);
         }
-        l->qhead = r->next;
-        r->next = NULL;
-        r->b = NULL;
-        r->state = INFLIGHT;
-        r->cmd_deadline = cmd_deadline;
-        if (l->ftail)
-            l->ftail->next = r;
-        else
-            l->fhead = r;
-        l->ftail = r;
+        pthread_mutex_lock(&l->mu);
+        if (rc != 0)
+            /* What was written of the batch is unknown: out of step. */
+            break_lane(m, l, s, rc == DLOCK_ENOMEM ? rc : DLOCK_ECONN,
+                       detail);
+        session_unref(m, s);
     }
-    if (!l->qhead)
-        l->qtail = NULL;
-    lane_unlock(l);
-    detail[0] = '\0';
-    if (rc == 0 && out_buf->len > 0) {
-        pthread_mutex_lock(&s->io);
-        /* The command timeout, not the writer's budget: a partial write
-         * would break the lane for everyone. It only blocks when the
-         * server stopped reading for a socket buffer's worth. */
-        rc = dlock__redis_send(s->c, out_buf, cfg, INT64_MAX, detail,
-                               sizeof detail);
-        pthread_mutex_unlock(&s->io);
-    } else if (rc != 0) {
-        snprintf(detail, sizeof detail, "redis %s: out of memory",
-                 cfg->url.where);
-    }
-    pthread_mutex_lock(&l->mu);
-    if (rc != 0)
-        /* What was written of the batch is unknown: out of step. */
-        break_lane(m, l, s, rc == DLOCK_ENOMEM ? rc : DLOCK_ECONN, detail);
-    session_unref(m, s);
 out:
     l->writing = 0;
 }
