@@ -1,7 +1,8 @@
 /*
  * The multiplexed Redis connection (backends/redis/mux.h): many threads'
  * calls on one or two shared connections get their own replies; a caller
- * whose budget ends leaves without its late reply reaching anyone; the
+ * whose budget ends leaves without its late reply reaching anyone; a burst
+ * of replies larger than one parse reaches every caller; the
  * queue is bounded (queue_max) and a full one refuses at once; a lost
  * server fails every pending caller at once and the next call reconnects;
  * a call whose connection dies between its replies frees them once (mux
@@ -224,6 +225,53 @@ static void test_budget_ends_late_reply_discarded(void **state)
         assert_string_equal(r->str, want);
         dlock_reply_free(r);
     }
+    dlock_backend_free(b);
+}
+
+/* ---- replies in one burst ---------------------------------------------- */
+
+/* More than the reader parses per look (64, mux.c), so a reader whose own
+ * reply comes early leaves the rest read but unparsed. */
+#define BURST 200
+
+/* BURST callers queue on one connection to a stalled server; resumed, it
+ * answers them all at once, so most replies come in one read. Every caller
+ * gets its own reply, none waits for the 10 s command timeout: a reader
+ * that leaves replies read but not yet parsed has the next reader parse
+ * them before it waits on the socket. */
+static void test_replies_in_one_burst(void **state)
+{
+    dlock_backend *b = open_mux(dlock_test_redis_url(srv), 1);
+    dlock_reply *r = NULL;
+    pthread_t *t = calloc(BURST, sizeof *t);
+    caller *c = calloc(BURST, sizeof *c);
+    char err[256];
+    int i;
+    (void)state;
+
+    assert_non_null(t);
+    assert_non_null(c);
+    assert_int_equal(echo(b, "warm", 0, &r, err, sizeof err), 0);
+    dlock_reply_free(r);
+    assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
+    for (i = 0; i < BURST; i++) {
+        c[i].b = b;
+        c[i].id = i;
+        assert_int_equal(pthread_create(&t[i], NULL, one_call, &c[i]), 0);
+    }
+    /* Let them queue (those not written yet go in the first write). */
+    sleep_ms(300);
+    assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
+    for (i = 0; i < BURST; i++)
+        pthread_join(t[i], NULL);
+    for (i = 0; i < BURST; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "late-%d", i);
+        assert_int_equal(c[i].rc, 0);
+        assert_string_equal(c[i].reply, want);
+    }
+    free(t);
+    free(c);
     dlock_backend_free(b);
 }
 
@@ -653,6 +701,7 @@ int dlock_test_redis_mux(void)
         cmocka_unit_test(test_many_threads_two_connections),
         cmocka_unit_test(test_many_threads_tls),
         cmocka_unit_test(test_budget_ends_late_reply_discarded),
+        cmocka_unit_test(test_replies_in_one_burst),
         cmocka_unit_test(test_queue_full),
         cmocka_unit_test(test_server_lost_fails_all_then_recovers),
         cmocka_unit_test(test_lost_between_replies),

@@ -10,14 +10,17 @@
  * - Writing: there is no I/O thread. The caller that finds nobody writing
  *   becomes the writer: it takes every request queued so far (its own and
  *   those that arrived while the previous write was in flight), copies them
- *   into one buffer and writes it in one go. Requests enter the in-flight
- *   list, in write order, before the write, so replies always find them.
+ *   into one buffer and writes it in one go; what queued meanwhile goes in
+ *   its next write (a few in a row). Requests enter the in-flight list, in
+ *   write order, before the write, so replies always find them.
  * - Reading: the caller that finds nobody reading (and has a request in
  *   flight) becomes the reader: it reads, parses (hiredis's reader, conn.c)
  *   and hands each reply to the oldest request in flight, waking its
  *   caller, until its own request is complete; then it passes the role to
- *   the oldest caller still waiting. At one thread per call this is the
- *   pool's own round trip (one write, one read, no hand-off).
+ *   the oldest caller still waiting. On plain TCP it waits in recv() itself
+ *   (no poll()) when the command timeout ends its wait. At one thread per
+ *   call this is the pool's own round trip and system calls (one write,
+ *   one read, no hand-off).
  * - Budgets: a caller waits for its replies until its own deadline (and at
  *   most the command timeout). A caller whose budget runs out leaves: a
  *   request not yet written is dropped; one in flight stays in the list as
@@ -40,9 +43,12 @@
  *   new one instead of being refused.
  *
  * Locks: a lane's mutex guards its lists and roles and is never held
- * across network I/O; a second mutex per connection serializes the
- * writer's and the reader's calls into the transport (an OpenSSL stream
- * must not be read and written by two threads at once). Thread-safety:
+ * across network I/O or parsing; callers whose calls ended are woken after
+ * it is released (woken under it, they would only block on it again). A
+ * second mutex per TLS connection serializes the writer's and the reader's
+ * calls into the transport (an OpenSSL stream must not be read and written
+ * by two threads at once); a plain socket is read and written at once.
+ * Thread-safety:
  * every function may be called from any thread, except _free.
  */
 #ifndef DLOCK_REDIS_MUX_H
