@@ -84,6 +84,22 @@ static int echo(dlock_backend *b, const char *what, int64_t deadline,
                                     errlen);
 }
 
+/* n echoes "<prefix>-<i>" in turn, each answered with its own payload. */
+static void expect_own_echoes(dlock_backend *b, const char *prefix, int n)
+{
+    dlock_reply *r = NULL;
+    char err[256];
+    int i;
+    for (i = 0; i < n; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "%s-%d", prefix, i);
+        assert_int_equal(echo(b, want, 0, &r, err, sizeof err), 0);
+        assert_int_equal(r->type, DLOCK_REPLY_BULK);
+        assert_string_equal(r->str, want);
+        dlock_reply_free(r);
+    }
+}
+
 /* ---- many threads, each checking its own replies ---------------------- */
 
 #define NTHREADS 16
@@ -217,14 +233,7 @@ static void test_budget_ends_late_reply_discarded(void **state)
 
     /* The four late replies come first on the connection: the next
      * callers get their own, in order, nothing else. */
-    for (i = 0; i < 5; i++) {
-        char want[32];
-        snprintf(want, sizeof want, "after-%d", i);
-        assert_int_equal(echo(b, want, 0, &r, err, sizeof err), 0);
-        assert_int_equal(r->type, DLOCK_REPLY_BULK);
-        assert_string_equal(r->str, want);
-        dlock_reply_free(r);
-    }
+    expect_own_echoes(b, "after", 5);
     dlock_backend_free(b);
 }
 
@@ -364,14 +373,7 @@ static void test_queue_full(void **state)
     assert_true(timedout <= QFULL_MAX);
     assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
 
-    for (i = 0; i < 3; i++) {
-        char want[32];
-        snprintf(want, sizeof want, "resumed-%d", i);
-        assert_int_equal(echo(b, want, 0, &r, err, sizeof err), 0);
-        assert_int_equal(r->type, DLOCK_REPLY_BULK);
-        assert_string_equal(r->str, want);
-        dlock_reply_free(r);
-    }
+    expect_own_echoes(b, "resumed", 3);
     dlock_backend_free(b);
 }
 

@@ -508,20 +508,16 @@ static fault_proxy *proxy;
 
 static int group_proxy(void **state)
 {
-    if (group_server(state) != 0)
-        return -1;
-    if (fault_proxy_start(&proxy, dlock_test_redis_port(srv)) != 0) {
-        group_stop(state);
-        return -1;
-    }
-    return 0;
+    (void)state;
+    return fault_proxied_redis_start(&srv, &proxy, NULL);
 }
 
 static int group_proxy_stop(void **state)
 {
-    fault_proxy_stop(proxy);
-    proxy = NULL;
-    return group_stop(state);
+    (void)state;
+    fault_child_kill_all();
+    fault_proxied_redis_stop(&srv, &proxy);
+    return 0;
 }
 
 /* One call, timed: its code and how long it took. */

@@ -89,6 +89,14 @@ int fault_proxy_connections(fault_proxy *p);
 /* Stops the thread, closes everything. NULL is a no-op. */
 void fault_proxy_stop(fault_proxy *p);
 
+/* A throwaway redis-server (args as dlock_test_redis_start's) with a proxy
+ * in front of it: 0, or -1 with neither left running. _stop stops both and
+ * NULLs them (NULLs are no-ops). */
+struct dlock_test_redis;
+int fault_proxied_redis_start(struct dlock_test_redis **srv, fault_proxy **proxy,
+                              const char *const *args);
+void fault_proxied_redis_stop(struct dlock_test_redis **srv, fault_proxy **proxy);
+
 /* ---- clients ------------------------------------------------------------ */
 
 /* A client on a Redis backend at url with these timeouts and pool size, a

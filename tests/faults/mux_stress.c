@@ -585,18 +585,13 @@ static int group_setup(void **state)
     tls = env_int("DLOCK_MUX_STRESS_TLS", 0, 0, 1);
     if (tls)
         return dlock_test_redis_start_tls(&srv, "yes", 0, NULL);
-    if (dlock_test_redis_start(&srv, NULL) != 0)
-        return -1;
-    return fault_proxy_start(&proxy, dlock_test_redis_port(srv));
+    return fault_proxied_redis_start(&srv, &proxy, NULL);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    fault_proxy_stop(proxy);
-    proxy = NULL;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
+    fault_proxied_redis_stop(&srv, &proxy);
     return 0;
 }
 

@@ -13,6 +13,7 @@
  * heals.
  */
 #include "faults.h"
+#include "../harness/redis_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -402,4 +403,26 @@ void fault_proxy_stop(fault_proxy *p)
     close(p->wake[1]);
     pthread_mutex_destroy(&p->mu);
     free(p);
+}
+
+int fault_proxied_redis_start(dlock_test_redis **srv, fault_proxy **proxy,
+                              const char *const *args)
+{
+    *proxy = NULL;
+    if (dlock_test_redis_start(srv, args) != 0)
+        return -1;
+    if (fault_proxy_start(proxy, dlock_test_redis_port(*srv)) != 0) {
+        dlock_test_redis_stop(*srv);
+        *srv = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void fault_proxied_redis_stop(dlock_test_redis **srv, fault_proxy **proxy)
+{
+    fault_proxy_stop(*proxy);
+    *proxy = NULL;
+    dlock_test_redis_stop(*srv);
+    *srv = NULL;
 }

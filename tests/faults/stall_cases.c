@@ -50,23 +50,13 @@ static int group_start(void **state)
 {
     static const char *const args[] = {"--busy-reply-threshold", "100", NULL};
     (void)state;
-    if (dlock_test_redis_start(&srv, args) != 0)
-        return -1;
-    if (fault_proxy_start(&proxy, dlock_test_redis_port(srv)) != 0) {
-        dlock_test_redis_stop(srv);
-        srv = NULL;
-        return -1;
-    }
-    return 0;
+    return fault_proxied_redis_start(&srv, &proxy, args);
 }
 
 static int group_stop(void **state)
 {
     (void)state;
-    fault_proxy_stop(proxy);
-    proxy = NULL;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
+    fault_proxied_redis_stop(&srv, &proxy);
     return 0;
 }
 
