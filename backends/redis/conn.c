@@ -79,6 +79,16 @@ int dlock__redis_cmdbuf_add(dlock__redis_cmdbuf *b, int argc,
     return 0;
 }
 
+int dlock__redis_cmdbuf_append(dlock__redis_cmdbuf *b, const char *data,
+                               size_t len)
+{
+    if (cmdbuf_reserve(b, len) != 0)
+        return DLOCK_ENOMEM;
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
 void dlock__redis_cmdbuf_reset(dlock__redis_cmdbuf *b)
 {
     b->len = 0;
@@ -161,15 +171,24 @@ int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out)
     return 0;
 }
 
-static int feed(dlock__redis_conn *c, const char *buf, size_t n, char *errbuf,
-                size_t errlen)
+/* Gives the parser n bytes read; a failure leaves c->broken alone. */
+static int feed_parser(dlock__redis_conn *c, const char *buf, size_t n,
+                       char *errbuf, size_t errlen)
 {
     if (n > 0 && redisReaderFeed(c->reader, buf, n) != REDIS_OK) {
-        c->broken = 1;
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
     return 0;
+}
+
+static int feed(dlock__redis_conn *c, const char *buf, size_t n, char *errbuf,
+                size_t errlen)
+{
+    int rc = feed_parser(c, buf, n, errbuf, errlen);
+    if (rc != 0)
+        c->broken = 1;
+    return rc;
 }
 
 int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
@@ -191,12 +210,7 @@ int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
     char buf[READ_CHUNK];
     int rc = dlock__redis_transport_read_shared(c->t, buf, sizeof buf, got,
                                                 deadline_ms, errbuf, errlen);
-    if (rc == 0 && *got > 0 &&
-        redisReaderFeed(c->reader, buf, *got) != REDIS_OK) {
-        dlock__redis_errf(errbuf, errlen, "out of memory");
-        return DLOCK_ENOMEM;
-    }
-    return rc;
+    return rc != 0 ? rc : feed_parser(c, buf, *got, errbuf, errlen);
 }
 
 /* Reads until a whole reply is parsed or deadline_ms passes; timeouts get

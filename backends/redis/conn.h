@@ -37,6 +37,10 @@ typedef struct dlock__redis_cmdbuf {
  * 0 or DLOCK_ENOMEM. */
 int dlock__redis_cmdbuf_add(dlock__redis_cmdbuf *b, int argc,
                             const char *const *argv, const size_t *argvlen);
+/* Appends len bytes of commands already formatted (another cmdbuf's).
+ * 0 or DLOCK_ENOMEM. */
+int dlock__redis_cmdbuf_append(dlock__redis_cmdbuf *b, const char *data,
+                               size_t len);
 void dlock__redis_cmdbuf_reset(dlock__redis_cmdbuf *b); /* keeps memory */
 void dlock__redis_cmdbuf_free(dlock__redis_cmdbuf *b);
 

@@ -298,6 +298,40 @@ static int open_session(dlock__redis_mux *m, lane *l, mux_req *me,
     return 0;
 }
 
+/* Moves every queued call in flight, in write order and before the write,
+ * so the reader finds them when the replies come, and returns what to
+ * write. The writer's own call alone (one thread at a time: the usual case)
+ * is sent from its own buffer: its caller is right here. Others are copied
+ * into l->wbuf under the mutex: their callers may leave (and free them) as
+ * soon as it is released. NULL: out of memory (the lane must break).
+ * Called with l->mu held. */
+static const dlock__redis_cmdbuf *take_queued(lane *l, mux_req *me,
+                                              int64_t cmd_deadline)
+{
+    const dlock__redis_cmdbuf *out =
+        l->qhead == me && !me->next ? me->b : &l->wbuf;
+    mux_req *r;
+
+    dlock__redis_cmdbuf_reset(&l->wbuf);
+    while ((r = l->qhead) != NULL) {
+        if (out == &l->wbuf &&
+            dlock__redis_cmdbuf_append(&l->wbuf, r->b->data, r->b->len) != 0)
+            return NULL;
+        l->qhead = r->next;
+        r->next = NULL;
+        r->b = NULL;
+        r->state = INFLIGHT;
+        r->cmd_deadline = cmd_deadline;
+        if (l->ftail)
+            l->ftail->next = r;
+        else
+            l->fhead = r;
+        l->ftail = r;
+    }
+    l->qtail = NULL;
+    return out;
+}
+
 /* me takes the writer's role: opens the connection if needed, then writes
  * everything queued in one go. Called with l->mu held, returns with it
  * held. */
@@ -305,12 +339,8 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
                         int64_t deadline_ms)
 {
     const dlock__redis_config *cfg = m->cfg;
-    const dlock__redis_cmdbuf *out_buf;
-    int64_t cmd_deadline;
-    int single;
     char detail[512];
     session *s;
-    mux_req *r;
     int rc, round;
 
     l->writing = 1;
@@ -348,52 +378,18 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
     /* What arrives while a write is in flight goes in the next one, by
      * this writer (up to WRITE_ROUNDS writes: its own call waits). */
     for (round = 0; round < WRITE_ROUNDS && l->qhead && l->s; round++) {
+        const dlock__redis_cmdbuf *out_buf;
         s = l->s;
         s->refs++;
-        dlock__redis_cmdbuf_reset(&l->wbuf);
-        cmd_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
-        rc = 0;
-        /* The writer's own call alone (one thread at a time: the usual
-         * case) is sent from its own buffer: its caller is right here.
-         * Others are copied under the mutex: their callers may leave (and
-         * free them) as soon as it is released. In flight before the
-         * write, so the reader finds them when the replies come. */
-        single = l->qhead == me && !me->next;
-        out_buf = single ? me->b : &l->wbuf;
-        while ((r = l->qhead) != NULL) {
-            if (!single && l->wbuf.cap - l->wbuf.len < r->b->len) {
-                size_t cap = l->wbuf.cap ? l->wbuf.cap : 4096;
-                char *d;
-                while (cap - l->wbuf.len < r->b->len)
-                    cap *= 2;
-                d = realloc(l->wbuf.data, cap);
-                if (!d) {
-                    rc = DLOCK_ENOMEM;
-                    break;
-                }
-                l->wbuf.data = d;
-                l->wbuf.cap = cap;
-            }
-            if (!single) {
-                memcpy(l->wbuf.data + l->wbuf.len, r->b->data, r->b->len);
-                l->wbuf.len += r->b->len;
-            }
-            l->qhead = r->next;
-            r->next = NULL;
-            r->b = NULL;
-            r->state = INFLIGHT;
-            r->cmd_deadline = cmd_deadline;
-            if (l->ftail)
-                l->ftail->next = r;
-            else
-                l->fhead = r;
-            l->ftail = r;
-        }
-        if (!l->qhead)
-            l->qtail = NULL;
+        out_buf = take_queued(l, me,
+                              dlock__redis_deadline(cfg->command_timeout_ms));
         lane_unlock(l);
         detail[0] = '\0';
-        if (rc == 0 && out_buf->len > 0) {
+        if (!out_buf) {
+            rc = DLOCK_ENOMEM;
+            snprintf(detail, sizeof detail, "redis %s: out of memory",
+                     cfg->url.where);
+        } else {
             pthread_mutex_lock(&s->io);
             /* The command timeout, not the writer's budget: a partial
              * write would break the lane for everyone. It only blocks when
@@ -401,9 +397,6 @@ static void write_batch(dlock__redis_mux *m, lane *l, mux_req *me,
             rc = dlock__redis_send(s->c, out_buf, cfg, INT64_MAX, detail,
                                    sizeof detail);
             pthread_mutex_unlock(&s->io);
-        } else if (rc != 0) {
-            snprintf(detail, sizeof detail, "redis %s: out of memory",
-                     cfg->url.where);
         }
         pthread_mutex_lock(&l->mu);
         if (rc != 0)

@@ -684,22 +684,33 @@ int dlock__redis_transport_write(dlock__redis_transport *t, const char *buf,
 }
 
 /* One attempt to read: 0 with *got (0: would block), or a negative code. */
+/* One recv() on a plain socket: 0 with *got bytes (0: it would block, or
+ * the socket's timeout fired), or DLOCK_ECONN. Touches nothing of t but
+ * the socket. */
+static int recv_plain(const dlock__redis_transport *t, char *buf, size_t cap,
+                      int flags, size_t *got, char *errbuf, size_t errlen)
+{
+    ssize_t n;
+    *got = 0;
+    do {
+        n = recv(t->fd, buf, cap, flags);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        *got = (size_t)n;
+        return 0;
+    }
+    if (n < 0 && is_again(errno))
+        return 0;
+    return stream_lost(t, 0, n < 0 ? errno : 0, errbuf, errlen);
+}
+
 static int read_once(dlock__redis_transport *t, char *buf, size_t cap,
                      size_t *got, char *errbuf, size_t errlen)
 {
     *got = 0;
     if (!t->ssl) {
-        ssize_t n;
-        do {
-            n = recv(t->fd, buf, cap, t->dontwait ? MSG_DONTWAIT : 0);
-        } while (n < 0 && errno == EINTR);
-        if (n > 0) {
-            *got = (size_t)n;
-            return 0;
-        }
-        if (n < 0 && is_again(errno))
-            return 0;
-        return stream_lost(t, 0, n < 0 ? errno : 0, errbuf, errlen);
+        return recv_plain(t, buf, cap, t->dontwait ? MSG_DONTWAIT : 0, got,
+                          errbuf, errlen);
     } else {
         int n, e;
         ERR_clear_error();
@@ -774,7 +785,6 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
                                        size_t errlen)
 {
     int flags = 0;
-    ssize_t n;
 
     *got = 0;
     if (t->ssl)
@@ -790,16 +800,7 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
             return rc;
         flags = MSG_DONTWAIT;
     }
-    do {
-        n = recv(t->fd, buf, cap, flags);
-    } while (n < 0 && errno == EINTR);
-    if (n > 0) {
-        *got = (size_t)n;
-        return 0;
-    }
-    if (n < 0 && is_again(errno))
-        return 0; /* the socket's timeout, or a wake-up with nothing */
-    return stream_lost(t, 0, n < 0 ? errno : 0, errbuf, errlen);
+    return recv_plain(t, buf, cap, flags, got, errbuf, errlen);
 }
 
 int dlock__redis_transport_tls(const dlock__redis_transport *t)
