@@ -17,7 +17,7 @@ static int long_encode(const dlock_codec *codec, char **out, size_t *outlen,
 
     (void)codec;
     if (!p)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     n = snprintf(p, 24, "%" PRId64, *(const int64_t *)value);
     *out = p;
     *outlen = (size_t)n;
@@ -40,22 +40,22 @@ static int long_decode(const dlock_codec *codec, void **out, const char *bytes,
         i = 1;
     }
     if (i == len)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EPROTO,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EPROTO,
                                  "long codec: no digits");
     limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     for (; i < len; i++) {
         unsigned d = (unsigned char)bytes[i] - '0';
         if (d > 9)
-            return dlock__codec_fail(errbuf, errlen, DLOCK_EPROTO,
+            return dlock__fail_into(errbuf, errlen, DLOCK_EPROTO,
                                      "long codec: not a digit at byte %zu", i);
         if (v > (limit - d) / 10)
-            return dlock__codec_fail(errbuf, errlen, DLOCK_EPROTO,
+            return dlock__fail_into(errbuf, errlen, DLOCK_EPROTO,
                                      "long codec: out of the int64 range");
         v = v * 10 + d;
     }
     p = malloc(sizeof(*p));
     if (!p)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     /* -(INT64_MAX + 1) without signed overflow */
     *p = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
     *out = p;

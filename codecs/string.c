@@ -34,11 +34,11 @@ static int string_encode(const dlock_codec *codec, char **out, size_t *outlen,
 
     (void)codec;
     if (bad != n)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                  "string codec: not UTF-8 (byte %zu); use the bytes codec",
                                  bad);
     if (!(*out = copy(s, n)))
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     *outlen = n;
     return 0;
 }
@@ -51,14 +51,14 @@ static int string_decode(const dlock_codec *codec, void **out, const char *bytes
 
     (void)codec;
     if (nul)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EPROTO,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EPROTO,
                                  "string codec: NUL byte at %zu (not a C string)",
                                  (size_t)(nul - bytes));
     if (bad != len)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EPROTO,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EPROTO,
                                  "string codec: not UTF-8 at byte %zu", bad);
     if (!(*out = copy(bytes, len)))
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -69,10 +69,10 @@ static int bytes_encode(const dlock_codec *codec, char **out, size_t *outlen,
 
     (void)codec;
     if (!b->data && b->len > 0)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                  "bytes codec: data is NULL");
     if (!(*out = copy(b->data ? b->data : "", b->len)))
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     *outlen = b->len;
     return 0;
 }
@@ -86,7 +86,7 @@ static int bytes_decode(const dlock_codec *codec, void **out, const char *bytes,
 
     (void)codec;
     if (!b)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     data = (char *)(b + 1);
     memcpy(data, bytes, len);
     data[len] = '\0';

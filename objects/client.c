@@ -8,8 +8,6 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "dlock/mock.h"
-#include "dlock/redis.h"
 #include "internal.h"
 
 /* Thread ids are small integers handed out on a thread's first lock call;
@@ -140,11 +138,6 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     return 0;
 }
 
-static int has_prefix(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static void put_err(char *errbuf, size_t errlen, const char *msg)
 {
     if (errbuf && errlen > 0)
@@ -159,7 +152,7 @@ int dlock_client_connect(dlock_client **out, const char *url,
 }
 
 int dlock__client_connect(dlock_client **out, const char *url,
-                          const dlock_redis_options *redis_opts,
+                          const void *backend_opts,
                           const dlock_client_options *opts, char *errbuf,
                           size_t errlen)
 {
@@ -173,41 +166,9 @@ int dlock__client_connect(dlock_client **out, const char *url,
         put_err(errbuf, errlen, "out and url must not be NULL");
         return DLOCK_EINVAL;
     }
-    if (strcmp(url, "mock:") == 0 || strcmp(url, "mock://") == 0) {
-        dlock_mock_store *store;
-        rc = dlock_mock_store_new(&store, NULL);
-        if (rc != 0)
-            return rc;
-        rc = dlock_mock_backend_new(&b, store);
-        dlock_mock_store_free(store); /* the backend keeps it */
-    } else if (has_prefix(url, "mock://")) {
-        rc = dlock_mock_backend_by_name(&b, url + 7);
-        if (rc == DLOCK_EINVAL) {
-            char msg[160];
-            snprintf(msg, sizeof(msg),
-                     "%.80s: no mock store is registered under this name "
-                     "(dlock_mock_store_register)", url);
-            put_err(errbuf, errlen, msg);
-        }
-    } else if (has_prefix(url, "redis://") || has_prefix(url, "rediss://") ||
-               has_prefix(url, "unix://") ||
-               has_prefix(url, "redis-sentinel://") ||
-               has_prefix(url, "rediss-sentinel://") ||
-               has_prefix(url, "redis-cluster://") ||
-               has_prefix(url, "rediss-cluster://")) {
-        rc = dlock_redis_backend_new(&b, url, redis_opts, errbuf, errlen);
-    } else {
-        /* Echo only the scheme: the rest may carry a password. */
-        size_t n = strcspn(url, ":");
-        char msg[224];
-        snprintf(msg, sizeof(msg),
-                 "unknown URL scheme \"%.*s\" (expected mock:, mock://NAME, redis://, rediss://, "
-                 "unix://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or "
-                 "rediss-cluster://)",
-                 (int)(n > 32 ? 32 : n), url);
-        put_err(errbuf, errlen, msg);
-        return DLOCK_EINVAL;
-    }
+    /* The scheme finds the backend (core/registry.c), which alone knows
+     * what its options are. */
+    rc = dlock_backend_open(&b, url, backend_opts, errbuf, errlen);
     if (rc != 0)
         return rc;
     rc = dlock_client_new(out, b, opts);

@@ -1,6 +1,6 @@
 /*
  * dlock — a client from a JSON configuration (api/dlock/config.h): the text
- * is parsed in codecs/ (codecs/config_json.c, the Jansson side), the client
+ * is parsed in core/ (core/config_json.c, the Jansson side), the client
  * is made here.
  */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/config_json.h"
+#include "core/config_json.h"
 #include "dlock/config.h"
 #include "internal.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../backends/common/log.h"
+#include "core/log.h"
 
 #define INITIAL_BUCKETS 64
 

@@ -3,13 +3,13 @@
  * (api/dlock/rlock.h: dlock_rlock_state). The generic functions dispatch to
  * the type's state slot (method table version 2); the objects that are not
  * locks (object.h) have the same slot and their own public calls, which end
- * up here too. The documents are built with codecs/json_doc.h, so objects/
+ * up here too. The documents are built with core/json_doc.h, so objects/
  * never includes Jansson, and turned into text by the JSON codec.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/json_doc.h"
+#include "core/json_doc.h"
 #include "dlock/codec.h"
 #include "object.h"
 #include "scripts.h"

@@ -129,11 +129,10 @@ void dlock__waiter_end(dlock_client *c, dlock__waiter *w);
 int dlock__client_check(const dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
 void dlock__client_owner(const dlock_client *c, char *buf);
-/* dlock_client_connect with the Redis backend's options (NULL: defaults;
- * ignored for "mock:"), for clients made from a configuration. */
-struct dlock_redis_options;
+/* dlock_client_connect with the backend's own options (NULL: defaults;
+ * see dlock_backend_open), for clients made from a configuration. */
 int dlock__client_connect(dlock_client **out, const char *url,
-                          const struct dlock_redis_options *redis_opts,
+                          const void *backend_opts,
                           const dlock_client_options *opts, char *errbuf,
                           size_t errlen);
 
@@ -323,7 +322,7 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
- * document with these and codecs/json_doc.h (OR the results into bad, check
+ * document with these and core/json_doc.h (OR the results into bad, check
  * once at the end). */
 struct json_t;
 /* Whether r is an array of the kinds given, one letter per element: 'i'

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <uuid/uuid.h>
 
-#include "../codecs/json_doc.h"
+#include "core/json_doc.h"
 #include "dlock/permit_semaphore.h"
 #include "object.h"
 #include "scripts.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../codecs/json_doc.h"
+#include "core/json_doc.h"
 #include "dlock/rwlock.h"
 #include "object.h"
 #include "scripts.h"

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "../codecs/json_doc.h"
+#include "core/json_doc.h"
 #include "dlock/semaphore.h"
 #include "object.h"
 #include "scripts.h"

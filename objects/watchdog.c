@@ -33,9 +33,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../backends/common/background.h"
-#include "../backends/common/log.h"
-#include "../backends/common/thread_name.h"
+#include "core/background.h"
+#include "core/log.h"
+#include "core/thread_name.h"
 
 #define BATCH 100
 

@@ -20,7 +20,7 @@
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
 
-#include "../common/background.h"
+#include "core/background.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,8 +20,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "../common/log.h"
-#include "../common/thread_name.h"
+#include "core/log.h"
+#include "core/thread_name.h"
 #include "conn.h"
 #include "node.h"
 #include "slot.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "core/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
 

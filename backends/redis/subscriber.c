@@ -21,8 +21,8 @@
 #include <hiredis/hiredis.h>
 
 #include "conn.h"
-#include "../common/log.h"
-#include "../common/thread_name.h"
+#include "core/log.h"
+#include "core/thread_name.h"
 
 #define PING_INTERVAL_MS 5000
 

@@ -19,7 +19,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "../common/log.h"
+#include "core/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
 

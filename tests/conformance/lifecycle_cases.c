@@ -14,6 +14,8 @@
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
+#include "dlock/sys/backend.h"
+
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -557,6 +559,86 @@ static void library_threads_are_named(void **state)
     assert_int_equal(w.rc, 0);
 }
 
+/* ---- the backend registry (api/dlock/sys/backend.h) ---------------------- */
+
+/* A user's scheme "fxwrap": opens a backend on the fixture's store or server
+ * (the arg), as a custom backend's constructor would; counts its calls. */
+typedef struct wrap_arg {
+    dlock_fx *fx;
+    int opened;
+} wrap_arg;
+
+static int open_wrapped(void *arg, dlock_backend **out, const char *url,
+                        const void *options, char *errbuf, size_t errlen)
+{
+    wrap_arg *w = arg;
+
+    (void)options;
+    w->opened++;
+    if (strcmp(url, "fxwrap://here") != 0) {
+        snprintf(errbuf, errlen, "fxwrap: only fxwrap://here");
+        return DLOCK_EINVAL;
+    }
+    if (w->fx->is_mock)
+        return dlock_mock_backend_new(out, w->fx->store);
+    return dlock_backend_open(out, dlock_fx_redis_url(), NULL, errbuf, errlen);
+}
+
+static void unregister_wrap(void *o)
+{
+    (void)o;
+    dlock_backend_register("fxwrap", NULL, NULL);
+}
+
+static void registered_scheme_reaches_its_backend(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    static wrap_arg w;
+    dlock_client *c = NULL;
+    dlock_rlock *mine, *theirs;
+    char err[256] = "";
+    int locked = -1;
+
+    w.fx = fx;
+    w.opened = 0;
+    /* Before: unknown, and the message names only the scheme and lists
+     * the registered ones. */
+    assert_int_equal(dlock_client_connect(&c, "fxwrap://here", NULL, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(err, "unknown URL scheme \"fxwrap\""));
+    assert_non_null(strstr(err, "redis:"));
+    assert_non_null(strstr(err, "mock:"));
+
+    assert_int_equal(dlock_backend_register("fxwrap", open_wrapped, &w), 0);
+    dlock_fx_keep(fx, &w, unregister_wrap);
+    /* taken, and malformed schemes */
+    assert_int_equal(dlock_backend_register("fxwrap", open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register("redis", open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register("", open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register(NULL, open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register("Up", open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register("a:b", open_wrapped, &w), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_register("nosuch", NULL, NULL), DLOCK_EINVAL);
+
+    /* The constructor's own refusal comes back with its detail. */
+    assert_int_equal(dlock_client_connect(&c, "fxwrap://elsewhere", NULL, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_string_equal(err, "fxwrap: only fxwrap://here");
+
+    /* A client made from the URL shares the fixture's locks. */
+    assert_int_equal(dlock_client_connect(&c, "fxwrap://here", NULL, err, sizeof err), 0);
+    dlock_fx_keep(fx, c, free_client);
+    assert_int_equal(w.opened, 2);
+    mine = dlock_fx_lock(fx, c, fx->name);
+    theirs = dlock_fx_lock(fx, fx->c1, fx->name);
+    assert_int_equal(dlock_lock(mine, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_is_locked(theirs, &locked), 0);
+    assert_int_equal(locked, 1);
+    assert_int_equal(dlock_try_lock(theirs, 0, fx->long_lease_ms), DLOCK_EBUSY);
+    assert_int_equal(dlock_unlock(mine), 0);
+}
+
 /* ---- the suite ----------------------------------------------------------- */
 
 #define CASE(f) DLOCK_FX_CASE(f)
@@ -570,6 +652,7 @@ static const struct CMUnitTest lifecycle_cases[] = {
     CASE(cancel_waits_ends_semaphore_latch_try_lock),
     CASE(cancel_waits_bad_input_and_no_waiters),
     CASE(library_threads_are_named),
+    CASE(registered_scheme_reaches_its_backend),
 };
 
 int dlock_test_lifecycle(const char *backend)

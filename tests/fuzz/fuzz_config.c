@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the JSON configuration (api/dlock/config.h), through
- * its parser (codecs/config_json.c): dlock_client_from_json_string would
+ * its parser (core/config_json.c): dlock_client_from_json_string would
  * go on to connect to the URL the input names. A configuration that parses
  * with "url": "mock:" is also turned into a client, end to end.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dlock.h"
-#include "../../codecs/config_json.h"
+#include "../../core/config_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -249,6 +249,35 @@ DLOCK_API int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
                                          size_t errlen);
 /* dlock_backend_free: api/dlock/backend.h */
 
+/* ---- the registry: backends found by URL scheme ----------------------- */
+
+/* Opens a backend for url, whose scheme (the text before its first ':')
+ * it was registered under. options: the backend's own options struct, or
+ * NULL for its defaults (the Redis schemes: const dlock_redis_options *;
+ * the mock ignores it). On success 0 and *out, the caller's (free it with
+ * dlock_backend_free, or hand it to dlock_client_new). On failure a code,
+ * *out = NULL, and a one-line detail in errbuf (may be NULL) of size
+ * errlen that never holds more of url than its scheme, or what the
+ * backend's own parser shows (never a password). May block as the
+ * backend's constructor does (connecting). Any thread. */
+typedef int (*dlock_backend_open_fn)(void *arg, dlock_backend **out, const char *url,
+                                     const void *options, char *errbuf,
+                                     size_t errlen);
+
+/* Registers open (with arg, passed back as its first argument) for URLs
+ * of scheme (1..32 characters: a lower-case letter, then lower-case
+ * letters, digits, '+', '-', '.'; no ':'). The built-in ones ("mock",
+ * "redis", "rediss", "unix", "redis-sentinel", "rediss-sentinel",
+ * "redis-cluster", "rediss-cluster") are there from the start. open NULL
+ * removes scheme. dlock_client_connect and the JSON configuration find a
+ * backend through this table. 0; DLOCK_EINVAL (a bad scheme, one already
+ * registered, or removing one that is not); DLOCK_ENOMEM (the table holds
+ * 32). Any thread; open and arg must stay valid while registered. */
+DLOCK_API int dlock_backend_register(const char *scheme, dlock_backend_open_fn open,
+                                     void *arg);
+DLOCK_API int dlock_backend_open(dlock_backend **out, const char *url,
+                                 const void *options, char *errbuf, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,7 +77,7 @@ typedef struct dlock_rlock_methods {
      * dlock_rlock_state, documents the common fields): *out is a new
      * reference, the caller's. One round trip, no side effects. May be NULL
      * (DLOCK_ENOTSUP). Build it with Jansson, or in objects/ with
-     * codecs/json_doc.h. */
+     * core/json_doc.h. */
     int (*state)(dlock_rlock *l, struct json_t **out);
 
     /* For guarded writes (api/dlock/bucket.h): writes into buf (len bytes)

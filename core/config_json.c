@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec_internal.h"
+#include "errbuf.h"
 #include "config_json.h"
 
 /* The fields: the url, another string (a TLS path or name), a flag (a
@@ -164,7 +164,7 @@ static int field_fail(char *errbuf, size_t errlen, const char *text, size_t len,
     va_start(ap, fmt);
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
-    return dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL, "%d:%d: field \"%.64s\": %s",
+    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: field \"%.64s\": %s",
                              p.line, p.column, key, detail);
 }
 
@@ -180,7 +180,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
                               "expected a string (a backend URL), got %s", type_name(v));
         free(out->url);
         out->url = strdup(json_string_value(v));
-        return out->url ? 0 : dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+        return out->url ? 0 : dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     }
     if (f->kind == F_URLS) {
         size_t i, count = json_is_array(v) ? json_array_size(v) : 0;
@@ -198,12 +198,12 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
                                   type_name(json_array_get(v, i)));
         out->urls = calloc(count, sizeof(*out->urls));
         if (!out->urls)
-            return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+            return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
         for (i = 0; i < count; i++) {
             out->urls[i] = strdup(json_string_value(json_array_get(v, i)));
             out->nurls += out->urls[i] != NULL;
             if (!out->urls[i])
-                return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+                return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
         }
         return 0;
     }
@@ -219,7 +219,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
                               "the string holds a NUL character");
         copy = strdup(json_string_value(v));
         if (!copy)
-            return dlock__codec_fail(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+            return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
         free((char *)*slot);
         *slot = copy;
         return 0;
@@ -292,18 +292,18 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
      * silent "last one wins". */
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (!root)
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err.line,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err.line,
                                  err.column, err.text);
     if (!json_is_object(root)) {
         json_decref(root);
-        return dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                  "1:1: the configuration must be a JSON object");
     }
     json_object_foreach(root, key, v) {
         const field *f = find(key);
         if (!f) {
             pos p = key_position(text, len, key);
-            rc = dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
+            rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                    "%d:%d: unknown field \"%.64s\"", p.line, p.column, key);
             break;
         }
@@ -314,7 +314,7 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
         rc = field_fail(errbuf, errlen, text, len, "urls",
                         "give \"url\" (one client) or \"urls\" (a client set), not both");
     if (rc == 0 && !out->url && !out->urls)
-        rc = dlock__codec_fail(errbuf, errlen, DLOCK_EINVAL,
+        rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");
     json_decref(root);

@@ -1,15 +1,15 @@
 /*
  * dlock — building JSON documents without including Jansson: the lock
  * objects' state reports (objects/inspect.c) are built through these, so that
- * codecs/ stays the only place that sees <jansson.h>.
+ * only core/ and codecs/ see <jansson.h>.
  *
  * Every value is a Jansson json_t. The setters take their value's reference
  * (also on failure), so a document is built without intermediate checks:
  * each returns 0 or -1 (out of memory, or a NULL container), and the builder
  * ORs them and checks once.
  */
-#ifndef DLOCK_CODECS_JSON_DOC_H
-#define DLOCK_CODECS_JSON_DOC_H
+#ifndef DLOCK_CORE_JSON_DOC_H
+#define DLOCK_CORE_JSON_DOC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +38,4 @@ int dlock__json_append(struct json_t *arr, struct json_t *v);
 /* Drops a reference; NULL is a no-op. */
 void dlock__json_free(struct json_t *j);
 
-#endif /* DLOCK_CODECS_JSON_DOC_H */
+#endif /* DLOCK_CORE_JSON_DOC_H */

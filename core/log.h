@@ -1,14 +1,14 @@
 /*
  * dlock — the library's side of the logging hook (api/dlock/log.h).
  *
- * Here, in backends/common/, because both sides report through it: the
- * objects (the watchdog: renewal failures, lost locks) and the backends
- * (reconnects, failovers, restored subscriptions), and backends/ must not
- * include objects/. A call costs one atomic load when no hook wants the
+ * Here, in core/, because both sides report through it: the objects (the
+ * watchdog: renewal failures, lost locks) and the backends (reconnects,
+ * failovers, restored subscriptions), and backends/ must not include
+ * objects/. A call costs one atomic load when no hook wants the
  * level, so callers need no check of their own.
  */
-#ifndef DLOCK_COMMON_LOG_H
-#define DLOCK_COMMON_LOG_H
+#ifndef DLOCK_CORE_LOG_H
+#define DLOCK_CORE_LOG_H
 
 #include "dlock/log.h"
 
@@ -21,4 +21,4 @@ void dlock__log(int level, const char *fmt, ...)
 #endif
     ;
 
-#endif /* DLOCK_COMMON_LOG_H */
+#endif /* DLOCK_CORE_LOG_H */

@@ -1,11 +1,10 @@
 /*
- * dlock — the JSON configuration's parser (codecs/config_json.c), which
+ * dlock — the JSON configuration's parser (core/config_json.c), which
  * turns the text into the options structs; objects/config.c makes the
- * client from them. The split keeps Jansson in codecs/ and the client's
- * making in objects/.
+ * client from them. The split keeps Jansson out of objects/.
  */
-#ifndef DLOCK_CODECS_CONFIG_JSON_H
-#define DLOCK_CODECS_CONFIG_JSON_H
+#ifndef DLOCK_CORE_CONFIG_JSON_H
+#define DLOCK_CORE_CONFIG_JSON_H
 
 #include <stddef.h>
 
@@ -34,4 +33,4 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
 /* Frees what parse allocated. */
 void dlock__config_fini(dlock__config *c);
 
-#endif /* DLOCK_CODECS_CONFIG_JSON_H */
+#endif /* DLOCK_CORE_CONFIG_JSON_H */

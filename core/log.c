@@ -1,5 +1,5 @@
 /*
- * dlock — the logging hook (api/dlock/log.h, backends/common/log.h).
+ * dlock — the logging hook (api/dlock/log.h, core/log.h).
  *
  * The level is read with one atomic load, so an unwanted message costs no
  * lock and no formatting. A read-write lock is held (shared) around the
