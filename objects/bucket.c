@@ -25,7 +25,7 @@ struct dlock_bucket {
 #define MAX_ARGS 8
 
 static const dlock_rlock_methods bucket_methods = {
-    .version = 1, .type = "bucket",
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "bucket",
 };
 
 int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
@@ -121,7 +121,7 @@ static void call_fini(call *k)
 static int run(dlock_bucket *b, dlock_reply **out, const dlock_script *s, call *k,
                size_t nkeys)
 {
-    int rc = dlock__rlock_eval_bin(BASE(b), out, s, nkeys, k->n - nkeys, k->argv, k->len);
+    int rc = dlock__rlock_eval_bin(BASE(b), NULL, out, s, nkeys, k->n - nkeys, k->argv, k->len);
 
     call_fini(k);
     return rc;

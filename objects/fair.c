@@ -46,9 +46,10 @@ static int64_t wall_now(dlock_rlock *l)
     return dlock_clock_wall(l->client->clock);
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     const dlock_script *s = &dlock__script_fair_acquire;
     fair_wait *fw = spec->arg;
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
@@ -65,7 +66,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
     argv[NKEYS + 6] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
                                   s, NKEYS, 7, argv);
     if (rc != 0 || !r)
         return rc;
@@ -83,8 +84,9 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name);
 }
 
-static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+static void give_up(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec)
 {
+    const char *owner = op->owner;
     const fair_wait *fw = spec->arg;
     char slack[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 4];
@@ -98,16 +100,17 @@ static void give_up(dlock_rlock *l, const dlock_wait_spec *spec, const char *own
     argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
     argv[NKEYS + 3] = dlock__publish_cmd(l);
     /* If this fails the deadline still purges us; nothing more to do. */
-    if (dlock_rlock_eval(l, &r, &dlock__script_fair_give_up, NKEYS, 4, argv) == 0)
+    if (dlock_rlock_eval(l, op, &r, &dlock__script_fair_give_up, NKEYS, 4, argv) == 0)
         dlock_reply_free(r);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
     fair *f = (fair *)l;
     fair_wait fw;
-    dlock_wait_spec spec = {2, NULL, attempt, give_up, NULL, NULL, 0, 0, NULL, 0, 0};
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
+    const char *owner = op->owner;
     size_t n = strlen(f->o.channel) + strlen(owner) + 2;
     char *channel = malloc(n);
     int rc;
@@ -122,14 +125,17 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
     fw.join = wait_ms != 0;
     fw.queued = 0;
     spec.channel = channel;
+    spec.attempt = attempt;
+    spec.give_up = give_up;
     spec.arg = &fw;
-    rc = dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    rc = dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
     free(channel);
     return rc;
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = op->owner;
     const dlock_script *s = &dlock__script_fair_release;
     char lease[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 5];
@@ -140,7 +146,7 @@ static int release(dlock_rlock *l, const char *owner)
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = dlock__publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, s, NKEYS, 5, argv);
+    return dlock_rlock_eval_release(l, op, s, NKEYS, 5, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
@@ -155,7 +161,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
     argv[NKEYS + 0] = WAKE_MESSAGE;
     argv[NKEYS + 1] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 2] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &existed_now, s, NKEYS, 3, argv);
+    rc = dlock_rlock_eval_integer(l, NULL, &existed_now, s, NKEYS, 3, argv);
     if (rc == 0)
         *existed = existed_now == 1;
     return rc;
@@ -178,9 +184,19 @@ static int state(dlock_rlock *l, struct json_t **out)
 }
 
 static const dlock__lock_methods fair_methods = {
-    {3, "fair", acquire, release, force_unlock, dlock__triple_is_locked,
-     dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl, destroy,
-     state, dlock__hash_guard_field, dlock__hash_extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "fair",
+     .acquire = acquire,
+     .release = release,
+     .force_unlock = force_unlock,
+     .is_locked = dlock__triple_is_locked,
+     .is_held = dlock__triple_is_held,
+     .hold_count = dlock__triple_hold_count,
+     .remain_ttl = dlock__triple_remain_ttl,
+     .destroy = destroy,
+     .state = state,
+     .guard_field = dlock__hash_guard_field,
+     .extend = dlock__hash_extend},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;

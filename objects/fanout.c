@@ -27,7 +27,6 @@
 typedef struct job {
     dlock__fanout_fn fn;
     void *ctx;
-    int64_t deadline; /* the caller's budget */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t left; /* under mu: indexes handed to workers, not yet done */
@@ -52,10 +51,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void run(job *j, size_t i)
 {
-    int64_t outer = dlock__budget_enter(j->deadline);
-
     j->fn(j->ctx, i);
-    dlock__budget_leave(outer);
 }
 
 static void *worker_main(void *arg)
@@ -211,10 +207,9 @@ void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx)
         return;
     j.fn = fn;
     j.ctx = ctx;
-    j.deadline = dlock__budget_deadline();
     ws = n <= STACK_WORKERS ? stack : calloc(n, sizeof(*ws));
     if (!ws || pthread_mutex_init(&j.mu, NULL) != 0) {
-        /* out of resources: one after the other, still within the budget */
+        /* out of resources: one after the other (each step's op bounds it) */
         for (i = 0; i < n; i++)
             fn(ctx, i);
         if (ws != stack)

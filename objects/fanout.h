@@ -11,9 +11,11 @@
 /* Calls fn(ctx, i) for every i in [0, n) concurrently and returns when all
  * have returned: index 0 on the calling thread, the others on parked
  * worker threads of a process-wide pool (woken per call; an index no
- * worker can be had for runs on the calling thread afterwards). Each call runs under the
- * calling thread's time budget (objects/budget.c), so a budgeted caller's
- * round trips stay within its deadline whichever thread makes them. */
+ * worker can be had for runs on the calling thread afterwards). Nothing
+ * of the calling thread goes with a call: what a step's round trips need
+ * (the owner, their cap) is in ctx, in an op per index
+ * (dlock__op_child), so they keep the caller's deadline whichever thread
+ * makes them. */
 typedef void (*dlock__fanout_fn)(void *ctx, size_t i);
 void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx);
 

@@ -20,10 +20,11 @@ static const dlock__lock_methods fenced_methods;
 /* Reports an acquisition to the watchdog's hold registry around the script
  * (as dlock_rlock_eval_acquire does for scripts that reply nil), and reads
  * the token out of the reply. */
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_fenced_acquire;
+    const char *owner = op->owner;
     fenced *f = (fenced *)l;
     char lease[DLOCK__I64_SIZE];
     const char *argv[4];
@@ -38,7 +39,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
-    rc = dlock_rlock_eval(l, &r, s, 2, 2, argv);
+    rc = dlock_rlock_eval(l, op, &r, s, 2, 2, argv);
     valid = rc == 0 && r->type == DLOCK_REPLY_ARRAY && r->n == 2 &&
             r->elems[0]->type == DLOCK_REPLY_INTEGER &&
             r->elems[1]->type == DLOCK_REPLY_INTEGER;
@@ -60,18 +61,17 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name);
 }
 
-static int acquire_token(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire_token(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                          int64_t lease_ms, int64_t *token)
 {
-    return dlock__object_wait(l, attempt, NULL, token, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, op, attempt, NULL, token, wait_ms, lease_ms);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
-                   int64_t lease_ms)
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)
 {
     int64_t token;
 
-    return acquire_token(l, owner, wait_ms, lease_ms, &token);
+    return acquire_token(l, op, wait_ms, lease_ms, &token);
 }
 
 static int state(dlock_rlock *l, struct json_t **out)
@@ -88,10 +88,14 @@ static void destroy(dlock_rlock *l)
 /* The reentrant lock's release and force unlock: the counter stays, tokens
  * never go back. */
 static const dlock__lock_methods fenced_methods = {
-    {3, "fenced", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
-     dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
-     dlock__triple_remain_ttl, destroy, state, dlock__hash_guard_field,
-     dlock__hash_extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "fenced",
+     .acquire = acquire,
+     DLOCK__HASH_LOCK_SLOTS,
+     .destroy = destroy,
+     .state = state,
+     .guard_field = dlock__hash_guard_field,
+     .extend = dlock__hash_extend},
     dlock__hash_triple,
 };
 
@@ -143,13 +147,15 @@ static int lock_token(dlock_rlock *l, int64_t *out, const char *owner,
     char who[DLOCK_OWNER_MAX];
     int64_t token = 0;
     int rc = enter(l, owner, explicit_owner, who);
+    dlock_op op;
 
     if (rc == 0)
         rc = dlock__rlock_check_times(l, timed && wait_ms < 0 ? INT64_MIN : wait_ms,
                                       lease_ms);
     if (rc != 0)
         return rc;
-    rc = acquire_token(l, who, wait_ms, lease_ms, &token);
+    dlock__op_init(&op, who);
+    rc = acquire_token(l, &op, wait_ms, lease_ms, &token);
     if (rc == 0 && out)
         *out = token;
     return rc;
@@ -193,7 +199,7 @@ static int token(dlock_rlock *l, int64_t *out, const char *owner, int explicit_o
     argv[0] = l->name;
     argv[1] = ((fenced *)l)->token_key;
     argv[2] = who;
-    rc = dlock_rlock_eval(l, &r, s, 2, 1, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, s, 2, 1, argv);
     if (rc != 0)
         return rc;
     if (r->type == DLOCK_REPLY_NIL) {

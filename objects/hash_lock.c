@@ -16,7 +16,7 @@ void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,
 {
     const char *argv[2] = {l->name, owner};
 
-    dlock__rlock_eval_send(l, h, &dlock__script_hash_state, 1, 1, argv);
+    dlock__rlock_eval_send(l, NULL, h, &dlock__script_hash_state, 1, 1, argv);
 }
 
 int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3])

@@ -276,7 +276,7 @@ int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key
         argv[nkeys++] = deadlines;
     }
     argv[nkeys] = token_key ? "fenced" : queue ? "fair" : "plain";
-    rc = dlock_rlock_eval(l, &r, s, nkeys, 1, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, s, nkeys, 1, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, queue ? "iaa" : "iai", 0) ||
@@ -313,7 +313,7 @@ int dlock__count_state(dlock_rlock *b, struct json_t **out, const char *field,
     int bad, rc;
 
     argv[0] = b->name;
-    rc = dlock_rlock_eval(b, &r, s, 1, 0, argv);
+    rc = dlock_rlock_eval(b, NULL, &r, s, 1, 0, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "ii", 0))

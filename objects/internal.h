@@ -60,6 +60,69 @@ typedef struct dlock__waiter {
     struct dlock__waiter *prev, *next;
 } dlock__waiter;
 
+/* op.c: one call of the generic API, from its start to its answer: what
+ * every step of it needs and no thread may keep for it (api/dlock/sys/
+ * rlock.h: dlock_op). Lives with its starter (the blocking caller's
+ * stack); every script call made for it gets it. */
+struct dlock_op {
+    const char *owner;    /* the owner id the call acts for (borrowed) */
+    /* When the call's wait ends (dlock_rlock_wait sets it; INT64_MAX: no
+     * limit), and when every round trip made for it must end: the wait's
+     * deadline plus the client's budget_slack_ms, or a nearer one a step
+     * sets (a Redlock's node timeout). INT64_MAX: the backend's own
+     * timeouts only. On the backend's clock. */
+    int64_t deadline_ms;
+    int64_t cap_ms;
+    /* Replica sync (api/dlock/redis.h: sync_replicas): inside a judged
+     * region (an acquisition's attempts, a release) a script that ran but
+     * could not be synced succeeds with its reply, and the shortfall is
+     * noted here for the caller above to judge. */
+    int judging;
+    int unsynced;
+    char sync_detail[200];
+    /* The call's last failure recorded by its script calls and its wait:
+     * the code, and its detail (as dlock_errmsg shows it on the lock
+     * object) into detail (detail_len bytes) when the op's starter gave a
+     * buffer (NULL: the lock object's detail is the one read; a blocking
+     * caller reads it there). */
+    int code;
+    char *detail;
+    size_t detail_len;
+};
+
+/* An op for owner: no deadline, no cap, not judged, no failure. */
+void dlock__op_init(dlock_op *op, const char *owner);
+/* The cap of op's round trips; INT64_MAX for NULL. */
+int64_t dlock__op_cap(const dlock_op *op);
+/* Narrows op's cap to cap_ms when nearer; returns the cap to restore with
+ * dlock__op_cap_restore (nested steps keep the nearer deadline). */
+int64_t dlock__op_cap_within(dlock_op *op, int64_t cap_ms);
+void dlock__op_cap_restore(dlock_op *op, int64_t outer);
+/* A step of parent's run apart from it (a Redlock's node, possibly on
+ * another thread): parent's owner and judging, its own notes, cap_ms
+ * within parent's cap. parent may be NULL (owner then NULL). Merge its
+ * sync note back with dlock__op_merge on parent's thread. */
+void dlock__op_child(dlock_op *child, const dlock_op *parent, int64_t cap_ms);
+void dlock__op_merge(dlock_op *parent, const dlock_op *child);
+/* A region whose writes the caller judges (see judging above): begin
+ * returns the outer state and clears notes; end restores it and says
+ * whether a shortfall was noted (its detail into detail, len bytes;
+ * detail may be NULL). */
+int dlock__op_judge_begin(dlock_op *op);
+int dlock__op_judge_end(dlock_op *op, int outer, char *detail, size_t len);
+/* Forgets a note (before each attempt: an earlier refused attempt's
+ * shortfall is not this one's). */
+void dlock__op_clear_note(dlock_op *op);
+/* In a judged region of op: notes detail and returns 1 (the eval hands
+ * its reply on as a success); else 0. op may be NULL. */
+int dlock__op_judged(dlock_op *op, const char *detail);
+/* Records code and the detail of l's last failure on op too (op may be
+ * NULL); returns code. */
+int dlock__op_note_failure(dlock_op *op, const dlock_rlock *l, int code);
+/* Runs a release slot in a judged region of op: its code, or DLOCK_ESYNC
+ * (recorded on l) when it released without enough replicas. */
+int dlock__op_release(dlock_rlock *l, dlock_op *op);
+
 /* metrics.c: the client's figures (api/dlock/metrics.h), every field
  * updated with relaxed atomic additions. */
 typedef struct dlock__metrics {
@@ -159,13 +222,6 @@ void dlock__holds_fini(dlock__holds *h);
 /* Forget every hold made through l (its handle is going away). */
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l);
 
-/* budget.c: the deadline (on the backend's clock) that caps every round
- * trip the calling thread makes for a budgeted call; INT64_MAX when none.
- * enter keeps the nearer of the current one and deadline_ms and returns
- * the one to restore with leave. */
-int64_t dlock__budget_deadline(void);
-int64_t dlock__budget_enter(int64_t deadline_ms);
-void dlock__budget_leave(int64_t outer);
 /* a + b, saturated at INT64_MIN / INT64_MAX instead of overflowing. */
 int64_t dlock__add_sat(int64_t a, int64_t b);
 
@@ -206,24 +262,25 @@ int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                      const char *detail);
 /* rlock.c: dlock_rlock_eval with binary-safe arguments (argvlen as in the
  * backend's eval; NULL = NUL-terminated strings), for stored values. */
-int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
+int dlock__rlock_eval_bin(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen);
 /* rlock.c: dlock_rlock_eval in two halves, for a caller with calls on
  * several backends (a Redlock's nodes: objects/fanout.h): _send starts the
- * call under the calling thread's budget (on a backend that cannot split
+ * call for op (its cap; op may be NULL) (on a backend that cannot split
  * calls, dlock__rlock_can_split = 0, it makes the whole call); _receive
  * completes it with dlock_rlock_eval's result (a failure recorded on l as
  * dlock_rlock_eval's is, by whichever half saw it). h is the caller's;
  * every _send is followed by one _receive. */
 typedef struct dlock__eval_half {
     const dlock_script *script;
+    dlock_op *op;     /* the send's */
     dlock_pending *p; /* in flight; NULL: over (rc, r) */
     int rc;
     dlock_reply *r;
 } dlock__eval_half;
 int dlock__rlock_can_split(dlock_rlock *l);
-void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
+void dlock__rlock_eval_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
                             const dlock_script *script, size_t nkeys,
                             size_t nargs, const char *const *argv);
 int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
@@ -233,12 +290,10 @@ int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
 int dlock__rlock_receive_integer(dlock_rlock *l, dlock__eval_half *h,
                                  int64_t *out);
 /* rlock.c: dlock_rlock_eval_release in the same two halves. */
-void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
-                               const char *owner, const dlock_script *script,
-                               size_t nkeys, size_t nargs,
-                               const char *const *argv);
-int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
-                                 const char *owner);
+void dlock__rlock_release_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
+                               const dlock_script *script, size_t nkeys,
+                               size_t nargs, const char *const *argv);
+int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h);
 
 /* rlock.c: frees r and records "unexpected reply" for script s:
  * DLOCK_EPROTO. */
@@ -248,22 +303,6 @@ int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *
  * (api/dlock/sys/lock_type.h) under their internal names. */
 #define dlock__attempt_refused dlock_rlock_refused
 #define dlock__retry_after dlock_retry_after
-
-/* sync.c: a write the backend ran but could not sync to enough replicas
- * (DLOCK_ESYNC with a reply). Outside a judged region the call returns
- * DLOCK_ESYNC (its change is made). enter opens a region for the calling
- * thread (returns the outer state, for leave); inside it judged records
- * the shortfall and returns 1 (dlock__rlock_eval_bin then hands the reply
- * on as a success; 0: not judging); clear forgets a note (before each
- * attempt); leave closes the region and says whether a note came, with
- * its detail. release runs a release slot in a region: its code, or
- * DLOCK_ESYNC (recorded on l) when it released without enough replicas. */
-int dlock__sync_enter(void);
-int dlock__sync_judged(const char *detail);
-void dlock__sync_clear(void);
-int dlock__sync_leave(int outer, char *detail, size_t len);
-int dlock__sync_release(dlock_rlock *l, int (*release)(dlock_rlock *, const char *),
-                        const char *owner);
 
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's
@@ -305,20 +344,22 @@ int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms);
  * force_unlock slots of the reentrant lock, for every hash lock that keeps
  * its layout and its channel (the fenced lock, the spin lock); l is a
  * dlock__object (object.h). */
-int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                             const char *owner, int64_t lease_ms, int64_t *retry_ms);
-int dlock__reentrant_release(dlock_rlock *l, const char *owner);
+int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                             int64_t lease_ms, int64_t *retry_ms);
+int dlock__reentrant_release(dlock_rlock *l, dlock_op *op);
 /* The release's first half (dlock__rlock_release_send; the second is
  * dlock__rlock_release_receive). */
-void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
-                                   const char *owner);
+void dlock__reentrant_release_send(dlock_rlock *l, dlock_op *op,
+                                   dlock__eval_half *h);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
 /* The slots from release to remain_ttl of a lock kept in the reentrant
  * lock's hash (its table then ends with dlock__hash_triple). */
 #define DLOCK__HASH_LOCK_SLOTS                                                \
-    dlock__reentrant_release, dlock__reentrant_force_unlock,                  \
-        dlock__triple_is_locked, dlock__triple_is_held,                       \
-        dlock__triple_hold_count, dlock__triple_remain_ttl
+    .release = dlock__reentrant_release,                                      \
+    .force_unlock = dlock__reentrant_force_unlock,                            \
+    .is_locked = dlock__triple_is_locked, .is_held = dlock__triple_is_held,   \
+    .hold_count = dlock__triple_hold_count,                                   \
+    .remain_ttl = dlock__triple_remain_ttl
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the

@@ -27,7 +27,7 @@ static int state(dlock_rlock *b, struct json_t **out)
 /* Every lock slot NULL: never handed out as a lock (object.h); the state
  * slot serves dlock_latch_state. */
 static const dlock_rlock_methods latch_methods = {
-    .version = 2, .type = "latch", .destroy = dlock__object_destroy,
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "latch", .destroy = dlock__object_destroy,
     .state = state,
 };
 const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
@@ -113,7 +113,7 @@ int dlock_latch_try_set_count(dlock_latch *l, int *out, int64_t count)
     argv[1] = dlock__i64(n, count);
     argv[2] = l->o.channel;
     argv[3] = dlock__publish_cmd(BASE(l));
-    rc = dlock_rlock_eval_integer(BASE(l), &set, &dlock__script_latch_try_set, 1, 3, argv);
+    rc = dlock_rlock_eval_integer(BASE(l), NULL, &set, &dlock__script_latch_try_set, 1, 3, argv);
     if (rc == 0 && out)
         *out = set == 1;
     return rc;
@@ -130,7 +130,7 @@ int dlock_latch_count_down(dlock_latch *l)
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
     argv[2] = dlock__publish_cmd(BASE(l));
-    return dlock_rlock_eval_integer(BASE(l), &left, &dlock__script_latch_count_down, 1, 2,
+    return dlock_rlock_eval_integer(BASE(l), NULL, &left, &dlock__script_latch_count_down, 1, 2,
                                     argv);
 }
 
@@ -145,22 +145,23 @@ int dlock_latch_count(dlock_latch *l, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(l), DLOCK_EINVAL, "out is NULL");
     argv[0] = l->o.base.name;
-    rc = dlock_rlock_eval_integer(BASE(l), &v, &dlock__script_semaphore_get, 1, 0, argv);
+    rc = dlock_rlock_eval_integer(BASE(l), NULL, &v, &dlock__script_semaphore_get, 1, 0, argv);
     if (rc == 0)
         *out = v > 0 ? v : 0; /* a count stored at or below zero is an open latch */
     return rc;
 }
 
-static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owner,
+static int attempt(dlock_rlock *b, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     const char *argv[1];
     int64_t v;
     int rc;
 
     (void)spec, (void)owner, (void)lease_ms;
     argv[0] = b->name;
-    rc = dlock_rlock_eval_integer(b, &v, &dlock__script_semaphore_get, 1, 0, argv);
+    rc = dlock_rlock_eval_integer(b, op, &v, &dlock__script_semaphore_get, 1, 0, argv);
     if (rc != 0 || v <= 0)
         return rc;
     /* only a message ("0" at zero) changes anything for an awaiter */
@@ -171,7 +172,11 @@ static int attempt(dlock_rlock *b, const dlock_wait_spec *spec, const char *owne
 
 static int await(dlock_latch *l, int64_t timeout_ms)
 {
-    int rc = dlock__object_wait(BASE(l), attempt, NULL, NULL, "", timeout_ms, 0);
+    dlock_op op;
+    int rc;
+
+    dlock__op_init(&op, ""); /* a latch has no owner */
+    rc = dlock__object_wait(BASE(l), &op, attempt, NULL, NULL, timeout_ms, 0);
 
     /* A latch has no holder: a single look that finds it closed is a
      * timeout of 0 ms, not "busy". */
@@ -210,7 +215,7 @@ int dlock_latch_delete(dlock_latch *l, int *out)
     argv[0] = l->o.base.name;
     argv[1] = l->o.channel;
     argv[2] = dlock__publish_cmd(BASE(l));
-    rc = dlock_rlock_eval_integer(BASE(l), &existed, &dlock__script_latch_delete, 1, 2,
+    rc = dlock_rlock_eval_integer(BASE(l), NULL, &existed, &dlock__script_latch_delete, 1, 2,
                                   argv);
     if (rc == 0 && out)
         *out = existed == 1;

@@ -132,7 +132,7 @@ static int run(dlock_object *o, int64_t *out, const dlock_script *s, int call,
     for (i = 0; i < nextra; i++)
         lay.argv[lay.nkeys + 5 + i] = extra[i];
     lay.argv[lay.nkeys + 5 + nextra] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, out, s, lay.nkeys, 5 + nextra + 1, lay.argv);
+    rc = dlock_rlock_eval_integer(l, NULL, out, s, lay.nkeys, 5 + nextra + 1, lay.argv);
     for (i = 0; i < 3; i++)
         free(lay.owned[i]);
     return rc;

@@ -32,15 +32,16 @@ static int member_fail(multilock *m, size_t i, int rc, const char *what)
 }
 
 /* Releases members [0, k) in reverse order (what an attempt took). */
-static void undo(multilock *m, const char *owner, size_t k)
+static void undo(multilock *m, dlock_op *op, size_t k)
 {
     while (k > 0) {
         k--;
-        m->members[k]->methods->release(m->members[k], owner);
+        m->members[k]->methods->release(m->members[k], op);
     }
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
+                   int64_t lease_ms)
 {
     multilock *m = (multilock *)l;
     dlock_clock *clk = l->client->clock;
@@ -48,8 +49,9 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t l
     int64_t deadline = forever ? INT64_MAX : dlock__add_sat(dlock_clock_now(clk), wait_ms);
     /* The whole call, every member's round trips included, ends within
      * wait_ms + budget_slack_ms, as a single lock's does. */
-    int64_t outer = dlock__budget_enter(
-        forever ? INT64_MAX : dlock__add_sat(deadline, l->client->opts.budget_slack_ms));
+    int64_t outer = dlock__op_cap_within(
+        op, forever ? INT64_MAX
+                    : dlock__add_sat(deadline, l->client->opts.budget_slack_ms));
     unsigned seed = (unsigned)(uintptr_t)&seed;
     size_t k;
     int rc;
@@ -60,14 +62,14 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t l
             dlock_rlock *mb = m->members[k];
             int64_t left = forever ? DLOCK_WAIT_FOREVER
                                    : deadline - dlock_clock_now(clk);
-            rc = mb->methods->acquire(mb, owner, left > 0 || forever ? left : 0, lease_ms);
+            rc = mb->methods->acquire(mb, op, left > 0 || forever ? left : 0, lease_ms);
         }
         if (rc == 0)
             break;
         k--; /* the member that failed */
         /* A lost reply may have been a grant: release that member too (a
          * "not the owner" answer is then harmless). */
-        undo(m, owner, is_transport(rc) ? k + 1 : k);
+        undo(m, op, is_transport(rc) ? k + 1 : k);
         rc = member_fail(m, k, rc, "acquiring");
         if ((rc != DLOCK_EBUSY && !is_transport(rc)) || wait_ms == 0 ||
             dlock_clock_now(clk) >= deadline)
@@ -79,14 +81,14 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t l
             nanosleep(&ts, NULL);
         }
     }
-    dlock__budget_leave(outer);
+    dlock__op_cap_restore(op, outer);
     if (rc == DLOCK_EBUSY && wait_ms != 0)
         rc = dlock_rlock_fail(l, DLOCK_ETIMEDOUT, "waited %" PRId64 " ms for the "
                               "members of \"%.64s\"", wait_ms, l->name);
     return rc;
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
     multilock *m = (multilock *)l;
     size_t i, ok = 0, notowner = 0;
@@ -94,7 +96,7 @@ static int release(dlock_rlock *l, const char *owner)
 
     for (i = m->n; i > 0; i--) {
         dlock_rlock *mb = m->members[i - 1];
-        rc = mb->methods->release(mb, owner);
+        rc = mb->methods->release(mb, op);
         if (rc == 0)
             ok++;
         else if (rc == DLOCK_ENOTOWNER)
@@ -280,8 +282,17 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods multilock_methods = {
-    3, "multilock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL, extend,
+    .version = DLOCK_RLOCK_METHODS_VERSION,
+    .type = "multilock",
+    .acquire = acquire,
+    .release = release,
+    .force_unlock = force_unlock,
+    .is_locked = is_locked,
+    .is_held = is_held,
+    .hold_count = hold_count,
+    .remain_ttl = remain_ttl,
+    .destroy = destroy,
+    .extend = extend,
 };
 const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
 

@@ -78,25 +78,25 @@ int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
     return 0;
 }
 
-int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
-                       dlock__undo_fn undo, void *arg, const char *owner,
-                       int64_t wait_ms, int64_t lease_ms)
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
+                       dlock__undo_fn undo, void *arg, int64_t wait_ms,
+                       int64_t lease_ms)
 {
-    dlock_wait_spec spec = {2, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
 
     spec.channel = ((dlock__object *)b)->channel;
     spec.attempt = attempt;
     spec.undo = undo;
     spec.arg = arg;
-    return dlock_rlock_wait(b, &spec, owner, wait_ms, lease_ms);
+    return dlock_rlock_wait(b, op, &spec, wait_ms, lease_ms);
 }
 
 /* The public form (api/dlock/sys/lock_type.h): a custom type's attempt
  * takes one hold, so the release slot undoes an unsynced one. */
-int dlock_object_base_wait(dlock_rlock *b, dlock_attempt_fn attempt, void *arg,
-                           const char *owner, int64_t wait_ms, int64_t lease_ms)
+int dlock_object_base_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
+                           void *arg, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock__object_wait(b, attempt, NULL, arg, owner, wait_ms, lease_ms);
+    return dlock__object_wait(b, op, attempt, NULL, arg, wait_ms, lease_ms);
 }
 
 int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)

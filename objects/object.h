@@ -47,15 +47,14 @@ int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
 const char *dlock__publish_cmd(const dlock_rlock *l);
 
 /* dlock_wait_spec's undo slot. */
-typedef int (*dlock__undo_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
-                              const char *owner);
+typedef int (*dlock__undo_fn)(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec);
 
-/* dlock_rlock_wait on the object's channel, with attempt and undo (NULL:
- * the release slot; see dlock_wait_spec) and arg for them: the acquire
- * slot of most types. */
-int dlock__object_wait(dlock_rlock *b, dlock_attempt_fn attempt,
-                       dlock__undo_fn undo, void *arg, const char *owner,
-                       int64_t wait_ms, int64_t lease_ms);
+/* dlock_rlock_wait for op on the object's channel, with attempt and undo
+ * (NULL: the release slot; see dlock_wait_spec) and arg for them: the
+ * acquire slot of most types. */
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
+                       dlock__undo_fn undo, void *arg, int64_t wait_ms,
+                       int64_t lease_ms);
 
 /* The lease an acquisition script sets, in decimal into buf
  * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the

@@ -61,7 +61,7 @@ static int state(dlock_rlock *l, struct json_t **out);
 /* Every lock slot NULL: never handed out as a lock (object.h); the state
  * slot serves dlock_permit_semaphore_state. */
 static const dlock_rlock_methods permit_methods = {
-    .version = 2, .type = "permit_semaphore", .destroy = destroy, .state = state,
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "permit_semaphore", .destroy = destroy, .state = state,
 };
 const dlock_rlock_methods *const dlock__methods_permit_semaphore = &permit_methods;
 
@@ -165,8 +165,9 @@ static int id_arg(dlock_permit_semaphore *p, char *raw, const char *id, size_t i
  * arguments from first_id on being raw ids, then the publish command (the
  * last ARGV entry: publish.luainc). argv has NKEYS + NCOMMON + nargs + 1
  * slots, the common ones and the last filled here. */
-static int eval_ids(dlock_permit_semaphore *p, dlock_reply **out, const dlock_script *sc,
-                    const char **argv, size_t nargs, size_t first_id)
+static int eval_ids(dlock_permit_semaphore *p, dlock_op *op, dlock_reply **out,
+                    const dlock_script *sc, const char **argv, size_t nargs,
+                    size_t first_id)
 {
     size_t total = NKEYS + NCOMMON + nargs + 1, i;
     size_t *len = malloc(total * sizeof(*len));
@@ -181,18 +182,18 @@ static int eval_ids(dlock_permit_semaphore *p, dlock_reply **out, const dlock_sc
     for (i = 0; i < total; i++)
         len[i] = i >= NKEYS + NCOMMON + first_id && i < total - 1 ? ID_BYTES
                                                                  : strlen(argv[i]);
-    rc = dlock__rlock_eval_bin(BASE(p), out, sc, NKEYS, NCOMMON + nargs + 1, argv, len);
+    rc = dlock__rlock_eval_bin(BASE(p), op, out, sc, NKEYS, NCOMMON + nargs + 1, argv, len);
     free(len);
     return rc;
 }
 
 /* eval_ids for scripts that reply an integer. */
-static int eval_ids_integer(dlock_permit_semaphore *p, int64_t *out,
+static int eval_ids_integer(dlock_permit_semaphore *p, dlock_op *op, int64_t *out,
                             const dlock_script *sc, const char **argv, size_t nargs,
                             size_t first_id)
 {
     dlock_reply *r;
-    int rc = eval_ids(p, &r, sc, argv, nargs, first_id);
+    int rc = eval_ids(p, op, &r, sc, argv, nargs, first_id);
 
     if (rc != 0)
         return rc;
@@ -216,29 +217,29 @@ typedef struct permit_wait {
     size_t n;
 } permit_wait;
 
-static int release_ids(dlock_permit_semaphore *p, size_t *bad,
+static int release_ids(dlock_permit_semaphore *p, dlock_op *op, size_t *bad,
                        const char *const *ids, size_t n);
 
 /* An acquisition not synced to enough replicas: its permits go back. */
-static int undo(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+static int undo(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec)
 {
     permit_wait *w = spec->arg;
     size_t bad;
 
-    (void)l, (void)owner;
-    return release_ids(w->p, &bad, (const char *const *)w->ids, w->n);
+    (void)l;
+    return release_ids(w->p, op, &bad, (const char *const *)w->ids, w->n);
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *sc = &dlock__script_permit_acquire;
     permit_wait *w = spec->arg;
     dlock_reply *r;
     int rc;
 
-    (void)owner, (void)lease_ms;
-    rc = eval_ids(w->p, &r, sc, w->argv, w->nargs, 1); /* lease, then the ids */
+    (void)lease_ms;
+    rc = eval_ids(w->p, op, &r, sc, w->argv, w->nargs, 1); /* lease, then the ids */
     if (rc != 0)
         return rc;
     if (r->type == DLOCK_REPLY_NIL) {
@@ -285,6 +286,7 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
                    int64_t wait_ms, int64_t lease_ms)
 {
     permit_wait w;
+    dlock_op op;
     unsigned char raw[DLOCK_PERMITS_PER_CALL * ID_BYTES];
     char **ids;
     size_t n, i;
@@ -319,7 +321,8 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
         w.argv[NKEYS + NCOMMON + 1 + i] = (const char *)raw + i * ID_BYTES;
     w.ids = ids;
     w.n = n;
-    rc = dlock__object_wait(BASE(p), attempt, undo, &w, "", wait_ms, 0);
+    dlock__op_init(&op, ""); /* permits have ids, no owner */
+    rc = dlock__object_wait(BASE(p), &op, attempt, undo, &w, wait_ms, 0);
     free(w.argv);
     if (rc != 0) {
         free(ids);
@@ -381,7 +384,7 @@ static int status_code(dlock_permit_semaphore *p, long long st, const char *id,
 
 /* Runs permit_release on ids. *bad = index of the first id not released
  * (n when all were), and its code is returned; 0 when all were released. */
-static int release_ids(dlock_permit_semaphore *p, size_t *bad,
+static int release_ids(dlock_permit_semaphore *p, dlock_op *op, size_t *bad,
                        const char *const *ids, size_t n)
 {
     const dlock_script *sc = &dlock__script_permit_release;
@@ -411,7 +414,7 @@ static int release_ids(dlock_permit_semaphore *p, size_t *bad,
         return dlock_rlock_fail(BASE(p), DLOCK_ENOMEM, "out of memory");
     for (i = 0; i < n; i++)
         argv[NKEYS + NCOMMON + i] = raw + i * ID_BYTES;
-    rc = eval_ids(p, &r, sc, argv, n, 0);
+    rc = eval_ids(p, op, &r, sc, argv, n, 0);
     free(argv);
     if (rc != 0)
         return rc;
@@ -437,7 +440,7 @@ int dlock_permit_semaphore_release(dlock_permit_semaphore *p, const char *id)
     size_t bad;
     int rc = enter(p);
 
-    return rc != 0 ? rc : release_ids(p, &bad, &id, 1);
+    return rc != 0 ? rc : release_ids(p, NULL, &bad, &id, 1);
 }
 
 int dlock_permit_semaphore_release_all(dlock_permit_semaphore *p, size_t *out,
@@ -447,7 +450,7 @@ int dlock_permit_semaphore_release_all(dlock_permit_semaphore *p, size_t *out,
     int rc = enter(p);
 
     if (rc == 0)
-        rc = release_ids(p, &bad, ids, n);
+        rc = release_ids(p, NULL, &bad, ids, n);
     if (out && p)
         *out = bad;
     return rc;
@@ -461,7 +464,7 @@ static int try_release(dlock_permit_semaphore *p, int *out, const char *const *i
     int rc = enter(p);
 
     if (rc == 0)
-        rc = release_ids(p, &bad, ids, n);
+        rc = release_ids(p, NULL, &bad, ids, n);
     if (rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) {
         if (out)
             *out = 0;
@@ -499,7 +502,7 @@ int dlock_permit_semaphore_update_lease(dlock_permit_semaphore *p, const char *i
         return rc;
     argv[NKEYS + NCOMMON] = dlock__i64(lease, lease_ms);
     argv[NKEYS + NCOMMON + 1] = raw;
-    rc = eval_ids_integer(p, &st, &dlock__script_permit_update_lease, argv, 2, 1);
+    rc = eval_ids_integer(p, NULL, &st, &dlock__script_permit_update_lease, argv, 2, 1);
     return rc != 0 ? rc : status_code(p, st, id, 0);
 }
 
@@ -515,7 +518,7 @@ int dlock_permit_semaphore_lease_of(dlock_permit_semaphore *p, int64_t *out,
     if (!out)
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
     argv[NKEYS + NCOMMON] = raw;
-    return eval_ids_integer(p, out, &dlock__script_permit_lease, argv, 1, 0);
+    return eval_ids_integer(p, NULL, out, &dlock__script_permit_lease, argv, 1, 0);
 }
 
 /* ---- counts -------------------------------------------------------------------- */
@@ -535,7 +538,7 @@ static int counts(dlock_permit_semaphore *p, int64_t *out, int which)
     if (!out)
         return dlock_rlock_fail(BASE(p), DLOCK_EINVAL, "out is NULL");
     common_args(p, &a, argv);
-    rc = dlock_rlock_eval(BASE(p), &r, sc, NKEYS, NCOMMON, argv);
+    rc = dlock_rlock_eval(BASE(p), NULL, &r, sc, NKEYS, NCOMMON, argv);
     if (rc != 0)
         return rc;
     if (r->type != DLOCK_REPLY_ARRAY || r->n != 3 ||
@@ -577,7 +580,7 @@ static int set(dlock_permit_semaphore *p, int *out, const char *mode, int64_t v,
     argv[NKEYS + NCOMMON] = mode;
     argv[NKEYS + NCOMMON + 1] = dlock__i64(val, v);
     argv[NKEYS + NCOMMON + 2] = dlock__publish_cmd(BASE(p));
-    rc = dlock_rlock_eval_integer(BASE(p), &done, &dlock__script_permit_set, NKEYS,
+    rc = dlock_rlock_eval_integer(BASE(p), NULL, &done, &dlock__script_permit_set, NKEYS,
                                   NCOMMON + 3, argv);
     if (rc == 0 && out)
         *out = done == 1;
@@ -615,7 +618,7 @@ static int state(dlock_rlock *l, struct json_t **out)
     int bad, rc;
 
     common_args((dlock_permit_semaphore *)l, &a, argv);
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, NCOMMON, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, sc, NKEYS, NCOMMON, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "iiia", 0) || !dlock__reply_is(r->elems[3], "bi", 1))

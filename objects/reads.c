@@ -28,7 +28,7 @@ int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
                        size_t nkeys, size_t nargs, const char *const *argv)
 {
     dlock_reply *r;
-    int rc = dlock_rlock_eval(l, &r, s, nkeys, nargs, argv);
+    int rc = dlock_rlock_eval(l, NULL, &r, s, nkeys, nargs, argv);
 
     return triple_of(l, s, rc, r, st);
 }

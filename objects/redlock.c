@@ -67,6 +67,12 @@ enum { NODE_FAILED, NODE_GRANTED, NODE_REFUSED };
 
 typedef struct node_res {
     dlock__eval_half h; /* a step in halves: the call between them */
+    /* The step's operation on this node: the round's owner, within the
+     * round's op (its cap, its judging) and cap, and under a node timeout
+     * for the steps that take one (node_op). Its own sync note, merged
+     * into the round's op on the caller's thread (round_merge). */
+    dlock_op op;
+    int64_t cap; /* INT64_MAX unless a batch sets the node's budget */
     int sent;           /* h has a call to receive */
     int rc, vote;
     int64_t v[3]; /* acquire: token, holder's TTL; reads: the triple */
@@ -75,6 +81,7 @@ typedef struct node_res {
 
 typedef struct round {
     redlock *r;
+    dlock_op *parent; /* the call's op; NULL for renewals and reads */
     const char *owner;
     int64_t lease_ms; /* the lease sent (never 0) */
     const char *mode; /* renewal: "0" or "1" */
@@ -93,26 +100,49 @@ static int64_t node_timeout(redlock *r)
     return t;
 }
 
-static void round_init(round *rd, redlock *r, const char *owner, int64_t lease_ms)
+static void round_init(round *rd, redlock *r, dlock_op *parent, const char *owner,
+                       int64_t lease_ms)
 {
     size_t i;
 
     memset(rd, 0, sizeof(*rd));
     rd->r = r;
+    rd->parent = parent;
     rd->owner = owner;
     rd->lease_ms = lease_ms;
-    for (i = 0; i < r->n; i++)
+    for (i = 0; i < r->n; i++) {
         rd->res[i].want = 1;
+        rd->res[i].cap = INT64_MAX;
+    }
 }
 
-/* Every step on a node is cut off at the node timeout (and the caller's
- * budget, which fanout already applied). */
-static int64_t node_enter(round *rd, size_t i)
+/* Node i's op for a step: within the round's op and the node's cap, and
+ * with timed, cut off at the node timeout from now (an attempt's steps,
+ * an undo, a set). */
+static dlock_op *node_op(round *rd, size_t i, int timed)
 {
-    dlock_rlock *nd = rd->r->nodes[i];
+    node_res *res = &rd->res[i];
+    int64_t cap = res->cap;
 
-    return dlock__budget_enter(dlock__add_sat(dlock_clock_now(nd->client->clock),
-                                              node_timeout(rd->r)));
+    if (timed) {
+        dlock_rlock *nd = rd->r->nodes[i];
+        int64_t t = dlock__add_sat(dlock_clock_now(nd->client->clock),
+                                   node_timeout(rd->r));
+        cap = t < cap ? t : cap;
+    }
+    dlock__op_child(&res->op, rd->parent, cap);
+    res->op.owner = rd->owner;
+    return &res->op;
+}
+
+/* The sync notes of the round's nodes into its op (after the step, on
+ * the caller's thread). */
+static void round_merge(round *rd)
+{
+    size_t i;
+
+    for (i = 0; rd->parent && i < rd->r->n; i++)
+        dlock__op_merge(rd->parent, &rd->res[i].op);
 }
 
 static void node_acquire_send(void *ctx, size_t i)
@@ -122,7 +152,7 @@ static void node_acquire_send(void *ctx, size_t i)
     dlock_rlock *nd = rd->r->nodes[i];
     char lease[DLOCK__I64_SIZE];
     const char *argv[4];
-    int64_t outer = node_enter(rd, i);
+    dlock_op *op = node_op(rd, i, 1);
 
     argv[0] = nd->name;
     argv[1] = dlock__fenced_token_key(nd);
@@ -132,9 +162,8 @@ static void node_acquire_send(void *ctx, size_t i)
     res->rc = dlock_hold_acquire_begin(nd, rd->owner, rd->lease_ms, NULL);
     res->sent = res->rc == 0;
     if (res->sent)
-        dlock__rlock_eval_send(nd, &res->h, &dlock__script_fenced_acquire, 2, 2,
+        dlock__rlock_eval_send(nd, op, &res->h, &dlock__script_fenced_acquire, 2, 2,
                                argv);
-    dlock__budget_leave(outer);
 }
 
 static void node_acquire_receive(void *ctx, size_t i)
@@ -166,7 +195,6 @@ static void node_release_send(void *ctx, size_t i)
 {
     round *rd = ctx;
     node_res *res = &rd->res[i];
-    int64_t outer;
 
     res->sent = res->want;
     if (!res->want)
@@ -175,9 +203,7 @@ static void node_release_send(void *ctx, size_t i)
      * caller's budget); an unlock is bounded by the backend's own
      * timeouts, as every lock's: cutting a slow release short would leave
      * the lock there for a lease. */
-    outer = rd->undo ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
-    dlock__reentrant_release_send(rd->r->nodes[i], &res->h, rd->owner);
-    dlock__budget_leave(outer);
+    dlock__reentrant_release_send(rd->r->nodes[i], node_op(rd, i, rd->undo), &res->h);
 }
 
 static void node_release_receive(void *ctx, size_t i)
@@ -188,7 +214,7 @@ static void node_release_receive(void *ctx, size_t i)
     if (!res->sent)
         return;
     res->sent = 0;
-    res->rc = dlock__rlock_release_receive(rd->r->nodes[i], &res->h, rd->owner);
+    res->rc = dlock__rlock_release_receive(rd->r->nodes[i], &res->h);
 }
 
 static void node_force(void *ctx, size_t i)
@@ -224,20 +250,19 @@ static void node_renew_send(void *ctx, size_t i)
     dlock_rlock *nd = rd->r->nodes[i];
     char lease[DLOCK__I64_SIZE];
     const char *argv[4];
-    int64_t outer;
+    dlock_op *op;
 
     res->sent = res->want;
     if (!res->want)
         return;
-    /* Extensions run under their batch's budget; a set under the node
-     * timeout. */
-    outer = rd->mode[0] == '1' ? node_enter(rd, i) : dlock__budget_enter(INT64_MAX);
+    /* Extensions run under their batch's budget (the node's cap); a set
+     * under the node timeout. */
+    op = node_op(rd, i, rd->mode[0] == '1');
     argv[0] = nd->name;
     argv[1] = dlock__i64(lease, rd->lease_ms);
     argv[2] = rd->owner;
     argv[3] = rd->mode;
-    dlock__rlock_eval_send(nd, &res->h, &dlock__script_redlock_renew, 1, 3, argv);
-    dlock__budget_leave(outer);
+    dlock__rlock_eval_send(nd, op, &res->h, &dlock__script_redlock_renew, 1, 3, argv);
 }
 
 static void node_renew_receive(void *ctx, size_t i)
@@ -257,17 +282,14 @@ static void node_raise(void *ctx, size_t i)
     dlock_rlock *nd = rd->r->nodes[i];
     char token[DLOCK__I64_SIZE];
     const char *argv[2];
-    int64_t outer;
 
     if (!rd->res[i].want)
         return;
-    outer = node_enter(rd, i);
     argv[0] = dlock__fenced_token_key(nd);
     argv[1] = dlock__i64(token, rd->token);
-    rd->res[i].rc = dlock_rlock_eval_integer(nd, &rd->res[i].v[0],
+    rd->res[i].rc = dlock_rlock_eval_integer(nd, node_op(rd, i, 1), &rd->res[i].v[0],
                                              &dlock__script_redlock_token_raise, 1, 1,
                                              argv);
-    dlock__budget_leave(outer);
 }
 
 static int is_transport(int rc)
@@ -414,9 +436,10 @@ static void split_pause(attempt_state *a)
     nanosleep(&ts, NULL);
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     redlock *r = (redlock *)l;
     attempt_state *a = spec->arg;
     int64_t lease = lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms;
@@ -432,10 +455,11 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     if ((rc = hold_begin(r, owner)) != 0)
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
-    round_init(&rd, r, owner, lease);
+    round_init(&rd, r, op, owner, lease);
     start = dlock_clock_now(clk);
     dlock__fanout_halves(r->n, r->split, node_acquire_send, node_acquire_receive,
                          &rd);
+    round_merge(&rd);
     elapsed = dlock_clock_now(clk) - start;
     for (i = 0; i < r->n; i++) {
         node_res *res = &rd.res[i];
@@ -454,7 +478,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
         /* Fencing: the granting nodes whose counter is behind learn the
          * token, so that every node of this majority has it. */
         round rs;
-        round_init(&rs, r, owner, lease);
+        round_init(&rs, r, op, owner, lease);
         rs.token = token;
         for (i = 0; i < r->n; i++) {
             rs.res[i].want = rd.res[i].vote == NODE_GRANTED && rd.res[i].v[0] < token;
@@ -462,6 +486,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
         }
         if (raised < granted) {
             dlock__fanout(r->n, node_raise, &rs);
+            round_merge(&rs);
             for (i = 0; i < r->n; i++)
                 raised += rs.res[i].want && rs.res[i].rc == 0;
         }
@@ -472,12 +497,13 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     }
     /* Not acquired: undo it wherever it may have been granted (a reply
      * that never came may have been a grant). */
-    round_init(&undo, r, owner, lease);
+    round_init(&undo, r, op, owner, lease);
     undo.undo = 1;
     for (i = 0; i < r->n; i++)
         undo.res[i].want = rd.res[i].vote != NODE_REFUSED;
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &undo);
+    round_merge(&undo);
     hold_acquire_end(r, owner, 0, 0, 0);
     if (granted >= r->quorum)
         return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
@@ -504,7 +530,8 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
                             "granted, %zu needed)", l->name, granted, r->n, r->quorum);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
+                   int64_t lease_ms)
 {
     redlock *r = (redlock *)l;
     attempt_state a;
@@ -513,27 +540,28 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t l
     memset(&spec, 0, sizeof(spec));
     a.split = 0;
     a.seed = (unsigned)(uintptr_t)&a ^ (unsigned)dlock_clock_now(dlock_clock_realtime());
-    spec.version = 2;
+    spec.version = DLOCK_WAIT_SPEC_VERSION;
     spec.channel = r->o.channel;
     spec.attempt = attempt;
     spec.arg = &a;
     spec.backends = r->backends;
     spec.nbackends = r->n;
     spec.subscribe_timeout_ms = node_timeout(r);
-    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 
 /* ---- release, force unlock, reads ---------------------------------------- */
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = op->owner;
     redlock *r = (redlock *)l;
     size_t i, ok = 0, gone = 0;
     int believed = 0, lost = 0, marked = 0;
     rl_hold **slot;
     round rd;
 
-    round_init(&rd, r, owner, 0);
+    round_init(&rd, r, op, owner, 0);
     /* Marked before the release is sent: a renewal that finds the lock
      * gone meanwhile must not call it lost. */
     pthread_mutex_lock(&r->mutex);
@@ -547,6 +575,7 @@ static int release(dlock_rlock *l, const char *owner)
     pthread_mutex_lock(&r->renew_mutex);
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &rd);
+    round_merge(&rd);
     for (i = 0; i < r->n; i++) {
         ok += rd.res[i].rc == 0;
         gone += rd.res[i].rc == DLOCK_ENOTOWNER || rd.res[i].rc == DLOCK_ELOST;
@@ -598,7 +627,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
     size_t i, ok = 0;
     round rd;
 
-    round_init(&rd, r, "", 0);
+    round_init(&rd, r, NULL, "", 0);
     dlock__fanout(r->n, node_force, &rd);
     *existed = 0;
     for (i = 0; i < r->n; i++) {
@@ -619,7 +648,7 @@ static int read_all(redlock *r, const char *owner, int what, int64_t none,
     size_t i, ok = 0;
     round rd;
 
-    round_init(&rd, r, owner, 0);
+    round_init(&rd, r, NULL, owner, 0);
     dlock__fanout_halves(r->n, r->split, node_read_send, node_read_receive,
                          &rd);
     for (i = 0; i < r->n; i++) {
@@ -745,31 +774,32 @@ typedef struct renew_batch {
     round *rounds; /* one per hold */
     size_t count;
     int64_t lease;
-    int64_t deadline[DLOCK_REDLOCK_MAX_NODES]; /* split: each node's budget */
 } renew_batch;
 
-/* Node i's renewal budget, entered (returns the outer one, for leave): a
+/* Node i's renewal budget, from now, for every hold's step on it: a
  * renewal is still worth its reply for half a lease, longer than an
  * attempt's node timeout, so that a slow period is not a lost lock. */
-static int64_t renew_enter(renew_batch *b, size_t i)
+static void renew_budget(renew_batch *b, size_t i)
 {
     dlock_rlock *nd = b->r->nodes[i];
     int64_t budget = b->lease / 2 > node_timeout(b->r) ? b->lease / 2 : node_timeout(b->r);
+    int64_t cap = dlock__add_sat(dlock_clock_now(nd->client->clock), budget);
+    size_t k;
 
-    return dlock__budget_enter(dlock__add_sat(dlock_clock_now(nd->client->clock), budget));
+    for (k = 0; k < b->count; k++)
+        b->rounds[k].res[i].cap = cap;
 }
 
 static void node_renew_batch(void *ctx, size_t i)
 {
     renew_batch *b = ctx;
-    int64_t outer = renew_enter(b, i);
     size_t k;
 
+    renew_budget(b, i);
     for (k = 0; k < b->count; k++) {
         node_renew_send(&b->rounds[k], i);
         node_renew_receive(&b->rounds[k], i);
     }
-    dlock__budget_leave(outer);
 }
 
 /* Every hold's renewal on every node. Split calls: hold by hold, one step
@@ -786,18 +816,11 @@ static void renew_every_node(renew_batch *b)
         dlock__fanout(r->n, node_renew_batch, b);
         return;
     }
-    for (i = 0; i < r->n; i++) {
-        /* the node's budget, taken now for all of its holds */
-        int64_t o = renew_enter(b, i);
-        b->deadline[i] = dlock__budget_deadline();
-        dlock__budget_leave(o);
-    }
+    for (i = 0; i < r->n; i++)
+        renew_budget(b, i); /* the node's budget, taken now for all of its holds */
     for (k = 0; k < b->count; k++) {
-        for (i = 0; i < r->n; i++) {
-            int64_t o = dlock__budget_enter(b->deadline[i]);
+        for (i = 0; i < r->n; i++)
             node_renew_send(&b->rounds[k], i);
-            dlock__budget_leave(o);
-        }
         for (i = 0; i < r->n; i++)
             node_renew_receive(&b->rounds[k], i);
     }
@@ -819,8 +842,10 @@ static void renew_settle(redlock *r, const renewal *w, round *rd)
     if (held >= r->quorum && missing > 0) {
         pthread_mutex_lock(&r->renew_mutex);
         if (unchanged(r, w)) {
-            for (i = 0; i < r->n; i++)
+            for (i = 0; i < r->n; i++) {
                 rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
+                rd->res[i].cap = INT64_MAX; /* a set: the node timeout only */
+            }
             rd->mode = "1";
             dlock__fanout_halves(r->n, r->split, node_renew_send,
                                  node_renew_receive, rd);
@@ -866,7 +891,7 @@ static void renew_all(redlock *r, int64_t lease)
     }
     pthread_mutex_unlock(&r->mutex);
     for (i = 0; i < n; i++) {
-        round_init(&rounds[i], r, list[i].owner, lease);
+        round_init(&rounds[i], r, NULL, list[i].owner, lease);
         rounds[i].mode = "0";
     }
     if (n > 0) {
@@ -965,10 +990,12 @@ static int renew_start(redlock *r)
  * attempt's, so that a stalled node costs the call that long. */
 static void node_extend_send(void *ctx, size_t i)
 {
-    int64_t outer = node_enter(ctx, i);
+    round *rd = ctx;
+    dlock_rlock *nd = rd->r->nodes[i];
 
+    rd->res[i].cap = dlock__add_sat(dlock_clock_now(nd->client->clock),
+                                    node_timeout(rd->r));
     node_renew_send(ctx, i);
-    dlock__budget_leave(outer);
 }
 
 /* Stamps owner's hold, if this handle has one: a renewal round collected
@@ -1034,7 +1061,7 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
     char what[160];
     round rd;
 
-    round_init(&rd, r, owner, lease);
+    round_init(&rd, r, NULL, owner, lease);
     rd.mode = "0";
     believed = hold_stamp(r, owner);
     start = dlock_clock_now(clk);
@@ -1125,8 +1152,17 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods redlock_methods = {
-    3, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL, extend,
+    .version = DLOCK_RLOCK_METHODS_VERSION,
+    .type = "redlock",
+    .acquire = acquire,
+    .release = release,
+    .force_unlock = force_unlock,
+    .is_locked = is_locked,
+    .is_held = is_held,
+    .hold_count = hold_count,
+    .remain_ttl = remain_ttl,
+    .destroy = destroy,
+    .extend = extend,
 };
 const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 

@@ -11,8 +11,8 @@
 
 #define RELEASE_MESSAGE "0"
 
-int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                             const char *owner, int64_t lease_ms, int64_t *retry_ms)
+int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                             int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_reentrant_acquire;
     char lease[DLOCK__I64_SIZE];
@@ -23,8 +23,8 @@ int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     (void)spec;
     argv[0] = l->name;
     argv[1] = dlock__lease_arg(l, lease, lease_ms);
-    argv[2] = owner;
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_hash_renew,
+    argv[2] = op->owner;
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
                                   s, 1, 2, argv);
     if (rc != 0 || !r)
         return rc;
@@ -34,11 +34,10 @@ int dlock__reentrant_attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
-                   int64_t lease_ms)
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock__object_wait(l, dlock__reentrant_attempt, NULL, NULL, owner,
-                              wait_ms, lease_ms);
+    return dlock__object_wait(l, op, dlock__reentrant_attempt, NULL, NULL, wait_ms,
+                              lease_ms);
 }
 
 /* The release script's arguments (lease: its buffer). */
@@ -53,25 +52,22 @@ static void release_argv(dlock_rlock *l, const char *owner, const char *argv[6],
     argv[5] = dlock__publish_cmd(l);
 }
 
-void dlock__reentrant_release_send(dlock_rlock *l, dlock__eval_half *h,
-                                   const char *owner)
+void dlock__reentrant_release_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h)
 {
     char lease[DLOCK__I64_SIZE];
     const char *argv[6];
 
-    release_argv(l, owner, argv, lease);
-    dlock__rlock_release_send(l, h, owner, &dlock__script_reentrant_release, 2,
-                              4, argv);
+    release_argv(l, op->owner, argv, lease);
+    dlock__rlock_release_send(l, op, h, &dlock__script_reentrant_release, 2, 4, argv);
 }
 
-int dlock__reentrant_release(dlock_rlock *l, const char *owner)
+int dlock__reentrant_release(dlock_rlock *l, dlock_op *op)
 {
     char lease[DLOCK__I64_SIZE];
     const char *argv[6];
 
-    release_argv(l, owner, argv, lease);
-    return dlock_rlock_eval_release(l, owner, &dlock__script_reentrant_release, 2,
-                                    4, argv);
+    release_argv(l, op->owner, argv, lease);
+    return dlock_rlock_eval_release(l, op, &dlock__script_reentrant_release, 2, 4, argv);
 }
 
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
@@ -84,16 +80,22 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
     argv[1] = ((dlock__object *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
     argv[3] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &existed_now, &dlock__script_hash_force_unlock, 2,
-                                  2, argv);
+    rc = dlock_rlock_eval_integer(l, NULL, &existed_now, &dlock__script_hash_force_unlock,
+                                  2, 2, argv);
     if (rc == 0)
         *existed = existed_now == 1;
     return rc;
 }
 
 static const dlock__lock_methods reentrant_methods = {
-    {3, "reentrant", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
-     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "reentrant",
+     .acquire = acquire,
+     DLOCK__HASH_LOCK_SLOTS,
+     .destroy = dlock__object_destroy,
+     .state = dlock__hash_state_plain,
+     .guard_field = dlock__hash_guard_field,
+     .extend = dlock__hash_extend},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;

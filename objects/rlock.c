@@ -193,44 +193,46 @@ int dlock__eval_fail(dlock_rlock *l, int code, const dlock_script *s,
                             dlock_errname(code), l->name, s->name, detail);
 }
 
-int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
+int dlock_rlock_eval(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                      const dlock_script *script, size_t nkeys, size_t nargs,
                      const char *const *argv)
 {
-    return dlock__rlock_eval_bin(l, out, script, nkeys, nargs, argv, NULL);
+    return dlock__rlock_eval_bin(l, op, out, script, nkeys, nargs, argv, NULL);
 }
 
 /* The lock's view of an eval's outcome: a failure or an error reply
- * recorded on l, an ESYNC judged (sync.c), or the reply in *out. */
-static int eval_judge(dlock_rlock *l, int rc, dlock_reply *r,
+ * recorded on l (and op), an ESYNC judged (op.c), or the reply in *out. */
+static int eval_judge(dlock_rlock *l, dlock_op *op, int rc, dlock_reply *r,
                       const dlock_script *script, char *detail, size_t len,
                       dlock_reply **out)
 {
     if (rc == DLOCK_ESYNC && r) {
         /* It ran: a judged call sees the reply (sync.c); any other one
          * reports the shortfall, its change made. */
-        if (dlock__sync_judged(detail)) {
+        if (dlock__op_judged(op, detail)) {
             rc = 0;
         } else {
             char done[200];
             dlock_reply_free(r);
             snprintf(done, sizeof done, "done, but not synced: %s", detail);
-            return dlock__eval_fail(l, rc, script, done);
+            return dlock__op_note_failure(op, l, dlock__eval_fail(l, rc, script, done));
         }
     }
     if (rc != 0)
-        return dlock__eval_fail(l, rc, script, detail[0] ? detail : dlock_strerror(rc));
+        return dlock__op_note_failure(op, l, dlock__eval_fail(l, rc, script,
+                                      detail[0] ? detail : dlock_strerror(rc)));
     if (r->type == DLOCK_REPLY_ERROR) {
         /* e.g. WRONGTYPE: another kind of value is stored under the name */
         snprintf(detail, len, "%s", r->str ? r->str : "error reply");
         dlock_reply_free(r);
-        return dlock__eval_fail(l, DLOCK_EPROTO, script, detail);
+        return dlock__op_note_failure(op, l, dlock__eval_fail(l, DLOCK_EPROTO, script,
+                                                              detail));
     }
     *out = r;
     return 0;
 }
 
-int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
+int dlock__rlock_eval_bin(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen)
 {
@@ -240,9 +242,9 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_reply **out,
 
     *out = NULL;
     rc = dlock_backend_eval_until(l->client->backend, &r, script, nkeys, nargs,
-                                  argv, argvlen, dlock__budget_deadline(),
+                                  argv, argvlen, dlock__op_cap(op),
                                   detail, sizeof(detail));
-    return eval_judge(l, rc, r, script, detail, sizeof detail, out);
+    return eval_judge(l, op, rc, r, script, detail, sizeof detail, out);
 }
 
 int dlock__rlock_can_split(dlock_rlock *l)
@@ -250,7 +252,7 @@ int dlock__rlock_can_split(dlock_rlock *l)
     return dlock_backend_can_split(l->client->backend);
 }
 
-void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
+void dlock__rlock_eval_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
                             const dlock_script *script, size_t nkeys,
                             size_t nargs, const char *const *argv)
 {
@@ -258,20 +260,20 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock__eval_half *h,
     char detail[160] = "";
 
     h->script = script;
+    h->op = op;
     h->p = NULL;
     h->r = NULL;
     h->rc = dlock_backend_eval_send(b, &h->p, script, nkeys, nargs, argv, NULL,
-                                    dlock__budget_deadline(), detail,
-                                    sizeof detail);
+                                    dlock__op_cap(op), detail, sizeof detail);
     if (h->rc == 0)
         return;
     if (h->rc == DLOCK_ENOTSUP) {
         /* A backend without split calls: the whole call now. */
-        h->rc = dlock__rlock_eval_bin(l, &h->r, script, nkeys, nargs, argv, NULL);
+        h->rc = dlock__rlock_eval_bin(l, op, &h->r, script, nkeys, nargs, argv, NULL);
         return;
     }
     /* Failed before anything was sent: recorded on l as an eval's. */
-    h->rc = eval_judge(l, h->rc, NULL, script, detail, sizeof detail, &h->r);
+    h->rc = eval_judge(l, op, h->rc, NULL, script, detail, sizeof detail, &h->r);
 }
 
 int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
@@ -290,7 +292,7 @@ int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
     rc = dlock_backend_eval_receive(l->client->backend, h->p, &r, detail,
                                     sizeof detail);
     h->p = NULL;
-    return eval_judge(l, rc, r, h->script, detail, sizeof detail, out);
+    return eval_judge(l, h->op, rc, r, h->script, detail, sizeof detail, out);
 }
 
 int dlock__unexpected_reply(dlock_rlock *l, const dlock_script *s, dlock_reply *r)
@@ -315,12 +317,12 @@ static int integer_of(dlock_rlock *l, const dlock_script *script, int rc,
     return 0;
 }
 
-int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+int dlock_rlock_eval_integer(dlock_rlock *l, dlock_op *op, int64_t *out,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv)
 {
     dlock_reply *r;
-    int rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+    int rc = dlock_rlock_eval(l, op, &r, script, nkeys, nargs, argv);
 
     return integer_of(l, script, rc, r, out);
 }
@@ -335,12 +337,12 @@ int dlock__rlock_receive_integer(dlock_rlock *l, dlock__eval_half *h,
     return integer_of(l, script, rc, r, out);
 }
 
-int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
-                             const char *owner, int64_t lease_ms,
-                             const dlock_script *renew,
+int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_op *op, dlock_reply **out,
+                             int64_t lease_ms, const dlock_script *renew,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv)
 {
+    const char *owner = op->owner;
     dlock_reply *r;
     int rc, acquired;
 
@@ -349,7 +351,7 @@ int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
-    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
+    rc = dlock_rlock_eval(l, op, &r, script, nkeys, nargs, argv);
     acquired = rc == 0 && r->type == DLOCK_REPLY_NIL;
     dlock_hold_acquire_end(l, owner, lease_ms, acquired);
     if (rc != 0)
@@ -361,13 +363,12 @@ int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
     return 0;
 }
 
-void dlock__rlock_release_send(dlock_rlock *l, dlock__eval_half *h,
-                               const char *owner, const dlock_script *script,
-                               size_t nkeys, size_t nargs,
-                               const char *const *argv)
+void dlock__rlock_release_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
+                               const dlock_script *script, size_t nkeys,
+                               size_t nargs, const char *const *argv)
 {
-    dlock_hold_release_begin(l, owner);
-    dlock__rlock_eval_send(l, h, script, nkeys, nargs, argv);
+    dlock_hold_release_begin(l, op->owner);
+    dlock__rlock_eval_send(l, op, h, script, nkeys, nargs, argv);
 }
 
 /* A release script's answer (rc, r: how the eval went), for the hold. */
@@ -394,10 +395,10 @@ static int release_answer(dlock_rlock *l, const char *owner,
     return 0;
 }
 
-int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
-                                 const char *owner)
+int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h)
 {
     const dlock_script *script = h->script;
+    const char *owner = h->op->owner;
     dlock_reply *r;
     int rc = dlock__rlock_eval_receive(l, h, &r);
 
@@ -406,16 +407,16 @@ int dlock__rlock_release_receive(dlock_rlock *l, dlock__eval_half *h,
 
 /* One call on the stack, not the halves: a split call costs a heap copy
  * of its arguments, which only a caller with several nodes earns back. */
-int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+int dlock_rlock_eval_release(dlock_rlock *l, dlock_op *op,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv)
 {
     dlock_reply *r;
     int rc;
 
-    dlock_hold_release_begin(l, owner);
-    rc = dlock_rlock_eval(l, &r, script, nkeys, nargs, argv);
-    return release_answer(l, owner, script, rc, r);
+    dlock_hold_release_begin(l, op->owner);
+    rc = dlock_rlock_eval(l, op, &r, script, nkeys, nargs, argv);
+    return release_answer(l, op->owner, script, rc, r);
 }
 
 /* ---- the generic functions ------------------------------------------------ */
@@ -492,13 +493,15 @@ static int acquire(dlock_rlock *l, int mode, const char *owner, int64_t wait_ms,
                    int64_t lease_ms)
 {
     int64_t start;
+    dlock_op op;
 
     ENTER(l, mode, owner, NO_OUT, acquire);
     rc = dlock__rlock_check_times(l, wait_ms, lease_ms);
     if (rc != 0)
         return rc;
     start = dlock_clock_now(l->client->clock);
-    rc = l->methods->acquire(l, who, wait_ms, lease_ms);
+    dlock__op_init(&op, who);
+    rc = l->methods->acquire(l, &op, wait_ms, lease_ms);
     if (rc == 0) {
         DLOCK__COUNT(l->client, acquisitions, 1);
         dlock__metrics_observe(&l->client->metrics.wait_ms,
@@ -529,17 +532,24 @@ int dlock_try_lock_as(dlock_rlock *l, const char *owner, int64_t wait_ms,
 }
 
 /* An unlock not synced to enough replicas keeps its effect and says
- * DLOCK_ESYNC; the hold bookkeeping must still see it done (sync.c). */
+ * DLOCK_ESYNC; the hold bookkeeping must still see it done (op.c). */
+static int release(dlock_rlock *l, int mode, const char *owner)
+{
+    dlock_op op;
+
+    ENTER(l, mode, owner, NO_OUT, release);
+    dlock__op_init(&op, who);
+    return dlock__op_release(l, &op);
+}
+
 int dlock_unlock(dlock_rlock *l)
 {
-    ENTER(l, SELF, NULL, NO_OUT, release);
-    return dlock__sync_release(l, l->methods->release, who);
+    return release(l, SELF, NULL);
 }
 
 int dlock_unlock_as(dlock_rlock *l, const char *owner)
 {
-    ENTER(l, GIVEN, owner, NO_OUT, release);
-    return dlock__sync_release(l, l->methods->release, who);
+    return release(l, GIVEN, owner);
 }
 
 /* ---- lease control -------------------------------------------------------- */
@@ -592,7 +602,7 @@ int dlock_rlock_extend_by_renewal(dlock_rlock *l, const char *owner,
     argv[0] = l->name;
     argv[1] = lease;
     argv[2] = owner;
-    rc = dlock_rlock_eval(l, &r, renew, 1, 2, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, renew, 1, 2, argv);
     if (rc != 0)
         return rc;
     if (r->type != DLOCK_REPLY_ARRAY || r->n != 1 ||

@@ -59,9 +59,10 @@ static void keys(dlock_rlock *l, const char **argv)
     argv[2] = ((rwhalf *)l)->markers;
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     const rw_kind *k = kind_of(l);
     char lease[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 2];
@@ -72,7 +73,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     keys(l, argv);
     argv[NKEYS] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 1] = owner;
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, k->renew, k->acquire,
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, k->renew, k->acquire,
                                   NKEYS, 2, argv);
     if (rc != 0 || !r)
         return rc;
@@ -90,14 +91,15 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name, k == &read_kind ? "write-locked" : "read- or write-locked");
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait(l, attempt, NULL, NULL, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, op, attempt, NULL, NULL, wait_ms, lease_ms);
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = op->owner;
     char lease[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 3];
 
@@ -107,7 +109,7 @@ static int release(dlock_rlock *l, const char *owner)
      * the read script ignores it. */
     argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[NKEYS + 2] = dlock__publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, kind_of(l)->release, NKEYS, 3, argv);
+    return dlock_rlock_eval_release(l, op, kind_of(l)->release, NKEYS, 3, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
@@ -118,7 +120,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
 
     keys(l, argv);
     argv[NKEYS] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &existed_now, kind_of(l)->force_unlock, NKEYS, 1,
+    rc = dlock_rlock_eval_integer(l, NULL, &existed_now, kind_of(l)->force_unlock, NKEYS, 1,
                                   argv);
     if (rc == 0)
         *existed = existed_now == 1;
@@ -151,7 +153,7 @@ static int state(dlock_rlock *l, struct json_t **out)
     int bad, rc;
 
     keys(l, argv);
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 0, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, sc, NKEYS, 0, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "biiaa", 0) || !dlock__reply_is(r->elems[3], "bii", 1) ||
@@ -200,17 +202,36 @@ static void destroy(dlock_rlock *l)
 }
 
 static const dlock__lock_methods read_methods = {
-    {3, "rwlock_read", acquire, release, force_unlock, dlock__triple_is_locked,
-     dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     destroy, state, NULL, extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "rwlock_read",
+     .acquire = acquire,
+     .release = release,
+     .force_unlock = force_unlock,
+     .is_locked = dlock__triple_is_locked,
+     .is_held = dlock__triple_is_held,
+     .hold_count = dlock__triple_hold_count,
+     .remain_ttl = dlock__triple_remain_ttl,
+     .destroy = destroy,
+     .state = state,
+     .extend = extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
 
 static const dlock__lock_methods write_methods = {
-    {3, "rwlock_write", acquire, release, force_unlock, dlock__triple_is_locked,
-     dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl,
-     destroy, state, write_guard_field, extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "rwlock_write",
+     .acquire = acquire,
+     .release = release,
+     .force_unlock = force_unlock,
+     .is_locked = dlock__triple_is_locked,
+     .is_held = dlock__triple_is_held,
+     .hold_count = dlock__triple_hold_count,
+     .remain_ttl = dlock__triple_remain_ttl,
+     .destroy = destroy,
+     .state = state,
+     .guard_field = write_guard_field,
+     .extend = extend},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;

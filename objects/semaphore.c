@@ -25,7 +25,7 @@ static int state(dlock_rlock *b, struct json_t **out)
 /* Every lock slot NULL: never handed out as a lock (object.h); the state
  * slot serves dlock_semaphore_state. */
 static const dlock_rlock_methods semaphore_methods = {
-    .version = 2, .type = "semaphore", .destroy = dlock__object_destroy,
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "semaphore", .destroy = dlock__object_destroy,
     .state = state,
 };
 
@@ -83,7 +83,7 @@ static int try_set(dlock_semaphore *s, int *out, int64_t permits, int64_t ttl_ms
     argv[2] = dlock__i64(ttl, ttl_ms);
     argv[3] = s->o.channel;
     argv[4] = dlock__publish_cmd(BASE(s));
-    rc = dlock_rlock_eval_integer(BASE(s), &set, &dlock__script_semaphore_try_set,
+    rc = dlock_rlock_eval_integer(BASE(s), NULL, &set, &dlock__script_semaphore_try_set,
                                   1, 4, argv);
     if (rc == 0 && out)
         *out = set == 1;
@@ -111,9 +111,10 @@ int dlock_semaphore_try_set_permits_ttl(dlock_semaphore *s, int *out,
 
 /* ---- acquiring ------------------------------------------------------------- */
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     const dlock_script *sc = &dlock__script_semaphore_acquire;
     const char *argv[2];
     dlock_reply *r;
@@ -123,7 +124,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     (void)owner, (void)lease_ms;
     argv[0] = l->name;
     argv[1] = spec->arg; /* the permits wanted, in decimal */
-    rc = dlock_rlock_eval(l, &r, sc, 1, 1, argv);
+    rc = dlock_rlock_eval(l, op, &r, sc, 1, 1, argv);
     if (rc != 0)
         return rc;
     if (r->type == DLOCK_REPLY_NIL) {
@@ -141,23 +142,25 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name, avail, argv[1]);
 }
 
-static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists);
+static int add(dlock_semaphore *s, dlock_op *op, int *out, int64_t delta,
+               int only_if_exists);
 
 /* An acquisition not synced to enough replicas: the permits go back. */
-static int undo(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner)
+static int undo(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec)
 {
-    (void)owner;
-    return add((dlock_semaphore *)l, NULL, strtoll(spec->arg, NULL, 10), 0);
+    return add((dlock_semaphore *)l, op, NULL, strtoll(spec->arg, NULL, 10), 0);
 }
 
 static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
 {
     char n[DLOCK__I64_SIZE];
+    dlock_op op;
 
     if (permits == 0)
         return 0;
     /* no owner: the plain semaphore does not record who holds permits */
-    return dlock__object_wait(BASE(s), attempt, undo, dlock__i64(n, permits), "",
+    dlock__op_init(&op, "");
+    return dlock__object_wait(BASE(s), &op, attempt, undo, dlock__i64(n, permits),
                               wait_ms, 0);
 }
 
@@ -181,7 +184,8 @@ int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wai
 
 /* ---- releasing and changing the count ---------------------------------------- */
 
-static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
+static int add(dlock_semaphore *s, dlock_op *op, int *out, int64_t delta,
+               int only_if_exists)
 {
     char d[DLOCK__I64_SIZE];
     const char *argv[5];
@@ -193,7 +197,8 @@ static int add(dlock_semaphore *s, int *out, int64_t delta, int only_if_exists)
     argv[2] = s->o.channel;
     argv[3] = only_if_exists ? "1" : "0";
     argv[4] = dlock__publish_cmd(BASE(s));
-    rc = dlock_rlock_eval_integer(BASE(s), &done, &dlock__script_semaphore_add, 1, 4, argv);
+    rc = dlock_rlock_eval_integer(BASE(s), op, &done, &dlock__script_semaphore_add, 1, 4,
+                                  argv);
     if (rc == 0 && out)
         *out = done == 1;
     return rc;
@@ -205,7 +210,7 @@ int dlock_semaphore_release(dlock_semaphore *s, int64_t permits)
 
     if (rc != 0 || permits == 0)
         return rc;
-    return add(s, NULL, permits, 0);
+    return add(s, NULL, NULL, permits, 0);
 }
 
 int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits)
@@ -217,7 +222,7 @@ int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t perm
     /* 0 permits change nothing; a round trip only to answer "existed" */
     if (permits == 0 && !out)
         return 0;
-    return add(s, out, permits, 1);
+    return add(s, NULL, out, permits, 1);
 }
 
 int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta)
@@ -226,7 +231,7 @@ int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta)
 
     if (rc != 0 || delta == 0)
         return rc;
-    return add(s, NULL, delta, 0);
+    return add(s, NULL, NULL, delta, 0);
 }
 
 int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out)
@@ -238,7 +243,7 @@ int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out)
     if (rc != 0)
         return rc;
     argv[0] = s->o.base.name;
-    rc = dlock_rlock_eval_integer(BASE(s), &drained, &dlock__script_semaphore_drain,
+    rc = dlock_rlock_eval_integer(BASE(s), NULL, &drained, &dlock__script_semaphore_drain,
                                   1, 0, argv);
     if (rc == 0 && out)
         *out = drained;
@@ -255,7 +260,7 @@ int dlock_semaphore_available_permits(dlock_semaphore *s, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "out is NULL");
     argv[0] = s->o.base.name;
-    return dlock_rlock_eval_integer(BASE(s), out, &dlock__script_semaphore_get, 1, 0, argv);
+    return dlock_rlock_eval_integer(BASE(s), NULL, out, &dlock__script_semaphore_get, 1, 0, argv);
 }
 
 int dlock_semaphore_state(dlock_semaphore *s, struct json_t **out)

@@ -36,9 +36,10 @@ static void common_args(semlock *s, const char **argv)
     argv[NKEYS] = s->o.channel;
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = op->owner;
     const dlock_script *sc = &dlock__script_semaphore_lock_acquire;
     char lease[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 4];
@@ -50,7 +51,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[NKEYS + 1] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms,
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms,
                                   &dlock__script_semaphore_lock_renew, sc, NKEYS, 4,
                                   argv);
     if (rc != 0 || !r)
@@ -60,14 +61,15 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     return dlock_rlock_fail(l, DLOCK_EBUSY, "no permit of \"%.64s\" is free", l->name);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait(l, attempt, NULL, NULL, owner, wait_ms, lease_ms);
+    return dlock__object_wait(l, op, attempt, NULL, NULL, wait_ms, lease_ms);
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = op->owner;
     char lease[DLOCK__I64_SIZE];
     const char *argv[NKEYS + 4];
 
@@ -75,7 +77,7 @@ static int release(dlock_rlock *l, const char *owner)
     argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, &dlock__script_semaphore_lock_release,
+    return dlock_rlock_eval_release(l, op, &dlock__script_semaphore_lock_release,
                                     NKEYS, 4, argv);
 }
 
@@ -87,7 +89,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
 
     common_args((semlock *)l, argv);
     argv[NKEYS + 1] = dlock__publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &v, &dlock__script_semaphore_lock_force_unlock,
+    rc = dlock_rlock_eval_integer(l, NULL, &v, &dlock__script_semaphore_lock_force_unlock,
                                   NKEYS, 2, argv);
     if (rc == 0)
         *existed = v == 1;
@@ -118,7 +120,7 @@ static int state(dlock_rlock *l, struct json_t **out)
     int bad, rc;
 
     keys((semlock *)l, argv);
-    rc = dlock_rlock_eval(l, &r, sc, NKEYS, 0, argv);
+    rc = dlock_rlock_eval(l, NULL, &r, sc, NKEYS, 0, argv);
     if (rc != 0)
         return rc;
     if (!dlock__reply_is(r, "iia", 0) || !dlock__reply_is(r->elems[2], "bii", 1))
@@ -149,7 +151,7 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
 
 static const dlock__lock_methods semlock_methods = {
     .m = {
-        .version = 3,
+        .version = DLOCK_RLOCK_METHODS_VERSION,
         .type = "semaphore",
         .acquire = acquire,
         .release = release,

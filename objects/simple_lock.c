@@ -21,9 +21,10 @@ static const char *publish_cmd(dlock_rlock *l)
     return dlock_backend_publish_command(dlock_client_backend(l->client));
 }
 
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
-                   const char *owner, int64_t lease_ms, int64_t *retry_ms)
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = dlock_op_owner(op);
     const dlock_script *s = &dlock__script_simple_acquire;
     int64_t wait_ms = *(const int64_t *)spec->arg, ttl, self;
     char lease[24];
@@ -35,7 +36,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
     argv[0] = l->name;
     argv[1] = lease;
     argv[2] = owner;
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, &dlock__script_simple_renew,
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_simple_renew,
                                   s, 1, 2, argv);
     if (rc != 0 || !r)
         return rc;
@@ -59,21 +60,22 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec,
                             l->name);
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock_object_base_wait(l, attempt, &wait_ms, owner, wait_ms, lease_ms);
+    return dlock_object_base_wait(l, op, attempt, &wait_ms, wait_ms, lease_ms);
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = dlock_op_owner(op);
     const char *argv[4];
 
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = owner;
     argv[3] = publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, &dlock__script_simple_release, 2, 2, argv);
+    return dlock_rlock_eval_release(l, op, &dlock__script_simple_release, 2, 2, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
@@ -85,7 +87,7 @@ static int force_unlock(dlock_rlock *l, int *existed)
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &n, &dlock__script_simple_force_unlock, 2, 1, argv);
+    rc = dlock_rlock_eval_integer(l, NULL, &n, &dlock__script_simple_force_unlock, 2, 1, argv);
     if (rc == 0)
         *existed = n == 1;
     return rc;
@@ -101,7 +103,7 @@ static int read_lock(dlock_rlock *l, dlock_reply **r, int64_t *ttl,
     int rc;
 
     argv[0] = l->name;
-    rc = dlock_rlock_eval(l, r, s, 1, 0, argv);
+    rc = dlock_rlock_eval(l, NULL, r, s, 1, 0, argv);
     if (rc != 0)
         return rc;
     if ((*r)->type != DLOCK_REPLY_ARRAY || (*r)->n != 2 ||
@@ -198,8 +200,18 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
 }
 
 static const dlock_rlock_methods simple_methods = {
-    3, "simple", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, dlock_object_base_destroy, state, NULL, extend,
+    .version = DLOCK_RLOCK_METHODS_VERSION,
+    .type = "simple",
+    .acquire = acquire,
+    .release = release,
+    .force_unlock = force_unlock,
+    .is_locked = is_locked,
+    .is_held = is_held,
+    .hold_count = hold_count,
+    .remain_ttl = remain_ttl,
+    .destroy = dlock_object_base_destroy,
+    .state = state,
+    .extend = extend,
 };
 
 int dlock_simple_lock_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -13,20 +13,28 @@ typedef struct spin {
     int64_t initial_delay_ms, max_delay_ms;
 } spin;
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
     spin *s = (spin *)l;
-    dlock_wait_spec spec = {2, NULL, dlock__reentrant_attempt, NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
 
+    spec.attempt = dlock__reentrant_attempt; /* no channel: it polls */
     spec.poll_min_ms = s->initial_delay_ms;
     spec.poll_max_ms = s->max_delay_ms;
-    return dlock_rlock_wait(l, &spec, owner, wait_ms, lease_ms);
+    return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 
 static const dlock__lock_methods spin_methods = {
-    {3, "spin", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
-     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend},
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "spin",
+     .acquire = acquire,
+
+     DLOCK__HASH_LOCK_SLOTS,
+     .destroy = dlock__object_destroy,
+     .state = dlock__hash_state_plain,
+     .guard_field = dlock__hash_guard_field,
+     .extend = dlock__hash_extend},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;

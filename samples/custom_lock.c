@@ -105,10 +105,14 @@ static const dlock_script read_script = {
 
 /* ---- the method table ------------------------------------------------------- */
 
-/* One acquisition attempt for the wait loop (dlock_rlock_wait). */
-static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner,
+/* One acquisition attempt for the wait loop (dlock_rlock_wait), for the
+ * operation's owner. op is the library's: hand it, unchanged, to every
+ * script call made for it (its deadline and replica-sync verdict ride on
+ * it). */
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
 {
+    const char *owner = dlock_op_owner(op);
     char lease[24], cap[8];
     const char *argv[4];
     dlock_reply *r = NULL;
@@ -125,7 +129,7 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     /* The hold registry brackets the script; with lease 0 the watchdog
      * renews the hold with the library's hash renewal script, which fits
      * this layout. */
-    rc = dlock_rlock_eval_acquire(l, &r, owner, lease_ms, dlock_script_hash_renew(),
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, dlock_script_hash_renew(),
                                   &acquire_script, 1, 3, argv);
     if (rc != 0 || r == NULL)
         return rc; /* an error, or acquired */
@@ -139,13 +143,14 @@ static int attempt(dlock_rlock *l, const dlock_wait_spec *spec, const char *owne
     return dlock_rlock_fail(l, DLOCK_EBUSY, "held by another owner");
 }
 
-static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock_object_base_wait(l, attempt, NULL, owner, wait_ms, lease_ms);
+    return dlock_object_base_wait(l, op, attempt, NULL, wait_ms, lease_ms);
 }
 
-static int release(dlock_rlock *l, const char *owner)
+static int release(dlock_rlock *l, dlock_op *op)
 {
+    const char *owner = dlock_op_owner(op);
     char keep[24];
     const char *argv[5];
 
@@ -155,7 +160,7 @@ static int release(dlock_rlock *l, const char *owner)
     argv[2] = owner;
     argv[3] = keep;
     argv[4] = publish_cmd(l);
-    return dlock_rlock_eval_release(l, owner, &release_script, 2, 3, argv);
+    return dlock_rlock_eval_release(l, op, &release_script, 2, 3, argv);
 }
 
 static int force_unlock(dlock_rlock *l, int *existed)
@@ -167,7 +172,8 @@ static int force_unlock(dlock_rlock *l, int *existed)
     argv[0] = l->name;
     argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = publish_cmd(l);
-    rc = dlock_rlock_eval_integer(l, &n, &force_script, 2, 1, argv);
+    /* not part of an operation (no wait, no hold of its own): op NULL */
+    rc = dlock_rlock_eval_integer(l, NULL, &n, &force_script, 2, 1, argv);
     *existed = rc == 0 && n == 1;
     return rc;
 }
@@ -181,7 +187,7 @@ static int read_state(dlock_rlock *l, const char *owner, int64_t st[2])
 
     argv[0] = l->name;
     argv[1] = owner;
-    if ((rc = dlock_rlock_eval(l, &r, &read_script, 1, 1, argv)) != 0)
+    if ((rc = dlock_rlock_eval(l, NULL, &r, &read_script, 1, 1, argv)) != 0)
         return rc;
     if (r->type != DLOCK_REPLY_ARRAY || r->n != 2 ||
         r->elems[0]->type != DLOCK_REPLY_INTEGER ||
@@ -254,9 +260,29 @@ static int state(dlock_rlock *l, json_t **out)
     return 0;
 }
 
+/* dlock_extend: the layout is the reentrant lock's, so the library's hash
+ * renewal script sets the owner's lease (and the hold registry learns
+ * whether the watchdog renews it from now on). */
+static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
+{
+    return dlock_rlock_extend_by_renewal(l, owner, lease_ms, dlock_script_hash_renew());
+}
+
+/* Slots named: a slot left out is NULL (not supported), and a table
+ * built against a newer header keeps compiling. */
 static const dlock_rlock_methods capped_methods = {
-    2, "capped", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, dlock_object_base_destroy, state, NULL,
+    .version = DLOCK_RLOCK_METHODS_VERSION,
+    .type = "capped",
+    .acquire = acquire,
+    .release = release,
+    .force_unlock = force_unlock,
+    .is_locked = is_locked,
+    .is_held = is_held,
+    .hold_count = hold_count,
+    .remain_ttl = remain_ttl,
+    .destroy = dlock_object_base_destroy,
+    .state = state,
+    .extend = extend,
 };
 
 /* The constructor: the object base allocates the handle and names the
@@ -358,6 +384,16 @@ int main(int argc, char **argv)
     if (n != 2)
         failures++;
     expect(dlock_try_lock(l2, 0, 0), DLOCK_EBUSY, "the other client, wait 0", l2);
+    {
+        int64_t ttl = -1;
+        expect(dlock_extend(l1, 90000), 0, "extend to 90 s (the watchdog stops)", l1);
+        expect(dlock_remain_ttl(l1, &ttl), 0, "its remaining lease", l1);
+        printf("  remaining after extend: %" PRId64 " ms\n", ttl);
+        if (ttl <= 60000 || ttl > 90000)
+            failures++;
+        expect(dlock_extend(l2, 1000), DLOCK_ENOTOWNER, "extend by the other client", l2);
+        expect(dlock_extend(l1, 0), 0, "extend with 0 (the watchdog again)", l1);
+    }
     if (dlock_rlock_state_text(l1, &text) == 0)
         printf("  state: %s\n", text);
     else

@@ -148,14 +148,14 @@ static int pass(dlock_rlock *l, int rc)
     return rc == 0 ? 0 : dlock_rlock_fail(l, rc, "%s", dlock_errmsg(INNER(l)));
 }
 
-static int o_acquire(dlock_rlock *l, const char *owner, int64_t wait_ms, int64_t lease_ms)
+static int o_acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)
 {
-    return pass(l, INNER(l)->methods->acquire(INNER(l), owner, wait_ms, lease_ms));
+    return pass(l, INNER(l)->methods->acquire(INNER(l), op, wait_ms, lease_ms));
 }
 
-static int o_release(dlock_rlock *l, const char *owner)
+static int o_release(dlock_rlock *l, dlock_op *op)
 {
-    return pass(l, INNER(l)->methods->release(INNER(l), owner));
+    return pass(l, INNER(l)->methods->release(INNER(l), op));
 }
 
 static int o_force_unlock(dlock_rlock *l, int *existed)
@@ -200,8 +200,17 @@ static void o_destroy(dlock_rlock *l)
 }
 
 static const dlock_rlock_methods owned_methods = {
-    3, "multilock", o_acquire, o_release, o_force_unlock, o_is_locked, o_is_held,
-    o_hold_count, o_remain_ttl, o_destroy, NULL, NULL, o_extend,
+    .version = DLOCK_RLOCK_METHODS_VERSION,
+    .type = "multilock",
+    .acquire = o_acquire,
+    .release = o_release,
+    .force_unlock = o_force_unlock,
+    .is_locked = o_is_locked,
+    .is_held = o_is_held,
+    .hold_count = o_hold_count,
+    .remain_ttl = o_remain_ttl,
+    .destroy = o_destroy,
+    .extend = o_extend,
 };
 
 static int make_multilock(dlock_rlock **out, dlock_client *c, const char *name)

@@ -60,12 +60,12 @@ DLOCK_API int dlock_object_base_new(dlock_object_base **out, size_t size,
  * nothing else allocated, the last step of the others'. */
 DLOCK_API void dlock_object_base_destroy(dlock_rlock *l);
 
-/* dlock_rlock_wait on l's channel (l is a dlock_object_base) with attempt,
- * arg for it, and no give_up: the acquire slot of most types. Blocks as
- * dlock_rlock_wait. */
-DLOCK_API int dlock_object_base_wait(dlock_rlock *l, dlock_attempt_fn attempt, void *arg,
-                                     const char *owner, int64_t wait_ms,
-                                     int64_t lease_ms);
+/* dlock_rlock_wait for op on l's channel (l is a dlock_object_base) with
+ * attempt, arg for it, and no give_up: the acquire slot of most types.
+ * Blocks as dlock_rlock_wait. */
+DLOCK_API int dlock_object_base_wait(dlock_rlock *l, dlock_op *op,
+                                     dlock_attempt_fn attempt, void *arg,
+                                     int64_t wait_ms, int64_t lease_ms);
 
 /* ---- leases ------------------------------------------------------------- */
 

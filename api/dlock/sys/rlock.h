@@ -46,18 +46,49 @@ extern "C" {
 
 struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
+/* ---- operations ----------------------------------------------------------- */
+
+/* One call of the generic API (dlock_lock, dlock_try_lock, dlock_unlock
+ * and their _as forms), from its start to its answer: it carries the
+ * owner id, the deadline of its wait and the cap of its round trips, the
+ * replica-sync verdict of its writes and its failure detail, so that no
+ * step keeps any of them in the thread that runs it. The library makes it
+ * and owns it; a lock type's slots receive it and hand it on, unchanged,
+ * to every service below that takes one (dlock_rlock_eval*,
+ * dlock_rlock_wait), so that each round trip made for the call is cut off
+ * with it and judged with it. Valid until the slot returns. */
+typedef struct dlock_op dlock_op;
+
+/* The owner id the operation acts for (NUL-terminated, 1..DLOCK_OWNER_MAX
+ * - 1 bytes): the calling thread's, or the one given to an _as call.
+ * Never blocks. NULL for NULL. */
+DLOCK_API const char *dlock_op_owner(const dlock_op *op);
+
+/* The method table's version this header describes. 4: acquire and
+ * release take the operation (dlock_op) instead of an owner id; a table
+ * written for an older header must be rebuilt (its slots' types changed),
+ * and then declares the version whose slots it fills: 1 ends at destroy,
+ * 2 at guard_field, 3 at extend. */
+#define DLOCK_RLOCK_METHODS_VERSION 4
+/* For a table filled at run time: `dlock_rlock_methods m =
+ * DLOCK_RLOCK_METHODS_INIT;` then set its slots. A constant table names
+ * its slots: `{.version = DLOCK_RLOCK_METHODS_VERSION, .type = "mine",
+ * .acquire = ..., ...}` (every slot not named is NULL: not supported). */
+#define DLOCK_RLOCK_METHODS_INIT {DLOCK_RLOCK_METHODS_VERSION, NULL, NULL, NULL, \
+                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+
 typedef struct dlock_rlock_methods {
-    int version;      /* 1, 2 with the slots after destroy, 3 with extend */
+    int version;      /* DLOCK_RLOCK_METHODS_VERSION (see there) */
     const char *type; /* "reentrant" */
 
-    /* Acquire for owner, waiting up to wait_ms (DLOCK_WAIT_FOREVER: no
-     * limit). Blocks. 0, DLOCK_EBUSY, DLOCK_ETIMEDOUT, DLOCK_EDEADLK or an
-     * error. */
-    int (*acquire)(dlock_rlock *l, const char *owner, int64_t wait_ms,
+    /* Acquire for dlock_op_owner(op), waiting up to wait_ms
+     * (DLOCK_WAIT_FOREVER: no limit); every round trip with op. Blocks.
+     * 0, DLOCK_EBUSY, DLOCK_ETIMEDOUT, DLOCK_EDEADLK or an error. */
+    int (*acquire)(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms);
-    /* One hold of owner released. One round trip. 0, DLOCK_ENOTOWNER,
-     * DLOCK_ELOST or an error. */
-    int (*release)(dlock_rlock *l, const char *owner);
+    /* One hold of dlock_op_owner(op) released, its round trip with op.
+     * One round trip. 0, DLOCK_ENOTOWNER, DLOCK_ELOST or an error. */
+    int (*release)(dlock_rlock *l, dlock_op *op);
     /* Delete whoever holds it, wake waiters; *existed set (never NULL). */
     int (*force_unlock)(dlock_rlock *l, int *existed);
     /* Reads: one round trip each, no side effects. */
@@ -149,9 +180,11 @@ DLOCK_API int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 DLOCK_API char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
                                 const char *suffix);
 
-/* Runs script on the client's backend. A transport failure and an error
- * reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last failure and a code;
- * on success *out is the caller's. Blocks for one round trip.
+/* Runs script on the client's backend for op (NULL: a call outside an
+ * operation, e.g. a read: no cap, nothing judged). A transport failure
+ * and an error reply (e.g. WRONGTYPE: DLOCK_EPROTO) become l's last
+ * failure (and op's) and a code; on success *out is the caller's. Blocks
+ * for one round trip, cut off at op's cap.
  * Replica sync (api/dlock/redis.h: sync_replicas): a script that ran but
  * whose writes too few replicas acknowledged is DLOCK_ESYNC (its change is
  * made, *out = NULL) -- except inside an acquisition attempt of
@@ -160,31 +193,31 @@ DLOCK_API char *dlock_rlock_key(const dlock_rlock *l, const char *prefix,
  * the acquisition back through the spec's undo, the unlock reports
  * DLOCK_ESYNC once the hold bookkeeping is done), so a lock type's attempt
  * and release functions need nothing of their own for it. */
-DLOCK_API int dlock_rlock_eval(dlock_rlock *l, dlock_reply **out,
+DLOCK_API int dlock_rlock_eval(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                                const dlock_script *script, size_t nkeys, size_t nargs,
                                const char *const *argv);
 
 /* Runs a script whose reply must be an integer (anything else:
  * DLOCK_EPROTO) and stores it in *out. */
-DLOCK_API int dlock_rlock_eval_integer(dlock_rlock *l, int64_t *out,
+DLOCK_API int dlock_rlock_eval_integer(dlock_rlock *l, dlock_op *op, int64_t *out,
                                        const dlock_script *script, size_t nkeys,
                                        size_t nargs, const char *const *argv);
 
-/* Runs an acquisition script whose reply is nil when owner got the lock,
- * bracketed by dlock_hold_acquire_begin/_end (see below). Returns 0 with
- * *out = NULL when acquired, 0 with *out = the reply (the caller's) when not,
- * or an error code. */
-DLOCK_API int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_reply **out,
-                                       const char *owner, int64_t lease_ms,
+/* Runs an acquisition script whose reply is nil when op's owner got the
+ * lock, bracketed by dlock_hold_acquire_begin/_end (see below). Returns 0
+ * with *out = NULL when acquired, 0 with *out = the reply (the caller's)
+ * when not, or an error code. */
+DLOCK_API int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_op *op, dlock_reply **out,
+                                       int64_t lease_ms,
                                        const dlock_script *renew,
                                        const dlock_script *script, size_t nkeys,
                                        size_t nargs, const char *const *argv);
 
-/* Runs a release script whose reply is nil (owner does not hold it), 0 (one
- * hold less, still held) or 1 (released), bracketed by
+/* Runs a release script whose reply is nil (op's owner does not hold it),
+ * 0 (one hold less, still held) or 1 (released), bracketed by
  * dlock_hold_release_begin/_end. Returns 0, DLOCK_ENOTOWNER, DLOCK_ELOST or
  * an error code. */
-DLOCK_API int dlock_rlock_eval_release(dlock_rlock *l, const char *owner,
+DLOCK_API int dlock_rlock_eval_release(dlock_rlock *l, dlock_op *op,
                                        const dlock_script *script, size_t nkeys,
                                        size_t nargs, const char *const *argv);
 
@@ -201,16 +234,24 @@ DLOCK_API int dlock_rlock_extend_by_renewal(dlock_rlock *l, const char *owner,
 
 typedef struct dlock_wait_spec dlock_wait_spec;
 
-/* One acquisition attempt. Returns 0 when acquired; DLOCK_EBUSY with
- * *retry_ms = how long until a retry makes sense (the holder's TTL; -1 when
- * unknown: wait for a message only; 0: retry at once); or another error,
- * which ends the wait. */
-typedef int (*dlock_attempt_fn)(dlock_rlock *l, const dlock_wait_spec *spec,
-                                const char *owner, int64_t lease_ms,
+/* One acquisition attempt for dlock_op_owner(op), its round trips with
+ * op. Returns 0 when acquired; DLOCK_EBUSY with *retry_ms = how long until
+ * a retry makes sense (the holder's TTL; -1 when unknown: wait for a
+ * message only; 0: retry at once); or another error, which ends the wait. */
+typedef int (*dlock_attempt_fn)(dlock_rlock *l, dlock_op *op,
+                                const dlock_wait_spec *spec, int64_t lease_ms,
                                 int64_t *retry_ms);
 
+/* The wait spec's version this header describes. 3: attempt, give_up and
+ * undo take the operation; a spec declares the version whose fields it
+ * fills (1 ends at arg, 2 at poll_max_ms). */
+#define DLOCK_WAIT_SPEC_VERSION 3
+/* `dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;` then set its fields. */
+#define DLOCK_WAIT_SPEC_INIT {DLOCK_WAIT_SPEC_VERSION, NULL, NULL, NULL, NULL, \
+                              NULL, 0, 0, NULL, 0, 0}
+
 struct dlock_wait_spec {
-    int version;                 /* 2 (1: ends at arg) */
+    int version;                 /* DLOCK_WAIT_SPEC_VERSION (see there) */
     /* The wake-up channel (owned by the caller). NULL: no pub/sub at all;
      * the loop polls, with exponential back-off and jitter between
      * attempts (poll_min_ms, poll_max_ms), still bounded by the retry time
@@ -222,8 +263,7 @@ struct dlock_wait_spec {
      * DLOCK_ETIMEDOUT): budget spent, wait 0, or an error; e.g. to leave a
      * queue. Its round trips share the call's cap (see dlock_rlock_wait).
      * May be NULL. */
-    void (*give_up)(dlock_rlock *l, const dlock_wait_spec *spec,
-                    const char *owner);
+    void (*give_up)(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec);
     void *arg;                   /* for attempt and give_up */
     /* ---- version 2 ---- */
     /* A lock made of locks on several backends (api/dlock/redlock.h) is
@@ -243,7 +283,7 @@ struct dlock_wait_spec {
      * call's budget, and returns DLOCK_ESYNC. NULL: the lock's release
      * slot (one hold of owner less: right for every lock whose attempt
      * takes one hold). Returns 0 or a code (the detail names it). */
-    int (*undo)(dlock_rlock *l, const dlock_wait_spec *spec, const char *owner);
+    int (*undo)(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec);
     /* Polling (channel NULL): the first pause is about poll_min_ms, each
      * next one doubles up to poll_max_ms; a pause is half its step plus a
      * random part of the other half, so that waiters started together
@@ -253,16 +293,17 @@ struct dlock_wait_spec {
     int64_t poll_max_ms;
 };
 
-/* The acquire loop: attempt; if busy and wait_ms allows, subscribe to the
- * channel (shared per client), attempt again (a release published before the
- * subscription is not lost), then sleep until a message, the retry time or
- * the budget, and repeat (without a channel: sleep the back-off pause, or
- * less, and repeat). Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT)
- * are retried with back-off while the budget lasts (for ever with
- * DLOCK_WAIT_FOREVER). The budget is checked before every step, and every
- * round trip made meanwhile on this thread through dlock_rlock_eval* (the
- * attempts and give_up included) is cut off at wait_ms + the client's
- * budget_slack_ms (api/dlock/client.h): the call returns within that.
+/* The acquire loop for op (the acquire slot's): attempt; if busy and
+ * wait_ms allows, subscribe to the channel (shared per client), attempt
+ * again (a release published before the subscription is not lost), then
+ * sleep until a message, the retry time or the budget, and repeat
+ * (without a channel: sleep the back-off pause, or less, and repeat).
+ * Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT) are retried with
+ * back-off while the budget lasts (for ever with DLOCK_WAIT_FOREVER). The
+ * budget is checked before every step, and every round trip made with op
+ * meanwhile (the attempts and give_up included) is cut off at wait_ms +
+ * the client's budget_slack_ms (api/dlock/client.h): the call returns
+ * within that.
  * Returns 0, DLOCK_EBUSY (wait_ms 0), DLOCK_ETIMEDOUT (the budget ran out
  * after a refusal, or a round trip did), DLOCK_ECONN (the budget ran out
  * while the backend was unreachable), DLOCK_ECANCELED (the client's
@@ -270,8 +311,9 @@ struct dlock_wait_spec {
  * checked after every wake-up), DLOCK_ESYNC (acquired, but the backend
  * could not sync it to enough replicas: undone again, see undo), or the
  * attempt's error. */
-DLOCK_API int dlock_rlock_wait(dlock_rlock *l, const dlock_wait_spec *spec,
-                               const char *owner, int64_t wait_ms, int64_t lease_ms);
+DLOCK_API int dlock_rlock_wait(dlock_rlock *l, dlock_op *op,
+                               const dlock_wait_spec *spec, int64_t wait_ms,
+                               int64_t lease_ms);
 
 /* ---- holds and the watchdog -------------------------------------------- */
 
