@@ -3,10 +3,11 @@
  *
  * The backend is the sum of independent parts sharing one immutable
  * configuration (the URL, merged with the options, and for rediss:// the
- * TLS context every connection is made from): the topology (topology.c:
- * standalone or Sentinel), which owns the nodes (node.c: an address and
- * its connections, multiplexed (mux.c) or pooled (pool.c)) and the
- * subscriber (subscriber.c), and the script runner (scripts.c). A call
+ * TLS context every connection is made from, tls.c): the topology
+ * (topology.c: standalone or Sentinel), which owns the nodes (node.c: an
+ * address and its connections, multiplexed (mux.c) or pooled (pool.c)) and
+ * the subscriber (subscriber.c), and the eval engine (eval.c: the SHA
+ * cache, EVALSHA with the NOSCRIPT reload, WAIT for replicas). A call
  * goes eval -> topology (which node) -> node (dlock__redis_node_call); a
  * DLOCK_ECONN there tells the topology to look for the master again. A
  * Redis Cluster (cluster.c) takes the topology's place: it routes each
@@ -20,9 +21,9 @@
 #include "dlock/redis.h"
 #include "dlock/sys/clock.h"
 #include "cluster.h"
+#include "eval.h"
 #include "internal.h"
 #include "mux.h"
-#include "scripts.h"
 #include "slot.h"
 #include "topology.h"
 #include "transport.h"
@@ -139,7 +140,7 @@ static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 /* Split calls (standalone and Sentinel): the pending call is the script
- * call itself (scripts.h). */
+ * call itself (eval.h). */
 static int rb_eval_send(dlock_backend *b, dlock_pending **out,
                         const dlock_script *script, size_t nkeys, size_t nargs,
                         const char *const *argv, const size_t *argvlen,

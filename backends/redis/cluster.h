@@ -45,8 +45,8 @@
 #define DLOCK_REDIS_CLUSTER_H
 
 #include "dlock/sys/backend.h"
+#include "eval.h"
 #include "internal.h"
-#include "scripts.h"
 
 typedef struct dlock__redis_cluster dlock__redis_cluster;
 

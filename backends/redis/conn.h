@@ -1,5 +1,5 @@
 /*
- * Redis backend (private): one connection — a byte stream (transport.c:
+ * Redis backend (private): one connection — a byte stream (transport.h:
  * TCP, unix socket or TLS) with hiredis's reply parser (redisReader) on top.
  * Open it (connect, handshake: AUTH, SELECT, a Redis check), write commands
  * in RESP, read replies, and turn failures into dlock codes.

@@ -2,17 +2,20 @@
  * Redis backend (private): a byte stream to one server address — a TCP or
  * unix socket, or TLS (OpenSSL) over TCP. Nothing above this file knows
  * which: conn.c writes RESP into it and feeds hiredis's reader from it.
+ * transport.c holds the sockets, the deadlines and the dispatch; tls.c
+ * everything OpenSSL (the context below included), behind the private
+ * seam tls.h that only the two of them include.
  *
  * Every socket is non-blocking; each blocking call waits with poll() until
  * its deadline (monotonic ms; INT64_MAX = no limit), so a connect, a TLS
  * handshake, a write and a read are all bounded the same way.
  *
  * No write raises SIGPIPE, whoever the caller is: plain sockets are written
- * with send(MSG_NOSIGNAL), and OpenSSL is given a BIO of our own whose write
- * is send(MSG_NOSIGNAL) too (OpenSSL's socket BIO uses write(), which would
- * signal on a connection the server has closed). That needs no signal mask
- * and no process-wide SIG_IGN, so it holds in any thread of any
- * application.
+ * with send(MSG_NOSIGNAL), and OpenSSL is given a BIO of our own (tls.c)
+ * whose write is that same send (OpenSSL's socket BIO uses write(), which
+ * would signal on a connection the server has closed). That needs no
+ * signal mask and no process-wide SIG_IGN, so it holds in any thread of
+ * any application.
  *
  * A transport has one user at a time (a pool borrower or the subscriber
  * thread); a dlock__redis_tls (the SSL_CTX: trust store, client
@@ -36,7 +39,7 @@ typedef struct dlock__redis_transport dlock__redis_transport;
  * server's certificate unless p->insecure == 1. Loading happens here, once,
  * so an unreadable file is a clear DLOCK_EINVAL at backend creation (the
  * detail names the parameter and the path). 0, DLOCK_EINVAL or
- * DLOCK_ENOMEM. */
+ * DLOCK_ENOMEM. Defined in tls.c, as the context's free. */
 int dlock__redis_tls_new(dlock__redis_tls **out,
                          const dlock__redis_tls_params *p, char *errbuf,
                          size_t errlen);

@@ -1,7 +1,10 @@
 /*
- * Redis backend: running scripts (see scripts.h).
+ * Redis backend: the eval engine (see eval.h) — script SHAs computed and
+ * cached here, EVALSHA with the NOSCRIPT reload as EVAL, WAIT for replica
+ * sync after a script that writes, Cluster's MOVED/ASK answers read into a
+ * redirection, and the reply converted to a dlock_reply.
  */
-#include "scripts.h"
+#include "eval.h"
 
 #include <limits.h>
 #include <stdio.h>

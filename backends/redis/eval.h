@@ -1,5 +1,7 @@
 /*
- * Redis backend (private): running scripts.
+ * Redis backend (private): the eval engine — how a script call runs on one
+ * node: the SHA cache, the NOSCRIPT reload, WAIT for replica sync, and the
+ * Cluster redirections it reports (cluster.c follows them).
  *
  * eval sends EVALSHA with the script's SHA1, computed here (cached by the
  * struct's address but checked against the source, so the cache is keyed
@@ -13,8 +15,8 @@
  * WAIT helpers (sync_wanted, sync_append, sync_check) are the only part
  * that knows about it.
  */
-#ifndef DLOCK_REDIS_SCRIPTS_H
-#define DLOCK_REDIS_SCRIPTS_H
+#ifndef DLOCK_REDIS_EVAL_H
+#define DLOCK_REDIS_EVAL_H
 
 #include <hiredis/hiredis.h>
 
@@ -82,4 +84,4 @@ int dlock__redis_eval_receive(dlock__redis_evalcall *ec,
  * reply type or nesting this backend does not know. */
 int dlock__redis_reply_convert(dlock_reply **out, const redisReply *r);
 
-#endif /* DLOCK_REDIS_SCRIPTS_H */
+#endif /* DLOCK_REDIS_EVAL_H */
