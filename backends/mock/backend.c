@@ -107,20 +107,15 @@ static unsigned mock_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods mock_methods = {
-    5,
-    "mock",
-    mock_eval,
-    mock_subscribe,
-    mock_unsubscribe,
-    mock_clock,
-    mock_free,
-    NULL, /* eval_until: the mock never blocks on a network */
-    NULL, /* subscribe_until */
-    NULL, /* reconnects: no connections */
-    mock_publish_command,
-    mock_key_slot,
-    NULL, /* eval_send, eval_receive: a call never waits for a network, */
-    NULL, /* so a caller with several runs them one after the other */
+    .version = DLOCK_BACKEND_VERSION,
+    .name = "mock",
+    .eval = mock_eval,
+    .subscribe = mock_subscribe,
+    .unsubscribe = mock_unsubscribe,
+    .clock = mock_clock,
+    .free = mock_free,
+    .publish_command = mock_publish_command,
+    .key_slot = mock_key_slot,
 };
 
 int dlock_mock_backend_new(dlock_backend **out, dlock_mock_store *store)

@@ -172,20 +172,20 @@ static int rb_eval_receive(dlock_backend *b, dlock_pending *p, dlock_reply **out
 }
 
 static const dlock_backend_methods redis_methods = {
-    5,
-    "redis",
-    rb_eval,
-    rb_subscribe,
-    rb_unsubscribe,
-    rb_clock,
-    rb_free,
-    rb_eval_until,
-    rb_subscribe_until,
-    rb_reconnects,
-    rb_publish_command,
-    rb_key_slot,
-    rb_eval_send,
-    rb_eval_receive,
+    .version = DLOCK_BACKEND_VERSION,
+    .name = "redis",
+    .eval = rb_eval,
+    .subscribe = rb_subscribe,
+    .unsubscribe = rb_unsubscribe,
+    .clock = rb_clock,
+    .free = rb_free,
+    .eval_until = rb_eval_until,
+    .subscribe_until = rb_subscribe_until,
+    .reconnects = rb_reconnects,
+    .publish_command = rb_publish_command,
+    .key_slot = rb_key_slot,
+    .eval_send = rb_eval_send,
+    .eval_receive = rb_eval_receive,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and

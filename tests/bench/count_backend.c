@@ -81,11 +81,18 @@ static int cb_eval(dlock_backend *b, dlock_reply **out,
 }
 
 /* No eval_until: every call goes through cb_eval, which counts it. */
+/* No eval_until and no split calls: every call goes through cb_eval. */
 static const dlock_backend_methods count_methods = {
-    4, "count", cb_eval, dlock_test_wrap_subscribe, dlock_test_wrap_unsubscribe,
-    dlock_test_wrap_clock, dlock_test_wrap_free, NULL, NULL, dlock_test_wrap_reconnects,
-    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
-    NULL, NULL, /* no split calls: each goes through this eval */
+    .version = 4,
+    .name = "count",
+    .eval = cb_eval,
+    .subscribe = dlock_test_wrap_subscribe,
+    .unsubscribe = dlock_test_wrap_unsubscribe,
+    .clock = dlock_test_wrap_clock,
+    .free = dlock_test_wrap_free,
+    .reconnects = dlock_test_wrap_reconnects,
+    .publish_command = dlock_test_wrap_publish_command,
+    .key_slot = dlock_test_wrap_key_slot,
 };
 
 /* Wraps inner (taken over on success). */

@@ -70,11 +70,18 @@ static int c_subscribe_until(dlock_backend *b, dlock_subscription **out,
 }
 
 static const dlock_backend_methods counting_methods = {
-    4, "counting", dlock_test_wrap_eval, c_subscribe, dlock_test_wrap_unsubscribe,
-    dlock_test_wrap_clock, dlock_test_wrap_free, dlock_test_wrap_eval_until,
-    c_subscribe_until, dlock_test_wrap_reconnects, dlock_test_wrap_publish_command,
-    dlock_test_wrap_key_slot,
-    NULL, NULL, /* no split calls: each goes through this eval */
+    .version = 4,
+    .name = "counting",
+    .eval = dlock_test_wrap_eval,
+    .subscribe = c_subscribe,
+    .unsubscribe = dlock_test_wrap_unsubscribe,
+    .clock = dlock_test_wrap_clock,
+    .free = dlock_test_wrap_free,
+    .eval_until = dlock_test_wrap_eval_until,
+    .subscribe_until = c_subscribe_until,
+    .reconnects = dlock_test_wrap_reconnects,
+    .publish_command = dlock_test_wrap_publish_command,
+    .key_slot = dlock_test_wrap_key_slot,
 };
 
 static void free_client(void *c)

@@ -30,12 +30,18 @@ static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
 }
 
 static const dlock_backend_methods failing_methods = {
-    4, "failing", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe,
-    dlock_test_wrap_unsubscribe, dlock_test_wrap_clock, dlock_test_wrap_free,
-    fb_eval_until,
-    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects,
-    dlock_test_wrap_publish_command, dlock_test_wrap_key_slot,
-    NULL, NULL, /* no split calls: each goes through this eval */
+    .version = 4,
+    .name = "failing",
+    .eval = dlock_test_wrap_eval_by_until,
+    .subscribe = dlock_test_wrap_subscribe,
+    .unsubscribe = dlock_test_wrap_unsubscribe,
+    .clock = dlock_test_wrap_clock,
+    .free = dlock_test_wrap_free,
+    .eval_until = fb_eval_until,
+    .subscribe_until = dlock_test_wrap_subscribe_until,
+    .reconnects = dlock_test_wrap_reconnects,
+    .publish_command = dlock_test_wrap_publish_command,
+    .key_slot = dlock_test_wrap_key_slot,
 };
 
 dlock_test_failing *dlock_test_failing_new(dlock_backend *inner)

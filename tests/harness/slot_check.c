@@ -196,12 +196,18 @@ static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods slot_methods = {
-    4, "slot-check", dlock_test_wrap_eval_by_until, dlock_test_wrap_subscribe,
-    dlock_test_wrap_unsubscribe, dlock_test_wrap_clock, dlock_test_wrap_free,
-    sb_eval_until,
-    dlock_test_wrap_subscribe_until, dlock_test_wrap_reconnects, sb_publish_command,
-    sb_key_slot,
-    NULL, NULL, /* no split calls: each goes through this eval */
+    .version = 4,
+    .name = "slot-check",
+    .eval = dlock_test_wrap_eval_by_until,
+    .subscribe = dlock_test_wrap_subscribe,
+    .unsubscribe = dlock_test_wrap_unsubscribe,
+    .clock = dlock_test_wrap_clock,
+    .free = dlock_test_wrap_free,
+    .eval_until = sb_eval_until,
+    .subscribe_until = dlock_test_wrap_subscribe_until,
+    .reconnects = dlock_test_wrap_reconnects,
+    .publish_command = sb_publish_command,
+    .key_slot = sb_key_slot,
 };
 
 int slot_check_backend_new(dlock_backend **out, dlock_backend *inner)

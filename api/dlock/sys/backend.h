@@ -79,10 +79,21 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 typedef struct dlock_pending dlock_pending;
 
 
+/* The method table's version this header describes: 1 ends at free, 2
+ * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
+ * key_slot, 5 eval_send and eval_receive. A table declares the version
+ * whose slots it has; the dispatchers never read past it. */
+#define DLOCK_BACKEND_VERSION 5
+/* For a table filled at run time: `dlock_backend_methods m =
+ * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
+ * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
+ * ..., ...}` (a slot not named is NULL: the dispatcher's fallback). */
+#define DLOCK_BACKEND_METHODS_INIT {DLOCK_BACKEND_VERSION, NULL, NULL, NULL, NULL, \
+                                    NULL, NULL, NULL, NULL, NULL, NULL, NULL,       \
+                                    NULL, NULL}
+
 typedef struct dlock_backend_methods {
-    int version; /* 1, 2 with the slots after free, 3 with reconnects, 4 with
-                  * publish_command and key_slot, 5 with eval_send and
-                  * eval_receive */
+    int version; /* DLOCK_BACKEND_VERSION (see there) */
     const char *name; /* "mock", "redis" */
 
     /* Runs script atomically with KEYS = argv[0..nkeys) and
