@@ -319,6 +319,12 @@ typedef struct dlock__lock_methods {
     dlock__triple_fn triple;
 } dlock__lock_methods;
 
+/* The read slots of such a table (designated initializers). */
+#define DLOCK__TRIPLE_READ_SLOTS                                              \
+    .is_locked = dlock__triple_is_locked, .is_held = dlock__triple_is_held,   \
+    .hold_count = dlock__triple_hold_count,                                   \
+    .remain_ttl = dlock__triple_remain_ttl
+
 /* Runs a script replying an array of three integers into st. 0 or a code
  * (DLOCK_EPROTO for any other reply). */
 int dlock__eval_triple(dlock_rlock *l, int64_t st[3], const dlock_script *s,
@@ -356,10 +362,7 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
  * lock's hash (its table then ends with dlock__hash_triple). */
 #define DLOCK__HASH_LOCK_SLOTS                                                \
     .release = dlock__reentrant_release,                                      \
-    .force_unlock = dlock__reentrant_force_unlock,                            \
-    .is_locked = dlock__triple_is_locked, .is_held = dlock__triple_is_held,   \
-    .hold_count = dlock__triple_hold_count,                                   \
-    .remain_ttl = dlock__triple_remain_ttl
+    .force_unlock = dlock__reentrant_force_unlock, DLOCK__TRIPLE_READ_SLOTS
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
