@@ -384,11 +384,15 @@ static void make_bucket(dlock_fx *fx, subject *s)
     s->nkeys = 1;
 }
 
-/* The issue's test, for every object type: after expire(3 s) no key of the
- * object is left once 3 s have passed (Redis: 300 ms). */
+/* For every object type: after expire(3 s) no key of the object is left
+ * once 3 s have passed (Redis: 300 ms of real time), and every key is
+ * still there shortly before. On Redis "shortly" is 150 ms and the check
+ * after the TTL comes 100 ms late: real-time margins that hold on a
+ * loaded machine (a 10 ms one did not). */
 static void expire_takes_every_key(dlock_fx *fx, make_fn make)
 {
     const int64_t ms = T(fx, 3000, 10);
+    const int64_t before = fx->is_mock ? 100 : 150, late = fx->is_mock ? 0 : 100;
     subject s = {NULL, 0, 0};
     char left[512];
     int64_t ttl = 0;
@@ -402,9 +406,9 @@ static void expire_takes_every_key(dlock_fx *fx, make_fn make)
     assert_int_equal(out, 1);
     assert_int_equal(dlock_object_remain_ttl(s.o, &ttl), 0);
     assert_true(ttl > 0 && ttl <= ms);
-    dlock_fx_advance(fx, ms - T(fx, 100, 10));
+    dlock_fx_advance(fx, ms - before);
     assert_int_equal(keys_left(fx, left, sizeof(left)), s.nkeys);
-    dlock_fx_advance(fx, T(fx, 100, 10) + (fx->is_mock ? 0 : 50));
+    dlock_fx_advance(fx, before + late);
     if (keys_left(fx, left, sizeof(left)) != s.survivors)
         fprintf(stderr, "    left: %s\n", left);
     assert_int_equal(keys_left(fx, NULL, 0), s.survivors);
