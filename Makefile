@@ -71,7 +71,8 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/bac
 # (core/registry.c) calls the generated list, so no code names them all.
 BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c)))))
 
-TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c))
+TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
+                               tests/backends/*/*.c))
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
@@ -343,7 +344,8 @@ stress: stress-processes
 # ---- stress: the long differential run -------------------------------------
 # `make stress-differential` compares >= 100 000 random commands and 10 000
 # random scripts between the mock store and a throwaway redis-server
-# (tests/differential_test.c; make check runs a quick slice of it).
+# (tests/backends/mock/differential_test.c; make check runs a quick slice
+# of it).
 # `make stress` runs every stress target: others add theirs with a
 # prerequisite line of their own (`stress: stress-xyz`).
 STRESS_DIFF_COMMANDS ?= 100000
@@ -352,11 +354,11 @@ STRESS_DIFF_SCRIPTS  ?= 10000
 .PHONY: stress stress-differential
 stress: stress-differential
 
-$(BUILD)/stress/stress_differential: tests/differential/stress_main.c \
-    $(BUILD)/tests/differential_test.o $(BUILD)/tests/harness/redis_server.o \
+$(BUILD)/stress/stress_differential: tests/backends/mock/differential/stress_main.c \
+    $(BUILD)/tests/backends/mock/differential_test.o $(BUILD)/tests/harness/redis_server.o \
     $(BUILD)/libdlock.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/tests/differential_test.o \
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/tests/backends/mock/differential_test.o \
 	  $(BUILD)/tests/harness/redis_server.o $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
 
 stress-differential: $(BUILD)/stress/stress_differential

@@ -6,7 +6,7 @@
  * commands touch, its SPUBLISH channels). The generic conformance cases of
  * the lock types, the groups of the types with keys of their own (fair
  * queue, read-write markers, semaphore leases and permits) and the object
- * lifetime calls (parity cases) pass through it:
+ * lifetime calls (Redisson parity cases) pass through it:
  * SPUBLISH wakes the waiters end to end and no script leaves its slot. Then
  * the watchdog: holds over many slots are renewed in one call per slot.
  */
@@ -27,7 +27,7 @@ int dlock_test_rwlock(const char *backend);
 int dlock_test_semaphore(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_simple(const char *backend);
-int dlock_test_parity(const char *backend);
+int dlock_test_redisson_parity(const char *backend);
 
 /* The generic cases of every lock type but one: a name with a '{' and no
  * {hash tag} after it ("}{", "{") leaves its keys without a common tag
@@ -221,7 +221,7 @@ int dlock_test_cluster_slots(void)
     dlock_test_rwlock(KIND);
     dlock_test_semaphore(KIND);
     dlock_test_simple(KIND);
-    dlock_test_parity(KIND);
+    dlock_test_redisson_parity(KIND);
     DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);
     dlock_fx_set_skips(NULL);
     dlock_fx_set_mock_wrapper(NULL, NULL);

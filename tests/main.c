@@ -21,7 +21,7 @@
 
 int dlock_test_total, dlock_test_failed;
 
-/* The suites (tests/mock_store_test.c, tests/redis_backend_test.c,
+/* The suites (tests/backends/mock/, tests/backends/redis/,
  * tests/conformance/). Each returns its number of failures and adds its
  * cases to the two counters above through DLOCK_RUN_GROUP. */
 int dlock_test_mock_store(void);
@@ -31,7 +31,7 @@ int dlock_test_redis_mux(void);
 int dlock_test_redis_split(void);
 int dlock_test_redis_tls(void);
 int dlock_test_redis_sentinel(void);
-int dlock_test_redis_cluster(void); /* tests/redis_cluster_test.c */
+int dlock_test_redis_cluster(void); /* tests/backends/redis/cluster_test.c */
 int dlock_test_redis_sync(void);
 int dlock_test_redis_cluster_harness(void); /* tests/harness/cluster.h on a real cluster */
 int dlock_test_redis_sentinel_start(void);
@@ -48,12 +48,12 @@ int dlock_test_values(const char *backend);
 int dlock_test_bounds(const char *backend);
 int dlock_test_lifecycle(const char *backend);
 int dlock_test_interop(const char *backend);
-int dlock_test_parity(const char *backend);
+int dlock_test_redisson_parity(const char *backend);
 int dlock_test_spin(const char *backend);
 int dlock_test_simple(const char *backend);
 int dlock_test_sample(const char *sample, const char *url); /* tests/sample_test.c */
-int dlock_test_observe(const char *backend);
-int dlock_test_observe_redis(void);
+int dlock_test_lease_control(const char *backend);
+int dlock_test_redis_log_hook(void);
 int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
 int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
 int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
@@ -131,7 +131,7 @@ enum { ON_TCP, ON_TLS, ON_SENTINEL, ON_CLUSTER };
 /* The lock type the trimmed rows run (TLS, Sentinel, pooled). */
 static const dlock_fx_lock_type reentrant_type = {"reentrant", dlock_reentrant_new};
 
-/* tests/redis_cluster_test.c: its cluster, kept up for the row. */
+/* tests/backends/redis/cluster_test.c: its cluster, kept up for the row. */
 int dlock_test_redis_cluster_start(void);
 void dlock_test_redis_cluster_stop(void);
 const char *dlock_test_cluster_seed_url(void);
@@ -139,7 +139,7 @@ int dlock_test_redis_cluster_spread(void);
 
 /* Every conformance group on a throwaway redis-server: plain TCP, or TLS
  * (the fixture then connects with the server's rediss:// URL), or through
- * the sentinels of tests/redis_sentinel_test.c (redis-sentinel://). */
+ * the sentinels of tests/backends/redis/sentinel_test.c (redis-sentinel://). */
 static void run_conformance_on_redis(const char *name, int kind)
 {
     const char *url;
@@ -197,7 +197,7 @@ static void run_conformance_on_redis(const char *name, int kind)
     dlock_test_set_phase("interop on %s", name);
     dlock_test_interop(name);
     dlock_test_set_phase("parity on %s", name);
-    dlock_test_parity(name);
+    dlock_test_redisson_parity(name);
     /* The spin and simple locks (the generic cases and their own) on plain
      * TCP only: what they add is lock semantics, which the transport does
      * not change, and make check's time is counted. */
@@ -210,7 +210,7 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_sample("custom_lock", url);
     }
     dlock_test_set_phase("observe on %s", name);
-    dlock_test_observe(name);
+    dlock_test_lease_control(name);
     dlock_fx_set_redis_url(NULL);
     if (kind == ON_CLUSTER) {
         /* The cases' names spread over the shards: every master ran
@@ -292,13 +292,13 @@ static void run_conformance_on_mock(void)
     dlock_test_set_phase("interop on mock");
     dlock_test_interop("mock");
     dlock_test_set_phase("parity on mock");
-    dlock_test_parity("mock");
+    dlock_test_redisson_parity("mock");
     dlock_test_set_phase("spin lock on mock");
     dlock_test_spin("mock");
     dlock_test_set_phase("simple lock on mock");
     dlock_test_simple("mock");
     dlock_test_set_phase("observe on mock");
-    dlock_test_observe("mock");
+    dlock_test_lease_control("mock");
 }
 
 int main(void)
@@ -324,7 +324,7 @@ int main(void)
     run_suite("redis Cluster tests", dlock_test_redis_cluster);
     run_suite("redis sync tests", dlock_test_redis_sync);
     run_suite("redis cluster harness tests", dlock_test_redis_cluster_harness);
-    run_suite("observability redis tests", dlock_test_observe_redis);
+    run_suite("observability redis tests", dlock_test_redis_log_hook);
     run_suite("differential test of the mock", dlock_test_differential);
     run_suite("bad-input matrix", dlock_test_bad_input);
     run_suite("cli tests", dlock_test_cli);
