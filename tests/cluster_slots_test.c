@@ -25,6 +25,7 @@
 
 int dlock_test_rwlock(const char *backend);
 int dlock_test_semaphore(const char *backend);
+int dlock_test_latch(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_simple(const char *backend);
 int dlock_test_redisson_parity(const char *backend);
@@ -220,6 +221,7 @@ int dlock_test_cluster_slots(void)
     dlock_test_fair(KIND);
     dlock_test_rwlock(KIND);
     dlock_test_semaphore(KIND);
+    dlock_test_latch(KIND);
     dlock_test_simple(KIND);
     dlock_test_redisson_parity(KIND);
     DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);

@@ -42,6 +42,7 @@ int dlock_test_bad_input(void);
 int dlock_test_conformance(const char *backend);
 int dlock_test_conformance_count(void);
 int dlock_test_semaphore(const char *backend);
+int dlock_test_latch(const char *backend);
 int dlock_test_fair(const char *backend);
 int dlock_test_rwlock(const char *backend);
 int dlock_test_values(const char *backend);
@@ -184,6 +185,7 @@ static void run_conformance_on_redis(const char *name, int kind)
     }
     dlock_test_conformance(name);
     dlock_test_semaphore(name);
+    dlock_test_latch(name);
     dlock_test_set_phase("fair lock on %s", name);
     dlock_test_fair(name);
     dlock_test_set_phase("read-write lock on %s", name);
@@ -280,6 +282,7 @@ static void run_conformance_on_mock(void)
     dlock_test_set_phase("conformance on mock");
     dlock_test_conformance("mock");
     dlock_test_semaphore("mock");
+    dlock_test_latch("mock");
     dlock_test_set_phase("fair lock on mock");
     dlock_test_fair("mock");
     dlock_test_set_phase("read-write lock on mock");
