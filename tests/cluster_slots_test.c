@@ -18,17 +18,13 @@
 #include "harness/fixture.h"
 #include "harness/runner.h"
 #include "harness/slot_check.h"
+#include "suites.h"
 
 #include "dlock/sys/backend.h"
 
 #define KIND "mock-cluster"
 
-int dlock_test_rwlock(const char *backend);
-int dlock_test_semaphore(const char *backend);
-int dlock_test_latch(const char *backend);
-int dlock_test_fair(const char *backend);
-int dlock_test_simple(const char *backend);
-int dlock_test_redisson_parity(const char *backend);
+DLOCK_TEST_GROUPS(DLOCK_TEST_DECLARE_GROUP)
 
 /* The generic cases of every lock type but one: a name with a '{' and no
  * {hash tag} after it ("}{", "{") leaves its keys without a common tag
