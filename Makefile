@@ -5,9 +5,9 @@
 #                   and the command-line tool $(BUILD)/dlock (cli/, man page
 #                   cli/dlock.1)
 #   make check      the whole suite, every case on the mock and on a throwaway
-#                   redis-server (started and stopped by the test program)
+#                   redis-server (started and stopped by the test program;
+#                   tests/suites.h lists what runs)
 #   make demo       the samples, on the mock backend
-#   make bench      the benchmarks (tests/bench/), on a throwaway redis-server
 #   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the suite under ThreadSanitizer (build-tsan/)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
@@ -16,6 +16,13 @@
 #                   same variables removes exactly what it installed
 #   make install-check  installs into a temporary directory and builds a
 #                   program from the installed files, shared and static
+#
+# The test, benchmark and fuzzing halves are in mk/, included at the end:
+#   mk/bench.mk     make bench (the benchmarks of tests/bench/, on a throwaway
+#                   redis-server), make bench-smoke (part of make check)
+#   mk/faults.mk    make faults (tests/faults/), make stress (stress-cluster,
+#                   stress-redlock, stress-processes, stress-differential)
+#   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/)
 
 # VERSION is also in api/dlock/version.h: objects/version.c does not compile
 # when the two disagree.
@@ -71,7 +78,8 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/bac
 # (core/registry.c) calls the generated list, so no code names them all.
 BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c)))))
 
-TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c))
+TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
+                               tests/backends/*/*.c))
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
@@ -249,150 +257,7 @@ install-check: all
 clean:
 	rm -rf $(sort build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD))
 
-# ---- benchmarks ------------------------------------------------------------
-# `make bench` builds tests/bench/ against the static library and the
-# harness's redis_server.c, and runs it: the program starts its own throwaway
-# redis-server, runs every figure, stops the server. Not part of `make check`;
-# figures only print (the program fails only when it cannot run at all).
-BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c \
-             tests/harness/cluster.c tests/harness/wrap_backend.c
-BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
-
-.PHONY: bench
-$(BUILD)/bench/dlock_bench: $(BENCH_OBJ) $(BUILD)/libdlock.a
-	@mkdir -p $(@D)
-	$(CC) -o $@ $(BENCH_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
-
-bench: $(BUILD)/bench/dlock_bench
-	$(BUILD)/bench/dlock_bench --scripts objects/scripts
-
-# One short figure, measuring nothing worth reading: it fails when a side's
-# pairs fail (e.g. the raw floor's hand-built calls no longer match the
-# library's scripts), which would leave the figures empty.
-.PHONY: bench-smoke
-bench-smoke: $(BUILD)/bench/dlock_bench
-	@$(BUILD)/bench/dlock_bench --scripts objects/scripts --only uncontended \
-	  --rounds 1 --round-ms 20 > $(BUILD)/bench-smoke.out 2>&1 || \
-	  { cat $(BUILD)/bench-smoke.out; echo "bench-smoke: failed"; exit 1; }
+# ---- the test, benchmark and fuzzing halves -----------------------------------
+include mk/bench.mk mk/faults.mk mk/fuzz.mk
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-
-# ---- fault tests and cross-process stress (tests/faults/, issue 8) --------
-# dlock_fault_helper is the "other process" the fault and stress programs
-# fork+exec (next to them in $(BUILD)/tests/). The fast fault cases join
-# `make check` (tests/main.c calls dlock_test_faults); `make faults` runs
-# them with the slow ones; `make stress-processes` runs 4 processes x 4
-# threads x 2000 iterations per lock type (STRESS_ARGS="procs threads iters"
-# to change).
-FAULT_SRC    := tests/faults/cases.c tests/faults/child.c tests/faults/proxy.c \
-                tests/faults/stall_cases.c tests/faults/stress.c \
-                tests/faults/sentinel_cases.c tests/faults/sync_cases.c \
-                tests/faults/redlock_cases.c tests/faults/redlock_stress.c \
-                tests/faults/mux_stress.c
-FAULT_OBJ    := $(FAULT_SRC:%.c=$(BUILD)/%.o)
-FAULT_HELPER := $(BUILD)/tests/dlock_fault_helper
-STRESS_ARGS  ?= 4 4 2000
-
-TEST_OBJ += $(FAULT_OBJ)
-$(BUILD)/tests/dlock_tests: $(FAULT_OBJ) | $(FAULT_HELPER)
-
-$(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(BUILD)/libdlock.a
-	$(CC) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
-
-$(BUILD)/tests/dlock_faults: $(BUILD)/tests/faults/faults_main.o $(FAULT_OBJ) \
-                             $(BUILD)/tests/harness/redis_server.o \
-                             $(BUILD)/tests/harness/sentinels.o \
-                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
-                             | $(FAULT_HELPER)
-	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
-
-$(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
-                             $(BUILD)/tests/faults/stress.o $(BUILD)/tests/faults/child.o \
-                             $(BUILD)/tests/harness/redis_server.o \
-                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
-                             | $(FAULT_HELPER)
-	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
-
-.PHONY: faults stress-processes stress
-faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests
-	$(BUILD)/tests/dlock_faults
-	DLOCK_TEST_ONLY='redlock conformance' DLOCK_TEST_COMPOSITE_FULL=1 \
-	  $(BUILD)/tests/dlock_tests
-
-stress-processes: $(BUILD)/tests/dlock_stress
-	$(BUILD)/tests/dlock_stress $(STRESS_ARGS)
-
-# The same workload on a Redis Cluster (3 masters + 3 replicas; issue 12).
-.PHONY: stress-cluster
-stress: stress-cluster
-stress-cluster: $(BUILD)/tests/dlock_stress
-	$(BUILD)/tests/dlock_stress --cluster $(STRESS_ARGS)
-
-# Redlock over 5 servers while one random node at a time is killed and
-# restarted empty (issue 13): 0 violations expected.
-.PHONY: stress-redlock
-stress: stress-redlock
-stress-redlock: $(BUILD)/tests/dlock_faults
-	DLOCK_REDLOCK_STRESS=1 $(BUILD)/tests/dlock_faults
-
-# `make stress`: every stress suite. Each suite's block adds its own target
-# as a prerequisite (`stress: stress-differential` in the differential
-# tests' block); make merges the lines.
-stress: stress-processes
-
-# ---- stress: the long differential run -------------------------------------
-# `make stress-differential` compares >= 100 000 random commands and 10 000
-# random scripts between the mock store and a throwaway redis-server
-# (tests/differential_test.c; make check runs a quick slice of it).
-# `make stress` runs every stress target: others add theirs with a
-# prerequisite line of their own (`stress: stress-xyz`).
-STRESS_DIFF_COMMANDS ?= 100000
-STRESS_DIFF_SCRIPTS  ?= 10000
-
-.PHONY: stress stress-differential
-stress: stress-differential
-
-$(BUILD)/stress/stress_differential: tests/differential/stress_main.c \
-    $(BUILD)/tests/differential_test.o $(BUILD)/tests/harness/redis_server.o \
-    $(BUILD)/libdlock.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/tests/differential_test.o \
-	  $(BUILD)/tests/harness/redis_server.o $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
-
-stress-differential: $(BUILD)/stress/stress_differential
-	$< $(STRESS_DIFF_COMMANDS) $(STRESS_DIFF_SCRIPTS)
-
-# ---- fuzzing ---------------------------------------------------------------
-# `make fuzz` builds the library and the libFuzzer targets of tests/fuzz/
-# with clang (ASan + UBSan) in $(FUZZ_BUILD), then runs each target for
-# FUZZ_TIME seconds, starting from its seed corpus tests/fuzz/corpus/<t>/
-# (which also holds the inputs of every crash found, as regressions).
-# Crashes land in $(FUZZ_BUILD)/fuzz/crash-<t>-*. The script target runs on
-# a library built with a 200 ms script limit and a 64 MiB Lua memory cap,
-# so that no input can hang or exhaust the fuzzer.
-FUZZ_BUILD   ?= $(BUILD)-fuzz
-FUZZ_TIME    ?= 20
-FUZZ_TARGETS := url config codec script
-FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
-                -fno-sanitize-recover=all
-
-.PHONY: fuzz fuzz-run
-fuzz:
-	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZ_BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -g" \
-	  SANITIZE="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
-	  CFLAGS="-DDLOCK_MOCK_SCRIPT_TIME_LIMIT_MS=200 -DDLOCK_MOCK_LUA_MEM_LIMIT=67108864" \
-	  fuzz-run
-
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libdlock.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
-
-fuzz-run: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(BUILD)/fuzz/corpus-$$t; \
-	  echo "== fuzz_$$t for $(FUZZ_TIME) s"; \
-	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
-	    -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
-	    -artifact_prefix=$(BUILD)/fuzz/crash-$$t- \
-	    $(BUILD)/fuzz/corpus-$$t tests/fuzz/corpus/$$t; \
-	done

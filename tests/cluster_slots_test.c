@@ -6,7 +6,7 @@
  * commands touch, its SPUBLISH channels). The generic conformance cases of
  * the lock types, the groups of the types with keys of their own (fair
  * queue, read-write markers, semaphore leases and permits) and the object
- * lifetime calls (parity cases) pass through it:
+ * lifetime calls (Redisson parity cases) pass through it:
  * SPUBLISH wakes the waiters end to end and no script leaves its slot. Then
  * the watchdog: holds over many slots are renewed in one call per slot.
  */
@@ -18,16 +18,13 @@
 #include "harness/fixture.h"
 #include "harness/runner.h"
 #include "harness/slot_check.h"
+#include "suites.h"
 
 #include "dlock/sys/backend.h"
 
 #define KIND "mock-cluster"
 
-int dlock_test_rwlock(const char *backend);
-int dlock_test_semaphore(const char *backend);
-int dlock_test_fair(const char *backend);
-int dlock_test_simple(const char *backend);
-int dlock_test_parity(const char *backend);
+DLOCK_TEST_GROUPS(DLOCK_TEST_DECLARE_GROUP)
 
 /* The generic cases of every lock type but one: a name with a '{' and no
  * {hash tag} after it ("}{", "{") leaves its keys without a common tag
@@ -220,8 +217,9 @@ int dlock_test_cluster_slots(void)
     dlock_test_fair(KIND);
     dlock_test_rwlock(KIND);
     dlock_test_semaphore(KIND);
+    dlock_test_latch(KIND);
     dlock_test_simple(KIND);
-    dlock_test_parity(KIND);
+    dlock_test_redisson_parity(KIND);
     DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);
     dlock_fx_set_skips(NULL);
     dlock_fx_set_mock_wrapper(NULL, NULL);

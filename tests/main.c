@@ -1,8 +1,9 @@
 /*
- * The test program behind `make check`: the mock store's and the Redis
- * backend's own tests (plain and TLS), then every conformance case on the
- * mock, on a throwaway redis-server over TCP and on another over TLS, each
- * started and stopped by this program.
+ * The test program behind `make check`: the backends' own tests and the
+ * other suites, then every conformance group on the mock, on a throwaway
+ * redis-server over TCP, over TLS, pooled, through Sentinel and on a Redis
+ * Cluster, each started and stopped by this program, then the fast fault
+ * cases. What runs, and where a suite's file is: tests/suites.h.
  *
  * Last line: "N passed, N failed"; the exit status is non-zero on any
  * failure. A watchdog alarm turns a hang into a failure that names the phase
@@ -18,47 +19,27 @@
 #include "harness/fixture.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
+#include "suites.h"
 
 int dlock_test_total, dlock_test_failed;
 
-/* The suites (tests/mock_store_test.c, tests/redis_backend_test.c,
- * tests/conformance/). Each returns its number of failures and adds its
- * cases to the two counters above through DLOCK_RUN_GROUP. */
-int dlock_test_mock_store(void);
-int dlock_test_mock_clock(void);
-int dlock_test_redis_backend(void);
-int dlock_test_redis_mux(void);
-int dlock_test_redis_split(void);
-int dlock_test_redis_tls(void);
-int dlock_test_redis_sentinel(void);
-int dlock_test_redis_cluster(void); /* tests/redis_cluster_test.c */
-int dlock_test_redis_sync(void);
-int dlock_test_redis_cluster_harness(void); /* tests/harness/cluster.h on a real cluster */
-int dlock_test_redis_sentinel_start(void);
+/* The suites and conformance groups (tests/suites.h). Each returns its
+ * number of failures and adds its cases to the two counters above through
+ * DLOCK_RUN_GROUP. */
+DLOCK_TEST_SUITES(DLOCK_TEST_DECLARE_SUITE)
+DLOCK_TEST_SUITES_LAST(DLOCK_TEST_DECLARE_SUITE)
+DLOCK_TEST_GROUPS(DLOCK_TEST_DECLARE_GROUP)
+
+/* What the rows use beyond the groups. */
+int dlock_test_conformance_count(void);        /* tests/conformance/reentrant_cases.c */
+int dlock_test_sample(const char *sample, const char *url); /* tests/sample_test.c */
+int dlock_test_redis_sentinel_start(void);     /* tests/backends/redis/sentinel_test.c */
 void dlock_test_redis_sentinel_stop(void);
 const char *dlock_test_sentinel_url(void);
-int dlock_test_differential(void);
-int dlock_test_bad_input(void);
-int dlock_test_conformance(const char *backend);
-int dlock_test_conformance_count(void);
-int dlock_test_semaphore(const char *backend);
-int dlock_test_fair(const char *backend);
-int dlock_test_rwlock(const char *backend);
-int dlock_test_values(const char *backend);
-int dlock_test_bounds(const char *backend);
-int dlock_test_lifecycle(const char *backend);
-int dlock_test_interop(const char *backend);
-int dlock_test_parity(const char *backend);
-int dlock_test_spin(const char *backend);
-int dlock_test_simple(const char *backend);
-int dlock_test_sample(const char *sample, const char *url); /* tests/sample_test.c */
-int dlock_test_observe(const char *backend);
-int dlock_test_observe_redis(void);
-int dlock_test_faults(void); /* tests/faults/: its own servers, helpers */
-int dlock_test_cli(void);    /* tests/cli_test.c: the dlock tool, as a shell runs it */
-int dlock_test_redlock(void); /* tests/redlock_test.c: its own servers */
-int dlock_test_composite_conformance(void); /* tests/conformance/composite_types.c */
-int dlock_test_cluster_slots(void); /* tests/cluster_slots_test.c */
+int dlock_test_redis_cluster_start(void);      /* tests/backends/redis/cluster_test.c: */
+void dlock_test_redis_cluster_stop(void);      /* its cluster, kept up for the row */
+const char *dlock_test_cluster_seed_url(void);
+int dlock_test_redis_cluster_spread(void);
 
 /* Default: generous for a sanitizer build on a slow 2-core machine, far
  * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
@@ -117,45 +98,64 @@ static void on_alarm(int sig)
 }
 
 /* DLOCK_TEST_ONLY=name[,name...] runs only the named parts, for working on
- * one of them: the suites' names as given to run_suite() below, "mock" for
- * the conformance groups on the mock, and the Redis rows ("redis",
- * "redis-tls", "redis-sentinel", "redis-cluster"). Unset: everything
- * (make check). */
+ * one of them: the suites' parts (tests/suites.h), "mock" for the
+ * conformance groups on the mock, and the Redis rows ("redis",
+ * "redis-tls", "redis-pool", "redis-sentinel", "redis-cluster"). Unset:
+ * everything (make check). */
 static int wanted(const char *part)
 {
     return dlock_test_wanted("DLOCK_TEST_ONLY", part);
 }
 
-enum { ON_TCP, ON_TLS, ON_SENTINEL, ON_CLUSTER };
-
 /* The lock type the trimmed rows run (TLS, Sentinel, pooled). */
 static const dlock_fx_lock_type reentrant_type = {"reentrant", dlock_reentrant_new};
 
-/* tests/redis_cluster_test.c: its cluster, kept up for the row. */
-int dlock_test_redis_cluster_start(void);
-void dlock_test_redis_cluster_stop(void);
-const char *dlock_test_cluster_seed_url(void);
-int dlock_test_redis_cluster_spread(void);
+/* The conformance groups of tests/suites.h and the rows they run on. */
+static const struct group {
+    int (*fn)(const char *backend);
+    const char *what;
+    int rows;
+} groups[] = {
+#define GROUP_ENTRY(fn, what, rows) {fn, what, rows},
+    DLOCK_TEST_GROUPS(GROUP_ENTRY)
+#undef GROUP_ENTRY
+};
 
-/* Every conformance group on a throwaway redis-server: plain TCP, or TLS
- * (the fixture then connects with the server's rediss:// URL), or through
- * the sentinels of tests/redis_sentinel_test.c (redis-sentinel://). */
-static void run_conformance_on_redis(const char *name, int kind)
+/* The conformance groups of row (a ROW_ bit) on backend, in the list's
+ * order. */
+static void run_groups(const char *backend, int row)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+        if (!(groups[i].rows & row))
+            continue;
+        dlock_test_set_phase("%s on %s", groups[i].what, backend);
+        groups[i].fn(backend);
+    }
+}
+
+/* Every conformance group of row on a throwaway redis-server: plain TCP, or
+ * TLS (the fixture then connects with the server's rediss:// URL), or
+ * through the sentinels of tests/backends/redis/sentinel_test.c
+ * (redis-sentinel://), or on the cluster of
+ * tests/backends/redis/cluster_test.c (redis-cluster://). */
+static void run_conformance_on_redis(const char *name, int row)
 {
     const char *url;
-    int rc, tls = kind == ON_TLS;
+    int rc, tls = row == ROW_TLS;
 
     if (!wanted(name))
         return;
     dlock_test_set_phase("starting redis-server for the conformance suite on %s", name);
-    if (kind == ON_SENTINEL)
+    if (row == ROW_SENTINEL)
         rc = dlock_test_redis_sentinel_start();
-    else if (kind == ON_CLUSTER)
+    else if (row == ROW_CLUSTER)
         rc = dlock_test_redis_cluster_start();
     else
         rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
                  : dlock_test_redis_start(&server, NULL);
-    if (rc != 0 || (kind != ON_SENTINEL && kind != ON_CLUSTER && !server)) {
+    if (rc != 0 || (row != ROW_SENTINEL && row != ROW_CLUSTER && !server)) {
         int n = dlock_test_conformance_count();
         fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
                 "cases on %s count as failed\n", rc, n, name);
@@ -163,8 +163,8 @@ static void run_conformance_on_redis(const char *name, int kind)
         dlock_test_failed += n;
         return;
     }
-    url = kind == ON_SENTINEL   ? dlock_test_sentinel_url()
-          : kind == ON_CLUSTER  ? dlock_test_cluster_seed_url()
+    url = row == ROW_SENTINEL   ? dlock_test_sentinel_url()
+          : row == ROW_CLUSTER  ? dlock_test_cluster_seed_url()
           : tls                 ? dlock_test_redis_tls_url(server)
                                 : dlock_test_redis_url(server);
     dlock_fx_set_redis_url(url);
@@ -175,44 +175,16 @@ static void run_conformance_on_redis(const char *name, int kind)
      * cluster rows run every group): they run the reentrant lock's generic
      * cases (waits and wake-ups included); DLOCK_TEST_SENTINEL_FULL=1 and
      * DLOCK_TEST_TLS_FULL=1 run every group (all pass). */
-    if ((kind == ON_SENTINEL && !getenv("DLOCK_TEST_SENTINEL_FULL")) ||
-        (kind == ON_TLS && !getenv("DLOCK_TEST_TLS_FULL"))) {
+    if ((row == ROW_SENTINEL && !getenv("DLOCK_TEST_SENTINEL_FULL")) ||
+        (row == ROW_TLS && !getenv("DLOCK_TEST_TLS_FULL"))) {
         dlock_test_conformance_type(&reentrant_type, name, NULL);
         dlock_fx_set_redis_url(NULL);
         stop_server();
         return;
     }
-    dlock_test_conformance(name);
-    dlock_test_semaphore(name);
-    dlock_test_set_phase("fair lock on %s", name);
-    dlock_test_fair(name);
-    dlock_test_set_phase("read-write lock on %s", name);
-    dlock_test_rwlock(name);
-    dlock_test_set_phase("values on %s", name);
-    dlock_test_values(name);
-    dlock_test_set_phase("bounds on %s", name);
-    dlock_test_bounds(name);
-    dlock_test_set_phase("lifecycle on %s", name);
-    dlock_test_lifecycle(name);
-    dlock_test_set_phase("interop on %s", name);
-    dlock_test_interop(name);
-    dlock_test_set_phase("parity on %s", name);
-    dlock_test_parity(name);
-    /* The spin and simple locks (the generic cases and their own) on plain
-     * TCP only: what they add is lock semantics, which the transport does
-     * not change, and make check's time is counted. */
-    if (kind == ON_TCP) {
-        dlock_test_set_phase("spin lock on %s", name);
-        dlock_test_spin(name);
-        dlock_test_set_phase("simple lock on %s", name);
-        dlock_test_simple(name);
-        dlock_test_set_phase("samples/custom_lock on %s", name);
-        dlock_test_sample("custom_lock", url);
-    }
-    dlock_test_set_phase("observe on %s", name);
-    dlock_test_observe(name);
+    run_groups(name, row);
     dlock_fx_set_redis_url(NULL);
-    if (kind == ON_CLUSTER) {
+    if (row == ROW_CLUSTER) {
         /* The cases' names spread over the shards: every master ran
          * scripts. */
         int spread = dlock_test_redis_cluster_spread();
@@ -274,33 +246,6 @@ static void run_suite(const char *name, int (*fn)(void))
     }
 }
 
-/* Every conformance group on the mock backend. */
-static void run_conformance_on_mock(void)
-{
-    dlock_test_set_phase("conformance on mock");
-    dlock_test_conformance("mock");
-    dlock_test_semaphore("mock");
-    dlock_test_set_phase("fair lock on mock");
-    dlock_test_fair("mock");
-    dlock_test_set_phase("read-write lock on mock");
-    dlock_test_rwlock("mock");
-    dlock_test_set_phase("values on mock");
-    dlock_test_values("mock");
-    dlock_test_bounds("mock");
-    dlock_test_set_phase("lifecycle on mock");
-    dlock_test_lifecycle("mock");
-    dlock_test_set_phase("interop on mock");
-    dlock_test_interop("mock");
-    dlock_test_set_phase("parity on mock");
-    dlock_test_parity("mock");
-    dlock_test_set_phase("spin lock on mock");
-    dlock_test_spin("mock");
-    dlock_test_set_phase("simple lock on mock");
-    dlock_test_simple("mock");
-    dlock_test_set_phase("observe on mock");
-    dlock_test_observe("mock");
-}
-
 int main(void)
 {
     const char *env = getenv("DLOCK_TEST_TIMEOUT");
@@ -314,41 +259,28 @@ int main(void)
     atexit(stop_server);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-    run_suite("mock store tests", dlock_test_mock_store);
-    run_suite("mock clock tests", dlock_test_mock_clock);
-    run_suite("redis backend tests", dlock_test_redis_backend);
-    run_suite("redis mux tests", dlock_test_redis_mux);
-    run_suite("redis split call tests", dlock_test_redis_split);
-    run_suite("redis TLS tests", dlock_test_redis_tls);
-    run_suite("redis Sentinel tests", dlock_test_redis_sentinel);
-    run_suite("redis Cluster tests", dlock_test_redis_cluster);
-    run_suite("redis sync tests", dlock_test_redis_sync);
-    run_suite("redis cluster harness tests", dlock_test_redis_cluster_harness);
-    run_suite("observability redis tests", dlock_test_observe_redis);
-    run_suite("differential test of the mock", dlock_test_differential);
-    run_suite("bad-input matrix", dlock_test_bad_input);
-    run_suite("cli tests", dlock_test_cli);
-    run_suite("redlock tests", dlock_test_redlock);
-    run_suite("redlock conformance", dlock_test_composite_conformance);
-    run_suite("cluster slot tests", dlock_test_cluster_slots);
+#define RUN_SUITE(fn, part) run_suite(part, fn);
+    DLOCK_TEST_SUITES(RUN_SUITE)
 
+    /* Every conformance group on the mock backend. */
     if (wanted("mock"))
-        run_conformance_on_mock();
+        run_groups("mock", ROW_MOCK);
 
-    run_conformance_on_redis("redis", ON_TCP);
+    run_conformance_on_redis("redis", ROW_REDIS);
     /* Once more over TLS (rediss://, client certificates required, no
      * plain port): the reentrant lock's cases, pub/sub wake-ups
      * included (DLOCK_TEST_TLS_FULL=1: every case). */
-    run_conformance_on_redis("redis-tls", ON_TLS);
+    run_conformance_on_redis("redis-tls", ROW_TLS);
     run_reentrant_pooled();
     /* And through Sentinel (redis-sentinel://, the master found by asking
      * three sentinels; the Sentinel tests' set, stopped after). */
-    run_conformance_on_redis("redis-sentinel", ON_SENTINEL);
+    run_conformance_on_redis("redis-sentinel", ROW_SENTINEL);
     /* And on a Redis Cluster of 3 masters with a replica each (the
      * Cluster tests' cluster, stopped after): routing by slot, sharded
      * pub/sub wake-ups. */
-    run_conformance_on_redis("redis-cluster", ON_CLUSTER);
-    run_suite("fault tests", dlock_test_faults);
+    run_conformance_on_redis("redis-cluster", ROW_CLUSTER);
+    DLOCK_TEST_SUITES_LAST(RUN_SUITE)
+#undef RUN_SUITE
     alarm(0);
 
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,

@@ -7,12 +7,14 @@
  * Cluster tests' cluster. make check builds them into $(BUILD)/samples
  * (DLOCK_SAMPLES_DIR; default build/samples). The exit status and the last
  * line ("<sample>: ok") say whether every step answered as expected.
+ * samples/custom_lock runs as a group of the redis row (tests/suites.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "harness/fixture.h"
 #include "harness/runner.h"
 
 int dlock_test_sample(const char *sample, const char *url)
@@ -47,4 +49,13 @@ int dlock_test_sample(const char *sample, const char *url)
         printf("[  FAILED  ] samples/%s (%s): exit status %d; built? (make "
                "%s/%s)\n", sample, cmd, status, dir, sample);
     return dlock_test_count(1, !ok);
+}
+
+/* samples/custom_lock on the row's server (dlock_fx_redis_url, which main
+ * has set), as a group of tests/suites.h. */
+int dlock_test_sample_custom_lock(const char *backend);
+int dlock_test_sample_custom_lock(const char *backend)
+{
+    (void)backend;
+    return dlock_test_sample("custom_lock", dlock_fx_redis_url());
 }

@@ -24,7 +24,7 @@
  *
  * What the mock runs (Redis 7.0's replies, error texts, WRONGTYPE checks,
  * empty containers deleted; checked against a real redis-server by
- * tests/differential_test.c):
+ * tests/backends/mock/differential_test.c):
  *
  *   keys     DEL UNLINK EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT
  *            (NX XX GT LT) TTL PTTL PERSIST DBSIZE FLUSHALL FLUSHDB PING

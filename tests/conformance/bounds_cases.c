@@ -571,7 +571,7 @@ static void scripts_refuse_bad_times(void **state)
         assert_string_equal(buf, "1");
         assert_int_equal(dlock_fx_call_int(fx->c1, "del", name, 0, NULL), 1);
         dlock_fx_call_str(fx->c1, buf, sizeof(buf), "set", pname, 1, "1", NULL);
-        /* "-1" is a lease there: DLOCK_PERMIT_PERMANENT (parity_cases.c) */
+        /* "-1" is a lease there: DLOCK_PERMIT_PERMANENT (redisson_parity_cases.c) */
         if (strcmp(t, "-1") != 0)
             assert_refused(fx->c1, &dlock__script_permit_acquire, 3, 7, permit);
         if (strcmp(t, "1000000000001") != 0)

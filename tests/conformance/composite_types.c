@@ -285,7 +285,7 @@ static int run_on(const char *backend)
                                           full ? multilock_skip_full : multilock_skip);
     failed += dlock_test_conformance_type(&redlock_type, backend,
                                           full ? redlock_skip_full : redlock_skip);
-    /* dlock_extend's cases (tests/conformance/observe_cases.c) */
+    /* dlock_extend's cases (tests/conformance/lease_control_cases.c) */
     failed += dlock_test_extend_type(&multilock_type, backend);
     failed += dlock_test_extend_type(&redlock_type, backend);
     return failed;

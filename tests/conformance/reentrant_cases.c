@@ -1256,7 +1256,7 @@ static void odd_names_end_to_end(void **state)
         snprintf(name, sizeof(name), "%s %s", fx->name, suffixes[i]);
         if (!one_slot(fx, name)) {
             /* Redis Cluster: a '{' without a {tag} leaves the name's keys
-             * in different slots; refused (tests/redis_cluster_test.c) */
+             * in different slots; refused (tests/backends/redis/cluster_test.c) */
             dlock_rlock *l = NULL;
             assert_int_equal(dlock_fx_lock_type_current()->make(&l, fx->c1, name),
                              DLOCK_EINVAL);

@@ -1,8 +1,11 @@
 /*
- * The conformance cases of the semaphore, the permit-expirable semaphore,
- * the semaphore as a lock and the count-down latch. Each case is written once
- * against the fixture (tests/harness/fixture.h) and runs on every backend:
- * dlock_test_semaphore("mock") and dlock_test_semaphore("redis").
+ * The conformance cases of the semaphore, the permit-expirable semaphore and
+ * the semaphore as a lock. Each case is written once against the fixture
+ * (tests/harness/fixture.h) and runs on every backend:
+ * dlock_test_semaphore("mock") and dlock_test_semaphore("redis"). The
+ * count-down latch's own cases are tests/conformance/latch_cases.c; the
+ * cases here that put every object under one name (a key of another type,
+ * objects outliving their client, a fork() child) take the latch along.
  *
  * On the mock, leases and timed waits run on the virtual clock: nothing
  * sleeps, and waits end exactly when they should. On Redis the leases are a
@@ -131,13 +134,6 @@ static int64_t lease_of(dlock_permit_semaphore *p, const char *id)
     return v;
 }
 
-static int64_t latch_count(dlock_latch *l)
-{
-    int64_t v = -999;
-    assert_int_equal(dlock_latch_count(l, &v), 0);
-    return v;
-}
-
 static long long key_int(dlock_client *c, const char *cmd, const char *key)
 {
     char buf[64];
@@ -205,8 +201,7 @@ enum op_kind {
     PERMIT_TRY,    /* dlock_permit_semaphore_try_acquire(n, wait, lease) */
     LOCK_LOCK,     /* dlock_lock(lease), then unlock if asked */
     LOCK_TRY,      /* dlock_try_lock(wait, lease), then unlock if asked */
-    LATCH_AWAIT,   /* dlock_latch_await */
-    LATCH_AWAIT_FOR /* dlock_latch_await_for(wait) */
+    LATCH_AWAIT    /* dlock_latch_await */
 };
 
 typedef struct op {
@@ -256,9 +251,6 @@ static void op_main(void *arg)
     case LATCH_AWAIT:
         o->rc = dlock_latch_await(o->obj);
         break;
-    case LATCH_AWAIT_FOR:
-        o->rc = dlock_latch_await_for(o->obj, o->wait_ms);
-        break;
     }
     o->end_real = dlock_fx_real_ms();
     o->end_v = dlock_fx_now(o->fx);
@@ -301,7 +293,6 @@ static void op_rescue(op *o)
         break;
     }
     case LATCH_AWAIT:
-    case LATCH_AWAIT_FOR:
         dlock_latch_delete(o->obj, NULL);
         break;
     }
@@ -323,30 +314,6 @@ static int op_join(dlock_fx *fx, op *o, int64_t real_ms)
     return late ? -1 : 0;
 }
 
-/* Mock: until base + n threads sleep on the clock and the count is stable.
- * Redis: sleeps real_ms (the threads have blocked by then). 0 or -1. */
-static int wait_blocked_n(dlock_fx *fx, int base, int n, int64_t real_ms)
-{
-    if (!fx->is_mock) {
-        dlock_fx_sleep_real(real_ms);
-        return 0;
-    }
-    if (dlock_vclock_wait_sleepers(fx->vclock, base + n, 5000) != 0)
-        return -1;
-    return dlock_fx_settle(fx) >= base + n ? 0 : -1;
-}
-
-/* Whether o is still waiting after whatever just happened has had its
- * effect: mock, the sleepers are back to sleep; redis, some real time. */
-static int still_waiting(dlock_fx *fx, op *o)
-{
-    if (fx->is_mock)
-        dlock_fx_settle(fx);
-    else
-        dlock_fx_sleep_real(250);
-    return !dlock_fx_done(&o->t);
-}
-
 /* ==== the semaphore ======================================================= */
 
 /* acquire(2) waits until two permits are there: one release of 1 wakes it,
@@ -366,10 +333,10 @@ static void sem_acquire_waits_for_enough(void **state)
 
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, SEM_ACQUIRE, s2, 2, 0, 0);
-    blocked = wait_blocked_n(fx, base, 1, 300);
+    blocked = dlock_fx_wait_blocked(fx, base, 300);
     v0 = dlock_fx_now(fx);
     assert_int_equal(dlock_semaphore_release(s1, 1), 0);
-    waiting_after_one = still_waiting(fx, &w);
+    waiting_after_one = dlock_fx_still_waiting(fx, &w.t);
     after_one = avail(s1);
     assert_int_equal(dlock_semaphore_add_permits(s1, 1), 0);
     joined = op_join(fx, &w, 10000);
@@ -463,10 +430,10 @@ static void sem_try_acquire_gets_releases_during_wait(void **state)
     assert_int_equal(dlock_semaphore_try_set_permits(s1, NULL, 2), 0);
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, SEM_TRY, s2, 4, wait, 0);
-    blocked = wait_blocked_n(fx, base, 1, 300);
+    blocked = dlock_fx_wait_blocked(fx, base, 300);
     dlock_fx_advance(fx, fx->is_mock ? wait / 3 : 0);
     assert_int_equal(dlock_semaphore_release(s1, 1), 0);
-    after_first = still_waiting(fx, &w);
+    after_first = dlock_fx_still_waiting(fx, &w.t);
     dlock_fx_advance(fx, fx->is_mock ? wait / 3 : 0);
     assert_int_equal(dlock_semaphore_release(s1, 1), 0);
     joined = op_join(fx, &w, fx->is_mock ? 5000 : wait + 5000);
@@ -495,7 +462,7 @@ static void sem_try_acquire_times_out(void **state)
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, SEM_TRY, s2, 2, wait, 0);
     if (fx->is_mock) {
-        blocked = wait_blocked_n(fx, base, 1, 0);
+        blocked = dlock_fx_wait_blocked(fx, base, 0);
         dlock_fx_advance(fx, wait - 1);
         early = dlock_fx_done(&w.t);
         dlock_fx_advance(fx, 1);
@@ -526,11 +493,11 @@ static void sem_large_waiter_overtaken(void **state)
     assert_int_equal(dlock_semaphore_try_set_permits(s1, NULL, 0), 0);
     base = dlock_fx_settle(fx);
     op_start(&big, fx, fx->c2, SEM_ACQUIRE, s2, 3, 0, 0);
-    blocked = wait_blocked_n(fx, base, 1, 300);
+    blocked = dlock_fx_wait_blocked(fx, base, 300);
     assert_int_equal(dlock_semaphore_release(s1, 2), 0);
     /* the small request fits into what the big one cannot use */
     assert_int_equal(dlock_semaphore_try_acquire(s1, 1, 0), 0);
-    waiting = still_waiting(fx, &big);
+    waiting = dlock_fx_still_waiting(fx, &big.t);
     assert_int_equal(avail(s1), 1);
     assert_int_equal(dlock_semaphore_release(s1, 2), 0);
     joined = op_join(fx, &big, 10000);
@@ -944,7 +911,7 @@ static void permit_expiry_goes_to_waiter(void **state)
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, PERMIT_TRY, p2, 1, 20 * lease, fx->long_lease_ms);
     if (fx->is_mock) {
-        blocked = wait_blocked_n(fx, base, 1, 0);
+        blocked = dlock_fx_wait_blocked(fx, base, 0);
         dlock_fx_advance(fx, lease - 1);
         early = dlock_fx_done(&w.t);
         dlock_fx_advance(fx, 1);
@@ -994,7 +961,7 @@ static void permit_waiter_wakes_on_release(void **state)
     assert_int_equal(dlock_permit_semaphore_acquire(p1, &ids, 1, fx->long_lease_ms), 0);
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, PERMIT_TRY, p2, 1, 2 * fx->long_lease_ms, fx->long_lease_ms);
-    blocked = wait_blocked_n(fx, base, 1, 300);
+    blocked = dlock_fx_wait_blocked(fx, base, 300);
     v0 = dlock_fx_now(fx);
     assert_int_equal(dlock_permit_semaphore_release(p1, ids[0]), 0);
     joined = op_join(fx, &w, 10000);
@@ -1308,7 +1275,7 @@ static void semlock_dead_holder_permit_returns(void **state)
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, LOCK_LOCK, l2, 0, 0, fx->long_lease_ms);
     if (fx->is_mock) {
-        blocked = wait_blocked_n(fx, base, 1, 0);
+        blocked = dlock_fx_wait_blocked(fx, base, 0);
         dlock_fx_advance(fx, lease - 1);
         early = dlock_fx_done(&w.t);
         dlock_fx_advance(fx, 1);
@@ -1410,7 +1377,7 @@ static void semlock_shares_plain_count(void **state)
     assert_int_equal(dlock_try_lock(l1, 0, 0), DLOCK_EBUSY);
     base = dlock_fx_settle(fx);
     op_start(&w, fx, fx->c2, LOCK_TRY, l2, 0, 2 * fx->long_lease_ms, fx->long_lease_ms);
-    blocked = wait_blocked_n(fx, base, 1, 300);
+    blocked = dlock_fx_wait_blocked(fx, base, 300);
     v0 = dlock_fx_now(fx);
     assert_int_equal(dlock_semaphore_release(s, 1), 0);
     joined = op_join(fx, &w, 10000);
@@ -1460,146 +1427,6 @@ static void semlock_bad_input(void **state)
     assert_int_equal(dlock_fx_is_locked(l), 0);
     if (fx->is_mock)
         assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
-}
-
-/* ==== the count-down latch ================================================ */
-
-#define AWAITERS 5
-
-static void latch_releases_every_awaiter(void **state)
-{
-    dlock_fx *fx = BEGIN(state);
-    dlock_latch *a = latch(fx->c1, fx->name), *b = latch(fx->c2, fx->name);
-    op w[AWAITERS];
-    int i, set = -1, blocked, waiting = 0, joined = 0, base;
-    int64_t v0;
-
-    assert_int_equal(dlock_latch_try_set_count(a, &set, 2), 0);
-    assert_int_equal(set, 1);
-    base = dlock_fx_settle(fx);
-    for (i = 0; i < AWAITERS; i++)
-        op_start(&w[i], fx, i % 2 ? fx->c2 : fx->c1, i == 0 ? LATCH_AWAIT_FOR : LATCH_AWAIT,
-                 i % 2 ? b : a, 0, 2 * fx->long_lease_ms, 0);
-    blocked = wait_blocked_n(fx, base, AWAITERS, 300);
-    assert_int_equal(dlock_latch_count_down(b), 0);
-    assert_int_equal(latch_count(a), 1);
-    for (i = 0; i < AWAITERS; i++)
-        waiting += still_waiting(fx, &w[i]);
-    v0 = dlock_fx_now(fx);
-    assert_int_equal(dlock_latch_count_down(a), 0);
-    for (i = 0; i < AWAITERS; i++)
-        joined |= op_join(fx, &w[i], 10000);
-
-    assert_int_equal(blocked, 0);
-    assert_int_equal(waiting, AWAITERS);
-    assert_int_equal(joined, 0);
-    for (i = 0; i < AWAITERS; i++) {
-        assert_int_equal(w[i].rc, 0);
-        if (fx->is_mock)
-            assert_int_equal(w[i].end_v, v0);
-    }
-    assert_int_equal(latch_count(b), 0);
-    assert_int_equal(key_int(fx->c2, "exists", fx->name), 0);
-    /* open: awaiting returns at once */
-    assert_int_equal(dlock_latch_await(a), 0);
-    assert_int_equal(dlock_latch_await_for(b, 0), 0);
-}
-
-static void latch_await_times_out(void **state)
-{
-    dlock_fx *fx = BEGIN(state);
-    dlock_latch *a = latch(fx->c1, fx->name), *b = latch(fx->c2, fx->name);
-    const int64_t wait = fx->is_mock ? 5000 : 150;
-    int blocked = 0, early = 0, joined, base;
-    op w;
-
-    assert_int_equal(dlock_latch_try_set_count(a, NULL, 1), 0);
-    assert_int_equal(dlock_latch_await_for(b, 0), DLOCK_ETIMEDOUT);
-    assert_true(strlen(dlock_latch_errmsg(b)) > 0);
-    base = dlock_fx_settle(fx);
-    op_start(&w, fx, fx->c2, LATCH_AWAIT_FOR, b, 0, wait, 0);
-    if (fx->is_mock) {
-        blocked = wait_blocked_n(fx, base, 1, 0);
-        dlock_fx_advance(fx, wait - 1);
-        early = dlock_fx_done(&w.t);
-        dlock_fx_advance(fx, 1);
-    }
-    joined = op_join(fx, &w, fx->is_mock ? 5000 : wait + 5000);
-
-    assert_int_equal(blocked, 0);
-    assert_int_equal(early, 0);
-    assert_int_equal(joined, 0);
-    assert_int_equal(w.rc, DLOCK_ETIMEDOUT);
-    if (fx->is_mock)
-        assert_int_equal(w.end_v - w.start_v, wait);
-    else
-        assert_true(w.end_real - w.start_real >= wait - 1);
-    assert_int_equal(latch_count(a), 1);
-}
-
-/* Try-set, count, delete and the messages: "1" for a new count, "0" at zero. */
-static void latch_set_count_delete(void **state)
-{
-    dlock_fx *fx = BEGIN(state);
-    dlock_latch *a = latch(fx->c1, fx->name);
-    char channel[200], buf[64];
-    recorder rec;
-    int set = -1, existed = -1, n;
-
-    key_of(channel, sizeof(channel), "redisson_countdownlatch__channel__", fx->name, "");
-    recorder_start(&rec, fx->c2, channel);
-    assert_int_equal(latch_count(a), 0);
-    assert_int_equal(dlock_latch_count_down(a), 0); /* open: nothing happens */
-    assert_int_equal(key_int(fx->c1, "exists", fx->name), 0);
-    assert_int_equal(dlock_latch_try_set_count(a, &set, 3), 0);        /* "1" */
-    assert_int_equal(set, 1);
-    assert_int_equal(dlock_latch_try_set_count(a, &set, 5), 0);
-    assert_int_equal(set, 0);
-    assert_int_equal(latch_count(a), 3);
-    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "get", fx->name, 0, NULL, NULL);
-    assert_string_equal(buf, "3");
-    assert_int_equal(dlock_latch_count_down(a), 0);
-    assert_int_equal(latch_count(a), 2);
-    assert_int_equal(dlock_latch_delete(a, &existed), 0);              /* "0" */
-    assert_int_equal(existed, 1);
-    assert_int_equal(latch_count(a), 0);
-    assert_int_equal(dlock_latch_delete(a, &existed), 0);
-    assert_int_equal(existed, 0);
-    assert_int_equal(dlock_latch_try_set_count(a, NULL, 1), 0);        /* "1" */
-    assert_int_equal(dlock_latch_count_down(a), 0);                    /* "0" */
-    assert_int_equal(key_int(fx->c1, "exists", fx->name), 0);
-    n = recorder_count(&rec, 4);
-    recorder_stop(&rec);
-    assert_int_equal(n, 4);
-    assert_string_equal(rec.msgs[0], "1");
-    assert_string_equal(rec.msgs[1], "0");
-    assert_string_equal(rec.msgs[2], "1");
-    assert_string_equal(rec.msgs[3], "0");
-}
-
-static void latch_bad_input(void **state)
-{
-    dlock_fx *fx = BEGIN(state);
-    dlock_latch *a = latch(fx->c1, fx->name), *n = (dlock_latch *)&n;
-    int64_t v;
-
-    assert_int_equal(dlock_latch_new(NULL, fx->c1, "x"), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_new(&n, NULL, "x"), DLOCK_EINVAL);
-    assert_null(n);
-    dlock_latch_free(NULL);
-    assert_null(dlock_latch_name(NULL));
-    assert_string_equal(dlock_latch_name(a), fx->name);
-    assert_non_null(dlock_latch_errmsg(NULL));
-    assert_int_equal(dlock_latch_try_set_count(a, NULL, 0), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_try_set_count(a, NULL, -1), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_try_set_count(a, NULL, INT64_MAX), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_await_for(a, -1), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_count(a, NULL), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_count(NULL, &v), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_count_down(NULL), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_await(NULL), DLOCK_EINVAL);
-    assert_int_equal(dlock_latch_delete(NULL, NULL), DLOCK_EINVAL);
-    assert_int_equal(key_int(fx->c1, "exists", fx->name), 0);
 }
 
 /* ==== a key of another type under the name ================================ */
@@ -1833,10 +1660,6 @@ static const struct CMUnitTest semaphore_cases[] = {
     CASE(semlock_braced_name_renewed),
     CASE(semlock_shares_plain_count),
     CASE(semlock_bad_input),
-    CASE(latch_releases_every_awaiter),
-    CASE(latch_await_times_out),
-    CASE(latch_set_count_delete),
-    CASE(latch_bad_input),
     CASE(wrong_type_under_name),
     CASE(objects_outlive_client),
     CASE(forked_child_refused),

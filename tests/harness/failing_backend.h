@@ -2,8 +2,8 @@
  * Test harness: a backend in front of another that fails, on request, the
  * scripts it forwards with DLOCK_ECONN ("injected failure"), as a server
  * that cannot be reached would; everything else passes through. The
- * observe cases fail the watchdog's renewals with it, the Redlock cases
- * take a mock node "down".
+ * lease control cases (tests/conformance/lease_control_cases.c) fail the
+ * watchdog's renewals with it, the Redlock cases take a mock node "down".
  */
 #ifndef DLOCK_TEST_FAILING_BACKEND_H
 #define DLOCK_TEST_FAILING_BACKEND_H

@@ -160,17 +160,31 @@ int dlock_fx_settle(dlock_fx *fx)
     return last;
 }
 
-int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms)
+int dlock_fx_wait_blocked_n(dlock_fx *fx, int base, int n, int64_t redis_real_ms)
 {
     if (!fx->is_mock) {
         dlock_fx_sleep_real(redis_real_ms);
         return 0;
     }
-    if (dlock_vclock_wait_sleepers(fx->vclock, base + 1, 5000) != 0)
+    if (dlock_vclock_wait_sleepers(fx->vclock, base + n, 5000) != 0)
         return -1;
     /* A thread may sleep briefly on its way (e.g. a back-off); only a count
      * that stays put means everyone is parked. */
-    return dlock_fx_settle(fx) >= base + 1 ? 0 : -1;
+    return dlock_fx_settle(fx) >= base + n ? 0 : -1;
+}
+
+int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms)
+{
+    return dlock_fx_wait_blocked_n(fx, base, 1, redis_real_ms);
+}
+
+int dlock_fx_still_waiting(dlock_fx *fx, dlock_fx_thread *t)
+{
+    if (fx->is_mock)
+        dlock_fx_settle(fx);
+    else
+        dlock_fx_sleep_real(250);
+    return !dlock_fx_done(t);
 }
 
 /* ---- lost-lock callbacks ------------------------------------------------ */

@@ -232,6 +232,13 @@ int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
  * settled (base = dlock_fx_settle() before the start). Returns 0 or -1.
  * Redis: sleeps real_ms (the thread has blocked by then) and returns 0. */
 int dlock_fx_wait_blocked(dlock_fx *fx, int base, int64_t redis_real_ms);
+/* The same for n threads started after base was taken. */
+int dlock_fx_wait_blocked_n(dlock_fx *fx, int base, int n, int64_t redis_real_ms);
+
+/* Whether t is still waiting once whatever the case just did has had its
+ * effect: mock, the clock's sleepers have settled again; redis, after 250 ms
+ * of real time. */
+int dlock_fx_still_waiting(dlock_fx *fx, dlock_fx_thread *t);
 
 /* ---- a helper process -------------------------------------------------- */
 

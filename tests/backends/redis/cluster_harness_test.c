@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "harness/cluster.h"
-#include "harness/runner.h"
+#include "../../harness/cluster.h"
+#include "../../harness/runner.h"
 
 #define MASTERS 3
 

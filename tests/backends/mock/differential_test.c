@@ -39,7 +39,7 @@
  * replayed first, as fixed regressions (regressions[] below).
  *
  * Quick slice: dlock_test_differential() (make check). The long run:
- * tests/differential/stress_main.c (make stress-differential).
+ * tests/backends/mock/differential/stress_main.c (make stress-differential).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,8 +57,8 @@
 #include "dlock.h"
 #include "dlock/sys/backend.h"
 #include "differential_test.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #define MAX_ARGS 24
 #define ARG_CAP 96

@@ -1,10 +1,12 @@
 /*
- * The conformance cases of lease control and observability (issue 14):
- * dlock_extend / dlock_extend_as, per-lock and max_hold_ms on_lost, the
+ * The conformance cases of lease control and what the client reports about
+ * it: dlock_extend / dlock_extend_as, per-lock and max_hold_ms on_lost, the
  * client's on_lost setter, the log hook's lines for a renewal failure and a
  * lost lock, and the client's metrics after a known sequence (exact on the
  * mock's virtual clock). Each case runs on every backend:
- * dlock_test_observe("mock"), dlock_test_observe("redis"), ...
+ * dlock_test_lease_control("mock"), dlock_test_lease_control("redis"), ...
+ * The Redis-only side (the log hook and the reconnect counter across a
+ * server restart) is tests/backends/redis/log_hook_test.c.
  *
  * Renewal failures are made by wrapping the case's backend (mock or Redis)
  * in a pass-through backend that fails the renewal scripts on request
@@ -491,7 +493,7 @@ static void metrics_pushed_each_period(void **state)
 
 #define CASE(f) DLOCK_FX_CASE(f)
 
-static const struct CMUnitTest observe_cases[] = {
+static const struct CMUnitTest lease_control_cases[] = {
     CASE(extend_while_held),
     CASE(extend_after_expiry_is_lost),
     CASE(extend_by_non_owner),
@@ -503,9 +505,9 @@ static const struct CMUnitTest observe_cases[] = {
     CASE(metrics_pushed_each_period),
 };
 
-int dlock_test_observe(const char *backend)
+int dlock_test_lease_control(const char *backend)
 {
-    return DLOCK_FX_RUN_GROUP("observe", backend, observe_cases);
+    return DLOCK_FX_RUN_GROUP("lease_control", backend, lease_control_cases);
 }
 
 /* The extend cases again on another lock type (the composite types of

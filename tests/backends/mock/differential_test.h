@@ -1,7 +1,8 @@
 /*
  * The differential test of the mock store against redis-server
- * (tests/differential_test.c), as an engine that both the make-check slice
- * and the long run (tests/differential/stress_main.c) drive.
+ * (tests/backends/mock/differential_test.c), as an engine that both the
+ * make-check slice and the long run
+ * (tests/backends/mock/differential/stress_main.c) drive.
  */
 #ifndef DLOCK_TEST_DIFFERENTIAL_H
 #define DLOCK_TEST_DIFFERENTIAL_H
@@ -9,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "harness/redis_server.h"
+#include "../../harness/redis_server.h"
 
 typedef struct dlock_diff dlock_diff;
 

@@ -20,8 +20,8 @@
 #include "dlock/mock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 static dlock_test_redis *srv;
 

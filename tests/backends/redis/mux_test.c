@@ -23,8 +23,8 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 static dlock_test_redis *srv;
 

@@ -21,10 +21,10 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/asserts.h"
-#include "harness/inbox.h"
-#include "harness/runner.h"
-#include "harness/sentinels.h"
+#include "../../harness/asserts.h"
+#include "../../harness/inbox.h"
+#include "../../harness/runner.h"
+#include "../../harness/sentinels.h"
 
 #define SECRET "sentinelPassw0rdXyz"
 

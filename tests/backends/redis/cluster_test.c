@@ -20,11 +20,11 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/asserts.h"
-#include "harness/cluster.h"
-#include "harness/fixture.h"
-#include "harness/inbox.h"
-#include "harness/runner.h"
+#include "../../harness/asserts.h"
+#include "../../harness/cluster.h"
+#include "../../harness/fixture.h"
+#include "../../harness/inbox.h"
+#include "../../harness/runner.h"
 
 #define SECRET "clusterPassw0rdXyz"
 

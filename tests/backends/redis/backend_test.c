@@ -21,8 +21,8 @@
 #include "dlock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #define SECRET "hunter2xyz"
 

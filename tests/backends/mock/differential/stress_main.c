@@ -1,6 +1,6 @@
 /*
  * make stress-differential: the long differential run of the mock store
- * against a throwaway redis-server (tests/differential_test.c).
+ * against a throwaway redis-server (tests/backends/mock/differential_test.c).
  *
  *   stress_differential [commands [scripts [seed]]]
  *

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dlock.h"
-#include "harness/runner.h"
+#include "../../harness/runner.h"
 
 typedef struct waiter_arg {
     dlock_rlock *l;

@@ -17,7 +17,7 @@
 #include "dlock/mock.h"
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
-#include "harness/runner.h"
+#include "../../harness/runner.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 

@@ -23,9 +23,9 @@
 #include "dlock/redis.h"
 #include "dlock/semaphore.h"
 #include "dlock/sys/backend.h"
-#include "harness/asserts.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/asserts.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #define NREPLICAS 2
 

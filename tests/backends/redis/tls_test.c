@@ -23,10 +23,10 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
-#include "harness/asserts.h"
-#include "harness/inbox.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/asserts.h"
+#include "../../harness/inbox.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #define SECRET "tlsPassw0rdXyz"
 

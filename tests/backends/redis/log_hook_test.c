@@ -1,14 +1,14 @@
 /*
- * Observability on a real Redis only (issue 14): the log hook hears a
- * failed connect and the reconnect after the harness restarts its
- * redis-server, a subscription restored meanwhile, and the client's
- * reconnect counter follows. The conformance side (extend, on_lost, the
+ * The log hook on a real Redis only: it hears a failed connect and the
+ * reconnect after the harness restarts its redis-server, a subscription
+ * restored meanwhile, and the client's reconnect counter follows; with no
+ * hook nothing is called. The conformance side (extend, on_lost, the
  * renewal and lost-lock lines, exact metrics) is
- * tests/conformance/observe_cases.c.
+ * tests/conformance/lease_control_cases.c.
  */
-#include "harness/log_capture.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../../harness/log_capture.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -149,11 +149,11 @@ static void test_no_hook_no_calls(void **state)
     assert_string_equal(dlock_log_level_name(9), "?");
 }
 
-int dlock_test_observe_redis(void)
+int dlock_test_redis_log_hook(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_hook_sees_reconnect),
         cmocka_unit_test(test_no_hook_no_calls),
     };
-    return DLOCK_RUN_GROUP("observe_redis", tests, NULL, NULL);
+    return DLOCK_RUN_GROUP("redis_log_hook", tests, NULL, NULL);
 }

@@ -1,7 +1,9 @@
 /*
- * Redisson parity (issue 19): a read unlock that shortens the read-write
- * lock's life wakes waiting writers; re-entry never shortens a hold; object
- * lifetime on every object; permanent permits.
+ * Behaviour that matches Redisson's (Redisson parity): a read unlock that
+ * shortens the read-write lock's life wakes waiting writers; re-entry never
+ * shortens a hold; object lifetime on every object (expire, expire_at,
+ * clear_expire, delete); permanent permits. Each case runs on every backend:
+ * dlock_test_redisson_parity("mock"), dlock_test_redisson_parity("redis"), ...
  *
  * Each case is written once and runs on the mock (virtual clock: exact
  * times, no sleeping) and on Redis (short real times, with slack).
@@ -672,7 +674,7 @@ static void permanent_permit_waiter_wakes_on_release(void **state)
     dlock_permit_ids_free(a);
 }
 
-static const struct CMUnitTest parity_cases[] = {
+static const struct CMUnitTest redisson_parity_cases[] = {
     DLOCK_FX_CASE(read_unlock_shortening_wakes_writer),
     DLOCK_FX_CASE(read_unlock_shortening_publishes_zero),
     DLOCK_FX_CASE(reentry_keeps_longer_reentrant),
@@ -702,7 +704,7 @@ static const struct CMUnitTest parity_cases[] = {
     DLOCK_FX_CASE(permanent_permit_waiter_wakes_on_release),
 };
 
-int dlock_test_parity(const char *backend)
+int dlock_test_redisson_parity(const char *backend)
 {
-    return DLOCK_FX_RUN_GROUP("parity", backend, parity_cases);
+    return DLOCK_FX_RUN_GROUP("redisson_parity", backend, redisson_parity_cases);
 }

@@ -1,0 +1,93 @@
+/*
+ * Every suite of the test program behind `make check` (tests/main.c), one
+ * line each, in the order it runs them (libuv's test/test-list.h, as
+ * X-macros): main.c makes the declarations, the tables and the loops from
+ * these lists, so nothing else names the suites.
+ *
+ * Adding a case:
+ *   - to a lock type: that type's file in tests/conformance/ (the group's
+ *     line below names it), one DLOCK_FX_CASE(...) line in its case table.
+ *     It runs on every row of that line: nothing to add here.
+ *   - to a backend: tests/backends/<backend>/<topic>_test.c (the suite's
+ *     line below names it), one line in its table.
+ * Adding a file of cases is one line here:
+ *   - DLOCK_TEST_GROUPS: X(function, what, rows), for `int function(const
+ *     char *backend)`: a conformance group, run on each row in rows (the
+ *     ROW_ bits below) as the phase "<what> on <row>".
+ *   - DLOCK_TEST_SUITES: X(function, part), for `int function(void)`: run
+ *     once, before the conformance rows; part is its name for
+ *     DLOCK_TEST_ONLY=part (and the phase the hang alarm names).
+ *   - DLOCK_TEST_SUITES_LAST: the same, run after the rows.
+ * The cluster slot row (tests/cluster_slots_test.c: the mock under Redis
+ * Cluster's slot rules) picks its groups itself: add a group there too when
+ * its objects have keys of their own.
+ */
+#ifndef DLOCK_TEST_SUITES_H
+#define DLOCK_TEST_SUITES_H
+
+/* The rows a conformance group runs on, as DLOCK_TEST_ONLY names them. */
+#define ROW_MOCK     0x01 /* "mock": the mock backend, on its virtual clock */
+#define ROW_REDIS    0x02 /* "redis": a throwaway redis-server, plain TCP */
+#define ROW_TLS      0x04 /* "redis-tls": rediss://; DLOCK_TEST_TLS_FULL=1 */
+#define ROW_SENTINEL 0x08 /* "redis-sentinel"; DLOCK_TEST_SENTINEL_FULL=1 */
+#define ROW_CLUSTER  0x10 /* "redis-cluster": 3 masters, 3 replicas */
+#define ROWS_ALL (ROW_MOCK | ROW_REDIS | ROW_TLS | ROW_SENTINEL | ROW_CLUSTER)
+/* The TLS and Sentinel rows run every group only with their _FULL=1
+ * variable; else, like the pooled row ("redis-pool"), they run the
+ * reentrant lock's generic cases alone (tests/main.c). The spin and simple
+ * locks add lock semantics, which the transport does not change: mock and
+ * plain TCP only, for make check's time. */
+
+/* X(function, what, rows): `int function(const char *backend)`. The
+ * generic cases (*) run on the reentrant, fair and fenced locks. */
+#define DLOCK_TEST_GROUPS(X)                                                                         \
+    /* tests/conformance/: one file per lock type */                                                 \
+    X(dlock_test_conformance, "conformance", ROWS_ALL)                 /* reentrant_cases.c * */     \
+    X(dlock_test_semaphore, "semaphore", ROWS_ALL)                     /* semaphore_cases.c */       \
+    X(dlock_test_latch, "latch", ROWS_ALL)                             /* latch_cases.c */           \
+    X(dlock_test_fair, "fair lock", ROWS_ALL)                          /* fair_cases.c */            \
+    X(dlock_test_rwlock, "read-write lock", ROWS_ALL)                  /* rwlock_cases.c */          \
+    /* ... and by topic, across the types */                                                         \
+    X(dlock_test_values, "values", ROWS_ALL)                           /* values_cases.c */          \
+    X(dlock_test_bounds, "bounds", ROWS_ALL)                           /* bounds_cases.c */          \
+    X(dlock_test_lifecycle, "lifecycle", ROWS_ALL)                     /* lifecycle_cases.c */       \
+    X(dlock_test_interop, "interop", ROWS_ALL)                         /* interop_cases.c */         \
+    X(dlock_test_redisson_parity, "Redisson parity", ROWS_ALL)         /* redisson_parity_cases.c */ \
+    X(dlock_test_spin, "spin lock", ROW_MOCK | ROW_REDIS)              /* spin_cases.c */            \
+    X(dlock_test_simple, "simple lock", ROW_MOCK | ROW_REDIS)          /* simple_cases.c */          \
+    X(dlock_test_sample_custom_lock, "samples/custom_lock", ROW_REDIS) /* tests/sample_test.c */     \
+    X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */
+
+/* X(function, part): `int function(void)`, before the conformance rows. */
+#define DLOCK_TEST_SUITES(X)                                                                               \
+    /* tests/backends/mock/ */                                                                             \
+    X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
+    X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \
+    /* tests/backends/redis/ */                                                                            \
+    X(dlock_test_redis_backend, "redis backend tests")                 /* backend_test.c */                \
+    X(dlock_test_redis_mux, "redis mux tests")                         /* mux_test.c */                    \
+    X(dlock_test_redis_split, "redis split call tests")                /* split_test.c */                  \
+    X(dlock_test_redis_tls, "redis TLS tests")                         /* tls_test.c */                    \
+    X(dlock_test_redis_sentinel, "redis Sentinel tests")               /* sentinel_test.c */               \
+    X(dlock_test_redis_cluster, "redis Cluster tests")                 /* cluster_test.c */                \
+    X(dlock_test_redis_sync, "redis sync tests")                       /* sync_test.c */                   \
+    X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
+    X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
+    /* tests/backends/mock/: the mock against a redis-server */                                            \
+    X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
+    /* tests/ */                                                                                           \
+    X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
+    X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
+    X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
+    X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
+    X(dlock_test_cluster_slots, "cluster slot tests")                  /* cluster_slots_test.c */
+
+/* X(function, part): `int function(void)`, after the conformance rows. */
+#define DLOCK_TEST_SUITES_LAST(X)                                  \
+    X(dlock_test_faults, "fault tests") /* tests/faults/cases.c */
+
+/* The declarations, for main.c and for a suite that runs another's groups. */
+#define DLOCK_TEST_DECLARE_GROUP(fn, what, rows) int fn(const char *backend);
+#define DLOCK_TEST_DECLARE_SUITE(fn, part) int fn(void);
+
+#endif /* DLOCK_TEST_SUITES_H */
