@@ -180,7 +180,7 @@ static int state(dlock_rlock *l, struct json_t **out)
 static const dlock__lock_methods fair_methods = {
     {3, "fair", acquire, release, force_unlock, dlock__triple_is_locked,
      dlock__triple_is_held, dlock__triple_hold_count, dlock__triple_remain_ttl, destroy,
-     state, dlock__hash_guard_field, dlock__hash_extend},
+     state, dlock__hash_guard_field, dlock__hash_extend, NULL},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;

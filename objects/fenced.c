@@ -91,7 +91,7 @@ static const dlock__lock_methods fenced_methods = {
     {3, "fenced", acquire, dlock__reentrant_release, dlock__reentrant_force_unlock,
      dlock__triple_is_locked, dlock__triple_is_held, dlock__triple_hold_count,
      dlock__triple_remain_ttl, destroy, state, dlock__hash_guard_field,
-     dlock__hash_extend},
+     dlock__hash_extend, NULL},
     dlock__hash_triple,
 };
 

@@ -1126,7 +1126,7 @@ static void destroy(dlock_rlock *l)
 
 static const dlock_rlock_methods redlock_methods = {
     3, "redlock", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, destroy, NULL, NULL, extend,
+    remain_ttl, destroy, NULL, NULL, extend, NULL,
 };
 const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 

@@ -93,7 +93,7 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 
 static const dlock__lock_methods reentrant_methods = {
     {3, "reentrant", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
-     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend},
+     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend, NULL},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;

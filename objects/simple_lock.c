@@ -199,7 +199,7 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
 
 static const dlock_rlock_methods simple_methods = {
     3, "simple", acquire, release, force_unlock, is_locked, is_held, hold_count,
-    remain_ttl, dlock_object_base_destroy, state, NULL, extend,
+    remain_ttl, dlock_object_base_destroy, state, NULL, extend, NULL,
 };
 
 int dlock_simple_lock_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -26,7 +26,7 @@ static int acquire(dlock_rlock *l, const char *owner, int64_t wait_ms,
 
 static const dlock__lock_methods spin_methods = {
     {3, "spin", acquire, DLOCK__HASH_LOCK_SLOTS, dlock__object_destroy,
-     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend},
+     dlock__hash_state_plain, dlock__hash_guard_field, dlock__hash_extend, NULL},
     dlock__hash_triple,
 };
 const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;

@@ -201,7 +201,7 @@ static void o_destroy(dlock_rlock *l)
 
 static const dlock_rlock_methods owned_methods = {
     3, "multilock", o_acquire, o_release, o_force_unlock, o_is_locked, o_is_held,
-    o_hold_count, o_remain_ttl, o_destroy, NULL, NULL, o_extend,
+    o_hold_count, o_remain_ttl, o_destroy, NULL, NULL, o_extend, NULL,
 };
 
 static int make_multilock(dlock_rlock **out, dlock_client *c, const char *name)
