@@ -351,10 +351,10 @@ int dlock_bucket_set_guarded(dlock_bucket *b, const dlock_guard *guard,
         return dlock_rlock_fail(BASE(b), DLOCK_ENOTSUP, "%s locks cannot guard a write",
                                 l->methods->type);
     if (guard->owner) {
-        if (guard->owner[0] == '\0' ||
-            strnlen(guard->owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX)
-            return dlock_rlock_fail(BASE(b), DLOCK_EINVAL, "owner id must be 1..%d bytes",
-                                    DLOCK_OWNER_MAX - 1);
+        /* an id the lock refuses (too long, or reserved by its layout)
+         * never holds it */
+        if ((rc = dlock_rlock_check_owner(l, guard->owner)) != 0)
+            return dlock_rlock_fail(BASE(b), rc, "guard: %s", dlock_errmsg(l));
         memcpy(owner, guard->owner, strlen(guard->owner) + 1);
     } else {
         /* the lock's client names the owner: it is the lock's holder we ask

@@ -196,6 +196,22 @@ static int remain_ttl(dlock_rlock *l, int64_t *out)
     return 0;
 }
 
+/* The owner id goes to every member: it must be one each member takes (a
+ * read-write lock half reserves some), checked before any member is sent
+ * anything, so that a refused id leaves no member taken and released. */
+static int check_owner(dlock_rlock *l, const char *owner)
+{
+    multilock *m = (multilock *)l;
+    size_t i;
+
+    for (i = 0; i < m->n; i++) {
+        int rc = dlock_rlock_check_owner(m->members[i], owner);
+        if (rc != 0)
+            return member_fail(m, i, rc, "owner id for");
+    }
+    return 0;
+}
+
 /* ---- lease control (dlock_extend) ---------------------------------------- */
 
 static const dlock_rlock_methods multilock_methods;
@@ -293,6 +309,7 @@ static const dlock_rlock_methods multilock_methods = {
     .remain_ttl = remain_ttl,
     .destroy = destroy,
     .extend = extend,
+    .check_owner = check_owner,
 };
 const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
 

@@ -425,9 +425,21 @@ int dlock_rlock_eval_release(dlock_rlock *l, dlock_op *op,
 #define GIVEN DLOCK__OWNER_GIVEN
 #define NO_OUT DLOCK__NO_OUT
 
+int dlock_rlock_check_owner(dlock_rlock *l, const char *owner)
+{
+    if (!l || !l->methods)
+        return DLOCK_EINVAL;
+    if (!owner || owner[0] == '\0' || strnlen(owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id must be 1..%d bytes",
+                                DLOCK_OWNER_MAX - 1);
+    return DLOCK_RLOCK_HAS_SLOT4(l->methods, check_owner)
+               ? l->methods->check_owner(l, owner) : 0;
+}
+
 /* The checks every generic call makes before dispatching: l usable, not in
  * a fork() child, the owner (the calling thread's, or a given one that must
- * be a proper id) resolved into who, out present, and the slot implemented. */
+ * be an id the lock takes: dlock_rlock_check_owner) resolved into who, out
+ * present, and the slot implemented. */
 int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
                        const void *out, const char *slot_name, int has_slot)
 {
@@ -440,10 +452,8 @@ int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
         return dlock_rlock_fail(l, rc, "lock object used in a fork() child");
     if (mode == SELF) {
         dlock__client_owner(l->client, who);
-    } else if (!owner || owner[0] == '\0' ||
-               strnlen(owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX) {
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id must be 1..%d bytes",
-                                DLOCK_OWNER_MAX - 1);
+    } else if ((rc = dlock_rlock_check_owner(l, owner)) != 0) {
+        return rc;
     } else {
         memcpy(who, owner, strlen(owner) + 1);
     }

@@ -37,6 +37,11 @@ typedef struct rwhalf {
 /* The write acquire script's reply when the owner holds a read lock. */
 #define UPGRADE_REPLY "upgrade"
 
+/* The hash's fixed field, and what a writer's field adds to its owner id
+ * (rwlock_common.luainc: the same two names). */
+#define MODE_FIELD "mode"
+#define WRITE_SUFFIX ":write"
+
 static const rw_kind read_kind = {
     "read", &dlock__script_rwlock_read_acquire, &dlock__script_rwlock_read_release,
     &dlock__script_rwlock_read_renew, &dlock__script_rwlock_read_force_unlock,
@@ -186,7 +191,28 @@ static int state(dlock_rlock *l, struct json_t **out)
 static int write_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len)
 {
     (void)l;
-    return (size_t)snprintf(buf, len, "%s:write", owner) < len ? 0 : DLOCK_EINVAL;
+    return (size_t)snprintf(buf, len, "%s" WRITE_SUFFIX, owner) < len ? 0 : DLOCK_EINVAL;
+}
+
+/* The hash holds "mode", each reader's id and each writer's id + ":write"
+ * side by side (Redisson's layout), so on either half (one owner id serves
+ * both: a downgrade) an id must be neither "mode" nor end in ":write": the
+ * read half would take another owner's write hold for a read hold of its
+ * own, and a read lock as "mode" would write the mode field as a count.
+ * The scripts refuse them as well (rw_owner_bad, rwlock_common.luainc). */
+static int check_owner(dlock_rlock *l, const char *owner)
+{
+    static const char suffix[] = WRITE_SUFFIX;
+    size_t n = strlen(owner), k = sizeof(suffix) - 1;
+
+    if (strcmp(owner, MODE_FIELD) == 0)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id \"%s\" is reserved: it is the "
+                                "read-write lock's mode field", MODE_FIELD);
+    if (n >= k && memcmp(owner + n - k, suffix, k) == 0)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id \"%.64s\" is reserved: an id "
+                                "ending in \"%s\" names a writer's field of the read-write "
+                                "lock (\"<owner>%s\")", owner, suffix, suffix);
+    return 0;
 }
 
 /* Each half renews (and so extends) its own holds with its own script. */
@@ -210,7 +236,8 @@ static const dlock__lock_methods read_methods = {
      DLOCK__TRIPLE_READ_SLOTS,
      .destroy = destroy,
      .state = state,
-     .extend = extend},
+     .extend = extend,
+     .check_owner = check_owner},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
@@ -225,7 +252,8 @@ static const dlock__lock_methods write_methods = {
      .destroy = destroy,
      .state = state,
      .guard_field = write_guard_field,
-     .extend = extend},
+     .extend = extend,
+     .check_owner = check_owner},
     triple,
 };
 const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;

@@ -29,7 +29,6 @@ static const dlock__lock_methods spin_methods = {
     {.version = DLOCK_RLOCK_METHODS_VERSION,
      .type = "spin",
      .acquire = acquire,
-
      DLOCK__HASH_LOCK_SLOTS,
      .destroy = dlock__object_destroy,
      .state = dlock__hash_state_plain,

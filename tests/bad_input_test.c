@@ -29,6 +29,7 @@
 
 #include "dlock.h"
 #include "dlock/sys/backend.h"
+#include "dlock/sys/rlock.h" /* dlock_rlock_check_owner */
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 
@@ -270,6 +271,7 @@ static void test_rlock_args(void **state)
     EXPECT(dlock_hold_count(NULL, &v), DLOCK_EINVAL);
     EXPECT(dlock_hold_count_as(NULL, "o", &v), DLOCK_EINVAL);
     EXPECT(dlock_remain_ttl(NULL, &v), DLOCK_EINVAL);
+    EXPECT(dlock_rlock_check_owner(NULL, "o"), DLOCK_EINVAL);
     EXPECT(dlock_rlock_state(NULL, &doc), DLOCK_EINVAL);
     EXPECT(dlock_rlock_state_text(NULL, &text), DLOCK_EINVAL);
     EXPECT(dlock_fenced_lock(NULL, &v, 0), DLOCK_EINVAL);
@@ -295,6 +297,25 @@ static void test_rlock_args(void **state)
         EXPECT(dlock_is_held_as(l, owner_long, &b), DLOCK_EINVAL);
         EXPECT(dlock_hold_count_as(l, NULL, &v), DLOCK_EINVAL);
         assert_true(strlen(dlock_errmsg(l)) > 0);
+        EXPECT(dlock_rlock_check_owner(l, NULL), DLOCK_EINVAL);
+        EXPECT(dlock_rlock_check_owner(l, ""), DLOCK_EINVAL);
+        EXPECT(dlock_rlock_check_owner(l, owner_long), DLOCK_EINVAL);
+        /* Owner ids a layout reserves (the read-write lock's field "mode"
+         * and writers' fields "<owner>:write", api/dlock/rwlock.h): refused
+         * by both halves with nothing sent; the other types take them. */
+        {
+            static const char *const reserved[] = {"mode", "w:write", ":write"};
+            int rw = strncmp(ctors[i].type, "rwlock", 6) == 0;
+
+            for (k = 0; k < sizeof reserved / sizeof reserved[0]; k++) {
+                EXPECT(dlock_rlock_check_owner(l, reserved[k]), rw ? DLOCK_EINVAL : 0);
+                EXPECT(dlock_try_lock_as(l, reserved[k], 0, 1000), rw ? DLOCK_EINVAL : 0);
+                EXPECT(dlock_is_held_as(l, reserved[k], &b), rw ? DLOCK_EINVAL : 0);
+                EXPECT(dlock_unlock_as(l, reserved[k]), rw ? DLOCK_EINVAL : 0);
+            }
+            EXPECT(dlock_is_locked(l, &b), 0);
+            assert_int_equal(b, 0);
+        }
         /* Negative and overflowing times. */
         for (k = 0; k < sizeof bad_times / sizeof bad_times[0]; k++) {
             EXPECT(dlock_lock(l, bad_times[k]), DLOCK_EINVAL);

@@ -136,7 +136,9 @@ typedef struct dlock_guard {
  *                   hold ended, or this owner re-entered: use the newest
  *                   token, dlock_fenced_token): nothing stored;
  *   DLOCK_EINVAL    a token for a lock that is not fenced, a negative
- *                   token, or a token that was never handed out;
+ *                   token, a token that was never handed out, or an owner
+ *                   id the lock refuses (too long, or reserved by its
+ *                   layout: api/dlock/rwlock.h), nothing sent;
  *   DLOCK_ENOTSUP   the lock's type cannot guard a write (e.g. the read
  *                   half of a read-write lock).
  * The check reads the lock as stored, not the lock object's local view: any

@@ -6,7 +6,13 @@
  * waiters' deadlines "redisson_lock_timeout:{name}" (sorted set, absolute
  * wall-clock ms). Each waiter is woken on its own channel
  * "redisson_lock__channel:{name}:<owner>", so an unlock wakes only the first
- * in line.
+ * in line. The hash, the queue and the deadlines hold owner ids and nothing
+ * else, and each waiter's channel is the lock's plus ":<owner>": no owner id
+ * is reserved (any of 1..DLOCK_OWNER_MAX - 1 bytes).
+ *
+ * A call that fails (a key of another type under one of the three names, a
+ * hold count that is not an integer) changes nothing: dead waiters are
+ * purged only by a call that gets past those checks.
  *
  * Semantics:
  *  - the lock goes to waiters in arrival order, across clients and processes;

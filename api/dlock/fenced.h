@@ -20,8 +20,11 @@
  * The calls below add the token; they take a lock made by dlock_fenced_new
  * (any other lock: DLOCK_EINVAL).
  *
- * Errors: as in api/dlock/rlock.h; a counter that is not an integer gives
- * DLOCK_EPROTO and changes nothing.
+ * Owner ids: the hash holds owner ids only and the counter is a key of its
+ * own: no id is reserved.
+ *
+ * Errors: as in api/dlock/rlock.h; a counter or a hold count that is not an
+ * integer gives DLOCK_EPROTO and changes nothing (no token is handed out).
  *
  * Thread-safety: a fenced lock may be used by any number of threads at once.
  */

@@ -17,7 +17,10 @@
  * ever).
  *
  * The owner id (the calling thread's on the first member's client, or the
- * given one) is used on every member. lease_ms goes to every member (0: each
+ * given one) is used on every member, so an explicit id that a member's
+ * type reserves (a read-write lock half: "mode", ids ending in ":write") is
+ * DLOCK_EINVAL before any member is sent anything; the detail names the
+ * member. lease_ms goes to every member (0: each
  * member's client's watchdog renews it; a lost member is reported by that
  * client's on_lost with the member's name).
  *

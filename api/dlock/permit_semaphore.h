@@ -41,7 +41,9 @@
  *
  * Errors: every call may also return DLOCK_EINVAL (nothing changed),
  * DLOCK_ECONN / DLOCK_ETIMEDOUT, DLOCK_EPROTO (another type of value under
- * name or its sets: nothing changed) and DLOCK_EFORKED;
+ * name or its sets, a count that is not an integer, a change that would
+ * take the count past +-(2^53 - 1): nothing changed, not even the
+ * reclaiming of expired permits) and DLOCK_EFORKED;
  * dlock_permit_semaphore_errmsg() tells the detail.
  *
  * A call that waits may also return DLOCK_ECANCELED: its client's

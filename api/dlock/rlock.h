@@ -32,8 +32,12 @@
  *
  * Owners: the plain functions act for the calling thread's owner id; the
  * *_as functions take an explicit owner id (from dlock_client_owner, or any
- * string up to DLOCK_OWNER_MAX - 1 bytes) so that one thread may lock and
- * another unlock.
+ * string of 1..DLOCK_OWNER_MAX - 1 bytes) so that one thread may lock and
+ * another unlock. A type whose layout stores owner ids beside names of its
+ * own refuses the ids that would collide with them: DLOCK_EINVAL, nothing
+ * sent (the read-write lock: "mode" and ids ending in ":write",
+ * api/dlock/rwlock.h; a MultiLock: what any member refuses). The other
+ * built-in types reserve none.
  *
  * Errors: besides the codes named per function, every call may return
  * DLOCK_EINVAL (bad argument; nothing changed), DLOCK_ECONN / DLOCK_ETIMEDOUT

@@ -67,11 +67,27 @@
  *    whether that half was held.
  *
  * Owner ids: a reader's field is the owner id itself and the writer's is the
- * owner id + ":write" (Redisson's layout), so do not give explicit owner ids
- * that end in ":write" to the read half.
+ * owner id + ":write", beside the field "mode" (Redisson's layout). So the
+ * layout reserves two kinds of ids, which both halves refuse with
+ * DLOCK_EINVAL before anything is sent (every *_as call, a MultiLock with a
+ * half among its members, a guarded write's owner; dlock_errmsg says which
+ * rule):
+ *  - "mode" (as a reader it would count in the mode field);
+ *  - any id that ends in ":write" ("w:write", ":write", "mode:write"): as a
+ *    reader it would name the write hold of owner "w", and a read unlock
+ *    would delete it.
+ * The ids next to them are fine ("Mode", "write", "w:writer"), and the
+ * calling thread's own id, "<client-uuid>:<thread-id>", never ends so.
+ * The scripts refuse the same ids with an error reply, for a caller that
+ * bypasses these checks. The markers built from owner ids,
+ * "{name}:<owner>:rwlock_timeout:<k>", are distinct for distinct (owner, k)
+ * of one lock (k is all digits); a lock whose name is another's braced
+ * prefix plus more ("{n}:x" beside "n") shares that lock's marker names
+ * (Redisson's layout too): keep such names apart.
  *
- * Errors: as in api/dlock/rlock.h; a key of another type under the name
- * gives DLOCK_EPROTO from every call, and nothing is changed.
+ * Errors: as in api/dlock/rlock.h; a key of another type under the name,
+ * or a hold count that is not an integer (written by someone else), gives
+ * DLOCK_EPROTO, and nothing is changed.
  *
  * Thread-safety: a half may be used by any number of threads at once.
  */

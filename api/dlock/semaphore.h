@@ -29,8 +29,9 @@
  * Errors: every call may also return DLOCK_EINVAL (NULL object, a negative
  * count where none is allowed; nothing changed), DLOCK_ECONN /
  * DLOCK_ETIMEDOUT (backend unreachable or slow), DLOCK_EPROTO (e.g. another
- * type of value, or a string that is not an integer, is stored under the
- * name: nothing is changed) and DLOCK_EFORKED. dlock_semaphore_errmsg() then
+ * type of value, or a string that is not an integer INCRBY takes ("7",
+ * "-3"; not "007" or "1.5"), is stored under the name: nothing is changed)
+ * and DLOCK_EFORKED. dlock_semaphore_errmsg() then
  * tells the detail.
  *
  * A call that waits may also return DLOCK_ECANCELED: its client's
@@ -167,6 +168,10 @@ DLOCK_API int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
  * of any semaphore lock handle on name gives the permits of ended holds back
  * to the count. A plain semaphore handle sees the count as stored: until that
  * next operation it does not count an ended hold's permit as available.
+ * The holders hash holds owner ids only, and "{name}:lease:" starts no other
+ * key of the semaphore: no owner id is reserved. A call that fails (a key of
+ * another type, a count or hold count that is not an integer) changes
+ * nothing, not even the giving back of ended holds.
  *
  * Each operation visits every holder (one EXISTS per holder): fine for the
  * usual handful of permits, slow for thousands of holders.

@@ -26,12 +26,16 @@
 -- and the reply is how long nothing can change for it: the lock's PTTL if it
 -- is first in line (-1: no expiry), else the time until the first waiter's
 -- deadline.
+-- An error reply, with nothing changed (no dead waiter purged either), for
+-- a bad time, a key of another type, or a hold count that is not an integer.
 -- #include time_check.luainc
 -- #include lease_keep.luainc
 -- #include publish.luainc
-local time_err = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
-if time_err then
-    return time_err
+-- #include fair_check.luainc
+local bad = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
+            or fair_bad(ARGV[2])
+if bad then
+    return bad
 end
 local now = tonumber(ARGV[4])
 local wait = tonumber(ARGV[3])

@@ -6,11 +6,14 @@
 -- ARGV[5] the publish command (publish.luainc).
 -- Reply: nil not held by the owner; 0 still held; 1 released (only the first
 -- live waiter is woken, on its own channel).
+-- An error reply, with nothing changed (no dead waiter purged either), for
+-- a bad time, a key of another type, or a hold count that is not an integer.
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(2, 0, 'lease') or wall_bad(4)
-if time_err then
-    return time_err
+-- #include fair_check.luainc
+local bad = time_bad(2, 0, 'lease') or wall_bad(4) or fair_bad(ARGV[3])
+if bad then
+    return bad
 end
 local now = tonumber(ARGV[4])
 -- #include fair_purge.luainc

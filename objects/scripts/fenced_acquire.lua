@@ -5,12 +5,15 @@
 -- Reply: {1, token} when the owner now holds it (token greater than every
 -- token handed out before: INCR never goes back); {0, PTTL of the holder}
 -- (-1: no expiry) when another owner holds it. Nothing changes when the
--- counter is not an integer (the INCR error comes before any write).
+-- counter is not an integer (the INCR error comes before any write) or the
+-- owner's hold count is not (checked before the INCR: a failed call hands
+-- out no token).
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(1, 1, 'lease')
-if time_err then
-    return time_err
+-- #include value_check.luainc
+local bad = time_bad(1, 1, 'lease') or hash_int_bad(KEYS[1], ARGV[2])
+if bad then
+    return bad
 end
 local fresh = redis.call('exists', KEYS[1]) == 0
 if fresh or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then

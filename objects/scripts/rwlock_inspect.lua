@@ -29,6 +29,6 @@ for _, o in ipairs(owners) do
 end
 if wfield then
     -- the writer's field is its owner id + ':write'
-    writer = {string.sub(wfield, 1, -1 - #':write'), fields[wfield], ttl}
+    writer = {string.sub(wfield, 1, -1 - #rw_write_suffix), fields[wfield], ttl}
 end
 return {mode or '', ttl, rw_readers_ttl(KEYS[1], KEYS[3], false), readers, writer}

@@ -2,15 +2,16 @@
 -- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id.
 -- Reply: nil when the owner now holds one more read hold (free, read mode,
 -- or the owner is the writer: a downgrade); else the hash's PTTL (the
--- writer's time left; -1 no expiry).
+-- writer's time left; -1 no expiry). An error, with nothing changed, for a
+-- reserved owner id or a read hold count that is not an integer.
 -- #include time_check.luainc
-local time_err = time_bad(1, 1, 'lease')
-if time_err then
-    return time_err
-end
 -- #include rwlock_common.luainc
--- The first command reads N: a key of another type fails here, before any
--- change.
+-- Before any change: the lease, the owner id and its count (HINCRBY below);
+-- the first command reads N, so a key of another type fails here too.
+local bad = time_bad(1, 1, 'lease') or rw_owner_bad(2) or hash_int_bad(KEYS[1], ARGV[2])
+if bad then
+    return bad
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'write'
    and redis.call('hexists', KEYS[1], rw_write_field(ARGV[2])) == 0 then

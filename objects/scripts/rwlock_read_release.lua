@@ -4,11 +4,17 @@
 -- Reply: nil the owner holds no read lock, or the hold's lease had run out
 -- (then all of the owner's read holds are dropped: the caller forgets them
 -- too); 0 one hold less, still held; 1 the owner's last read hold released.
+-- An error, with nothing changed, for a reserved owner id (a writer's
+-- field is no read hold to release).
 -- A read hold keeps its own lease: nothing is re-applied. In read mode a
 -- release that shortens the hash's life (the released hold was the longest)
 -- publishes the read-unlock message too, so that a sleeping writer re-reads
 -- the TTL at once instead of sleeping for the one it saw.
 -- #include rwlock_common.luainc
+local bad = rw_owner_bad(1)
+if bad then
+    return bad
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not mode or not count or count < 1 then

@@ -4,13 +4,14 @@
 -- re-entry); the string 'upgrade' when the owner holds a read lock but not
 -- the write lock (waiting would wait for itself: the caller fails with
 -- DLOCK_EDEADLK, and nothing is changed); else the hash's PTTL (-1 no
--- expiry).
+-- expiry). An error, with nothing changed, for a reserved owner id or a
+-- write hold count that is not an integer (its HINCRBY is the first write).
 -- #include time_check.luainc
-local time_err = time_bad(1, 1, 'lease')
-if time_err then
-    return time_err
-end
 -- #include rwlock_common.luainc
+local bad = time_bad(1, 1, 'lease') or rw_owner_bad(2)
+if bad then
+    return bad
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 local field = rw_write_field(ARGV[2])
 if not mode then

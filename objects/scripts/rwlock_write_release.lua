@@ -4,13 +4,14 @@
 -- command.
 -- Reply: nil the owner does not hold the write lock; 0 still held; 1 the
 -- last write hold released (the owner's read holds, if any, stay: mode
--- becomes read) and every waiter woken.
+-- becomes read) and every waiter woken. An error, with nothing changed,
+-- for a bad lease or a reserved owner id.
 -- #include time_check.luainc
-local time_err = time_bad(2, 0, 'lease')
+-- #include rwlock_common.luainc
+local time_err = time_bad(2, 0, 'lease') or rw_owner_bad(1)
 if time_err then
     return time_err
 end
--- #include rwlock_common.luainc
 local mode = redis.call('hget', KEYS[1], 'mode')
 local field = rw_write_field(ARGV[1])
 local count = tonumber(redis.call('hget', KEYS[1], field))

@@ -7,12 +7,14 @@
 -- only a release can help).
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(2, 1, 'lease')
-if time_err then
-    return time_err
-end
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
+-- the owner's hold count (HINCRBY below) is checked before the reclaiming
+-- step writes
+local bad = time_bad(2, 1, 'lease') or hash_int_bad(KEYS[2], ARGV[3])
+if bad then
+    return bad
+end
 -- #include semaphore_lock_reclaim.luainc
 local lease_key = KEYS[3] .. ARGV[3]
 if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then

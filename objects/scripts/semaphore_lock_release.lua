@@ -6,12 +6,14 @@
 -- 0 one hold less, still held; 1 the permit went back and waiters were told.
 -- #include time_check.luainc
 -- #include lease_keep.luainc
-local time_err = time_bad(2, 0, 'lease')
-if time_err then
-    return time_err
-end
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
+-- the owner's hold count (HINCRBY below) is checked before the reclaiming
+-- step writes
+local bad = time_bad(2, 0, 'lease') or hash_int_bad(KEYS[2], ARGV[3])
+if bad then
+    return bad
+end
 -- #include semaphore_lock_reclaim.luainc
 if freed > 0 then
     wake(count)

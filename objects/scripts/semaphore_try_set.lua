@@ -3,12 +3,13 @@
 -- ARGV[3] the wake-up channel, ARGV[4] the publish command (publish.luainc).
 -- Reply: 1 set, 0 it existed (unchanged).
 -- #include time_check.luainc
-local time_err = time_bad(2, 0, 'ttl')
-if time_err then
-    return time_err
-end
 -- #include semaphore_count.luainc
 -- #include publish.luainc
+-- both checked before the SET (the message after it reads the permits)
+local bad = time_bad(2, 0, 'ttl') or arg_out_of_range(1, 0, count_max, 'permits')
+if bad then
+    return bad
+end
 if redis.call('exists', KEYS[1]) == 1 then
     return 0
 end

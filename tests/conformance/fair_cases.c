@@ -543,6 +543,47 @@ static void try_once_never_queues(void **state)
     assert_int_equal(dlock_unlock(holder), 0);
 }
 
+/* A call that fails changes nothing (issue 32): the scripts purge dead
+ * waiters at the head of the queue, and used to do it before finding that
+ * the name holds a key of another type, or a hold count that is not an
+ * integer (planted by hand). Now they check first: the dead waiter is
+ * still there after the error, and purged by the next call that works. */
+static void failed_call_leaves_queue_alone(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = fair_lock(fx, fx->c1);
+    char queue[200], zs[200], buf[64], before[1024], after[1024];
+    const char *keys[] = {fx->name, queue, zs, NULL};
+    int round;
+
+    key_of(queue, sizeof(queue), "redisson_lock_queue:", fx->name);
+    key_of(zs, sizeof(zs), "redisson_lock_timeout:", fx->name);
+    for (round = 0; round < 2; round++) {
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+        if (round == 0)
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, fx->owner1, "x");
+        else
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1, "precious", NULL);
+        /* a waiter whose deadline passed long ago, first in line */
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", queue, 0, NULL, NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "rpush", queue, 1, "dead:1", NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "zadd", zs, 2, "1", "dead:1");
+        dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+        assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), DLOCK_EPROTO);
+        printf("  [%s] %s\n", fx->backend, dlock_errmsg(l));
+        assert_int_equal(dlock_try_lock(l, 1, fx->lease_ms), DLOCK_EPROTO);
+        assert_int_equal(dlock_unlock(l), DLOCK_EPROTO);
+        dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+        assert_string_equal(after, before);
+    }
+    /* with the name free, the next attempt purges the dead waiter and gets
+     * the lock */
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+    assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), 0);
+    assert_int_equal(queue_len(fx), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+}
+
 static const struct CMUnitTest fair_cases[] = {
     DLOCK_FX_CASE(fifo_on_lease_end),
     DLOCK_FX_CASE(fifo_on_unlock),
@@ -551,6 +592,7 @@ static const struct CMUnitTest fair_cases[] = {
     DLOCK_FX_CASE(unlock_wakes_only_the_head),
     DLOCK_FX_CASE(fifo_under_contention),
     DLOCK_FX_CASE(try_once_never_queues),
+    DLOCK_FX_CASE(failed_call_leaves_queue_alone),
 };
 
 int dlock_test_fair(const char *backend)

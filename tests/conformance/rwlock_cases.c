@@ -17,6 +17,7 @@
 #include "../harness/runner.h"
 
 #include "dlock/sys/backend.h"
+#include "scripts.h" /* the library's scripts, generated: called directly below */
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -1085,6 +1086,231 @@ static void bad_input(void **state)
         assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
 }
 
+/* ---- owner ids the layout reserves (issue 32) --------------------------------------- */
+
+/* The hash holds "mode", the readers' ids and the writers' "<owner>:write"
+ * side by side: on either half an owner id must not be "mode" nor end in
+ * ":write". */
+static const char *const reserved_owners[] = {"mode", OTHER_WRITER ":write", ":write",
+                                              "mode:write", NULL};
+/* Ids next to them, which are fine. */
+static const char *const fine_owners[] = {"Mode", "modes", "write", "w:x:writer",
+                                          "w:x:write ", "w:x:write:", NULL};
+
+static void free_rlock(void *l) { dlock_rlock_free(l); }
+static void free_bucket(void *b) { dlock_bucket_free(b); }
+
+/* Issue 32 A: writer W holds the write lock; a read unlock as "W:write" (the
+ * writer's field) answered DLOCK_ENOTOWNER and deleted W's write hold: W's
+ * unlock then said DLOCK_ELOST, every other owner was shut out until the
+ * TTL ran out, and the state said the lock was free. Refused before
+ * anything is sent. */
+static void read_unlock_as_writer_field_refused(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *r1 = RD(fx, fx->c1), *w1 = WR(fx, fx->c1), *w2 = WR(fx, fx->c2);
+    const char *keys[] = {fx->name, NULL};
+    char wfield[DLOCK_OWNER_MAX + 8], before[512], after[512];
+
+    snprintf(wfield, sizeof(wfield), "%s", writer_field(OTHER_WRITER));
+    assert_int_equal(dlock_lock_as(w1, OTHER_WRITER, fx->long_lease_ms), 0);
+    dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+    assert_int_equal(dlock_unlock_as(r1, wfield), DLOCK_EINVAL);
+    printf("  [%s] %s\n", fx->backend, dlock_errmsg(r1));
+    assert_non_null(strstr(dlock_errmsg(r1), "reserved"));
+    dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+    assert_string_equal(after, before);
+    /* W still holds it, and shuts the others out */
+    assert_int_equal(dlock_fx_hold_count_as(w1, OTHER_WRITER), 1);
+    assert_int_equal(dlock_fx_is_locked(w2), 1);
+    assert_int_equal(dlock_try_lock_as(w2, "someone-else:1", 0, fx->lease_ms), DLOCK_EBUSY);
+    assert_int_equal(dlock_unlock_as(w1, OTHER_WRITER), 0);
+    assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
+}
+
+/* Issue 32 B: a read lock as owner "mode" wrote mode=read, failed with
+ * DLOCK_EPROTO ("hash value is not an integer") and left {mode: read}
+ * without expiry: writers were refused for ever, and neither half's force
+ * unlock cleared it. Refused before anything is sent, on both halves. */
+static void owner_named_mode_refused(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *halves[2], *w2 = WR(fx, fx->c2);
+    int i;
+
+    halves[0] = RD(fx, fx->c1);
+    halves[1] = WR(fx, fx->c1);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(dlock_try_lock_as(halves[i], "mode", 0, fx->lease_ms),
+                         DLOCK_EINVAL);
+        assert_non_null(strstr(dlock_errmsg(halves[i]), "\"mode\""));
+        assert_int_equal(dlock_lock_as(halves[i], "mode", 0), DLOCK_EINVAL);
+        assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
+    }
+    if (fx->is_mock)
+        assert_int_equal(dlock_mock_store_dbsize(fx->store), 0);
+    /* a writer gets in at once */
+    assert_int_equal(dlock_try_lock_as(w2, OTHER_WRITER, 0, fx->lease_ms), 0);
+    assert_int_equal(dlock_unlock_as(w2, OTHER_WRITER), 0);
+}
+
+/* Every call that takes an owner id refuses the reserved ones, on both
+ * halves, through a MultiLock and as a guarded write's owner, with nothing
+ * sent; the ids next to them work. */
+static void reserved_owner_ids_refused_by_every_call(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *halves[2], *other = NULL, *multi = NULL, *members[2];
+    dlock_guard guard = DLOCK_GUARD_INIT;
+    dlock_bucket *bucket = NULL;
+    char other_name[160], bucket_name[160], before[512], after[512];
+    const char *keys[] = {fx->name, other_name, bucket_name, NULL};
+    uint64_t published = 0;
+    int64_t n;
+    size_t i, k;
+    int v;
+
+    halves[0] = RD(fx, fx->c1);
+    halves[1] = WR(fx, fx->c1);
+    snprintf(other_name, sizeof(other_name), "%s:other", fx->name);
+    snprintf(bucket_name, sizeof(bucket_name), "%s:bucket", fx->name);
+    /* the writer also reads (a downgrade): mode, W:write and W are set */
+    assert_int_equal(dlock_lock_as(halves[1], OTHER_WRITER, fx->long_lease_ms), 0);
+    assert_int_equal(dlock_lock_as(halves[0], OTHER_WRITER, fx->long_lease_ms), 0);
+    dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+    if (fx->is_mock)
+        published = dlock_mock_store_publish_count(fx->store);
+
+    for (k = 0; reserved_owners[k]; k++) {
+        const char *o = reserved_owners[k];
+
+        for (i = 0; i < 2; i++) {
+            dlock_rlock *h = halves[i];
+
+            /* (dlock_lock_as in owner_named_mode_refused: here, with the
+             * lock held, a write half that took the id would wait) */
+            assert_int_equal(dlock_try_lock_as(h, o, 0, fx->lease_ms), DLOCK_EINVAL);
+            assert_int_equal(dlock_unlock_as(h, o), DLOCK_EINVAL);
+            assert_int_equal(dlock_is_held_as(h, o, &v), DLOCK_EINVAL);
+            assert_int_equal(dlock_hold_count_as(h, o, &n), DLOCK_EINVAL);
+            assert_int_equal(dlock_extend_as(h, o, fx->lease_ms), DLOCK_EINVAL);
+            assert_non_null(strstr(dlock_errmsg(h), "reserved"));
+        }
+    }
+    /* a MultiLock with a half among its members: nothing of it is taken,
+     * not even the members before that half */
+    assert_int_equal(dlock_reentrant_new(&other, fx->c1, other_name), 0);
+    dlock_fx_keep(fx, other, free_rlock);
+    members[0] = other;
+    members[1] = halves[0];
+    assert_int_equal(dlock_multilock_new(&multi, members, 2), 0);
+    dlock_fx_keep(fx, multi, free_rlock);
+    assert_int_equal(dlock_try_lock_as(multi, "mode", 0, fx->lease_ms), DLOCK_EINVAL);
+    assert_int_equal(dlock_unlock_as(multi, OTHER_WRITER ":write"), DLOCK_EINVAL);
+    printf("  [%s] %s\n", fx->backend, dlock_errmsg(multi));
+    /* a guarded write on the write half's behalf */
+    assert_int_equal(dlock_bucket_new(&bucket, fx->c1, bucket_name, dlock_codec_string()), 0);
+    dlock_fx_keep(fx, bucket, free_bucket);
+    guard.lock = halves[1];
+    guard.owner = "mode";
+    assert_int_equal(dlock_bucket_set_guarded(bucket, &guard, "v", 0), DLOCK_EINVAL);
+    printf("  [%s] %s\n", fx->backend, dlock_bucket_errmsg(bucket));
+    dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+    assert_string_equal(after, before);
+    if (fx->is_mock)
+        assert_int_equal(dlock_mock_store_publish_count(fx->store), published);
+
+    /* the ids next to the reserved ones are owners like any */
+    assert_int_equal(dlock_unlock_as(halves[0], OTHER_WRITER), 0);
+    assert_int_equal(dlock_unlock_as(halves[1], OTHER_WRITER), 0);
+    for (k = 0; fine_owners[k]; k++) {
+        const char *o = fine_owners[k];
+
+        for (i = 0; i < 2; i++) {
+            assert_int_equal(dlock_try_lock_as(halves[i], o, 0, fx->lease_ms), 0);
+            assert_int_equal(dlock_fx_hold_count_as(halves[i], o), 1);
+            assert_int_equal(dlock_unlock_as(halves[i], o), 0);
+        }
+    }
+    assert_int_equal(dlock_fx_call_int(fx->c2, "exists", fx->name, 0, NULL), 0);
+}
+
+/* The scripts refuse the reserved ids themselves, with an error reply and
+ * nothing written, for a caller that bypasses the C checks (another
+ * library on the same layout, a hand-made EVAL). */
+static void scripts_refuse_reserved_owners(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *w1 = WR(fx, fx->c1);
+    char chan[200], markers[200], lease[24], before[512], after[512];
+    const char *keys[] = {fx->name, NULL};
+    const dlock_script *scripts[4];
+    size_t i, k;
+
+    scripts[0] = &dlock__script_rwlock_read_acquire;
+    scripts[1] = &dlock__script_rwlock_write_acquire;
+    scripts[2] = &dlock__script_rwlock_read_release;
+    scripts[3] = &dlock__script_rwlock_write_release;
+    snprintf(chan, sizeof(chan), "redisson_rwlock:{%s}", fx->name);
+    snprintf(markers, sizeof(markers), "{%s}", fx->name);
+    snprintf(lease, sizeof(lease), "%" PRId64, fx->long_lease_ms);
+    assert_int_equal(dlock_lock_as(w1, OTHER_WRITER, fx->long_lease_ms), 0);
+    dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+    for (k = 0; reserved_owners[k]; k++) {
+        const char *acq[] = {fx->name, chan, markers, lease, reserved_owners[k]};
+        const char *rel[] = {fx->name, chan, markers, reserved_owners[k], "0", "publish"};
+
+        for (i = 0; i < 4; i++) {
+            dlock_reply *r = NULL;
+            char err[256] = "";
+
+            assert_int_equal(dlock_backend_eval(dlock_client_backend(fx->c1), &r, scripts[i],
+                                                3, i < 2 ? 2 : 3, i < 2 ? acq : rel,
+                                                NULL, err, sizeof(err)), 0);
+            assert_non_null(r);
+            if (r->type != DLOCK_REPLY_ERROR)
+                fprintf(stderr, "  script %s took owner \"%s\": reply type %d\n",
+                        scripts[i]->name, reserved_owners[k], (int)r->type);
+            assert_int_equal(r->type, DLOCK_REPLY_ERROR);
+            assert_non_null(strstr(r->str, "reserved"));
+            dlock_reply_free(r);
+        }
+    }
+    dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+    assert_string_equal(after, before);
+    assert_int_equal(dlock_fx_hold_count_as(w1, OTHER_WRITER), 1);
+    assert_int_equal(dlock_unlock_as(w1, OTHER_WRITER), 0);
+}
+
+/* A read lock on a hash whose hold count is not an integer (planted by
+ * hand) fails with DLOCK_EPROTO and changes nothing: the script checks
+ * before its first write (it used to set mode=read first, and leave it
+ * without expiry). */
+static void read_lock_on_bad_count_changes_nothing(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *r1 = RD(fx, fx->c1), *w1 = WR(fx, fx->c1);
+    const char *keys[] = {fx->name, NULL};
+    char before[512], after[512], buf[64];
+    int round;
+
+    for (round = 0; round < 2; round++) {
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+        /* round 0: no mode at all; round 1: in read mode */
+        if (round == 1)
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, "mode", "read");
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, fx->owner1, "x");
+        dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+        assert_int_equal(dlock_try_lock(r1, 0, fx->lease_ms), DLOCK_EPROTO);
+        printf("  [%s] %s\n", fx->backend, dlock_errmsg(r1));
+        assert_int_equal(dlock_unlock(r1), DLOCK_ENOTOWNER);
+        assert_int_equal(dlock_unlock(w1), DLOCK_ENOTOWNER);
+        dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+        assert_string_equal(after, before);
+    }
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+}
+
 /* ---- stress -------------------------------------------------------------------------- */
 
 #define ST_THREADS 8
@@ -1302,6 +1528,11 @@ static const struct CMUnitTest rwlock_cases[] = {
     CASE(layout_and_channel),
     CASE(wrong_type_under_name),
     CASE(bad_input),
+    CASE(read_unlock_as_writer_field_refused),
+    CASE(owner_named_mode_refused),
+    CASE(reserved_owner_ids_refused_by_every_call),
+    CASE(scripts_refuse_reserved_owners),
+    CASE(read_lock_on_bad_count_changes_nothing),
     CASE(stress_readers_and_writers),
 };
 

@@ -1539,6 +1539,83 @@ static void wrong_type_under_name(void **state)
     assert_int_equal(dlock_fx_lost_count(fx), 0);
 }
 
+/* ==== a call that fails changes nothing (issue 32) ========================= */
+
+/* The writing scripts give back the permits of ended holds and expired
+ * permits first (the reclaiming step), and used to do it before finding a
+ * value they cannot work with, planted by hand: a hold count that is not
+ * an integer, a count INCRBY refuses ("007"), an addition that takes the
+ * count past +-(2^53 - 1). Now they check first: after the error the store
+ * is as it was. */
+static void failed_call_changes_nothing(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = semlock(fx, fx->c1, fx->name);
+    dlock_permit_semaphore *p = psem(fx->c1, fx->name);
+    char holders[200], timeout[200], expired[200], lease[400], buf[64], before[1024],
+        after[1024];
+    const char *lock_keys[] = {fx->name, holders, lease, NULL};
+    const char *permit_keys[] = {fx->name, timeout, expired, NULL};
+    char **ids = NULL;
+    int round;
+
+    key_of(holders, sizeof(holders), "", fx->name, ":holders");
+    key_of(timeout, sizeof(timeout), "", fx->name, ":timeout");
+    key_of(expired, sizeof(expired), "", fx->name, ":expired");
+    key_of(lease, sizeof(lease), "", fx->name, ":lease:");
+    strcat(lease, fx->owner1);
+    key_of(lease, sizeof(lease), "", fx->name, ":lease:");
+    strcat(lease, fx->owner1);
+
+    /* the semaphore as a lock: a holder whose lease ended ("dead:1": no
+     * lease key) beside a live holder whose hold count is not an integer
+     * (round 0), or a count INCRBY refuses (round 1) */
+    for (round = 0; round < 2; round++) {
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", holders, 0, NULL, NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", lease, 0, NULL, NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1,
+                          round == 0 ? "1" : "007", NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", holders, 2, "dead:1", "1");
+        if (round == 0) {
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", holders, 2, fx->owner1, "x");
+            dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", lease, 1, "1", NULL);
+        }
+        dlock_fx_keys_dump(fx->c2, lock_keys, before, sizeof(before));
+        assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), DLOCK_EPROTO);
+        printf("  [%s] %s\n", fx->backend, dlock_errmsg(l));
+        assert_int_equal(dlock_unlock(l), DLOCK_EPROTO);
+        /* a force unlock needs no hold count, only the count */
+        if (round == 1)
+            assert_int_equal(dlock_force_unlock(l, NULL), DLOCK_EPROTO);
+        dlock_fx_keys_dump(fx->c2, lock_keys, after, sizeof(after));
+        assert_string_equal(after, before);
+    }
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", holders, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", lease, 0, NULL, NULL);
+
+    /* the permits: an expired permit beside a count near the bound (round
+     * 0: adding 5 would pass it) or one INCRBY refuses (round 1) */
+    for (round = 0; round < 2; round++) {
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", fx->name, 1,
+                          round == 0 ? "9007199254740990" : "007", NULL);
+        dlock_fx_call_str(fx->c2, buf, sizeof(buf), "zadd", timeout, 2, "1", "expired-permit-id");
+        dlock_fx_keys_dump(fx->c2, permit_keys, before, sizeof(before));
+        if (round == 0) {
+            assert_int_equal(dlock_permit_semaphore_add_permits(p, 5), DLOCK_EPROTO);
+        } else {
+            assert_int_equal(dlock_permit_semaphore_try_acquire(p, &ids, 1, 0, fx->lease_ms),
+                             DLOCK_EPROTO);
+            assert_null(ids);
+            assert_int_equal(dlock_permit_semaphore_set_permits(p, 3), DLOCK_EPROTO);
+        }
+        printf("  [%s] %s\n", fx->backend, dlock_permit_semaphore_errmsg(p));
+        dlock_fx_keys_dump(fx->c2, permit_keys, after, sizeof(after));
+        assert_string_equal(after, before);
+    }
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", timeout, 0, NULL, NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+}
+
 /* ==== lifetime and fork() ================================================= */
 
 /* Objects keep their client alive (client.h, Lifetime). */
@@ -1661,6 +1738,7 @@ static const struct CMUnitTest semaphore_cases[] = {
     CASE(semlock_shares_plain_count),
     CASE(semlock_bad_input),
     CASE(wrong_type_under_name),
+    CASE(failed_call_changes_nothing),
     CASE(objects_outlive_client),
     CASE(forked_child_refused),
 };

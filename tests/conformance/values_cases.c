@@ -817,6 +817,37 @@ static void fenced_tokens_increase(void **state)
     assert_int_equal(dlock_force_unlock(l1, NULL), 0);
 }
 
+/* An acquisition that fails hands out no token (issue 32): the script
+ * took the token (INCR) before finding that the owner's hold count is not
+ * an integer (planted by hand), so a failed call moved the counter. Now it
+ * checks first, and the store is as it was. */
+static void fenced_failed_acquire_takes_no_token(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = make(fx, dlock_fenced_new, fx->c1, fx->name);
+    char key[200], buf[64], before[512], after[512];
+    const char *keys[] = {fx->name, key, NULL};
+    int64_t token = -1;
+
+    snprintf(key, sizeof(key), strchr(fx->name, '{') ? "redisson_lock_token:%s"
+                                                      : "redisson_lock_token:{%s}", fx->name);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "set", key, 1, "5", NULL);
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "hset", fx->name, 2, fx->owner1, "x");
+    dlock_fx_keys_dump(fx->c2, keys, before, sizeof(before));
+    assert_int_equal(dlock_fenced_try_lock(l, &token, 0, fx->lease_ms), DLOCK_EPROTO);
+    printf("  [%s] %s\n", fx->backend, dlock_errmsg(l));
+    assert_int_equal(token, -1);
+    assert_int_equal(dlock_try_lock(l, 0, fx->lease_ms), DLOCK_EPROTO);
+    assert_int_equal(dlock_unlock(l), DLOCK_EPROTO);
+    dlock_fx_keys_dump(fx->c2, keys, after, sizeof(after));
+    assert_string_equal(after, before);
+    /* once the name is free, the next token follows the counter */
+    dlock_fx_call_str(fx->c2, buf, sizeof(buf), "del", fx->name, 0, NULL, NULL);
+    assert_int_equal(dlock_fenced_try_lock(l, &token, 0, fx->lease_ms), 0);
+    assert_int_equal(token, 6);
+    assert_int_equal(dlock_unlock(l), 0);
+}
+
 /* Tokens taken by 4 threads on two clients: all different, and each
  * thread's increasing. */
 #define NTOK_THREADS 4
@@ -1601,6 +1632,7 @@ static const struct CMUnitTest values_cases[] = {
     CASE(guarded_write_after_expiry),
     CASE(guarded_write_options),
     CASE(fenced_tokens_increase),
+    CASE(fenced_failed_acquire_takes_no_token),
     CASE(fenced_tokens_unique_under_contention),
     CASE(fenced_stale_token_refused),
     CASE(config_valid),

@@ -84,6 +84,77 @@ long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
     return v;
 }
 
+/* Appends text (n bytes) to buf at *at; fails the test when it is full. */
+static void dump_put(char *buf, size_t len, size_t *at, const char *text, size_t n)
+{
+    assert_true(*at + n < len);
+    memcpy(buf + *at, text, n);
+    *at += n;
+    buf[*at] = '\0';
+}
+
+void dlock_fx_keys_dump(dlock_client *c, const char *const *keys, char *buf, size_t len)
+{
+    static const struct {
+        const char *type, *cmd;
+        int nargs;
+        const char *a1, *a2, *a3;
+    } reads[] = {
+        {"string", "get", 0, NULL, NULL, NULL},
+        {"hash", "hgetall", 0, NULL, NULL, NULL},
+        {"list", "lrange", 2, "0", "-1", NULL},
+        {"zset", "zrange", 3, "0", "-1", "withscores"},
+        {"set", "smembers", 0, NULL, NULL, NULL},
+    };
+    size_t at = 0, i, k;
+
+    assert_true(len > 0);
+    buf[0] = '\0';
+    for (; *keys; keys++) {
+        char type[32], ttl[32];
+        dlock_reply *r = NULL;
+
+        dlock_fx_call_str(c, type, sizeof(type), "type", *keys, 0, NULL, NULL);
+        dump_put(buf, len, &at, *keys, strlen(*keys));
+        dump_put(buf, len, &at, "=", 1);
+        dump_put(buf, len, &at, type, strlen(type));
+        dump_put(buf, len, &at, "[", 1);
+        for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+            if (strcmp(type, reads[i].type) != 0)
+                continue;
+            assert_int_equal(dlock_fx_call(c, &r, reads[i].cmd, *keys, reads[i].nargs,
+                                           reads[i].a1, reads[i].a2, reads[i].a3), 0);
+            assert_non_null(r);
+            assert_true(r->type != DLOCK_REPLY_ERROR);
+            if (r->type == DLOCK_REPLY_ARRAY) {
+                for (k = 0; k < r->n; k++) {
+                    const dlock_reply *e = r->elems[k];
+                    char num[32];
+
+                    if (k > 0)
+                        dump_put(buf, len, &at, " ", 1);
+                    if (e->type == DLOCK_REPLY_INTEGER) {
+                        snprintf(num, sizeof(num), "%lld", e->integer);
+                        dump_put(buf, len, &at, num, strlen(num));
+                    } else if (e->str) {
+                        dump_put(buf, len, &at, e->str, e->len);
+                    }
+                }
+            } else if (r->str) {
+                dump_put(buf, len, &at, r->str, r->len);
+            }
+            dlock_reply_free(r);
+            r = NULL;
+        }
+        dlock_fx_call_str(c, ttl, sizeof(ttl), "pttl", *keys, 0, NULL, NULL);
+        if (strcmp(ttl, "-1") != 0 && strcmp(ttl, "-2") != 0)
+            snprintf(ttl, sizeof(ttl), "ttl");
+        dump_put(buf, len, &at, "] ", 2);
+        dump_put(buf, len, &at, ttl, strlen(ttl));
+        dump_put(buf, len, &at, ";", 1);
+    }
+}
+
 void dlock_fx_expect_open_fails(const char *tag, const char *url,
                                 const dlock_redis_options *o, int code,
                                 const char *needle, const char *secret,

@@ -29,6 +29,14 @@ void dlock_fx_call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
 long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
                             int nargs, const char *a1);
 
+/* What the keys (a NULL-terminated list) hold, as one text for comparing
+ * the store before and after a call: per key "<key>=<type>[<contents>]
+ * <expiry>;", the contents as the type's full read gives them (GET,
+ * HGETALL, LRANGE, ZRANGE WITHSCORES, SMEMBERS), the expiry "-2" (absent),
+ * "-1" (none) or "ttl" (some: the ms left differ from one read to the
+ * next). Fails the test when a read fails or buf (len bytes) is too small. */
+void dlock_fx_keys_dump(dlock_client *c, const char *const *keys, char *buf, size_t len);
+
 /* Opens a Redis backend with url and o, expecting it to fail with code and
  * a one-line detail (copied into errbuf, and printed after "  [tag] ")
  * that holds needle and never secret. */

@@ -8,13 +8,16 @@
  *
  * The generic functions validate their arguments before dispatching, so a
  * slot is always called with: l non-NULL, owner a non-empty NUL-terminated
- * id shorter than DLOCK_OWNER_MAX, wait_ms >= 0 or DLOCK_WAIT_FOREVER,
- * lease_ms 0..DLOCK_TIME_MAX_MS, out non-NULL. The built-in scripts check
- * their time arguments again, before their first write, and refuse one out
- * of range with an error reply (DLOCK_EPROTO from dlock_rlock_eval), so a
- * caller that bypasses the C checks gets an error, never a half-written
- * lock. Do the same in your own scripts: Redis does not roll back a script
- * that fails half way.
+ * id shorter than DLOCK_OWNER_MAX that the type's check_owner slot took,
+ * wait_ms >= 0 or DLOCK_WAIT_FOREVER, lease_ms 0..DLOCK_TIME_MAX_MS, out
+ * non-NULL. The built-in scripts check their arguments again (times, the
+ * reserved owner ids) and what they read (a key of another type, a count
+ * that is not an integer) before their first write, and refuse with an
+ * error reply (DLOCK_EPROTO from dlock_rlock_eval), so a caller that
+ * bypasses the C checks, or a value planted by someone else, gets an
+ * error and the store as it was, never a half-written lock. Do the same in
+ * your own scripts: Redis does not roll back a script that fails half
+ * way.
  *
  * The services below (eval with error mapping, the wait loop, hold tracking
  * and the watchdog) are what the built-in types are made of; the rest of
@@ -65,17 +68,19 @@ typedef struct dlock_op dlock_op;
 DLOCK_API const char *dlock_op_owner(const dlock_op *op);
 
 /* The method table's version this header describes. 4: acquire and
- * release take the operation (dlock_op) instead of an owner id; a table
- * written for an older header must be rebuilt (its slots' types changed),
- * and then declares the version whose slots it fills: 1 ends at destroy,
- * 2 at guard_field, 3 at extend. */
+ * release take the operation (dlock_op) instead of an owner id, and the
+ * table ends with check_owner; a table written for an older header must
+ * be rebuilt (its slots' types changed), and then declares the version
+ * whose slots it fills: 1 ends at destroy, 2 at guard_field, 3 at extend,
+ * 4 at check_owner. */
 #define DLOCK_RLOCK_METHODS_VERSION 4
 /* For a table filled at run time: `dlock_rlock_methods m =
  * DLOCK_RLOCK_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_RLOCK_METHODS_VERSION, .type = "mine",
  * .acquire = ..., ...}` (every slot not named is NULL: not supported). */
 #define DLOCK_RLOCK_METHODS_INIT {DLOCK_RLOCK_METHODS_VERSION, NULL, NULL, NULL, \
-                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                                  NULL, NULL}
 
 typedef struct dlock_rlock_methods {
     int version;      /* DLOCK_RLOCK_METHODS_VERSION (see there) */
@@ -130,7 +135,26 @@ typedef struct dlock_rlock_methods {
      * dlock_rlock_extend_by_renewal. May be NULL, and is absent from
      * tables of version < 3: DLOCK_ENOTSUP (a type without leases). */
     int (*extend)(dlock_rlock *l, const char *owner, int64_t lease_ms);
+
+    /* ---- version 4 ---- */
+
+    /* Refuses the owner ids the type's layout reserves: ids that would
+     * collide with names of its own stored beside them (a fixed field of
+     * the hash that also holds one field per owner, a field or key built
+     * from another owner's id). 0, or DLOCK_EINVAL with the detail recorded
+     * on l (dlock_rlock_fail): say which rule the id breaks. Never blocks,
+     * sends nothing. dlock_rlock_check_owner calls it, after the length
+     * check, for every explicit owner id before anything is sent (the
+     * generic *_as functions, a guarded write's owner, a MultiLock's
+     * members); the calling thread's own id, "<client-uuid>:<thread-id>",
+     * must always pass. A composite type checks its members here
+     * (dlock_rlock_check_owner on each). May be NULL, and is absent from
+     * tables of version < 4: every id of 1..DLOCK_OWNER_MAX - 1 bytes. */
+    int (*check_owner)(dlock_rlock *l, const char *owner);
 } dlock_rlock_methods;
+
+/* Whether a table has a version-4 slot. */
+#define DLOCK_RLOCK_HAS_SLOT4(m, slot) ((m)->version >= 4 && (m)->slot != NULL)
 
 /* Whether a table has a version-3 slot. */
 #define DLOCK_RLOCK_HAS_SLOT3(m, slot) ((m)->version >= 3 && (m)->slot != NULL)
@@ -174,6 +198,12 @@ DLOCK_API int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Whether owner is an id l takes: 1..DLOCK_OWNER_MAX - 1 bytes (NUL
+ * excluded) and not one its type reserves (the check_owner slot). 0, or
+ * DLOCK_EINVAL with the detail recorded on l. Never blocks, sends nothing.
+ * What the generic functions check every explicit owner id with. */
+DLOCK_API int dlock_rlock_check_owner(dlock_rlock *l, const char *owner);
 
 /* Builds "prefix{name}suffix", or "prefix" name "suffix" when name already
  * contains '{' (Redisson's rule). Returns a malloc'ed string or NULL. */
