@@ -7,6 +7,14 @@
  * object alone that leads to a chain of that object's holds (freeing a handle
  * forgets its holds without looking at anyone else's), and a list of all
  * holds that the watchdog walks. One mutex; never held across network I/O.
+ *
+ * Every lock type's holds are here, the composite ones too: a Redlock
+ * registers its holds with its own (first) client, and keeps its fencing
+ * token with them; its nodes' holds are the nodes' own, in their
+ * clients' registries. A lease-0 hold names how it is renewed: a script
+ * the watchdog batches, or (renew_fn) the type's own renewal, which the
+ * watchdog calls with the object pinned (dlock__holds_pin: freeing its
+ * handle waits for the call to end).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +62,12 @@ int dlock__holds_init(dlock__holds *h)
         free(h->lock_buckets);
         return DLOCK_ENOMEM;
     }
+    if (pthread_cond_init(&h->renewed, NULL) != 0) {
+        pthread_mutex_destroy(&h->mutex);
+        free(h->buckets);
+        free(h->lock_buckets);
+        return DLOCK_ENOMEM;
+    }
     h->nbuckets = INITIAL_BUCKETS;
     h->head.next = h->head.prev = &h->head;
     h->next_id = 1;
@@ -71,6 +85,7 @@ void dlock__holds_fini(dlock__holds *h)
     }
     free(h->buckets);
     free(h->lock_buckets);
+    pthread_cond_destroy(&h->renewed);
     pthread_mutex_destroy(&h->mutex);
 }
 
@@ -204,19 +219,35 @@ static dlock__hold **lookup(dlock__holds *h, dlock_rlock *l, const char *owner,
     return slot;
 }
 
+/* The watchdog renews e with renew (and renew_fn) from now on. */
+static void renew_on(dlock_client *c, dlock__hold *e, const dlock_script *renew,
+                     dlock__renew_fn renew_fn)
+{
+    if (!e->renew)
+        e->renew_since_ms = dlock_clock_now(c->clock);
+    e->renew = renew;
+    e->renew_fn = renew_fn;
+}
+
+static void renew_off(dlock__hold *e)
+{
+    e->renew = NULL;
+    e->renew_fn = NULL;
+}
+
 /* A hold nobody holds and no call is changing is forgotten. */
 static void settle(dlock__holds *h, dlock__hold **slot)
 {
     dlock__hold *e = *slot;
 
     if (e->count <= 0)
-        e->renew = NULL;
+        renew_off(e);
     if (e->count <= 0 && e->acquiring == 0 && e->releasing == 0)
         remove_hold(h, slot);
 }
 
-int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
-                             int64_t lease_ms, const dlock_script *renew)
+int dlock__hold_acquire_begin(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                              const dlock_script *renew, dlock__renew_fn renew_fn)
 {
     dlock__holds *h;
     dlock__hold **slot;
@@ -233,16 +264,21 @@ int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
     (*slot)->acquiring++;
     (*slot)->changes++;
     if (lease_ms == 0 && renew && !(*slot)->renew) {
-        (*slot)->renew = renew;
-        (*slot)->renew_since_ms = dlock_clock_now(l->client->clock);
+        renew_on(l->client, *slot, renew, renew_fn);
         (*slot)->renew_tentative = 1;
     }
     pthread_mutex_unlock(&h->mutex);
     return 0;
 }
 
-void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                            int acquired)
+int dlock_hold_acquire_begin(dlock_rlock *l, const char *owner,
+                             int64_t lease_ms, const dlock_script *renew)
+{
+    return dlock__hold_acquire_begin(l, owner, lease_ms, renew, NULL);
+}
+
+void dlock__hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                             int acquired, int64_t token)
 {
     dlock__holds *h;
     dlock__hold **slot;
@@ -256,20 +292,29 @@ void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
         dlock__hold *e = *slot;
         e->acquiring--;
         if (acquired) {
+            if (e->lost) /* a fresh hold after a lost one */
+                e->count = 0;
             if (e->count++ == 0)
                 e->held_since_ms = dlock_clock_now(l->client->clock);
             e->lease_ms = lease_ms;
             e->lost = 0;
+            e->token = token;
             if (lease_ms == 0)
                 e->renew_tentative = 0;
         } else if (e->renew_tentative && e->acquiring == 0) {
             /* the refused attempt was the one that started renewal */
-            e->renew = NULL;
+            renew_off(e);
             e->renew_tentative = 0;
         }
         settle(h, slot);
     }
     pthread_mutex_unlock(&h->mutex);
+}
+
+void dlock_hold_acquire_end(dlock_rlock *l, const char *owner, int64_t lease_ms,
+                            int acquired)
+{
+    dlock__hold_acquire_end(l, owner, lease_ms, acquired, 0);
 }
 
 void dlock_hold_release_begin(dlock_rlock *l, const char *owner)
@@ -297,26 +342,28 @@ static void report_lost(dlock_client *c, const char *name, const char *owner,
     dlock__log(DLOCK_LOG_WARN, "lock \"%.128s\" lost by %s (%s)", name, owner, how);
 }
 
-/* Ends a release (missing: the backend said owner does not hold l);
- * returns whether the hold was believed held before. */
-static int release_end(dlock_rlock *l, const char *owner, int how, int missing)
+int dlock__hold_release_end(dlock_rlock *l, const char *owner, int how,
+                            int missing, int *lost)
 {
     dlock_client *c = l->client;
     dlock__holds *h = &c->holds;
     dlock__hold **slot;
-    int held = 0, news = 0;
+    int held = 0, news = 0, was_lost = 0;
 
     pthread_mutex_lock(&h->mutex);
     slot = lookup(h, l, owner, 0);
     if (*slot) {
         dlock__hold *e = *slot;
         held = e->count > 0;
+        was_lost = e->lost;
         news = missing && held && !e->lost;
         if (e->releasing > 0)
             e->releasing--;
+        if (missing || (e->lost && how != DLOCK_HOLD_FAILED))
+            how = DLOCK_HOLD_ALL;
         if (how == DLOCK_HOLD_ALL)
             e->count = 0;
-        else if (how == DLOCK_HOLD_ONE)
+        else if (how == DLOCK_HOLD_ONE && e->count > 0)
             e->count--;
         if (held && e->count <= 0)
             dlock__metrics_observe(&c->metrics.hold_ms,
@@ -326,7 +373,18 @@ static int release_end(dlock_rlock *l, const char *owner, int how, int missing)
     pthread_mutex_unlock(&h->mutex);
     if (news)
         report_lost(c, l->name, owner, "found at unlock");
+    if (lost)
+        *lost = was_lost;
     return held;
+}
+
+/* Whether e is still the hold collected as (id, changes), with no
+ * acquisition or release under way: only then does a renewal's answer
+ * speak for it. */
+static int unchanged(const dlock__hold *e, uint64_t id, uint64_t changes)
+{
+    return e->id == id && e->changes == changes && e->acquiring == 0 &&
+           e->releasing == 0;
 }
 
 int dlock__hold_lost(dlock_client *c, const dlock_rlock *l, const char *name,
@@ -345,12 +403,11 @@ int dlock__hold_lost(dlock_client *c, const dlock_rlock *l, const char *name,
         /* dlock_extend: the caller's own call, nothing else in flight
          * that it does not know of */
         found = (*slot)->count > 0 ? 1 + !(*slot)->lost : 0;
-    } else if (*slot && (*slot)->id == id && (*slot)->changes == changes &&
-               (*slot)->acquiring == 0 && (*slot)->releasing == 0) {
+    } else if (*slot && unchanged(*slot, id, changes)) {
         found = (*slot)->renew != NULL ? 1 + !(*slot)->lost : 0;
     }
     if (found) {
-        (*slot)->renew = NULL;
+        renew_off(*slot);
         (*slot)->lost = 1;
         if (found == 2)
             dlock__lost_callback((*slot)->lock, fn, arg);
@@ -362,7 +419,7 @@ int dlock__hold_lost(dlock_client *c, const dlock_rlock *l, const char *name,
 }
 
 void dlock__hold_extended(dlock_rlock *l, const char *owner, int64_t lease_ms,
-                          const dlock_script *renew)
+                          const dlock_script *renew, dlock__renew_fn renew_fn)
 {
     dlock__holds *h = &l->client->holds;
     dlock__hold **slot;
@@ -370,14 +427,54 @@ void dlock__hold_extended(dlock_rlock *l, const char *owner, int64_t lease_ms,
     pthread_mutex_lock(&h->mutex);
     slot = find_slot(h, l, owner);
     if (*slot && lease_ms == 0) {
-        if (!(*slot)->renew)
-            (*slot)->renew_since_ms = dlock_clock_now(l->client->clock);
-        (*slot)->renew = renew;
+        renew_on(l->client, *slot, renew, renew_fn);
     } else if (*slot) {
-        (*slot)->renew = NULL;
+        renew_off(*slot);
         (*slot)->lease_ms = lease_ms;
     }
     pthread_mutex_unlock(&h->mutex);
+}
+
+void dlock__hold_stamp(dlock_rlock *l, const char *owner)
+{
+    dlock__holds *h = &l->client->holds;
+    dlock__hold **slot;
+
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, owner);
+    if (*slot)
+        (*slot)->changes++;
+    pthread_mutex_unlock(&h->mutex);
+}
+
+int dlock__hold_current(dlock_rlock *l, const dlock__renewal *w)
+{
+    dlock__holds *h = &l->client->holds;
+    dlock__hold **slot;
+    int same;
+
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, w->owner);
+    same = *slot && unchanged(*slot, w->id, w->changes) && (*slot)->renew &&
+           (*slot)->count > 0;
+    pthread_mutex_unlock(&h->mutex);
+    return same;
+}
+
+int dlock__hold_token(dlock_rlock *l, const char *owner, int64_t *out)
+{
+    dlock__holds *h = &l->client->holds;
+    dlock__hold **slot;
+    int rc = DLOCK_ENOTOWNER;
+
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, owner);
+    if (*slot && (*slot)->count > 0 && !(*slot)->lost) {
+        *out = (*slot)->token;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&h->mutex);
+    return rc;
 }
 
 void dlock__lost_callback(const dlock_rlock *l, dlock_lost_fn *fn, void **arg)
@@ -394,14 +491,15 @@ void dlock__lost_callback(const dlock_rlock *l, dlock_lost_fn *fn, void **arg)
 void dlock_hold_release_end(dlock_rlock *l, const char *owner, int how)
 {
     if (l && owner)
-        release_end(l, owner, how, 0);
+        dlock__hold_release_end(l, owner, how, 0, NULL);
 }
 
 int dlock_hold_missing(dlock_rlock *l, const char *owner)
 {
     if (!l || !owner)
         return DLOCK_EINVAL;
-    return release_end(l, owner, DLOCK_HOLD_ALL, 1) ? DLOCK_ELOST : DLOCK_ENOTOWNER;
+    return dlock__hold_release_end(l, owner, DLOCK_HOLD_ALL, 1, NULL) ? DLOCK_ELOST
+                                                                       : DLOCK_ENOTOWNER;
 }
 
 int64_t dlock_hold_lease(dlock_rlock *l, const char *owner)
@@ -427,10 +525,42 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l)
     dlock__hold **chain, *e;
 
     pthread_mutex_lock(&h->mutex);
+    /* Never on the watchdog thread while l is pinned: it unpins before
+     * calling anything of the application's (on_lost). */
+    while (h->renewing == l)
+        pthread_cond_wait(&h->renewed, &h->mutex);
     /* Always the first of the chain: removing it promotes the next. */
     while (*(chain = find_chain(h, l)) != NULL) {
         e = *chain;
         remove_hold(h, find_slot(h, l, e->owner));
     }
+    pthread_mutex_unlock(&h->mutex);
+}
+
+int dlock__holds_pin(dlock__holds *h, const dlock__renewal *list, size_t n)
+{
+    dlock__hold **slot;
+    size_t i;
+    int alive = 0;
+
+    pthread_mutex_lock(&h->mutex);
+    /* A hold of the object still here with the id collected: the handle
+     * has not been freed (that forgets its holds first), and until
+     * unpinned it will not be. */
+    for (i = 0; i < n && !alive; i++) {
+        slot = find_slot(h, list[i].lock, list[i].owner);
+        alive = *slot && (*slot)->id == list[i].id;
+    }
+    if (alive)
+        h->renewing = list[0].lock;
+    pthread_mutex_unlock(&h->mutex);
+    return alive;
+}
+
+void dlock__holds_unpin(dlock__holds *h)
+{
+    pthread_mutex_lock(&h->mutex);
+    h->renewing = NULL;
+    pthread_cond_broadcast(&h->renewed);
     pthread_mutex_unlock(&h->mutex);
 }

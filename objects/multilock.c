@@ -4,6 +4,12 @@
  * Pure composition: every step is the members' own slots, called in order
  * with the owner id of the MultiLock's call, so any lock type on any client
  * and backend can be a member (a MultiLock or a Redlock included).
+ *
+ * Its holds are its members' holds: each is in its member's client's hold
+ * registry, and a lease-0 member is renewed by that client's watchdog (a
+ * Redlock member by its first client's, objects/redlock.c), so the
+ * MultiLock keeps no registry or renewal of its own; an unlock learns
+ * from each member's own answer whether its hold was lost.
  */
 #include <inttypes.h>
 #include <stdio.h>

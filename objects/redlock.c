@@ -4,9 +4,22 @@
  * Each node is a fenced lock handle on its own client; this file only
  * counts votes. Every per-node step (acquire, release, read, renew) goes to
  * all nodes at once (fanout.h), each under a per-node budget, and the
- * answers are combined by majority. What this handle believes it holds (per
- * owner: holds, lease-0 renewal, lost, token) is kept here, as the client's
- * hold registry does for single-node locks.
+ * answers are combined by majority.
+ *
+ * What this handle believes it holds (per owner: the count, lease-0
+ * renewal, lost, the fencing token) is in the hold registry of its own
+ * client, l->client, the first node's (objects/holds.c), as every lock's;
+ * the nodes' own holds are in their clients' registries. That client's
+ * watchdog renews the lease-0 holds with renew_holds below, its renewal
+ * for holds that are not one key on one backend (dlock__renew_fn): the
+ * extensions on every node at once, then the votes.
+ *
+ * Why the first client's watchdog: the handle already belongs to it (its
+ * errors, on_lost, metrics and options are that client's, and the handle
+ * keeps it alive), its options were already the Redlock's (the watchdog
+ * timeout sets the lease-0 lease, max_hold_ms caps renewal), and one
+ * owner per hold keeps one renewal per period. The nodes' clients are its
+ * members, each only asked for its node's step.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,26 +37,13 @@
  * up to this many ms, so that contenders do not meet again at once. */
 #define SPLIT_RETRY_MS 30
 
-typedef struct rl_hold {
-    struct rl_hold *next;
-    char owner[DLOCK_OWNER_MAX];
-    int64_t count;    /* acquisitions through this handle not yet released */
-    int renew;        /* lease 0: the renewal thread keeps it */
-    int lost;         /* renewal found fewer than a majority */
-    int busy;         /* acquisitions and releases under way */
-    uint64_t changes; /* stamp of its latest change (never reused, even
-                       * by a new hold of the same owner) */
-    int64_t since;    /* renewed since (for the client's max_hold_ms) */
-    int64_t token;    /* of the latest acquisition */
-} rl_hold;
-
 typedef struct redlock {
     dlock__object o; /* client: clients[0]; channel: the nodes' channel */
     size_t n, quorum;
     dlock_rlock **nodes;      /* fenced locks, one per client */
     dlock_backend **backends; /* the nodes' backends, for waking */
     int64_t node_timeout_ms;  /* under mutex */
-    pthread_mutex_t mutex;    /* holds, thread state, node_timeout_ms */
+    pthread_mutex_t mutex;    /* node_timeout_ms */
     /* A renewal that sets a missing key again and a release never run at
      * the same time: the set must not bring back what the release
      * deleted. */
@@ -51,15 +51,11 @@ typedef struct redlock {
     int mutexes;              /* how many of the two were initialised */
     int pooled;               /* holds a fanout pool reference */
     int split;                /* every node's backend splits calls */
-    rl_hold *holds;
-    uint64_t changes;         /* under mutex: stamps every hold change */
-    /* the renewal thread */
-    pthread_t th;
-    int th_started, th_stop, th_orphaned;
-    dlock_signal sig;
 } redlock;
 
 static const dlock_rlock_methods redlock_methods;
+static void renew_holds(dlock_rlock *l, dlock__renewal *holds, size_t n,
+                        int64_t lease);
 
 /* ---- per-node steps ------------------------------------------------------ */
 
@@ -332,86 +328,6 @@ static int transport_code(const round *rd, size_t n)
     return DLOCK_ECONN;
 }
 
-/* ---- what this handle holds ---------------------------------------------- */
-
-/* Under r->mutex. */
-static rl_hold **hold_slot(redlock *r, const char *owner)
-{
-    rl_hold **p = &r->holds;
-
-    while (*p && strcmp((*p)->owner, owner) != 0)
-        p = &(*p)->next;
-    return p;
-}
-
-static void hold_settle(rl_hold **slot)
-{
-    rl_hold *h = *slot;
-
-    if (h->count <= 0 && h->busy == 0 && !h->lost) {
-        *slot = h->next;
-        free(h);
-    }
-}
-
-static int hold_begin(redlock *r, const char *owner)
-{
-    rl_hold **slot;
-    int rc = DLOCK_ENOMEM;
-
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (!*slot && (*slot = calloc(1, sizeof(**slot))) != NULL)
-        snprintf((*slot)->owner, sizeof((*slot)->owner), "%s", owner);
-    if (*slot) {
-        (*slot)->busy++;
-        (*slot)->changes = ++r->changes;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&r->mutex);
-    return rc;
-}
-
-static int renew_start(redlock *r);
-
-/* Under r->mutex: the renewal thread keeps h (lease 0) from now on, unless
- * it already does (max_hold_ms counts from the first renewed moment). */
-static void hold_renew_on(redlock *r, rl_hold *h)
-{
-    if (!h->renew) {
-        h->renew = 1;
-        h->since = dlock_clock_now(r->nodes[0]->client->clock);
-    }
-}
-
-static void hold_acquire_end(redlock *r, const char *owner, int acquired,
-                             int renew, int64_t token)
-{
-    rl_hold **slot;
-    int start = 0;
-
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (*slot) {
-        (*slot)->busy--;
-        if (acquired) {
-            if ((*slot)->lost) { /* a fresh hold after a lost one */
-                (*slot)->lost = 0;
-                (*slot)->count = 0;
-            }
-            (*slot)->count++;
-            (*slot)->token = token;
-            if (renew)
-                hold_renew_on(r, *slot);
-            start = (*slot)->renew && !r->th_started;
-        }
-        hold_settle(slot);
-    }
-    pthread_mutex_unlock(&r->mutex);
-    if (start)
-        renew_start(r); /* on failure the holds simply run out */
-}
-
 /* ---- acquisition --------------------------------------------------------- */
 
 /* What a lease sent to the nodes at the start of a round is still worth
@@ -452,7 +368,9 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     if (a->split)
         split_pause(a);
     a->split = 0;
-    if ((rc = hold_begin(r, owner)) != 0)
+    rc = dlock__hold_acquire_begin(l, owner, lease_ms, &dlock__script_redlock_renew,
+                                   renew_holds);
+    if (rc != 0)
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
     round_init(&rd, r, op, owner, lease);
@@ -491,7 +409,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                 raised += rs.res[i].want && rs.res[i].rc == 0;
         }
         if (raised >= r->quorum) {
-            hold_acquire_end(r, owner, 1, lease_ms == 0, token);
+            dlock__hold_acquire_end(l, owner, lease_ms, 1, token);
             return 0;
         }
     }
@@ -504,7 +422,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &undo);
     round_merge(&undo);
-    hold_acquire_end(r, owner, 0, 0, 0);
+    dlock__hold_acquire_end(l, owner, lease_ms, 0, 0);
     if (granted >= r->quorum)
         return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
                                 "\"%.64s\": a majority granted it but %" PRId64
@@ -557,21 +475,13 @@ static int release(dlock_rlock *l, dlock_op *op)
     const char *owner = op->owner;
     redlock *r = (redlock *)l;
     size_t i, ok = 0, gone = 0;
-    int believed = 0, lost = 0, marked = 0;
-    rl_hold **slot;
+    int believed, lost = 0;
     round rd;
 
     round_init(&rd, r, op, owner, 0);
     /* Marked before the release is sent: a renewal that finds the lock
      * gone meanwhile must not call it lost. */
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (*slot) {
-        (*slot)->busy++;
-        (*slot)->changes = ++r->changes;
-        marked = 1;
-    }
-    pthread_mutex_unlock(&r->mutex);
+    dlock_hold_release_begin(l, owner);
     pthread_mutex_lock(&r->renew_mutex);
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &rd);
@@ -580,26 +490,10 @@ static int release(dlock_rlock *l, dlock_op *op)
         ok += rd.res[i].rc == 0;
         gone += rd.res[i].rc == DLOCK_ENOTOWNER || rd.res[i].rc == DLOCK_ELOST;
     }
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, owner);
-    if (*slot) {
-        believed = (*slot)->count > 0 || (*slot)->lost;
-        lost = (*slot)->lost;
-        (*slot)->busy -= marked;
-        (*slot)->changes = ++r->changes;
-        /* Gone from a majority: the whole hold is over (every count of a
-         * reentrant hold), as a single lock's is. */
-        if (lost || gone > r->n - r->quorum) {
-            (*slot)->lost = 0;
-            (*slot)->count = 0;
-        } else if ((*slot)->count > 0) {
-            (*slot)->count--;
-        }
-        if ((*slot)->count == 0)
-            (*slot)->renew = 0;
-        hold_settle(slot);
-    }
-    pthread_mutex_unlock(&r->mutex);
+    /* Gone from a majority: the whole hold is over (every count of a
+     * reentrant hold), as a single lock's is; else one hold less. */
+    believed = dlock__hold_release_end(l, owner, DLOCK_HOLD_ONE, gone > r->n - r->quorum,
+                                       &lost);
     pthread_mutex_unlock(&r->renew_mutex);
     if (lost)
         return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": fewer than a majority of "
@@ -723,54 +617,13 @@ static int remain_ttl(dlock_rlock *l, int64_t *out)
     return 0;
 }
 
-/* ---- lease 0: the renewal thread ----------------------------------------- */
-
-typedef struct renewal {
-    char owner[DLOCK_OWNER_MAX];
-    uint64_t changes;
-} renewal;
-
-static void report_lost(redlock *r, const renewal *w)
-{
-    dlock_client *c = r->nodes[0]->client;
-    rl_hold **slot;
-    int news = 0;
-
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, w->owner);
-    /* An acquisition or release since the round answers for itself. */
-    if (*slot && (*slot)->changes == w->changes && (*slot)->busy == 0 &&
-        (*slot)->renew && (*slot)->count > 0) {
-        (*slot)->lost = 1;
-        (*slot)->renew = 0;
-        news = 1;
-    }
-    pthread_mutex_unlock(&r->mutex);
-    if (news && c->opts.on_lost)
-        c->opts.on_lost(c->opts.on_lost_arg, r->nodes[0]->name, w->owner);
-}
-
-/* Whether w's hold is still the one collected (no acquisition or release
- * since). */
-static int unchanged(redlock *r, const renewal *w)
-{
-    rl_hold **slot;
-    int same;
-
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, w->owner);
-    same = *slot && (*slot)->changes == w->changes && (*slot)->busy == 0 &&
-           (*slot)->renew && (*slot)->count > 0;
-    pthread_mutex_unlock(&r->mutex);
-    return same;
-}
+/* ---- lease 0: renewed by the client's watchdog -------------------------- */
 
 /* The extensions of one renewal period: every collected hold on every
  * node, one thread per node (fanout) going through all holds, so that a
  * stalled node costs the period one node budget, not one per hold. */
 typedef struct renew_batch {
     redlock *r;
-    const renewal *list;
     round *rounds; /* one per hold */
     size_t count;
     int64_t lease;
@@ -828,10 +681,10 @@ static void renew_every_node(renew_batch *b)
 
 /* After the extensions: when a majority still has the hold, sets it again
  * on the nodes that lost it; with fewer than a majority holding it (and a
- * majority answering), reports it lost. Only the setting excludes releases
+ * majority answering), it is gone. Only the setting excludes releases
  * (renew_mutex): an extension after a release finds nothing to extend, a
- * set could bring the lock back. */
-static void renew_settle(redlock *r, const renewal *w, round *rd)
+ * set could bring the lock back. Returns w's answer (DLOCK__RENEWED, ...). */
+static int renew_settle(redlock *r, const dlock__renewal *w, round *rd)
 {
     size_t i, held = 0, missing = 0;
 
@@ -841,7 +694,7 @@ static void renew_settle(redlock *r, const renewal *w, round *rd)
     }
     if (held >= r->quorum && missing > 0) {
         pthread_mutex_lock(&r->renew_mutex);
-        if (unchanged(r, w)) {
+        if (dlock__hold_current(&r->o.base, w)) {
             for (i = 0; i < r->n; i++) {
                 rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
                 rd->res[i].cap = INT64_MAX; /* a set: the node timeout only */
@@ -852,134 +705,40 @@ static void renew_settle(redlock *r, const renewal *w, round *rd)
         }
         pthread_mutex_unlock(&r->renew_mutex);
     }
+    if (held >= r->quorum)
+        return DLOCK__RENEWED;
     /* Nodes that could not be asked say nothing: the next period tries
-     * again, as the watchdog does. */
+     * again, as for every lock. */
     for (i = 0, missing = 0; i < r->n; i++)
         missing += rd->res[i].rc == 0 && rd->res[i].v[0] != 1;
-    if (held < r->quorum && missing > r->n - r->quorum)
-        report_lost(r, w);
+    return missing > r->n - r->quorum ? DLOCK__RENEW_GONE : DLOCK__RENEW_FAILED;
 }
 
-static void renew_all(redlock *r, int64_t lease)
+/* The watchdog's renewal of this handle's lease-0 holds (dlock__renew_fn),
+ * on its thread, once a period: every hold's extension on every node at
+ * once, then each hold's votes. */
+static void renew_holds(dlock_rlock *l, dlock__renewal *holds, size_t n,
+                        int64_t lease)
 {
-    dlock_client *c = r->nodes[0]->client;
-    int64_t now = dlock_clock_now(c->clock);
-    renewal *list = NULL;
-    round *rounds = NULL;
-    size_t n = 0, i;
+    redlock *r = (redlock *)l;
+    round *rounds = calloc(n, sizeof(*rounds));
     renew_batch b;
-    rl_hold *h;
+    size_t i;
 
-    pthread_mutex_lock(&r->mutex);
-    /* The first client's max_hold_ms caps renewal, as its watchdog's. */
-    for (h = r->holds; c->opts.max_hold_ms > 0 && h; h = h->next)
-        if (h->renew && now - h->since >= c->opts.max_hold_ms)
-            h->renew = 0;
-    for (h = r->holds; h; h = h->next)
-        n += h->renew && h->count > 0;
-    if (n > 0) {
-        list = calloc(n, sizeof(*list));
-        rounds = calloc(n, sizeof(*rounds));
-    }
-    n = 0;
-    for (h = r->holds; list && rounds && h; h = h->next) {
-        if (!h->renew || h->count <= 0)
-            continue;
-        memcpy(list[n].owner, h->owner, sizeof(h->owner));
-        list[n].changes = h->changes;
-        n++;
-    }
-    pthread_mutex_unlock(&r->mutex);
+    if (!rounds)
+        return; /* every answer stays "could not tell": the next period */
     for (i = 0; i < n; i++) {
-        round_init(&rounds[i], r, NULL, list[i].owner, lease);
+        round_init(&rounds[i], r, NULL, holds[i].owner, lease);
         rounds[i].mode = "0";
     }
-    if (n > 0) {
-        b.r = r;
-        b.list = list;
-        b.rounds = rounds;
-        b.count = n;
-        b.lease = lease;
-        renew_every_node(&b);
-    }
+    b.r = r;
+    b.rounds = rounds;
+    b.count = n;
+    b.lease = lease;
+    renew_every_node(&b);
     for (i = 0; i < n; i++)
-        renew_settle(r, &list[i], &rounds[i]);
+        holds[i].renewed = renew_settle(r, &holds[i], &rounds[i]);
     free(rounds);
-    free(list);
-}
-
-static int renew_stopping(redlock *r)
-{
-    int stop;
-
-    pthread_mutex_lock(&r->mutex);
-    stop = r->th_stop;
-    pthread_mutex_unlock(&r->mutex);
-    return stop;
-}
-
-static void redlock_free_rest(redlock *r);
-
-static void *renew_main(void *arg)
-{
-    redlock *r = arg;
-    dlock_client *c = r->nodes[0]->client;
-    int64_t lease = c->opts.watchdog_timeout_ms, period = lease / 3;
-    int64_t next = dlock_clock_now(c->clock) + period;
-    int orphaned;
-
-    for (;;) {
-        dlock_clock_sleep_until(c->clock, &r->sig, next);
-        if (renew_stopping(r))
-            break;
-        if (dlock_clock_now(c->clock) < next)
-            continue;
-        renew_all(r, lease);
-        if (renew_stopping(r))
-            break; /* freed meanwhile (from on_lost) */
-        /* Periods count from their starts: a slow round (a stalled node)
-         * must not push the next one later still. */
-        next += period;
-        if (next < dlock_clock_now(c->clock))
-            next = dlock_clock_now(c->clock);
-    }
-    dlock_clock_done(c->clock, &r->sig);
-    pthread_mutex_lock(&r->mutex);
-    orphaned = r->th_orphaned;
-    pthread_mutex_unlock(&r->mutex);
-    if (orphaned) { /* freed from on_lost: nobody will join us */
-        pthread_detach(pthread_self());
-        dlock_signal_destroy(&r->sig);
-        r->th_started = 0;
-        redlock_free_rest(r);
-    }
-    return NULL;
-}
-
-static int renew_start(redlock *r)
-{
-    dlock_clock *clk = r->nodes[0]->client->clock;
-    int rc = 0;
-
-    pthread_mutex_lock(&r->mutex);
-    if (!r->th_started && !r->th_stop) {
-        if (dlock_signal_init(&r->sig) != 0) {
-            rc = DLOCK_ENOMEM;
-        } else {
-            /* before the thread exists: a virtual-clock advance waits for
-             * its first sleep */
-            dlock_clock_busy(clk, &r->sig);
-            if (pthread_create(&r->th, NULL, renew_main, r) != 0) {
-                dlock_clock_done(clk, &r->sig);
-                dlock_signal_destroy(&r->sig);
-                rc = DLOCK_ENOMEM;
-            } else {
-                r->th_started = 1;
-            }
-        }
-    }
-    pthread_mutex_unlock(&r->mutex);
-    return rc;
 }
 
 /* ---- lease control (dlock_extend) ---------------------------------------- */
@@ -998,56 +757,6 @@ static void node_extend_send(void *ctx, size_t i)
     node_renew_send(ctx, i);
 }
 
-/* Stamps owner's hold, if this handle has one: a renewal round collected
- * before no longer answers for it (it neither sets the key again nor
- * reports it lost on a view older than this extension). Returns whether
- * this handle believes owner holds the lock. */
-static int hold_stamp(redlock *r, const char *owner)
-{
-    rl_hold *h;
-    int believed;
-
-    pthread_mutex_lock(&r->mutex);
-    h = *hold_slot(r, owner);
-    if (h)
-        h->changes = ++r->changes;
-    believed = h && h->count > 0;
-    pthread_mutex_unlock(&r->mutex);
-    return believed;
-}
-
-/* After a round: taken = a majority took the new lease (lease 0 hands the
- * hold to the renewal thread, a lease takes it off, as the watchdog
- * contract says), lost = fewer than a majority can still hold it. */
-static void hold_extend_end(redlock *r, const char *owner, int64_t lease_ms,
-                            int taken, int lost)
-{
-    rl_hold *h;
-    int start;
-
-    pthread_mutex_lock(&r->mutex);
-    h = *hold_slot(r, owner);
-    if (h && h->count > 0) {
-        h->changes = ++r->changes;
-        if (lost) {
-            /* an acquisition or release under way answers for itself */
-            if (h->busy == 0) {
-                h->lost = 1;
-                h->renew = 0;
-            }
-        } else if (taken && !h->lost) {
-            if (lease_ms > 0)
-                h->renew = 0;
-            else
-                hold_renew_on(r, h);
-        }
-    }
-    start = h && h->renew && !r->th_started;
-    pthread_mutex_unlock(&r->mutex);
-    if (start)
-        renew_start(r); /* on failure the hold simply runs out */
-}
-
 /* The extend slot: the new lease on every node at once; extended when a
  * majority took it with validity left, as an acquisition is acquired. */
 static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
@@ -1057,13 +766,17 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
     int64_t lease = lease_ms > 0 ? lease_ms : l->client->opts.watchdog_timeout_ms;
     int64_t start, elapsed;
     size_t i, taken = 0, gone = 0;
-    int believed;
     char what[160];
+    dlock_lost_fn fn;
+    void *arg;
     round rd;
 
     round_init(&rd, r, NULL, owner, lease);
     rd.mode = "0";
-    believed = hold_stamp(r, owner);
+    /* Stamped before and after the round: a renewal collected before, or
+     * during it, neither sets the key again nor reports it lost on a view
+     * older than this extension. */
+    dlock__hold_stamp(l, owner);
     start = dlock_clock_now(clk);
     dlock__fanout_halves(r->n, r->split, node_extend_send, node_renew_receive,
                          &rd);
@@ -1072,11 +785,12 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
         taken += rd.res[i].rc == 0 && rd.res[i].v[0] == 1;
         gone += rd.res[i].rc == 0 && rd.res[i].v[0] != 1;
     }
-    /* Nodes that did not answer say nothing, as for the renewal thread:
-     * only a majority of "not held" answers makes the hold lost. */
-    hold_extend_end(r, owner, lease_ms, taken >= r->quorum,
-                    taken < r->quorum && gone > r->n - r->quorum);
+    dlock__hold_stamp(l, owner);
     if (taken >= r->quorum) {
+        /* lease 0 hands the hold to the watchdog, a lease takes it off,
+         * as for every lock */
+        dlock__hold_extended(l, owner, lease_ms, &dlock__script_redlock_renew,
+                             renew_holds);
         if (validity_left(lease, elapsed) > 0)
             return 0;
         return dlock_rlock_fail(l, DLOCK_ETIMEDOUT,
@@ -1084,8 +798,11 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
                                 PRId64 " ms of a %" PRId64 " ms lease left no validity",
                                 l->name, taken, r->n, elapsed, lease);
     }
+    /* Nodes that did not answer say nothing, as for a renewal: only a
+     * majority of "not held" answers makes the hold lost (this call's
+     * answer is the report: fn is not called). */
     if (gone > r->n - r->quorum) {
-        if (believed)
+        if (dlock__hold_lost(l->client, l, l->name, owner, 0, 0, &fn, &arg))
             return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": the lease ran out or "
                                     "the lock was taken away on %zu of %zu nodes; not "
                                     "extended", l->name, gone, r->n);
@@ -1099,15 +816,17 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
-static void redlock_free_rest(redlock *r)
+/* Its holds are forgotten by then (dlock_rlock_fini), after any renewal
+ * of them the watchdog was running. */
+static void destroy(dlock_rlock *l)
 {
+    redlock *r = (redlock *)l;
     size_t i;
 
-    while (r->holds) {
-        rl_hold *h = r->holds;
-        r->holds = h->next;
-        free(h);
-    }
+    /* In a fork() child the mutexes may have been copied held: the memory
+     * only. */
+    if (r->nodes && r->nodes[0] && dlock__client_check(r->nodes[0]->client) != 0)
+        r->mutexes = 0;
     for (i = 0; r->nodes && i < r->n; i++)
         dlock_rlock_free(r->nodes[i]);
     free(r->nodes);
@@ -1119,36 +838,6 @@ static void redlock_free_rest(redlock *r)
     if (r->mutexes > 0)
         pthread_mutex_destroy(&r->mutex);
     dlock__object_destroy(&r->o.base);
-}
-
-static void destroy(dlock_rlock *l)
-{
-    redlock *r = (redlock *)l;
-    int started;
-
-    /* In a fork() child the thread and the locks are the parent's: touch
-     * neither (a mutex may have been copied held), free the memory only. */
-    if (r->nodes && r->nodes[0] && dlock__client_check(r->nodes[0]->client) != 0) {
-        r->mutexes = 0;
-        redlock_free_rest(r);
-        return;
-    }
-    if (r->mutexes > 0) {
-        pthread_mutex_lock(&r->mutex);
-        started = r->th_started;
-        r->th_stop = 1;
-        if (started && pthread_equal(pthread_self(), r->th))
-            r->th_orphaned = 1; /* on_lost freed us: the thread finishes */
-        pthread_mutex_unlock(&r->mutex);
-        if (started && r->th_orphaned)
-            return;
-        if (started) {
-            dlock_signal_raise(&r->sig);
-            pthread_join(r->th, NULL);
-            dlock_signal_destroy(&r->sig);
-        }
-    }
-    redlock_free_rest(r);
 }
 
 static const dlock_rlock_methods redlock_methods = {
@@ -1253,7 +942,6 @@ int dlock_redlock_set_node_timeout(dlock_rlock *l, int64_t ms)
 static int token(dlock_rlock *l, int mode, const char *owner, int64_t *out)
 {
     redlock *r = as_redlock(l);
-    rl_hold **slot;
     int rc = r ? 0 : DLOCK_EINVAL;
     char who[DLOCK_OWNER_MAX];
 
@@ -1263,12 +951,7 @@ static int token(dlock_rlock *l, int mode, const char *owner, int64_t *out)
         return dlock_rlock_fail(l, rc, "not a Redlock");
     if (rc != 0)
         return rc;
-    pthread_mutex_lock(&r->mutex);
-    slot = hold_slot(r, who);
-    rc = *slot && (*slot)->count > 0 && !(*slot)->lost ? 0 : DLOCK_ENOTOWNER;
-    if (rc == 0)
-        *out = (*slot)->token;
-    pthread_mutex_unlock(&r->mutex);
+    rc = dlock__hold_token(l, who, out);
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "\"%.64s\" is not held by this owner through "
                                 "this handle", l->name);

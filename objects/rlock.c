@@ -621,7 +621,7 @@ int dlock_rlock_extend_by_renewal(dlock_rlock *l, const char *owner,
     rc = r->elems[0]->integer == 1 ? 0 : DLOCK_ENOTOWNER;
     dlock_reply_free(r);
     if (rc == 0)
-        dlock__hold_extended(l, owner, lease_ms, renew);
+        dlock__hold_extended(l, owner, lease_ms, renew, NULL);
     return rc;
 }
 

@@ -17,9 +17,24 @@
  * when its renewal stops. Errors (backend down) never stop the thread: they
  * are logged and counted, and the next period simply tries again.
  *
- * No registry lock is held during a script call: the work list is copied out
- * first, and results are applied only to holds that are still the same
- * (same id).
+ * Holds that are not one key on this client's backend carry their type's
+ * own renewal (dlock__renew_fn): a Redlock's hold is a key on each of its
+ * nodes, each on its own client, and is kept by the Redlock handle's own
+ * client (its first node's: see objects/redlock.c). For those, "batch"
+ * means every renewable hold of one lock object, in one call of its
+ * renew_fn per period (a Redlock renews them all on every node at once,
+ * so that a stalled node costs the period one node budget, not one per
+ * hold); the function says per hold renewed, gone or could not tell, and
+ * the rest (metrics, log, lost marking, on_lost) is the same as for a
+ * script's answers. The lock object is pinned meanwhile
+ * (dlock__holds_pin): freeing its handle waits for the call to end.
+ *
+ * Periods count from their starts: a slow one (a stalled Redlock node is
+ * given up to half a lease) does not push the next one later still.
+ *
+ * No registry lock is held during a script call or a renew_fn: the work
+ * list is copied out first, and results are applied only to holds that are
+ * still the same (same id, no change since).
  *
  * on_lost may drop the client's last reference (the application had freed
  * the client and frees the lost lock's handle in the callback). The thread
@@ -39,16 +54,10 @@
 
 #define BATCH 100
 
-typedef struct renewal {
-    uint64_t id;
-    uint64_t changes;   /* the hold's change count when collected */
-    int settled;        /* held, and no call changing it, when collected */
-    dlock_rlock *lock; /* compared, never dereferenced outside the mutex */
-    const dlock_script *script;
-    unsigned slot; /* dlock_backend_key_slot of name */
-    char *name;
-    char owner[DLOCK_OWNER_MAX];
-} renewal;
+/* A script's answer the watchdog does not count either way. */
+#define RENEW_NONE 2
+
+typedef dlock__renewal renewal;
 
 static int stopping(dlock_client *c)
 {
@@ -92,6 +101,7 @@ static renewal *collect(dlock_client *c, size_t *n_out, capped **capped_out,
             continue;
         if (c->opts.max_hold_ms > 0 && now - e->renew_since_ms >= c->opts.max_hold_ms) {
             e->renew = NULL;
+            e->renew_fn = NULL;
             caps[ncaps].name = strdup(e->lock->name);
             if (!caps[ncaps].name)
                 continue; /* renewal stops all the same; not reported */
@@ -108,6 +118,8 @@ static renewal *collect(dlock_client *c, size_t *n_out, capped **capped_out,
         list[n].settled = e->count > 0 && e->acquiring == 0 && e->releasing == 0;
         list[n].lock = e->lock;
         list[n].script = e->renew;
+        list[n].fn = e->renew_fn;
+        list[n].renewed = DLOCK__RENEW_FAILED;
         memcpy(list[n].owner, e->owner, sizeof(e->owner));
         n++;
     }
@@ -141,11 +153,31 @@ static void report_capped(dlock_client *c, capped *caps, size_t n)
     free(caps);
 }
 
-/* One script call for list[0..n), all with the same script and slot. A
- * hold the backend says is gone is believed only if it was held and quiet
- * when collected and has not changed since (dlock__hold_lost): an acquisition
- * or a release in flight (or begun since) explains a missing lock, and
- * that call answers for itself. */
+/* The answers of list[0..n) (each hold's renewed): counted, and a hold
+ * found gone is believed only if it was held and quiet when collected and
+ * has not changed since (dlock__hold_lost): an acquisition or a release in
+ * flight (or begun since) explains a missing lock, and that call answers
+ * for itself. */
+static void apply(dlock_client *c, renewal *list, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        dlock_lost_fn fn;
+        void *arg;
+
+        if (list[i].renewed == DLOCK__RENEWED)
+            DLOCK__COUNT(c, renewals, 1);
+        else if (list[i].renewed == DLOCK__RENEW_FAILED)
+            DLOCK__COUNT(c, renewal_failures, 1);
+        else if (list[i].renewed == DLOCK__RENEW_GONE && list[i].settled &&
+                 dlock__hold_lost(c, list[i].lock, list[i].name, list[i].owner,
+                                  list[i].id, list[i].changes, &fn, &arg) == 2 && fn)
+            fn(arg, list[i].name, list[i].owner);
+    }
+}
+
+/* One script call for list[0..n), all with the same script and slot. */
 static void renew_batch(dlock_client *c, renewal *list, size_t n)
 {
     const char *argv[2 * BATCH + 1];
@@ -167,8 +199,8 @@ static void renew_batch(dlock_client *c, renewal *list, size_t n)
     if (rc == DLOCK_ESYNC)
         rc = 0;
     if (rc != 0 || reply->type != DLOCK_REPLY_ARRAY || reply->n != n) {
-        /* backend trouble: try again next period */
-        DLOCK__COUNT(c, renewal_failures, n);
+        /* backend trouble: try again next period (every renewed stays
+         * DLOCK__RENEW_FAILED) */
         dlock__log(DLOCK_LOG_WARN, "renewal of %zu lock(s) (script %s, first "
                    "\"%.64s\") failed: %s; retrying in %lld ms", n,
                    list[0].script->name, list[0].name,
@@ -181,27 +213,60 @@ static void renew_batch(dlock_client *c, renewal *list, size_t n)
     }
     for (i = 0; i < n; i++) {
         const dlock_reply *r = reply->elems[i];
-        dlock_lost_fn fn;
-        void *arg;
+        int known = r->type == DLOCK_REPLY_INTEGER && (r->integer == 0 || r->integer == 1);
 
-        if (r->type == DLOCK_REPLY_INTEGER && r->integer == 1)
-            DLOCK__COUNT(c, renewals, 1);
-        if (r->type == DLOCK_REPLY_INTEGER && r->integer == 0 && list[i].settled &&
-            dlock__hold_lost(c, list[i].lock, list[i].name, list[i].owner,
-                             list[i].id, list[i].changes, &fn, &arg) == 2 && fn)
-            fn(arg, list[i].name, list[i].owner);
+        list[i].renewed = known ? (int)r->integer : RENEW_NONE;
     }
     dlock_reply_free(reply);
 }
 
-static int by_script_and_slot(const void *a, const void *b)
+/* The holds of one lock object that renews them itself: its renew_fn, with
+ * the object pinned. */
+static void renew_by_fn(dlock_client *c, renewal *list, size_t n)
+{
+    size_t i, failed = 0;
+
+    if (!dlock__holds_pin(&c->holds, list, n)) {
+        for (i = 0; i < n; i++)
+            list[i].renewed = RENEW_NONE; /* released, or the handle freed */
+        return;
+    }
+    list[0].fn(list[0].lock, list, n, c->opts.watchdog_timeout_ms);
+    dlock__holds_unpin(&c->holds);
+    for (i = 0; i < n; i++)
+        failed += list[i].renewed == DLOCK__RENEW_FAILED;
+    if (failed > 0)
+        dlock__log(DLOCK_LOG_WARN, "renewal of %zu of %zu hold(s) of \"%.64s\" "
+                   "could not be confirmed; retrying in %lld ms", failed, n,
+                   list[0].name, (long long)(c->opts.watchdog_timeout_ms / 3));
+}
+
+/* Script holds first, by script and slot (a batch is one script call);
+ * then the others by renew_fn and lock object (a batch is one call of the
+ * object's renew_fn). */
+static int by_batch(const void *a, const void *b)
 {
     const renewal *p = a, *q = b;
-    uintptr_t x = (uintptr_t)p->script, y = (uintptr_t)q->script;
+    uintptr_t x = (uintptr_t)p->fn, y = (uintptr_t)q->fn;
 
+    if (x == y && p->fn) {
+        x = (uintptr_t)p->lock;
+        y = (uintptr_t)q->lock;
+    } else if (x == y) {
+        x = (uintptr_t)p->script;
+        y = (uintptr_t)q->script;
+    }
     if (x != y)
         return x < y ? -1 : 1;
     return p->slot < q->slot ? -1 : p->slot > q->slot;
+}
+
+/* Whether q goes in the batch that starts with p, of n so far. */
+static int same_batch(const renewal *p, const renewal *q, size_t n)
+{
+    if (p->fn || q->fn)
+        return p->fn == q->fn && p->lock == q->lock;
+    return n < BATCH && p->script == q->script && p->slot == q->slot;
 }
 
 static void renew_all(dlock_client *c)
@@ -214,17 +279,20 @@ static void renew_all(dlock_client *c)
         return;
     report_capped(c, caps, ncaps);
     for (i = 0; i < n; i++)
-        list[i].slot = dlock_backend_key_slot(c->backend, list[i].name,
-                                              strlen(list[i].name));
-    qsort(list, n, sizeof(*list), by_script_and_slot);
+        if (!list[i].fn)
+            list[i].slot = dlock_backend_key_slot(c->backend, list[i].name,
+                                                  strlen(list[i].name));
+    qsort(list, n, sizeof(*list), by_batch);
     /* An on_lost callback may have dropped the last reference (or another
      * thread is freeing the client): no point in the remaining batches. */
     for (i = 0; i < n && !stopping(c); i = j) {
-        for (j = i + 1; j < n && j - i < BATCH && list[j].script == list[i].script &&
-                        list[j].slot == list[i].slot;
-             j++)
+        for (j = i + 1; j < n && same_batch(&list[i], &list[j], j - i); j++)
             ;
-        renew_batch(c, list + i, j - i);
+        if (list[i].fn)
+            renew_by_fn(c, list + i, j - i);
+        else
+            renew_batch(c, list + i, j - i);
+        apply(c, list + i, j - i);
     }
     for (i = 0; i < n; i++)
         free(list[i].name);
@@ -251,7 +319,9 @@ static void *watchdog_main(void *arg)
             dlock__metrics_push(c); /* may drop the last reference, as on_lost */
         if (stopping(c))
             break;
-        next = dlock_clock_now(c->clock) + period;
+        next += period;
+        if (next < dlock_clock_now(c->clock))
+            next = dlock_clock_now(c->clock);
     }
     pthread_mutex_lock(&c->holds.mutex);
     orphaned = c->wd_orphaned;

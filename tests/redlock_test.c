@@ -37,6 +37,7 @@ typedef struct env {
     char name[96];
     pthread_mutex_t mutex;
     int lost;
+    char lost_thread[32]; /* the name of the thread that called on_lost */
 } env;
 
 static unsigned counter;
@@ -48,6 +49,7 @@ static void on_lost(void *arg, const char *name, const char *owner)
     (void)name, (void)owner;
     pthread_mutex_lock(&e->mutex);
     e->lost++;
+    pthread_getname_np(pthread_self(), e->lost_thread, sizeof(e->lost_thread));
     pthread_mutex_unlock(&e->mutex);
 }
 
@@ -430,6 +432,72 @@ static void redlock_force_unlock_and_lease(void **state)
     dlock_rlock_free(l2);
 }
 
+/* The threads of this process now (/proc/self/status), -1 unknown. */
+static int threads_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    int n = -1;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+void dlock__fanout(size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+static void no_step(void *ctx, size_t i);
+
+/* A lease-0 Redlock hold is kept by its own (first) client's watchdog, the
+ * one that renews that client's every lock: no thread of its own, counted
+ * in that client's metrics (not the other nodes' clients'), and a loss is
+ * reported on the watchdog thread, to the handle's own on_lost. */
+static void redlock_renewed_by_client_watchdog(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l = redlock(e->a, e->n, e->name);
+    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
+    int64_t wd = e->mock ? 30000 : 600;
+    int held = 0, before, k;
+    size_t i;
+    env mine; /* the handle's own on_lost records here */
+
+    memset(&mine, 0, sizeof(mine));
+    pthread_mutex_init(&mine.mutex, NULL);
+    assert_int_equal(dlock_rlock_set_on_lost(l, on_lost, &mine), 0);
+    /* the fan-out pool's workers, which a step on the mock uses, exist */
+    dlock__fanout(e->n, no_step, NULL);
+    before = threads_now();
+    assert_true(before > 0);
+    assert_int_equal(dlock_lock(l, 0), 0);
+    advance(e, 3 * wd);
+    assert_int_equal(dlock_is_held(l, &held), 0);
+    assert_int_equal(held, 1);
+    assert_true(threads_now() <= before); /* no renewal thread */
+    assert_int_equal(dlock_client_metrics(e->a[0], &m0), 0);
+    assert_int_equal(dlock_client_metrics(e->a[1], &m1), 0);
+    assert_true(m0.renewals >= 2);
+    assert_int_equal(m1.renewals, 0);
+
+    /* a majority loses it: the watchdog reports it, to this handle */
+    for (k = 0; k < 20 && lost_count(&mine) == 0; k++) {
+        for (i = 0; i < e->n / 2 + 1; i++)
+            server_int(e, i, "DEL", e->name);
+        advance(e, wd / 3);
+    }
+    assert_int_equal(lost_count(&mine), 1);
+    assert_string_equal(mine.lost_thread, "dlock-watchdog");
+    assert_int_equal(lost_count(e), 0); /* not the client's on_lost */
+    assert_int_equal(dlock_client_metrics(e->a[0], &m0), 0);
+    assert_int_equal(m0.lost, 1);
+    assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
+    assert_int_equal(dlock_unlock(l), DLOCK_ENOTOWNER);
+    dlock_rlock_free(l);
+    pthread_mutex_destroy(&mine.mutex);
+}
+
 /* ---- dlock_extend ---------------------------------------------------------- */
 
 static long long pttl(env *e, size_t i, const char *key)
@@ -439,7 +507,7 @@ static long long pttl(env *e, size_t i, const char *key)
 
 /* The new lease on every node (longer, then shorter: set, not kept), the
  * hold count and token unchanged; a non-holder changes nothing; lease 0
- * hands the hold to the renewal thread; a lease that the drift leaves no
+ * hands the hold to the watchdog; a lease that the drift leaves no
  * validity in fails as an acquisition would. */
 static void redlock_extend_every_node(void **state)
 {
@@ -493,7 +561,7 @@ static void redlock_extend_every_node(void **state)
     assert_int_equal(lost_count(e), 0);
 
     /* 2 ms: the drift (1 % + 2 ms) leaves no validity: DLOCK_ETIMEDOUT,
-     * and off the renewal thread, so the nodes' 2 ms run out */
+     * and off the watchdog, so the nodes' 2 ms run out */
     assert_int_equal(dlock_extend(l1, 2), DLOCK_ETIMEDOUT);
     assert_non_null(strstr(dlock_errmsg(l1), "no validity"));
     advance(e, e->mock ? 3 : 100);
@@ -860,8 +928,8 @@ static void multilock_bad_input(void **state)
         dlock_rlock_free(members[i]);
 }
 
-/* on_lost may free the lost Redlock's handle (its renewal thread then
- * finishes and frees the rest by itself). */
+/* on_lost may free the lost Redlock's handle (on the first client's
+ * watchdog thread, which then ends the client the handle kept alive). */
 static void free_on_lost(void *arg, const char *name, const char *owner)
 {
     dlock_rlock *l = __atomic_exchange_n((dlock_rlock **)arg, NULL, __ATOMIC_SEQ_CST);
@@ -977,7 +1045,6 @@ static void redlock_from_json_client_set(void **state)
 #endif
 #endif
 size_t dlock__fanout_workers(void);
-void dlock__fanout(size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
 static void no_step(void *ctx, size_t i)
 {
@@ -1057,6 +1124,7 @@ static void redlock_fork_child_fans_out(void **state)
         CASE(redlock_fork_child_fans_out, s),                          \
         CASE(redlock_extend_every_node, s), CASE(redlock_extend_nodes_down, s), \
         CASE(multilock_extend, s),                                     \
+        CASE(redlock_renewed_by_client_watchdog, s),                   \
     }
 
 int dlock_test_redlock(void);

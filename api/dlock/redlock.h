@@ -20,26 +20,29 @@
  * lasts, retried after a release message from any node, the holders' TTL
  * or a random delay (a split vote between contenders).
  *
- * Lease 0: a renewal thread of this handle (started at the first such
- * hold, on the first client's clock) renews every watchdog_timeout/3 on
- * every node with extend-or-set: a node that lost the key (restarted
- * without persistence) gets it back. When fewer than a majority still hold
- * it, the hold is lost: the first client's on_lost is called (on that
- * thread, with name and owner; it must not free this handle) and the
- * owner's unlock returns DLOCK_ELOST.
+ * Lease 0: the first client's watchdog (api/dlock/client.h: the one thread
+ * that renews that client's lease-0 holds, this handle's among them)
+ * renews every watchdog_timeout/3 on every node at once with
+ * extend-or-set: a node that lost the key (restarted without persistence)
+ * gets it back. When fewer than a majority still hold it, the hold is
+ * lost: on_lost is called as for every lock (this handle's,
+ * dlock_rlock_set_on_lost, else the first client's; on the watchdog
+ * thread, with name and owner; it may free this handle) and the owner's
+ * unlock returns DLOCK_ELOST. The first client's max_hold_ms caps the
+ * renewal, as for every lock.
  *
  * dlock_extend / dlock_extend_as (api/dlock/rlock.h): the new lease goes
  * to every node at once with the renewal's extend step (a node that lost
  * the key is not given it again), each cut off at the node timeout. 0 when
  * a majority took it and the validity left (lease - elapsed - drift, as for
  * an acquisition) is positive: the hold is then good for that validity, as
- * a fresh acquisition is. Lease 0 hands the hold to the renewal thread
- * (the first client's watchdog timeout, renewed as above); a lease takes it
+ * a fresh acquisition is. Lease 0 hands the hold to the watchdog (the
+ * first client's watchdog timeout, renewed as above); a lease takes it
  * off, as for every lock (a renewal already in flight may still apply the
  * watchdog's lease once). Failures:
  *  - DLOCK_ELOST: a majority of nodes answered that the owner does not
  *    hold it (lease ran out, force unlock, nodes restarted empty): the
- *    hold this handle had is lost, as the renewal thread would find it.
+ *    hold this handle had is lost, as the watchdog would find it.
  *    This call's answer is the report (on_lost is not called for it); the
  *    next unlock says DLOCK_ELOST too and releases what is left on the
  *    nodes. DLOCK_ENOTOWNER instead when this handle knew of no hold of
@@ -104,7 +107,7 @@
  * Lifetime and threads: the handle keeps the clients alive; all clients
  * must tell time with the same clock (real time, or one virtual clock). A
  * Redlock may be used by any number of threads at once. Freeing it stops
- * its renewal thread (never the remote locks).
+ * the renewal of its holds (never the remote locks).
  */
 #ifndef DLOCK_REDLOCK_H
 #define DLOCK_REDLOCK_H

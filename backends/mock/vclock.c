@@ -15,6 +15,11 @@
  * mutex. Because the raise happens under the clock mutex, a sleeper that has
  * unregistered (under the same mutex) knows advance will not touch its
  * signal again, so the signal may live on the sleeper's stack.
+ *
+ * fork(): a child inherits the lists with the parent's sleepers, threads it
+ * does not have, whose entries are on their stacks; the C library reuses
+ * those stacks for the child's new threads, or unmaps them. The child's
+ * first use of the lists forgets them (lock_lists).
  */
 #include "dlock/mock.h"
 #include "dlock/sys/backend.h"
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* wall_ms = VCLOCK_EPOCH_MS + now_ms: a plausible Unix time (Nov 2023) so
  * that scripts storing wall-clock deadlines see realistic magnitudes. */
@@ -58,11 +64,30 @@ struct dlock_vclock {
     dlock_signal **pending;
     size_t npending, cappending;
     int advancing;
+    pid_t pid; /* the process whose threads the lists hold */
 };
 
 static dlock_vclock *vc_of(dlock_clock *c)
 {
     return (dlock_vclock *)c;
+}
+
+/* Takes the clock mutex for a use of the sleepers and pending lists, which
+ * in a fork() child forgets the parent's (see the top of this file): none
+ * of those threads sleeps or advances here. */
+static void lock_lists(dlock_vclock *vc)
+{
+    pid_t pid = getpid();
+
+    pthread_mutex_lock(&vc->mutex);
+    if (vc->pid != pid) {
+        vc->pid = pid;
+        vc->sleepers = NULL;
+        vc->nsleeping = 0;
+        vc->nwaiting = 0;
+        vc->npending = 0;
+        vc->advancing = 0;
+    }
 }
 
 /* ---- helpers (clock mutex held) ------------------------------------------ */
@@ -171,7 +196,7 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
     }
     pthread_mutex_unlock(&s->mutex);
 
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     if (vc->now >= deadline_ms) {
         pthread_mutex_unlock(&vc->mutex);
         return DLOCK_ETIMEDOUT;
@@ -200,7 +225,7 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
     s->raised = 0;
     pthread_mutex_unlock(&s->mutex);
 
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     if (me.prev != NULL)
         me.prev->next = me.next;
     else
@@ -222,7 +247,7 @@ static void vc_done(dlock_clock *c, dlock_signal *s)
 {
     dlock_vclock *vc = vc_of(c);
 
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     pending_remove(vc, s);
     pthread_mutex_unlock(&vc->mutex);
 }
@@ -231,7 +256,7 @@ static void vc_busy(dlock_clock *c, dlock_signal *s)
 {
     dlock_vclock *vc = vc_of(c);
 
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     pending_add(vc, s);
     pthread_mutex_unlock(&vc->mutex);
 }
@@ -306,6 +331,7 @@ int dlock_vclock_new(dlock_vclock **out, int64_t start_ms)
     vc->clock.methods = &vc_methods;
     vc->now = start_ms;
     vc->refs = 1;
+    vc->pid = getpid();
     *out = vc;
     return 0;
 }
@@ -321,7 +347,7 @@ int dlock_vclock_advance(dlock_vclock *vc, int64_t ms)
 
     if (vc == NULL || ms < 0)
         return DLOCK_EINVAL;
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     /* Two advances interleaving their steps would make both meaningless. */
     while (vc->advancing)
         pthread_cond_wait(&vc->changed, &vc->mutex);
@@ -374,7 +400,7 @@ static int get_count(dlock_vclock *vc, int waiters_only)
 
     if (vc == NULL)
         return 0;
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     n = count(vc, waiters_only);
     pthread_mutex_unlock(&vc->mutex);
     return n;
@@ -393,7 +419,7 @@ static int wait_count(dlock_vclock *vc, int n, int64_t timeout_real_ms, int wait
     if (timeout_real_ms > 365LL * 24 * 3600 * 1000)
         timeout_real_ms = 365LL * 24 * 3600 * 1000;
     mono_deadline(&ts, timeout_real_ms);
-    pthread_mutex_lock(&vc->mutex);
+    lock_lists(vc);
     while (count(vc, waiters_only) < n) {
         if (pthread_cond_timedwait(&vc->changed, &vc->mutex, &ts) == ETIMEDOUT) {
             rc = count(vc, waiters_only) >= n ? 0 : DLOCK_ETIMEDOUT;

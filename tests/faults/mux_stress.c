@@ -480,7 +480,7 @@ static void test_mux_stress_two_replies(void **state)
 
 #define RL_NODES 3
 
-/* try_lock (a quarter with lease 0: the renewal thread's split calls),
+/* try_lock (a quarter with lease 0: the watchdog's split calls),
  * extend (a quarter), unlock, on a Redlock over RL_NODES clients. */
 static dlock_client *rl_clients[RL_NODES];
 

@@ -2,10 +2,13 @@
  * The virtual clock as a test author uses it with whole clients (issue 14):
  * counting the application's blocked threads without the watchdogs, and
  * reaching a test's own store and clock from a URL or a JSON configuration
- * ("mock://NAME").
+ * ("mock://NAME"); a fork() child's view of the clock.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "dlock.h"
 #include "../../harness/runner.h"
@@ -143,11 +146,49 @@ static void test_named_store(void **state)
     dlock_vclock_free(clk);
 }
 
+/* A fork() child does not have its parent's threads: the clock it inherits
+ * has no sleepers (the parent's entries are on their stacks, which the
+ * child's own threads would reuse), and an advance in the child does not
+ * wait for them. The parent's view is unchanged. */
+static void test_fork_child_forgets_parents_sleepers(void **state)
+{
+    dlock_vclock *clk;
+    dlock_mock_store *store;
+    dlock_backend *b;
+    dlock_client *c;
+    int status = -1;
+    pid_t pid;
+
+    (void)state;
+    assert_int_equal(dlock_vclock_new(&clk, 0), 0);
+    assert_int_equal(dlock_mock_store_new(&store, dlock_vclock_clock(clk)), 0);
+    assert_int_equal(dlock_mock_backend_new(&b, store), 0);
+    assert_int_equal(dlock_client_new(&c, b, NULL), 0);
+    assert_int_equal(dlock_vclock_wait_sleepers(clk, 1, 5000), 0);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) /* no thread started here: ThreadSanitizer could not */
+        _exit(dlock_vclock_sleepers(clk) != 0 ? 1 :
+              dlock_vclock_advance(clk, 60000) != 0 ? 2 :
+              dlock_vclock_now(clk) != 60000 ? 3 : 0);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(dlock_vclock_sleepers(clk), 1);
+    assert_int_equal(dlock_vclock_now(clk), 0);
+
+    dlock_client_free(c);
+    dlock_mock_store_free(store);
+    dlock_vclock_free(clk);
+}
+
 int dlock_test_mock_clock(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waiters_exclude_watchdogs),
         cmocka_unit_test(test_named_store),
+        cmocka_unit_test(test_fork_child_forgets_parents_sleepers),
     };
     return DLOCK_RUN_GROUP("mock_clock", tests, NULL, NULL);
 }
