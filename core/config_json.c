@@ -6,6 +6,15 @@
  * ill-typed afterwards comes from a small scan of the text for that
  * top-level key (strings and nesting are followed, so a key's name inside a
  * string value or a nested object is never mistaken for it).
+ *
+ * No message quotes the text: any string of it may hold a password (the
+ * url's, sentinel_password), and a broken one moves its pieces into what
+ * the parser takes for a token, a field name or a number. A message says
+ * where (line:column), what kind of error, and which field, by the name
+ * dlock knows it by (an unknown name gets the nearest known one
+ * suggested, not echoed). Jansson's own text is not used: it quotes up to
+ * 20 bytes of the token it stopped at. And every string that may hold a
+ * secret is wiped before it is freed, Jansson's copies included.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -16,6 +25,7 @@
 
 #include "errbuf.h"
 #include "config_json.h"
+#include "wipe.h"
 
 /* The fields: the url, another string (a TLS path or name), a flag (a
  * boolean, or 0/1), or an integer within [min, max]. */
@@ -147,6 +157,119 @@ static const field *find(const char *key)
     return NULL;
 }
 
+/* The edit distance (insertions, deletions, substitutions) of a and b,
+ * b at most 63 bytes. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t prev[64], cur[64], i, j, lb = strlen(b);
+
+    for (j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (i = 1; a[i - 1]; i++) {
+        cur[0] = i;
+        for (j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+    }
+    return prev[lb];
+}
+
+/* The field whose name is within 2 edits of key (the nearest), or NULL:
+ * what a misspelt field is told to be, since key itself is not quoted. */
+static const field *nearest(const char *key)
+{
+    const field *best = NULL;
+    size_t i, d, best_d = 3;
+
+    if (strlen(key) > 64)
+        return NULL;
+    for (i = 0; i < NFIELDS; i++) {
+        d = distance(key, fields[i].name);
+        if (d < best_d) {
+            best = &fields[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+/* Jansson's syntax errors, by how its text starts: the kind of error, in
+ * dlock's words. The rest of its text is input (" near '<token>'", a byte,
+ * a \u escape), never shown. */
+static const struct {
+    const char *jansson, *kind;
+} syntax_kinds[] = {
+    {"unable to decode byte", "invalid UTF-8"},
+    {"premature end of input", "premature end of input"},
+    {"unexpected newline", "a line break inside a string (write it \\n)"},
+    {"control character", "a control character inside a string (write it \\t, \\n, "
+                          "\\u0001...)"},
+    {"invalid escape", "invalid escape inside a string (valid: \\\" \\\\ \\/ \\b "
+                       "\\f \\n \\r \\t \\uXXXX)"},
+    {"invalid Unicode", "invalid \\u escape inside a string"},
+    {"\\u0000 is not allowed", "\\u0000 inside a string"},
+    {"NUL byte in object key", "\\u0000 inside a field name"},
+    {"too big", "integer too big"},
+    {"real number overflow", "real number too big"},
+    {"maximum parsing depth", "nested too deeply"},
+    {"string or '}' expected", "a field name (in quotes) or '}' expected"},
+    {"':' expected", "':' expected after a field name"},
+    {"'}' expected", "',' or '}' expected"},
+    {"']' expected", "',' or ']' expected"},
+    {"'[' or '{' expected", "'{' expected"},
+    {"end of file expected", "text after the end of the object"},
+    {"invalid token", "invalid token (a value is a string in quotes, a number, true, false, "
+                      "null, an object or an array)"},
+    {"unexpected token", "unexpected token"},
+};
+
+/* The message of a syntax error in text[0..len): its position and its
+ * kind. A field given twice is named when dlock knows the name (Jansson
+ * stops right after the key, its closing quote at position - 1). */
+static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
+                       const char *text, size_t len)
+{
+    const char *kind = "invalid JSON";
+    size_t i;
+
+    if (json_error_code(err) == json_error_duplicate_key) {
+        const field *f = NULL;
+        size_t end = (size_t)err->position, start = end > 0 ? end - 1 : 0;
+        char key[65];
+        if (end >= 2 && end <= len && text[end - 1] == '"') {
+            while (start > 0 && text[start - 1] != '"')
+                start--;
+            if (start > 0 && end - 1 - start < sizeof(key)) {
+                memcpy(key, text + start, end - 1 - start);
+                key[end - 1 - start] = '\0';
+                f = find(key);
+            }
+        }
+        if (f)
+            return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
+                                    "%d:%d: field \"%s\" given twice", err->line,
+                                    err->column, f->name);
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
+                                "%d:%d: a field given twice", err->line, err->column);
+    }
+    for (i = 0; i < sizeof(syntax_kinds) / sizeof(syntax_kinds[0]); i++)
+        if (strncmp(err->text, syntax_kinds[i].jansson,
+                    strlen(syntax_kinds[i].jansson)) == 0) {
+            kind = syntax_kinds[i].kind;
+            break;
+        }
+    if (json_error_code(err) == json_error_premature_end_of_input &&
+        strstr(kind, "end of input") == NULL)
+        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
+                                "%d:%d: premature end of input (%s)", err->line,
+                                err->column, kind);
+    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err->line,
+                            err->column, kind);
+}
+
 static int field_fail(char *errbuf, size_t errlen, const char *text, size_t len,
                       const char *key, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -178,7 +301,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         if (!json_is_string(v))
             return field_fail(errbuf, errlen, text, len, f->name,
                               "expected a string (a backend URL), got %s", type_name(v));
-        free(out->url);
+        dlock__wipe_free(out->url);
         out->url = strdup(json_string_value(v));
         return out->url ? 0 : dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     }
@@ -220,7 +343,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         copy = strdup(json_string_value(v));
         if (!copy)
             return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
-        free((char *)*slot);
+        dlock__wipe_free((char *)*slot);
         *slot = copy;
         return 0;
     }
@@ -234,10 +357,12 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
                                             : "expected an integer, got %s",
                           type_name(v));
     n = json_integer_value(v);
+    /* The number is not shown: a broken string before it may have made a
+     * piece of a secret this field's value. */
     if (n < f->min || n > f->max)
         return field_fail(errbuf, errlen, text, len, f->name,
-                          "%lld is out of range (%lld..%lld)", (long long)n,
-                          (long long)f->min, (long long)f->max);
+                          "out of range (%lld..%lld)", (long long)f->min,
+                          (long long)f->max);
     if (f->kind == F_INT || f->kind == F_FLAG)
         *(int *)(base + f->offset) = (int)n;
     else
@@ -245,33 +370,46 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
     return 0;
 }
 
+/* The URLs may hold passwords, sentinel_password is one. */
 void dlock__config_fini(dlock__config *c)
 {
     if (c) {
         size_t i;
         for (i = 0; i < c->nurls; i++)
-            free(c->urls[i]);
+            dlock__wipe_free(c->urls[i]);
         free(c->urls);
         c->urls = NULL;
         c->nurls = 0;
-        free(c->url);
+        dlock__wipe_free(c->url);
         free((char *)c->redis.tls_cacert);
         free((char *)c->redis.tls_cacertdir);
         free((char *)c->redis.tls_cert);
         free((char *)c->redis.tls_key);
         free((char *)c->redis.tls_sni);
         free((char *)c->redis.sentinel_user);
-        if (c->redis.sentinel_password) {
-            /* a secret: wiped before it goes back to the allocator */
-            volatile char *p = (volatile char *)c->redis.sentinel_password;
-            while (*p)
-                *p++ = '\0';
-            free((char *)c->redis.sentinel_password);
-        }
+        dlock__wipe_free((char *)c->redis.sentinel_password);
         c->redis.sentinel_user = c->redis.sentinel_password = NULL;
         c->url = NULL;
         c->redis.tls_cacert = c->redis.tls_cacertdir = c->redis.tls_cert = NULL;
         c->redis.tls_key = c->redis.tls_sni = NULL;
+    }
+}
+
+/* Jansson's copies of the strings (top-level values and array elements:
+ * the url, urls, sentinel_password...), wiped before Jansson frees them.
+ * Its buffers of a parse that failed are out of reach. */
+static void wipe_strings(json_t *root)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    json_object_foreach(root, key, v) {
+        for (i = 0; i < (json_is_array(v) ? json_array_size(v) : 1); i++) {
+            json_t *s = json_is_array(v) ? json_array_get(v, i) : v;
+            if (json_is_string(s))
+                dlock__wipe((char *)json_string_value(s), json_string_length(s));
+        }
     }
 }
 
@@ -292,8 +430,7 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
      * silent "last one wins". */
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
     if (!root)
-        return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err.line,
-                                 err.column, err.text);
+        return syntax_fail(errbuf, errlen, &err, text, len);
     if (!json_is_object(root)) {
         json_decref(root);
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
@@ -302,9 +439,16 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
     json_object_foreach(root, key, v) {
         const field *f = find(key);
         if (!f) {
+            /* Not quoted: a quote, a comma and a quote inside a secret
+             * make a field name of its rest. */
             pos p = key_position(text, len, key);
+            const field *near = nearest(key);
             rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                   "%d:%d: unknown field \"%.64s\"", p.line, p.column, key);
+                                  "%d:%d: unknown field%s%s%s", p.line, p.column,
+                                  near ? " (did you mean \"" : " (not a field of the "
+                                                               "configuration: "
+                                                               "dlock/config.h)",
+                                  near ? near->name : "", near ? "\"?)" : "");
             break;
         }
         if ((rc = set_field(out, f, v, errbuf, errlen, text, len)) != 0)
@@ -317,6 +461,7 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
         rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");
+    wipe_strings(root);
     json_decref(root);
     if (rc != 0)
         dlock__config_fini(out);

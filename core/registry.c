@@ -46,17 +46,18 @@ static void register_builtins(void)
 }
 
 /* 1..SCHEME_MAX characters, a letter first, then letters, digits, '+', '-'
- * and '.' (RFC 3986's scheme), lower case only (one spelling per scheme). */
-static int scheme_ok(const char *s, size_t n)
+ * and '.' (RFC 3986's scheme), lower case only (one spelling per scheme)
+ * unless any_case (what a message may quote as a scheme someone wrote). */
+static int scheme_ok(const char *s, size_t n, int any_case)
 {
     size_t i;
 
-    if (n == 0 || n > SCHEME_MAX || !(s[0] >= 'a' && s[0] <= 'z'))
+    if (n == 0 || n > SCHEME_MAX)
         return 0;
-    for (i = 1; i < n; i++) {
-        char ch = s[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
-              ch == '-' || ch == '.'))
+    for (i = 0; i < n; i++) {
+        char ch = any_case && s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] - 'A' + 'a') : s[i];
+        if (!((ch >= 'a' && ch <= 'z') ||
+              (i > 0 && ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.'))))
             return 0;
     }
     return 1;
@@ -79,7 +80,7 @@ int dlock__backend_register(const char *scheme, dlock_backend_open_fn open, void
     scheme_entry *e;
     int rc = 0;
 
-    if (!scheme_ok(scheme ? scheme : "", n))
+    if (!scheme_ok(scheme ? scheme : "", n, 0))
         return DLOCK_EINVAL;
     pthread_mutex_lock(&reg_mutex);
     e = find(scheme, n);
@@ -142,15 +143,20 @@ int dlock_backend_open(dlock_backend **out, const char *url, const void *options
     pthread_once(&builtin_once, register_builtins);
     n = strcspn(url, ":");
     pthread_mutex_lock(&reg_mutex);
-    e = url[n] == ':' && scheme_ok(url, n) ? find(url, n) : NULL;
+    e = url[n] == ':' && scheme_ok(url, n, 0) ? find(url, n) : NULL;
     if (!e) {
         char known[200];
         list_schemes(known, sizeof known);
         pthread_mutex_unlock(&reg_mutex);
-        /* Echo only the scheme: the rest may carry a password. */
+        /* Echo only the scheme: the rest may carry a password. Text with no
+         * ':' after it is no scheme, and may be one (a bare password). */
+        if (url[n] != ':' || !scheme_ok(url, n, 1))
+            return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
+                                    "no URL scheme (expected scheme:...; registered: %s)",
+                                    known);
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                "unknown URL scheme \"%.*s\" (registered: %s)",
-                                (int)(n > SCHEME_MAX ? SCHEME_MAX : n), url, known);
+                                "unknown URL scheme \"%.*s\" (registered: %s)", (int)n,
+                                url, known);
     }
     copy = *e;
     pthread_mutex_unlock(&reg_mutex);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/config_json.h"
+#include "core/wipe.h"
 #include "dlock/config.h"
 #include "internal.h"
 
@@ -127,6 +128,7 @@ static int from_file(const target *t, const char *path, char *errbuf, size_t err
         rc = from_text(t, text, len, path, errbuf, errlen);
     }
     fclose(f);
+    dlock__wipe(text, len); /* its URLs and sentinel_password */
     free(text);
     return rc;
 }

@@ -694,6 +694,241 @@ static void test_config(void **state)
     dlock_client_free(c);
 }
 
+/* ---- no secret in an error message --------------------------------------- */
+
+/* A secret: two pieces around one byte that may move a URL's or a JSON
+ * text's parts ('@' ends a user information, '&' a query value, '"' a JSON
+ * string...), or a control character. Any 4 bytes in a row of the secret
+ * in a detail are a leak; neither piece is a word a message could hold by
+ * chance. */
+#define PIECE_A "Qz7xKv3Wj"
+#define PIECE_B "Tq5Lm2Pn"
+
+static const char odd_bytes[] = "@/?#&%:=\"\\ ,;[]{}\t\n\r\x01\x1b\x7f\xff";
+
+/* Whether msg holds 4 bytes in a row of secret. */
+static int holds_piece(const char *msg, const char *secret)
+{
+    size_t i, n = strlen(secret), m = strlen(msg);
+
+    for (i = 0; i + 4 <= n; i++)
+        if (memmem(msg, m, secret + i, 4))
+            return 1;
+    return 0;
+}
+
+/* A failure whose detail is there, holds no piece of secret, and holds
+ * want1 and want2 (when given): what is wrong, and where. */
+static void expect_hidden(const char *input, int rc, const char *err,
+                          const char *secret, const char *want1, const char *want2)
+{
+    bad_inputs++;
+    if (rc == 0 || err[0] == '\0' || holds_piece(err, secret) ||
+        (want1 && !strstr(err, want1)) || (want2 && !strstr(err, want2)))
+        fprintf(stderr, "input '%s': %s, detail '%s' (secret '%s'; wanted '%s' and '%s')\n",
+                input, dlock_errname(rc), err, secret, want1 ? want1 : "",
+                want2 ? want2 : "");
+    assert_int_not_equal(rc, 0);
+    assert_true(err[0] != '\0');
+    assert_false(holds_piece(err, secret));
+    if (want1)
+        assert_non_null(strstr(err, want1));
+    if (want2)
+        assert_non_null(strstr(err, want2));
+}
+
+static int url_try(const char *url, char *err, size_t errlen)
+{
+    dlock_client *c = NULL;
+    int rc;
+
+    err[0] = '\0';
+    rc = dlock_client_connect(&c, url, NULL, err, errlen);
+    dlock_client_free(c);
+    return rc;
+}
+
+/* Through the client-set call, which takes "url" and "urls" alike. */
+static int config_try(const char *json, char *err, size_t errlen)
+{
+    dlock_client *cs[4] = {NULL};
+    size_t i, n = 0;
+    int rc;
+
+    err[0] = '\0';
+    rc = dlock_client_set_from_json_string(cs, 4, &n, json, err, errlen);
+    for (i = 0; i < n; i++)
+        dlock_client_free(cs[i]);
+    return rc;
+}
+
+/* s as the inside of a JSON string: '"', '\' and control bytes escaped. */
+static void json_escape(char *out, size_t len, const char *s)
+{
+    size_t j = 0;
+
+    for (; *s && j + 7 < len; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            j += (size_t)snprintf(out + j, len - j, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            j += (size_t)snprintf(out + j, len - j, "\\u%04x", ch);
+        else
+            out[j++] = (char)ch;
+    }
+    out[j] = '\0';
+}
+
+/* Each form (a format with one %s) with the secret PIECE_A, an odd byte,
+ * PIECE_B in it, raw and (escape given) escaped, through try: each a
+ * failure whose detail quotes none of the secret. */
+static void each_odd_byte(const char *const *forms, size_t nforms,
+                          int (*try)(const char *, char *, size_t),
+                          void (*escape)(char *, size_t, const char *))
+{
+    char secret[64], esc[128], input[512], err[256];
+    size_t i, k;
+
+    for (i = 0; i < nforms; i++) {
+        for (k = 0; k < sizeof odd_bytes - 1; k++) {
+            snprintf(secret, sizeof secret, PIECE_A "%c" PIECE_B, odd_bytes[k]);
+            snprintf(input, sizeof input, forms[i], secret);
+            expect_hidden(input, try(input, err, sizeof err), err, secret, NULL, NULL);
+            if (!escape)
+                continue;
+            escape(esc, sizeof esc, secret);
+            snprintf(input, sizeof input, forms[i], esc);
+            expect_hidden(input, try(input, err, sizeof err), err, secret, NULL, NULL);
+        }
+    }
+}
+
+/* Every place of a URL that holds a secret (the user information, the
+ * sentinels' password; a "password" or "key" parameter, which is not one
+ * but says what its value is), with every odd byte in the secret: the
+ * URL is refused, or names 127.0.0.1:1 where nothing listens (or a socket
+ * that is not there), and the detail quotes none of the secret. */
+static void test_url_secrets_hidden(void **state)
+{
+    static const char *const forms[] = {
+        "redis://:%s@127.0.0.1:1",
+        "redis://alice:%s@127.0.0.1:1/0?multiplex=1",
+        "rediss://:%s@127.0.0.1:1?insecure=1",
+        "unix://:%s@/nonexistent/dlock.sock",
+        "unix:///nonexistent/dlock.sock?db=0&password=%s",
+        "redis://127.0.0.1:1?password=%s",
+        "redis://127.0.0.1:1?multiplex=1&key=%s",
+        "redis-sentinel://:%s@127.0.0.1:1?sentinelMasterId=m",
+        "redis-sentinel://127.0.0.1:1?sentinelMasterId=m&sentinel_password=%s",
+        "redis-sentinel://127.0.0.1:1?sentinel_password=%s&sentinelMasterId=m",
+        "redis-sentinel://127.0.0.1:1,127.0.0.1:2?sentinelMasterId=m&sentinel_user=u"
+        "&sentinel_password=%s&multiplex=0",
+        "redis-cluster://:%s@127.0.0.1:1,127.0.0.1:2",
+        "rediss-cluster://u:%s@127.0.0.1:1?insecure=1",
+    };
+    char url[512], err[256];
+    (void)state;
+    each_odd_byte(forms, sizeof forms / sizeof forms[0], url_try, NULL);
+    /* The issue's: a raw '&' in the sentinels' password. The detail still
+     * says what is wrong. */
+    snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:1?sentinelMasterId=m"
+             "&sentinel_password=dor3&horse");
+    expect_hidden(url, url_try(url, err, sizeof err), err, "dor3&horse", "has no value",
+                  NULL);
+    snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:1?sentinelMasterId=m"
+             "&sentinel_password=" PIECE_A "&" PIECE_B "=1");
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A "&" PIECE_B,
+                  "unknown parameter", NULL);
+    /* A raw '@' and ':' in a query value would make the rest the host:
+     * refused, saying why. */
+    snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:1?sentinelMasterId=m"
+             "&sentinel_password=" PIECE_A ":x@" PIECE_B "?sentinelMasterId=m");
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A ":x@" PIECE_B,
+                  "%40", NULL);
+    snprintf(url, sizeof url, "redis://127.0.0.1:1?password=" PIECE_A ":x@" PIECE_B);
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A ":x@" PIECE_B, "%40",
+                  NULL);
+    /* The user information is never quoted, however odd the rest. */
+    snprintf(url, sizeof url, "redis://" PIECE_A ":" PIECE_B "@bad host");
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A ":" PIECE_B,
+                  "bad host", NULL);
+    snprintf(url, sizeof url, "unix:///tmp/s?x:" PIECE_A "@" PIECE_B "=1");
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A "@" PIECE_B,
+                  "unknown parameter", NULL);
+    /* A password whose '@' was left out is then the port. */
+    snprintf(url, sizeof url, "redis://default:" PIECE_A PIECE_B);
+    expect_hidden(url, url_try(url, err, sizeof err), err, PIECE_A PIECE_B, "bad port",
+                  NULL);
+}
+
+/* The same in a JSON configuration, raw (the text is then often not JSON:
+ * a syntax error at a line and column) and escaped. */
+static void test_config_secrets_hidden(void **state)
+{
+    static const char *const forms[] = {
+        "{\"url\": \"redis://:%s@127.0.0.1:1\"}",
+        "{\"url\": \"redis-sentinel://127.0.0.1:1?sentinelMasterId=m&sentinel_password=%s\"}",
+        "{\"url\": \"redis-sentinel://127.0.0.1:1?sentinelMasterId=m\",\n"
+        " \"sentinel_password\": \"%s\"}",
+        "{\"sentinel_password\": \"%s\",\n"
+        " \"url\": \"redis-sentinel://127.0.0.1:1?sentinelMasterId=m\"}",
+        "{\"urls\": [\"mock:\", \"redis://u:%s@127.0.0.1:1/0\"]}",
+        "{\"url\": \"mock:\", \"pool_size\": \"%s\"}",
+    };
+    /* How the secret ends a broken text: an escape that is not one, a bad
+     * \u, a byte that is not UTF-8, a quote and more, the end. */
+    static const char *const breaks[] = {"\\q", "\\u12G4", "\xff", "\"x", "\"\"", ""};
+    char secret[64], json[512], err[256];
+    size_t i, k;
+    (void)state;
+    each_odd_byte(forms, sizeof forms / sizeof forms[0], config_try, json_escape);
+    for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        for (k = 0; k < sizeof breaks / sizeof breaks[0]; k++) {
+            snprintf(secret, sizeof secret, PIECE_A "%s" PIECE_B, breaks[k]);
+            snprintf(json, sizeof json, forms[i], secret);
+            expect_hidden(json, config_try(json, err, sizeof err), err, secret, "json:",
+                          NULL);
+        }
+        /* cut short inside the secret */
+        snprintf(json, sizeof json, forms[i], PIECE_A PIECE_B);
+        json[strstr(json, PIECE_B) - json] = '\0';
+        expect_hidden(json, config_try(json, err, sizeof err), err, PIECE_A PIECE_B,
+                      "json:", "end of input");
+    }
+    /* The issue's: a broken escape in the url, a tab in sentinel_password.
+     * The detail says what and where. */
+    expect_hidden("url \\q", config_try("{\"url\": \"redis://:hunter2\\q@h\"}", err,
+                                        sizeof err),
+                  err, "hunter2\\q", "json:1:", "invalid escape");
+    expect_hidden("sentinel_password tab",
+                  config_try("{\"url\": \"redis-sentinel://h?sentinelMasterId=m\",\n"
+                             " \"sentinel_password\": \"hunter2\tx\"}",
+                             err, sizeof err),
+                  err, "hunter2\tx", "json:2:", "control character");
+    expect_hidden("after a quote",
+                  config_try("{\"sentinel_password\": \"" PIECE_A "\"" PIECE_B "\"}", err,
+                             sizeof err),
+                  err, PIECE_A PIECE_B, "json:1:", NULL);
+    /* A quote, a comma and a quote in a secret make a field of its rest:
+     * not quoted either, but told (and the nearest field suggested). */
+    expect_hidden("a field from a secret",
+                  config_try("{\"url\": \"mock:\",\n \"sentinel_password\": \"" PIECE_A
+                             "\", \"" PIECE_B "\": \"x\"}",
+                             err, sizeof err),
+                  err, PIECE_B, "json:2:", "unknown field");
+    /* (the suggestion shares "pool" with the name, not "sise") */
+    expect_hidden("a misspelt field",
+                  config_try("{\"url\": \"mock:\", \"pool_sise\": 4}", err, sizeof err),
+                  err, "_sise", "unknown field", "did you mean \"pool_size\"");
+    expect_hidden("a number from a secret",
+                  config_try("{\"url\": \"mock:\", \"pool_size\": 48151623}", err,
+                             sizeof err),
+                  err, "48151623", "\"pool_size\"", "out of range");
+    expect_hidden("a field twice",
+                  config_try("{\"url\": \"mock:\", \"url\": \"mock:\"}", err, sizeof err),
+                  err, "mock:", "json:1:", "\"url\" given twice");
+}
+
 /* ---- the mock's own API -------------------------------------------------- */
 
 static void test_mock_args(void **state)
@@ -981,6 +1216,8 @@ int dlock_test_bad_input(void)
         cmocka_unit_test(test_latch_args),
         cmocka_unit_test(test_bucket_and_codecs),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_url_secrets_hidden),
+        cmocka_unit_test(test_config_secrets_hidden),
         cmocka_unit_test(test_mock_args),
         cmocka_unit_test(test_wrong_type),
         cmocka_unit_test(test_not_redis_answers),

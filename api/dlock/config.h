@@ -71,9 +71,14 @@
  * Errors: DLOCK_EINVAL for a configuration that is not valid, with errbuf
  * "<where>:<line>:<column>: <what>" (where: the path, or "json" for a
  * string; lines and columns from 1). A syntax error gives Jansson's
- * position; an unknown field, a field of the wrong type (a string for a
- * number, a real number for an integer) or out of range, and a field given
- * twice name the field and give the position of its key. A file that cannot
+ * position and the kind of error; a field of the wrong type (a string for
+ * a number, a real number for an integer) or out of range, and a field
+ * given twice name the field and give the position of its key; an unknown
+ * field gives its position and the nearest field's name. No detail quotes
+ * the text itself (a token, a value, an unknown name): any string of it
+ * may hold a password, and a broken one moves its pieces into tokens and
+ * names. The strings that may hold one (url, urls, sentinel_password, and
+ * a file's text) are wiped before they are freed. A file that cannot
  * be read is DLOCK_EINVAL too ("<path>: <strerror>"). Otherwise the codes of
  * dlock_client_connect (api/dlock/client.h): the backend is connected once,
  * so a wrong address or password fails here.

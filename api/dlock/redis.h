@@ -109,7 +109,12 @@
  * (its dlock_client_connect and JSON config accept them unused).
  *
  * Thread-safety: a backend may be shared by any number of threads.
- * Passwords never appear in error messages.
+ * No part of a password ever appears in an error message, whatever the
+ * URL (a raw '@', '&' or '?' inside a password may move its rest into what
+ * looks like the host or a parameter): a URL with user information or a
+ * parameter named like a secret (password, key...) gets the bad part named
+ * but nothing of itself quoted. The backend's copies of passwords are
+ * wiped before they are freed.
  */
 #ifndef DLOCK_REDIS_H
 #define DLOCK_REDIS_H

@@ -12,9 +12,13 @@
 #include <sys/time.h>
 
 #include "dlock/errors.h"
+#include "core/wipe.h"
 
 /* ---- RESP formatting --------------------------------------------------- */
 
+/* Grows by a copy rather than realloc, wiping the old memory: the
+ * handshake's buffer holds AUTH's password when SELECT and PING are added
+ * (growing is rare: buffers are reused). */
 static int cmdbuf_reserve(dlock__redis_cmdbuf *b, size_t more)
 {
     size_t cap;
@@ -26,9 +30,13 @@ static int cmdbuf_reserve(dlock__redis_cmdbuf *b, size_t more)
     cap = b->cap ? b->cap : 256;
     while (cap - b->len < more)
         cap *= 2;
-    d = realloc(b->data, cap);
+    d = malloc(cap);
     if (!d)
         return DLOCK_ENOMEM;
+    if (b->len > 0)
+        memcpy(d, b->data, b->len);
+    dlock__wipe(b->data, b->cap);
+    free(b->data);
     b->data = d;
     b->cap = cap;
     return 0;
@@ -405,8 +413,7 @@ static int handshake(dlock__redis_conn *c, const dlock__redis_config *cfg,
     }
 out:
     /* The buffer held the password. */
-    if (b.data)
-        memset(b.data, 0, b.cap);
+    dlock__wipe(b.data, b.cap);
     dlock__redis_cmdbuf_free(&b);
     return rc;
 }

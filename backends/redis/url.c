@@ -1,10 +1,18 @@
 /*
  * Redis backend: URL parsing.
  *
- * Error messages quote the bad part so the user can find it, but only parts
- * that cannot hold a secret: for redis:// nothing before the last '@' (the
- * user information) is ever quoted, and of query parameters only their
- * names are. The scheme is quoted only when it looks like one.
+ * Error messages name the bad part (the host, the port, a parameter...)
+ * and quote it only when no part of the URL can be a secret or a piece of
+ * one: a URL with an '@' (user information) or a parameter named like a
+ * secret (password, key...) gets nothing of itself quoted, since a raw
+ * '@', '&', '?' or '#' inside a password moves what follows it into the
+ * host, the path or the parameters (see shown()). Ports, database numbers
+ * and parameter values are never quoted; a parameter the parser knows is
+ * named by its own name. The scheme is quoted only when it looks like one
+ * (it comes before anything that can hold a secret).
+ *
+ * The copies that held a password are wiped before they are freed
+ * (core/wipe.h).
  */
 #include "url.h"
 
@@ -19,6 +27,7 @@
 #include "dlock/errors.h"
 #include "dlock/redis.h"
 #include "dlock/times.h"
+#include "core/wipe.h"
 #include "internal.h"
 
 #define QUOTE_MAX 40 /* longest piece of user input quoted in a message */
@@ -49,7 +58,7 @@ static int pct_decode(char **out, const char *s, size_t n)
             int hi, lo;
             if (i + 2 >= n || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
                 (lo = hexval((unsigned char)s[i + 2])) < 0 || (hi | lo) == 0) {
-                memset(d, 0, n + 1);
+                dlock__wipe(d, n + 1);
                 free(d);
                 return DLOCK_EINVAL;
             }
@@ -121,12 +130,80 @@ static int valid_ipv6(const char *s, size_t n)
     return colon;
 }
 
+/* Whether s[0..n) holds, in any case, a word that names a secret. */
+static int secretish(const char *s, size_t n)
+{
+    static const char *const words[] = {"pass", "pwd", "secret", "key", "token"};
+    size_t i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < sizeof words / sizeof words[0]; j++)
+            if (n - i >= strlen(words[j]) &&
+                strncasecmp(s + i, words[j], strlen(words[j])) == 0)
+                return 1;
+    return 0;
+}
+
+/* Whether nothing of url may be quoted (dlock__redis_url.quiet): it holds
+ * user information, or a parameter (or anything) named like a secret. */
+static int may_hold_secret(const char *url)
+{
+    return strchr(url, '@') != NULL || secretish(url, strlen(url));
+}
+
+/* How a message shows s[0..n), a piece of the URL: " 'piece'" (at most
+ * QUOTE_MAX bytes, control bytes as '?'), or "" when the URL may hold a
+ * secret: then any piece may be a piece of the secret, moved by a raw '@',
+ * '&', '?' or '#' inside it (or a forgotten '@'). buf: QUOTE_MAX + 4. */
+static const char *shown(char *buf, const dlock__redis_url *u, const char *s,
+                         size_t n)
+{
+    size_t i;
+    if (u->quiet)
+        return "";
+    if (n > QUOTE_MAX)
+        n = QUOTE_MAX;
+    buf[0] = ' ';
+    buf[1] = '\'';
+    for (i = 0; i < n; i++)
+        buf[2 + i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    buf[2 + n] = '\'';
+    buf[3 + n] = '\0';
+    return buf;
+}
+
+static int param_known(const char *s, size_t n);
+
+/* Whether the user information s[0..n) holds "?name=" or "&name=" for a
+ * parameter the parser knows or one named like a secret: then its '@' was
+ * inside a query value (where it must be %40), and what follows it is not
+ * a host but the rest of that value, which may be a password. */
+static int holds_query(const char *s, size_t n)
+{
+    size_t i, k;
+    for (i = 0; i < n; i++) {
+        if (s[i] != '?' && s[i] != '&')
+            continue;
+        for (k = i + 1; k < n && (isalnum((unsigned char)s[k]) || s[k] == '_'); k++)
+            ;
+        if (k < n && s[k] == '=' && k > i + 1 &&
+            (param_known(s + i + 1, k - i - 1) || secretish(s + i + 1, k - i - 1)))
+            return 1;
+    }
+    return 0;
+}
+
 static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
                           char *errbuf, size_t errlen)
 {
     const char *colon = memchr(s, ':', n);
     size_t ulen;
     int rc;
+    if (holds_query(s, n)) {
+        dlock__redis_errf(errbuf, errlen,
+                          "bad redis URL: a raw '@' inside a query value "
+                          "(percent-encode it: %%40)");
+        return DLOCK_EINVAL;
+    }
     if (!colon) {
         dlock__redis_errf(errbuf, errlen,
                           "bad redis URL: credentials must be 'user:password@' "
@@ -167,6 +244,7 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
 {
     const char *at = strrchr(rest, '@');
     const char *p, *h, *hend;
+    char q[QUOTE_MAX + 4];
     long v;
     int rc;
 
@@ -189,19 +267,16 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
             return DLOCK_EINVAL;
         }
         if (!valid_ipv6(h, (size_t)(hend - h))) {
-            dlock__redis_errf(errbuf, errlen,
-                              "bad redis URL: bad IPv6 host '[%.*s]'",
-                              (int)((size_t)(hend - h) < QUOTE_MAX
-                                        ? (size_t)(hend - h) : QUOTE_MAX),
-                              h);
+            dlock__redis_errf(errbuf, errlen, "bad redis URL: bad IPv6 host%s",
+                              shown(q, u, h, (size_t)(hend - h)));
             return DLOCK_EINVAL;
         }
         p = hend + 1;
         if (*p != '\0' && *p != ':' && *p != '/') {
             dlock__redis_errf(errbuf, errlen,
-                              "bad redis URL: unexpected '%.*s' after the "
+                              "bad redis URL: unexpected text%s after the "
                               "host",
-                              QUOTE_MAX, p);
+                              shown(q, u, p, strlen(p)));
             return DLOCK_EINVAL;
         }
     } else {
@@ -212,10 +287,8 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
             return DLOCK_EINVAL;
         }
         if (!valid_hostname(h, (size_t)(hend - h))) {
-            size_t n = (size_t)(hend - h);
-            dlock__redis_errf(errbuf, errlen,
-                              "bad redis URL: bad host '%.*s'",
-                              (int)(n < QUOTE_MAX ? n : QUOTE_MAX), h);
+            dlock__redis_errf(errbuf, errlen, "bad redis URL: bad host%s",
+                              shown(q, u, h, (size_t)(hend - h)));
             return DLOCK_EINVAL;
         }
         p = hend;
@@ -227,11 +300,11 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
     if (*p == ':') {
         const char *ps = p + 1;
         size_t n = strcspn(ps, "/");
+        /* Not quoted: "redis://user:password" (the '@' and host
+         * forgotten) makes the password the port. */
         if (parse_uint(ps, n, 65535, &v) != 0 || v == 0) {
             dlock__redis_errf(errbuf, errlen,
-                              "bad redis URL: bad port '%.*s' (expected "
-                              "1..65535)",
-                              (int)(n < QUOTE_MAX ? n : QUOTE_MAX), ps);
+                              "bad redis URL: bad port (expected 1..65535)");
             return DLOCK_EINVAL;
         }
         u->port = (int)v;
@@ -244,9 +317,8 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
         if (n > 0) {
             if (parse_uint(ds, n, INT_MAX, &v) != 0) {
                 dlock__redis_errf(errbuf, errlen,
-                                  "bad redis URL: bad database number '%.*s' "
-                                  "(expected a non-negative integer)",
-                                  (int)(n < QUOTE_MAX ? n : QUOTE_MAX), ds);
+                                  "bad redis URL: bad database number "
+                                  "(expected a non-negative integer)");
                 return DLOCK_EINVAL;
             }
             u->db = (int)v;
@@ -255,9 +327,9 @@ static int parse_authority(dlock__redis_url *u, const char *rest,
     }
     if (*p != '\0') {
         dlock__redis_errf(errbuf, errlen,
-                          "bad redis URL: unexpected '%.*s' after the host "
+                          "bad redis URL: unexpected text%s after the host "
                           "(expected [:port][/db])",
-                          QUOTE_MAX, p);
+                          shown(q, u, p, strlen(p)));
         return DLOCK_EINVAL;
     }
     dlock__redis_url_where(u->where, sizeof u->where, u->host, u->port);
@@ -302,6 +374,7 @@ static int parse_addr_list(dlock__redis_url *u, const char *rest,
         if (!piece)
             return DLOCK_ENOMEM;
         memset(&one, 0, sizeof one);
+        one.quiet = u->quiet;
         rc = piece[0] == '/' || piece[0] == '\0'
                  ? (dlock__redis_errf(errbuf, errlen,
                                       "bad %s URL: empty %s host (expected "
@@ -391,10 +464,8 @@ static int set_int(dlock__redis_url *u, size_t i, const char *kind,
         (neg ? -(long long)v : (long long)v) < ip->min ||
         (neg ? -(long long)v : (long long)v) > ip->max) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: '%s' must be an integer %lld..%lld "
-                          "(got '%.*s')",
-                          kind, ip->name, ip->min, ip->max,
-                          (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX), vs);
+                          "bad %s URL: '%s' must be an integer %lld..%lld",
+                          kind, ip->name, ip->min, ip->max);
         return DLOCK_EINVAL;
     }
     *slot = neg ? -(long long)v : (long long)v;
@@ -482,23 +553,42 @@ static int set_conn_param(dlock__redis_url *u, const char *kind,
                      errlen);
 }
 
-/* One "name=value" of a query: sets the field it names. Messages quote
- * the name only (a value might be a secret). */
+/* Whether s[0..n) is the name of a parameter the parser knows. */
+static int param_known(const char *s, size_t n)
+{
+    static const char *const others[] = {"multiplex", "connections", "queue_max",
+                                         "insecure", "db"};
+    size_t i;
+    for (i = 0; i < NSTR_PARAMS; i++)
+        if (name_is(s, n, str_params[i].name))
+            return 1;
+    for (i = 0; i < NINT_PARAMS; i++)
+        if (name_is(s, n, int_params[i].name))
+            return 1;
+    for (i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (name_is(s, n, others[i]))
+            return 1;
+    return 0;
+}
+
+/* One "name=value" of a query: sets the field it names. Messages never
+ * quote a value, and a name only through shown() (a raw '&' inside a
+ * secret value makes its rest a name). */
 static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                      size_t n, int *have_db, char *errbuf, size_t errlen)
 {
     size_t klen = strcspn(ps, "=&");
     const char *vs = ps + klen + 1;
     size_t vn = klen < n ? n - klen - 1 : 0;
-    int qk = (int)(klen < QUOTE_MAX ? klen : QUOTE_MAX);
+    char q[QUOTE_MAX + 4];
     size_t i;
     long v;
 
     if (klen >= n) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: parameter '%.*s' has no value "
-                          "(expected name=value)",
-                          kind, qk, ps);
+                          "bad %s URL: parameter%s has no value (expected "
+                          "name=value; an '&' inside a value is %%26)",
+                          kind, shown(q, u, ps, klen));
         return DLOCK_EINVAL;
     }
     for (i = 0; i < NINT_PARAMS; i++)
@@ -514,9 +604,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         }
         if (parse_uint(vs, vn, INT_MAX, &v) != 0) {
             dlock__redis_errf(errbuf, errlen,
-                              "bad unix URL: bad database number '%.*s' "
-                              "(expected a non-negative integer)",
-                              (int)(vn < QUOTE_MAX ? vn : QUOTE_MAX), vs);
+                              "bad unix URL: bad database number (expected "
+                              "a non-negative integer)");
             return DLOCK_EINVAL;
         }
         u->db = (int)v;
@@ -525,11 +614,11 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     }
     if (u->is_unix) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad unix URL: unknown parameter '%.*s' (only db=N, "
+                          "bad unix URL: unknown parameter%s (only db=N, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
                           "connections and queue_max are supported; TLS "
                           "needs rediss://)",
-                          qk, ps);
+                          shown(q, u, ps, klen));
         return DLOCK_EINVAL;
     }
     for (i = 0; i < NSTR_PARAMS; i++)
@@ -537,11 +626,11 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
             break;
     if (i == NSTR_PARAMS && !name_is(ps, klen, "insecure")) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: unknown parameter '%.*s' (expected "
+                          "bad %s URL: unknown parameter%s (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
                           "connections or queue_max%s)",
-                          kind, qk, ps,
+                          kind, shown(q, u, ps, klen),
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",
                           name_is(ps, klen, "db")
@@ -557,9 +646,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     }
     if ((i == NSTR_PARAMS || !str_params[i].sentinel) && !u->is_tls) {
         dlock__redis_errf(errbuf, errlen,
-                          "bad redis URL: TLS parameter '%.*s' needs a "
+                          "bad redis URL: TLS parameter '%s' needs a "
                           "rediss:// URL",
-                          qk, ps);
+                          i < NSTR_PARAMS ? str_params[i].name : "insecure");
         return DLOCK_EINVAL;
     }
     if (i < NSTR_PARAMS)
@@ -625,8 +714,7 @@ static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
     rc = u->is_sentinel || u->is_cluster
              ? parse_addr_list(u, head, errbuf, errlen)
              : parse_authority(u, head, 6379, errbuf, errlen);
-    memset(head, 0, (size_t)(q - rest)); /* it held the password */
-    free(head);
+    dlock__wipe_free(head); /* it held the password */
     if (rc == 0)
         rc = parse_query(u,
                          u->is_sentinel  ? (u->is_tls ? "rediss-sentinel"
@@ -713,6 +801,7 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
                           "redis-cluster://...)");
         return DLOCK_EINVAL;
     }
+    out->quiet = may_hold_secret(url);
     out->tls.insecure = -1;
     out->sync_replicas = -1;
     out->sync_timeout_ms = -1;
@@ -758,25 +847,14 @@ void dlock__redis_tls_params_clear(dlock__redis_tls_params *p)
     p->insecure = -1;
 }
 
-/* volatile: keep the compiler from dropping a wipe before free. */
-static void wipe_free(char *s)
-{
-    if (s) {
-        volatile char *p = s;
-        while (*p)
-            *p++ = '\0';
-    }
-    free(s);
-}
-
 void dlock__redis_url_clear(dlock__redis_url *u)
 {
     int i;
     if (!u)
         return;
-    wipe_free(u->password);
-    wipe_free(u->sentinel_password);
-    u->password = NULL;
+    dlock__wipe_free(u->password);
+    dlock__wipe_free(u->sentinel_password);
+    dlock__wipe_free(u->user);
     free(u->master_name);
     free(u->sentinel_user);
     for (i = 0; i < u->naddrs; i++)
@@ -784,7 +862,6 @@ void dlock__redis_url_clear(dlock__redis_url *u)
     free(u->addrs);
     free(u->host);
     free(u->path);
-    free(u->user);
     dlock__redis_tls_params_clear(&u->tls);
     memset(u, 0, sizeof *u);
 }

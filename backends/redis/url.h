@@ -16,9 +16,16 @@
  * (sentinel port 26379 by default; user:password and db are the data
  * nodes', sentinel_user / sentinel_password the sentinels'.)
  * host may be a bracketed IPv6 literal ("[::1]"). user and password are
- * percent-decoded (the unix path and query values too). The password is
- * never copied into an error message; nothing before the last '@' of a
- * redis:// URL is, and of a query parameter only its name is.
+ * percent-decoded (the unix path and query values too). No part of a
+ * password is ever copied into an error message, whatever the URL: a URL
+ * with user information (an '@') or a parameter named like a secret
+ * (password, key...) gets nothing of itself quoted, since a raw '@', '&',
+ * '?' or '#' in a secret moves its rest into the host or the parameters;
+ * another gets its bad host or parameter name quoted; values, ports and
+ * database numbers never are. A user information that holds "?name=" or
+ * "&name=" for a known or secret-named parameter is refused: its '@' was
+ * a raw one inside a query value (it must be %40), and what follows it
+ * would be taken for the host.
  *
  * TLS parameters (rediss:// only; named like redis-cli's flags): cacert,
  * cacertdir, cert, key, sni (paths and a name), insecure (0 or 1).
@@ -91,6 +98,10 @@ typedef struct dlock__redis_url {
     long long sync_replicas;   /* -1 means "all" only once given: see given */
     long long sync_timeout_ms;
     int sync_replicas_given;
+
+    /* While parsing: 1 when the URL may hold a secret, so that its
+     * messages quote nothing of it (url.c, shown()). */
+    int quiet;
 } dlock__redis_url;
 
 /* Parses url into *out (zeroed first). Returns 0, DLOCK_EINVAL (errbuf names
@@ -106,7 +117,8 @@ void dlock__redis_url_where(char *out, size_t len, const char *host, int port);
 /* Frees the strings of p and marks them unset. */
 void dlock__redis_tls_params_clear(dlock__redis_tls_params *p);
 
-/* Frees the strings (wiping the passwords first) and zeroes *u. */
+/* Frees the strings (wiping the user and the passwords first) and zeroes
+ * *u. */
 void dlock__redis_url_clear(dlock__redis_url *u);
 
 #endif /* DLOCK_REDIS_URL_H */

@@ -261,7 +261,11 @@ static void test_url_bad(void **state)
     expect_bad_url("localhost:6379", "scheme");
     expect_bad_url("http://localhost", "unknown scheme 'http'");
     expect_bad_url("https://localhost", "unknown scheme 'https'");
-    expect_bad_url("rediss://:" SECRET "@h?foo=" SECRET, "unknown parameter 'foo'");
+    /* With a password in it, nothing of the URL is quoted (a raw '&' or
+     * '@' in a secret moves its rest into the names); without, the bad
+     * name is. */
+    expect_bad_url("rediss://:" SECRET "@h?foo=" SECRET, "unknown parameter (expected");
+    expect_bad_url("rediss://h?foo=1", "unknown parameter 'foo'");
     expect_bad_url("rediss://h?cacert", "'cacert' has no value");
     expect_bad_url("rediss://h?cacert=", "'cacert' is empty");
     expect_bad_url("rediss://h?sni=a&sni=b", "'sni' given twice");
@@ -280,7 +284,9 @@ static void test_url_bad(void **state)
     expect_bad_url("redis://:" SECRET "@:6379", "empty host");
     expect_bad_url("redis://h:0", "port");
     expect_bad_url("redis://h:65536", "port");
-    expect_bad_url("redis://h:12ab", "bad port '12ab'");
+    expect_bad_url("redis://h:12ab", "bad port (expected 1..65535)");
+    /* the '@' and host forgotten: the password is the port, not quoted */
+    expect_bad_url("redis://default:" SECRET, "bad port");
     expect_bad_url("redis://h:", "port");
     expect_bad_url("redis://h:-1", "port");
     expect_bad_url("redis://:" SECRET "@h:99999", "port");
@@ -305,7 +311,11 @@ static void test_url_bad(void **state)
     expect_bad_url("unix:///tmp/s?db=x", "database");
     expect_bad_url("unix:///tmp/s?db=", "database");
     expect_bad_url("unix:///tmp/s?db=1&db=2", "twice");
-    expect_bad_url("unix:///tmp/s?password=" SECRET, "unknown parameter 'password'");
+    expect_bad_url("unix:///tmp/s?password=" SECRET, "unknown parameter (only");
+    expect_bad_url("redis-sentinel://h?sentinelMasterId=m&sentinel_password=" SECRET
+                   "&" SECRET, "parameter has no value");
+    expect_bad_url("redis-sentinel://h?sentinelMasterId=m&sentinel_password=a:b@" SECRET
+                   "?sentinelMasterId=m", "percent-encode it: %40");
     memset(longpath, 'a', sizeof longpath - 1);
     longpath[0] = '/';
     longpath[sizeof longpath - 1] = '\0';
