@@ -154,6 +154,8 @@ int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 
 const char *dlock_errmsg(dlock_rlock *l)
 {
+    /* The text handed back, the calling thread's own copy (valid until its
+     * next dlock_errmsg): a return buffer, no state of any call. */
     static __thread char copy[DLOCK_ERRMSG_MAX];
 
     if (!l)
