@@ -12,6 +12,12 @@
  *
  * The table is small and fixed: lookups (one per client made) take its
  * mutex; registrations are rare.
+ *
+ * The mock is one of the built-ins: it stays inside libdlock, so that
+ * tests and production link one library and pick a backend by URL
+ * ("mock:" works wherever a URL is read). A library of its own that
+ * registers "mock" would need no change above this registry (README: How
+ * the code is laid out).
  */
 #include <pthread.h>
 #include <stdio.h>
