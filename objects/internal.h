@@ -344,7 +344,7 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen);
 /* rlock.c: dlock_rlock_eval in two halves, for a caller with calls on
- * several backends (a Redlock's nodes: objects/fanout.h): _send starts the
+ * several backends (a Redlock's nodes: objects/runtime/fanout.h): _send starts the
  * call for op (its cap; op may be NULL) (on a backend that cannot split
  * calls, dlock__rlock_can_split = 0, it makes the whole call); _receive
  * completes it with dlock_rlock_eval's result (a failure recorded on l as

@@ -6,7 +6,7 @@
  * per attempt and per unlock.
  */
 #include "dlock/reentrant.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 #define RELEASE_MESSAGE "0"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "dlock/fenced.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 typedef struct fenced {

@@ -20,7 +20,7 @@
  * Holds that are not one key on this client's backend carry their type's
  * own renewal (dlock__renew_fn): a Redlock's hold is a key on each of its
  * nodes, each on its own client, and is kept by the Redlock handle's own
- * client (its first node's: see objects/redlock.c). For those, "batch"
+ * client (its first node's: see objects/types/redlock.c). For those, "batch"
  * means every renewable hold of one lock object, in one call of its
  * renew_fn per period (a Redlock renews them all on every node at once,
  * so that a stalled node costs the period one node budget, not one per
@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 #include "core/background.h"
 #include "core/log.h"
 #include "core/thread_name.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 
 /* Thread ids are small integers handed out on a thread's first lock call;
  * they are unique in the process (not reused), so an owner id never names

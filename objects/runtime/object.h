@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 
 /* Room for any int64 in decimal, with sign and NUL. */
 #define DLOCK__I64_SIZE 24

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dlock/bucket.h"
-#include "internal.h"
+#include "objects/internal.h"
 #include "scripts.h"
 
 struct dlock_bucket {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 #include "core/log.h"
 
 #define INITIAL_BUCKETS 64

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dlock/fair.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 typedef struct fair {

@@ -14,7 +14,7 @@
 
 #include "core/json_doc.h"
 #include "dlock/rwlock.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 /* What differs between the halves. */

@@ -8,11 +8,12 @@
  *
  * What this handle believes it holds (per owner: the count, lease-0
  * renewal, lost, the fencing token) is in the hold registry of its own
- * client, l->client, the first node's (objects/holds.c), as every lock's;
- * the nodes' own holds are in their clients' registries. That client's
- * watchdog renews the lease-0 holds with renew_holds below, its renewal
- * for holds that are not one key on one backend (dlock__renew_fn): the
- * extensions on every node at once, then the votes.
+ * client, l->client, the first node's (objects/runtime/holds.c), as
+ * every lock's; the nodes' own holds are in their clients' registries.
+ * That client's watchdog renews the lease-0 holds with renew_holds
+ * below, its renewal for holds that are not one key on one backend
+ * (dlock__renew_fn): the extensions on every node at once, then the
+ * votes.
  *
  * Why the first client's watchdog: the handle already belongs to it (its
  * errors, on_lost, metrics and options are that client's, and the handle
@@ -29,8 +30,8 @@
 
 #include "dlock/fenced.h"
 #include "dlock/redlock.h"
-#include "fanout.h"
-#include "object.h"
+#include "objects/runtime/fanout.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 /* A split vote (no majority for anyone) is retried after a random delay

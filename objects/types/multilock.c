@@ -7,7 +7,7 @@
  *
  * Its holds are its members' holds: each is in its member's client's hold
  * registry, and a lease-0 member is renewed by that client's watchdog (a
- * Redlock member by its first client's, objects/redlock.c), so the
+ * Redlock member by its first client's, objects/types/redlock.c), so the
  * MultiLock keeps no registry or renewal of its own; an unlock learns
  * from each member's own answer whether its hold was lost.
  */
@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "dlock/multilock.h"
-#include "internal.h"
+#include "objects/internal.h"
 
 typedef struct multilock {
     dlock_rlock base; /* client: the first member's */

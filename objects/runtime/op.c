@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 
 void dlock__op_init(dlock_op *op, const char *owner)
 {

@@ -3,7 +3,7 @@
  * remain_ttl), each one round trip of the type's state triple read (see
  * internal.h): the types differ only in the script that answers it.
  */
-#include "internal.h"
+#include "objects/internal.h"
 
 /* A read's three integers (rc, r: how the eval went). */
 static int triple_of(dlock_rlock *l, const dlock_script *s, int rc,

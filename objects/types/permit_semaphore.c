@@ -12,7 +12,7 @@
 
 #include "core/json_doc.h"
 #include "dlock/permit_semaphore.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 struct dlock_permit_semaphore {

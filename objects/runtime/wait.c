@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000

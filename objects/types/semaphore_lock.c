@@ -7,7 +7,7 @@
 
 #include "core/json_doc.h"
 #include "dlock/semaphore.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 typedef struct semlock {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dlock/semaphore.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 
 char *dlock__i64(char *buf, int64_t v)
 {

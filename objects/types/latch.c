@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dlock/latch.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 struct dlock_latch {

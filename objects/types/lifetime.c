@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dlock/object.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 /* Latest wall-clock ms expire_at takes: the year 2286, as the scripts'

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "objects/internal.h"
 #include "scripts.h"
 
 void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,

@@ -5,7 +5,7 @@
  * slots, not copying them, is what keeps the two layouts one.
  */
 #include "dlock/spin_lock.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 
 typedef struct spin {
     dlock__object o; /* channel: "redisson_lock__channel:{name}", where

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "dlock/semaphore.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 struct dlock_semaphore {

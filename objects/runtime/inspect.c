@@ -11,7 +11,7 @@
 
 #include "core/json_doc.h"
 #include "dlock/codec.h"
-#include "object.h"
+#include "objects/runtime/object.h"
 #include "scripts.h"
 
 /* The checks before the slot is called: those of every generic lock call

@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fanout.h"
-#include "internal.h"
+#include "objects/runtime/fanout.h"
+#include "objects/internal.h"
 
 #define STACK_WORKERS 16
 
