@@ -8,7 +8,9 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/watchdog.h"
 
 /* Thread ids are small integers handed out on a thread's first lock call;
  * they are unique in the process (not reused), so an owner id never names

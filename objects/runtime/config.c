@@ -11,7 +11,7 @@
 #include "core/config_json.h"
 #include "core/wipe.h"
 #include "dlock/config.h"
-#include "objects/internal.h"
+#include "objects/runtime/client.h"
 
 /* "<where>:<line>:<column>: what" for a position, "<where>: what" else. */
 static void put_err(char *errbuf, size_t errlen, const char *where, const char *msg)

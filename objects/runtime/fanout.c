@@ -20,7 +20,6 @@
 #include <stdlib.h>
 
 #include "objects/runtime/fanout.h"
-#include "objects/internal.h"
 
 #define STACK_WORKERS 16
 

@@ -2,9 +2,11 @@
  * dlock — running one step on several lock objects at once (the nodes of a
  * Redlock), so that a round costs the slowest node's round trip, not the
  * sum of them.
+ *
+ * Private to objects/; included by runtime/ fanout.c; types/ redlock.c.
  */
-#ifndef DLOCK_OBJECTS_FANOUT_H
-#define DLOCK_OBJECTS_FANOUT_H
+#ifndef DLOCK_OBJECTS_RUNTIME_FANOUT_H
+#define DLOCK_OBJECTS_RUNTIME_FANOUT_H
 
 #include <stddef.h>
 
@@ -37,4 +39,4 @@ void dlock__fanout_release(void);
 /* The pool's workers now (for the tests: 0 in a fork() child). */
 size_t dlock__fanout_workers(void);
 
-#endif /* DLOCK_OBJECTS_FANOUT_H */
+#endif /* DLOCK_OBJECTS_RUNTIME_FANOUT_H */

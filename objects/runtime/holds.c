@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/metrics.h"
 #include "core/log.h"
 
 #define INITIAL_BUCKETS 64

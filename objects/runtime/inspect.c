@@ -11,7 +11,10 @@
 
 #include "core/json_doc.h"
 #include "dlock/codec.h"
+#include "objects/runtime/inspect.h"
+#include "objects/runtime/client.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/rlock.h"
 #include "scripts.h"
 
 /* The checks before the slot is called: those of every generic lock call

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/metrics.h"
+#include "objects/runtime/client.h"
 
 static const int64_t bounds[DLOCK_METRICS_BUCKETS - 1] = DLOCK_METRICS_BOUNDS_MS;
 

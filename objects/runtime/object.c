@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlock/semaphore.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/rlock.h"
 
 char *dlock__i64(char *buf, int64_t v)
 {
@@ -20,7 +21,7 @@ int dlock_object_base_new(dlock_object_base **out, size_t size,
                           const char *name, const char *prefix, const char *suffix)
 {
     dlock_rlock *l;
-    dlock__object *o;
+    dlock_object_base *o;
     int rc;
 
     if (!out)
@@ -31,7 +32,7 @@ int dlock_object_base_new(dlock_object_base **out, size_t size,
     rc = dlock__rlock_new(&l, size, m, c, name);
     if (rc != 0)
         return rc;
-    o = (dlock__object *)l;
+    o = (dlock_object_base *)l;
     o->channel = dlock_rlock_key(&o->base, prefix, suffix);
     if (!o->channel) {
         dlock_rlock_free(&o->base); /* the type's destroy copes with NULLs */
@@ -53,7 +54,7 @@ void dlock_object_base_destroy(dlock_rlock *b)
 {
     if (!b)
         return;
-    free(((dlock__object *)b)->channel);
+    free(((dlock_object_base *)b)->channel);
     free(b);
 }
 
@@ -66,25 +67,13 @@ int dlock__object_check(dlock_rlock *b)
     return 0;
 }
 
-int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
-                            const char *what)
-{
-    if (n < 0 && !negative_ok)
-        return dlock_rlock_fail(b, DLOCK_EINVAL, "%s must be >= 0 (got %" PRId64 ")",
-                                what, n);
-    if (n > DLOCK_PERMITS_MAX || n < -DLOCK_PERMITS_MAX)
-        return dlock_rlock_fail(b, DLOCK_EINVAL, "%s is out of range (|%s| <= 2^53 - 1)",
-                                what, what);
-    return 0;
-}
-
 int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
                        dlock__undo_fn undo, void *arg, int64_t wait_ms,
                        int64_t lease_ms)
 {
     dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
 
-    spec.channel = ((dlock__object *)b)->channel;
+    spec.channel = ((dlock_object_base *)b)->channel;
     spec.attempt = attempt;
     spec.undo = undo;
     spec.arg = arg;

@@ -1,5 +1,5 @@
 /*
- * dlock — an operation's context (internal.h: struct dlock_op): the owner,
+ * dlock — an operation's context (op.h: struct dlock_op): the owner,
  * the deadline and cap of its round trips, the replica-sync verdict of its
  * writes and its failure detail, carried by the call from step to step
  * instead of being kept by the thread that runs it, so that an operation
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/op.h"
 
 void dlock__op_init(dlock_op *op, const char *owner)
 {

@@ -1,9 +1,10 @@
 /*
  * dlock — the four reads of every lock type (is_locked, is_held, hold_count,
  * remain_ttl), each one round trip of the type's state triple read (see
- * internal.h): the types differ only in the script that answers it.
+ * reads.h): the types differ only in the script that answers it.
  */
-#include "objects/internal.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
 
 /* A read's three integers (rc, r: how the eval went). */
 static int triple_of(dlock_rlock *l, const dlock_script *s, int rc,

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/rlock.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/metrics.h"
+#include "objects/runtime/op.h"
 
 /* ---- the base ------------------------------------------------------------ */
 

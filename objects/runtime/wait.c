@@ -18,7 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/metrics.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/rlock.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000

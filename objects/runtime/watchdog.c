@@ -47,7 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/runtime/watchdog.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/metrics.h"
 #include "core/background.h"
 #include "core/log.h"
 #include "core/thread_name.h"

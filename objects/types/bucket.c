@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "dlock/bucket.h"
-#include "objects/internal.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 struct dlock_bucket {

@@ -7,11 +7,17 @@
 #include <string.h>
 
 #include "dlock/fair.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 typedef struct fair {
-    dlock__object o; /* channel: "redisson_lock__channel:{name}", the prefix
+    dlock_object_base o; /* channel: "redisson_lock__channel:{name}", the prefix
                       * of each waiter's own */
     char *queue, *deadlines;
 } fair;
@@ -70,7 +76,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                                   s, NKEYS, 7, argv);
     if (rc != 0 || !r)
         return rc;
-    if ((rc = dlock__attempt_refused(l, s, r, retry_ms)) != 0)
+    if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)
         return rc;
     fw->queued = fw->join;
     /* Look again when the lease in front ends, and in any case after
@@ -142,7 +148,7 @@ static int release(dlock_rlock *l, dlock_op *op)
 
     keys((fair *)l, argv);
     argv[NKEYS + 0] = WAKE_MESSAGE;
-    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 1] = dlock__i64(lease, dlock_hold_lease(l, owner));
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = dlock__publish_cmd(l);
@@ -172,7 +178,7 @@ static void destroy(dlock_rlock *l)
     fair *f = (fair *)l;
 
     free(f->queue); /* deadlines shares its allocation */
-    dlock__object_destroy(l);
+    dlock_object_base_destroy(l);
 }
 
 /* The holders and the queue with the waiters' deadlines. */
@@ -219,14 +225,14 @@ static char *both_keys(dlock_rlock *l, char **deadlines)
 
 int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     fair *f;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(*f), &fair_methods.m, c, name,
+    rc = dlock_object_base_new(&o, sizeof(*f), &fair_methods.m, c, name,
                            "redisson_lock__channel:", "");
     if (rc != 0)
         return rc;

@@ -7,11 +7,17 @@
 #include <stdlib.h>
 
 #include "dlock/fenced.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 typedef struct fenced {
-    dlock__object o; /* channel: "redisson_lock__channel:{name}" */
+    dlock_object_base o; /* channel: "redisson_lock__channel:{name}" */
     char *token_key; /* "redisson_lock_token:{name}" */
 } fenced;
 
@@ -55,7 +61,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
         return 0;
     }
     /* the holder's TTL, as for the reentrant lock */
-    *retry_ms = dlock__retry_after(r->elems[1]->integer);
+    *retry_ms = dlock_retry_after(r->elems[1]->integer);
     dlock_reply_free(r);
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held by another owner",
                             l->name);
@@ -82,7 +88,7 @@ static int state(dlock_rlock *l, struct json_t **out)
 static void destroy(dlock_rlock *l)
 {
     free(((fenced *)l)->token_key);
-    dlock__object_destroy(l);
+    dlock_object_base_destroy(l);
 }
 
 /* The reentrant lock's release and force unlock: the counter stays, tokens
@@ -101,14 +107,14 @@ static const dlock__lock_methods fenced_methods = {
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     fenced *f;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(*f), &fenced_methods.m, c, name,
+    rc = dlock_object_base_new(&o, sizeof(*f), &fenced_methods.m, c, name,
                            "redisson_lock__channel:", "");
     if (rc != 0)
         return rc;

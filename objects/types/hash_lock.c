@@ -1,6 +1,6 @@
 /*
  * dlock — what every lock kept as a hash with one field per owner
- * (reentrant, fair, fenced) shares: its state triple read (internal.h), and
+ * (reentrant, fair, fenced) shares: its state triple read (hash_lock.h), and
  * the guard field of a guarded write (the owner's field itself), its
  * extend slot (the watchdog's renewal script for one owner), and the
  * watchdog's renewal script, public for the types of users that keep this
@@ -8,7 +8,9 @@
  */
 #include <string.h>
 
-#include "objects/internal.h"
+#include "objects/types/hash_lock.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
 #include "scripts.h"
 
 void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,

@@ -9,11 +9,16 @@
 #include <string.h>
 
 #include "dlock/latch.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/types/methods.h"
+#include "objects/types/semaphore.h"
 #include "scripts.h"
 
 struct dlock_latch {
-    dlock__object o; /* channel: "redisson_countdownlatch__channel__{name}" */
+    dlock_object_base o; /* channel: "redisson_countdownlatch__channel__{name}" */
 };
 
 #define BASE(l) (&(l)->o.base)
@@ -27,7 +32,7 @@ static int state(dlock_rlock *b, struct json_t **out)
 /* Every lock slot NULL: never handed out as a lock (object.h); the state
  * slot serves dlock_latch_state. */
 static const dlock_rlock_methods latch_methods = {
-    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "latch", .destroy = dlock__object_destroy,
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "latch", .destroy = dlock_object_base_destroy,
     .state = state,
 };
 const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
@@ -36,7 +41,7 @@ const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
 
 int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     dlock_backend *b;
     char *wrapped;
     size_t n;
@@ -45,7 +50,7 @@ int dlock_latch_new(dlock_latch **out, dlock_client *c, const char *name)
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(dlock_latch), &latch_methods, c, name,
+    rc = dlock_object_base_new(&o, sizeof(dlock_latch), &latch_methods, c, name,
                            CHANNEL_PREFIX, "");
     if (rc != 0)
         return rc;

@@ -14,6 +14,8 @@
 
 #include "dlock/object.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 /* Latest wall-clock ms expire_at takes: the year 2286, as the scripts'
@@ -104,8 +106,8 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
     lay->nkeys = n + (size_t)derived;
     lay->argv[lay->nkeys] = n == 1 ? "1" : n == 2 ? "2" : "3";
     lay->argv[lay->nkeys + 1] = family;
-    /* Only the built-in types built on dlock__object have a channel. */
-    lay->argv[lay->nkeys + 2] = (wakes & call) ? ((dlock__object *)l)->channel : "";
+    /* Only the built-in types built on dlock_object_base have a channel. */
+    lay->argv[lay->nkeys + 2] = (wakes & call) ? ((dlock_object_base *)l)->channel : "";
     lay->argv[lay->nkeys + 3] = message;
     lay->argv[lay->nkeys + 4] = per_waiter;
     return 0;

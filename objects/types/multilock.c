@@ -18,7 +18,10 @@
 #include <time.h>
 
 #include "dlock/multilock.h"
-#include "objects/internal.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
 
 typedef struct multilock {
     dlock_rlock base; /* client: the first member's */

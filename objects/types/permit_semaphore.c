@@ -12,11 +12,17 @@
 
 #include "core/json_doc.h"
 #include "dlock/permit_semaphore.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
+#include "objects/types/semaphore.h"
 #include "scripts.h"
 
 struct dlock_permit_semaphore {
-    dlock__object o; /* channel: "redisson_sc:{name}" */
+    dlock_object_base o; /* channel: "redisson_sc:{name}" */
     char *timeout;   /* "{name}:timeout" */
     char *expired;   /* "{name}:expired" */
 };
@@ -53,7 +59,7 @@ static void destroy(dlock_rlock *l)
 
     free(p->timeout);
     free(p->expired);
-    dlock__object_destroy(l);
+    dlock_object_base_destroy(l);
 }
 
 static int state(dlock_rlock *l, struct json_t **out);
@@ -68,14 +74,14 @@ const dlock_rlock_methods *const dlock__methods_permit_semaphore = &permit_metho
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
                                const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     dlock_permit_semaphore *p;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(*p), &permit_methods, c, name,
+    rc = dlock_object_base_new(&o, sizeof(*p), &permit_methods, c, name,
                            "redisson_sc:", "");
     if (rc != 0)
         return rc;

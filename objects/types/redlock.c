@@ -30,8 +30,16 @@
 
 #include "dlock/fenced.h"
 #include "dlock/redlock.h"
+#include "objects/runtime/client.h"
 #include "objects/runtime/fanout.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 /* A split vote (no majority for anyone) is retried after a random delay
@@ -39,7 +47,7 @@
 #define SPLIT_RETRY_MS 30
 
 typedef struct redlock {
-    dlock__object o; /* client: clients[0]; channel: the nodes' channel */
+    dlock_object_base o; /* client: clients[0]; channel: the nodes' channel */
     size_t n, quorum;
     dlock_rlock **nodes;      /* fenced locks, one per client */
     dlock_backend **backends; /* the nodes' backends, for waking */
@@ -439,7 +447,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
         return fail_nodes(r, &rd, transport_code(&rd, r->n), what);
     }
     if (refused > r->n - r->quorum) {
-        *retry_ms = dlock__retry_after(ttl == INT64_MAX ? -1 : ttl);
+        *retry_ms = dlock_retry_after(ttl == INT64_MAX ? -1 : ttl);
     } else {
         a->split = 1;
         *retry_ms = 1 + rand_r(&a->seed) % SPLIT_RETRY_MS;
@@ -838,7 +846,7 @@ static void destroy(dlock_rlock *l)
         pthread_mutex_destroy(&r->renew_mutex);
     if (r->mutexes > 0)
         pthread_mutex_destroy(&r->mutex);
-    dlock__object_destroy(&r->o.base);
+    dlock_object_base_destroy(&r->o.base);
 }
 
 static const dlock_rlock_methods redlock_methods = {
@@ -859,7 +867,7 @@ const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
 int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
                       const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     redlock *r;
     size_t i, j;
     int rc;
@@ -876,7 +884,7 @@ int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
             if (clients[j] == clients[i])
                 return DLOCK_EINVAL; /* one server voting twice */
     }
-    rc = dlock__object_new(&o, sizeof(redlock), &redlock_methods, clients[0], name,
+    rc = dlock_object_base_new(&o, sizeof(redlock), &redlock_methods, clients[0], name,
                            "redisson_lock__channel:", "");
     if (rc != 0)
         return rc;

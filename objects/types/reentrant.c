@@ -6,7 +6,13 @@
  * per attempt and per unlock.
  */
 #include "dlock/reentrant.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 #define RELEASE_MESSAGE "0"
@@ -28,7 +34,7 @@ int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec
                                   s, 1, 2, argv);
     if (rc != 0 || !r)
         return rc;
-    if ((rc = dlock__attempt_refused(l, s, r, retry_ms)) != 0)
+    if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)
         return rc;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held by another owner",
                             l->name);
@@ -45,9 +51,9 @@ static void release_argv(dlock_rlock *l, const char *owner, const char *argv[6],
                          char lease[DLOCK__I64_SIZE])
 {
     argv[0] = l->name;
-    argv[1] = ((dlock__object *)l)->channel;
+    argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
-    argv[3] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[3] = dlock__i64(lease, dlock_hold_lease(l, owner));
     argv[4] = owner;
     argv[5] = dlock__publish_cmd(l);
 }
@@ -77,7 +83,7 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
     int rc;
 
     argv[0] = l->name;
-    argv[1] = ((dlock__object *)l)->channel;
+    argv[1] = ((dlock_object_base *)l)->channel;
     argv[2] = RELEASE_MESSAGE;
     argv[3] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_integer(l, NULL, &existed_now, &dlock__script_hash_force_unlock,
@@ -92,7 +98,7 @@ static const dlock__lock_methods reentrant_methods = {
      .type = "reentrant",
      .acquire = acquire,
      DLOCK__HASH_LOCK_SLOTS,
-     .destroy = dlock__object_destroy,
+     .destroy = dlock_object_base_destroy,
      .state = dlock__hash_state_plain,
      .guard_field = dlock__hash_guard_field,
      .extend = dlock__hash_extend},
@@ -102,12 +108,12 @@ const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
-    rc = dlock__object_new(&o, sizeof(*o), &reentrant_methods.m, c, name,
+    rc = dlock_object_base_new(&o, sizeof(*o), &reentrant_methods.m, c, name,
                            "redisson_lock__channel:", "");
     *out = o ? &o->base : NULL;
     return rc;

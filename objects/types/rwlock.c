@@ -14,7 +14,12 @@
 
 #include "core/json_doc.h"
 #include "dlock/rwlock.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 /* What differs between the halves. */
@@ -24,7 +29,7 @@ typedef struct rw_kind {
 } rw_kind;
 
 typedef struct rwhalf {
-    dlock__object o; /* channel: "redisson_rwlock:{name}", shared by both
+    dlock_object_base o; /* channel: "redisson_rwlock:{name}", shared by both
                       * halves: one publish wakes every waiter */
     const rw_kind *kind;
     char *markers; /* the read markers' prefix, "{name}" (dlock_rlock_key) */
@@ -90,7 +95,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                                 "lock would wait for it forever (unlock it first)",
                                 l->name);
     }
-    if ((rc = dlock__attempt_refused(l, k->acquire, r, retry_ms)) != 0)
+    if ((rc = dlock_rlock_refused(l, k->acquire, r, retry_ms)) != 0)
         return rc;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is %s by another owner",
                             l->name, k == &read_kind ? "write-locked" : "read- or write-locked");
@@ -112,7 +117,7 @@ static int release(dlock_rlock *l, dlock_op *op)
     argv[NKEYS] = owner;
     /* Only the write half re-applies a lease (a read hold keeps its own);
      * the read script ignores it. */
-    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 1] = dlock__i64(lease, dlock_hold_lease(l, owner));
     argv[NKEYS + 2] = dlock__publish_cmd(l);
     return dlock_rlock_eval_release(l, op, kind_of(l)->release, NKEYS, 3, argv);
 }
@@ -224,7 +229,7 @@ static int extend(dlock_rlock *l, const char *owner, int64_t lease_ms)
 static void destroy(dlock_rlock *l)
 {
     free(((rwhalf *)l)->markers);
-    dlock__object_destroy(l);
+    dlock_object_base_destroy(l);
 }
 
 static const dlock__lock_methods read_methods = {
@@ -261,13 +266,13 @@ const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;
 static int rw_new(dlock_rlock **out, dlock_client *c, const char *name,
                   const dlock__lock_methods *m, const rw_kind *k)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(rwhalf), &m->m, c, name, "redisson_rwlock:", "");
+    rc = dlock_object_base_new(&o, sizeof(rwhalf), &m->m, c, name, "redisson_rwlock:", "");
     if (rc != 0)
         return rc;
     ((rwhalf *)o)->kind = k;

@@ -7,11 +7,15 @@
 #include <stdlib.h>
 
 #include "dlock/semaphore.h"
+#include "objects/types/semaphore.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/rlock.h"
 #include "scripts.h"
 
 struct dlock_semaphore {
-    dlock__object o; /* channel: "redisson_sc:{name}" */
+    dlock_object_base o; /* channel: "redisson_sc:{name}" */
 };
 
 #define BASE(s) (&(s)->o.base)
@@ -25,18 +29,18 @@ static int state(dlock_rlock *b, struct json_t **out)
 /* Every lock slot NULL: never handed out as a lock (object.h); the state
  * slot serves dlock_semaphore_state. */
 static const dlock_rlock_methods semaphore_methods = {
-    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "semaphore", .destroy = dlock__object_destroy,
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "semaphore", .destroy = dlock_object_base_destroy,
     .state = state,
 };
 
 int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
-    rc = dlock__object_new(&o, sizeof(dlock_semaphore), &semaphore_methods, c,
+    rc = dlock_object_base_new(&o, sizeof(dlock_semaphore), &semaphore_methods, c,
                            name, "redisson_sc:", "");
     *out = (dlock_semaphore *)o;
     return rc;
@@ -56,6 +60,19 @@ const char *dlock_semaphore_name(const dlock_semaphore *s)
 const char *dlock_semaphore_errmsg(dlock_semaphore *s)
 {
     return s ? dlock_errmsg(BASE(s)) : "semaphore object is NULL";
+}
+
+/* semaphore.h: a permit count or delta's check, for every counted object. */
+int dlock__object_count_arg(dlock_rlock *b, int64_t n, int negative_ok,
+                            const char *what)
+{
+    if (n < 0 && !negative_ok)
+        return dlock_rlock_fail(b, DLOCK_EINVAL, "%s must be >= 0 (got %" PRId64 ")",
+                                what, n);
+    if (n > DLOCK_PERMITS_MAX || n < -DLOCK_PERMITS_MAX)
+        return dlock_rlock_fail(b, DLOCK_EINVAL, "%s is out of range (|%s| <= 2^53 - 1)",
+                                what, what);
+    return 0;
 }
 
 /* NULL, fork and count checks shared by every call. */

@@ -7,11 +7,16 @@
 
 #include "core/json_doc.h"
 #include "dlock/semaphore.h"
+#include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
 #include "scripts.h"
 
 typedef struct semlock {
-    dlock__object o;    /* channel: the semaphore's, "redisson_sc:{name}" */
+    dlock_object_base o;    /* channel: the semaphore's, "redisson_sc:{name}" */
     char *holders;      /* "{name}:holders" */
     char *lease_prefix; /* "{name}:lease:", the owner id follows */
 } semlock;
@@ -56,7 +61,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                                   argv);
     if (rc != 0 || !r)
         return rc;
-    if ((rc = dlock__attempt_refused(l, sc, r, retry_ms)) != 0)
+    if ((rc = dlock_rlock_refused(l, sc, r, retry_ms)) != 0)
         return rc;
     return dlock_rlock_fail(l, DLOCK_EBUSY, "no permit of \"%.64s\" is free", l->name);
 }
@@ -74,7 +79,7 @@ static int release(dlock_rlock *l, dlock_op *op)
     const char *argv[NKEYS + 4];
 
     common_args((semlock *)l, argv);
-    argv[NKEYS + 1] = dlock__i64(lease, dlock__hold_lease(l, owner));
+    argv[NKEYS + 1] = dlock__i64(lease, dlock_hold_lease(l, owner));
     argv[NKEYS + 2] = owner;
     argv[NKEYS + 3] = dlock__publish_cmd(l);
     return dlock_rlock_eval_release(l, op, &dlock__script_semaphore_lock_release,
@@ -138,7 +143,7 @@ static void destroy(dlock_rlock *l)
 
     free(s->holders);
     free(s->lease_prefix);
-    dlock__object_destroy(l);
+    dlock_object_base_destroy(l);
 }
 
 /* No guard_field slot: a hold is not a field of a hash at the name, so it
@@ -167,14 +172,14 @@ const dlock_rlock_methods *const dlock__methods_semaphore_lock = &semlock_method
 
 int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     semlock *s;
     int rc;
 
     if (!out)
         return DLOCK_EINVAL;
     *out = NULL;
-    rc = dlock__object_new(&o, sizeof(semlock), &semlock_methods.m, c, name,
+    rc = dlock_object_base_new(&o, sizeof(semlock), &semlock_methods.m, c, name,
                            "redisson_sc:", "");
     if (rc != 0)
         return rc;

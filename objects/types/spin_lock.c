@@ -5,10 +5,13 @@
  * slots, not copying them, is what keeps the two layouts one.
  */
 #include "dlock/spin_lock.h"
-#include "objects/runtime/object.h"
+#include "objects/runtime/inspect.h"
+#include "objects/runtime/reads.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
 
 typedef struct spin {
-    dlock__object o; /* channel: "redisson_lock__channel:{name}", where
+    dlock_object_base o; /* channel: "redisson_lock__channel:{name}", where
                       * unlock publishes for the reentrant lock's waiters */
     int64_t initial_delay_ms, max_delay_ms;
 } spin;
@@ -30,7 +33,7 @@ static const dlock__lock_methods spin_methods = {
      .type = "spin",
      .acquire = acquire,
      DLOCK__HASH_LOCK_SLOTS,
-     .destroy = dlock__object_destroy,
+     .destroy = dlock_object_base_destroy,
      .state = dlock__hash_state_plain,
      .guard_field = dlock__hash_guard_field,
      .extend = dlock__hash_extend},
@@ -42,7 +45,7 @@ int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,
                         const dlock_spin_options *opts)
 {
     dlock_spin_options def = DLOCK_SPIN_OPTIONS_INIT;
-    dlock__object *o = NULL;
+    dlock_object_base *o = NULL;
     int rc;
 
     if (!out)
@@ -56,7 +59,7 @@ int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,
         opts->max_delay_ms > DLOCK_TIME_MAX_MS ||
         opts->max_delay_ms < opts->initial_delay_ms)
         return DLOCK_EINVAL;
-    rc = dlock__object_new(&o, sizeof(spin), &spin_methods.m, c, name,
+    rc = dlock_object_base_new(&o, sizeof(spin), &spin_methods.m, c, name,
                            "redisson_lock__channel:", "");
     if (rc != 0)
         return rc;
