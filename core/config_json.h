@@ -1,7 +1,7 @@
 /*
  * dlock — the JSON configuration's parser (core/config_json.c), which
- * turns the text into the options structs; objects/config.c makes the
- * client from them. The split keeps Jansson out of objects/.
+ * turns the text into the options structs; objects/runtime/config.c
+ * makes the client from them. The split keeps Jansson out of objects/.
  */
 #ifndef DLOCK_CORE_CONFIG_JSON_H
 #define DLOCK_CORE_CONFIG_JSON_H

@@ -1,7 +1,7 @@
 /*
  * dlock — building JSON documents without including Jansson: the lock
- * objects' state reports (objects/inspect.c) are built through these, so that
- * only core/ and codecs/ see <jansson.h>.
+ * objects' state reports (objects/runtime/inspect.c) are built through
+ * these, so that only core/ and codecs/ see <jansson.h>.
  *
  * Every value is a Jansson json_t. The setters take their value's reference
  * (also on failure), so a document is built without intermediate checks:

@@ -25,7 +25,7 @@
  * lease they saw runs out.
  *
  * It is built only on the public interfaces a lock type of your own uses
- * (api/dlock/sys/rlock.h, api/dlock/sys/lock_type.h): objects/simple_lock.c
+ * (api/dlock/sys/rlock.h, api/dlock/sys/lock_type.h): objects/types/simple_lock.c
  * reads as an example.
  *
  * Thread-safety: a simple lock may be used by any number of threads at

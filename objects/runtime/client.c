@@ -1,0 +1,359 @@
+/*
+ * dlock — the client: identity, lifetime, and the way to a backend.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "objects/runtime/client.h"
+#include "objects/runtime/holds.h"
+#include "objects/runtime/watchdog.h"
+
+/* Thread ids are small integers handed out on a thread's first lock call;
+ * they are unique in the process (not reused), so an owner id never names
+ * two threads. */
+static unsigned long next_thread_id = 1;
+static __thread unsigned long my_thread_id;
+
+static unsigned long thread_id(void)
+{
+    if (my_thread_id == 0)
+        my_thread_id = __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED);
+    return my_thread_id;
+}
+
+void dlock__client_owner(const dlock_client *c, char *buf)
+{
+    snprintf(buf, DLOCK_OWNER_MAX, "%s:%lu", c->id, thread_id());
+}
+
+/* The process id, kept current in fork() children by an atfork handler:
+ * every lock call checks it, and getpid() is a system call (glibc stopped
+ * caching it) costing ~1 us on a machine with page-table isolation, a few
+ * percent of an uncontended lock+unlock (tests/bench). */
+static pid_t process_pid;
+static pthread_once_t process_pid_once = PTHREAD_ONCE_INIT;
+
+/* Relaxed atomics, though the child writes it alone: ThreadSanitizer
+ * keeps the parent's threads' reads in the child's history and would
+ * report the child's write as racing with them. */
+static void process_pid_after_fork(void)
+{
+    __atomic_store_n(&process_pid, getpid(), __ATOMIC_RELAXED);
+}
+
+static void process_pid_init(void)
+{
+    __atomic_store_n(&process_pid, getpid(), __ATOMIC_RELAXED);
+    pthread_atfork(NULL, NULL, process_pid_after_fork);
+}
+
+static pid_t current_pid(void)
+{
+    pthread_once(&process_pid_once, process_pid_init);
+    return __atomic_load_n(&process_pid, __ATOMIC_RELAXED);
+}
+
+int dlock__client_check(const dlock_client *c)
+{
+    /* A child of fork() shares the parent's UUID; acting under it would let
+     * two processes hold "the same" owner's lock. */
+    return current_pid() == c->pid ? 0 : DLOCK_EFORKED;
+}
+
+static int in_range(int64_t ms, int64_t min_ms)
+{
+    return ms >= min_ms && ms <= DLOCK_TIME_MAX_MS;
+}
+
+static int options_valid(const dlock_client_options *o)
+{
+    return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
+           in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
+           (o->version < 2 || in_range(o->budget_slack_ms, 0));
+}
+
+/* opts as this version of the library reads it: a version-1 struct is
+ * shorter, so only its part is read and the newer fields get defaults. */
+static void options_copy(dlock_client_options *to, const dlock_client_options *from)
+{
+    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+
+    if (from->version >= 2) {
+        *to = *from;
+        return;
+    }
+    *to = defaults;
+    memcpy(to, from, offsetof(dlock_client_options, budget_slack_ms));
+}
+
+int dlock_client_new(dlock_client **out, dlock_backend *backend,
+                     const dlock_client_options *opts)
+{
+    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client *c;
+    uuid_t uu;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!out || !backend || !backend->methods)
+        return DLOCK_EINVAL;
+    if (!opts)
+        opts = &defaults;
+    if (!options_valid(opts))
+        return DLOCK_EINVAL;
+
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return DLOCK_ENOMEM;
+    options_copy(&c->opts, opts);
+    c->pid = current_pid();
+    c->refs = 1;
+    c->waits.next = c->waits.prev = &c->waits;
+    uuid_generate_random(uu);
+    uuid_unparse_lower(uu, c->id);
+    if (pthread_mutex_init(&c->waits_mutex, NULL) != 0) {
+        free(c);
+        return DLOCK_ENOMEM;
+    }
+    rc = dlock__holds_init(&c->holds);
+    if (rc != 0) {
+        pthread_mutex_destroy(&c->waits_mutex);
+        free(c);
+        return rc;
+    }
+    c->backend = backend;
+    c->clock = dlock_backend_clock(backend);
+    rc = dlock__watchdog_start(c);
+    if (rc != 0) {
+        /* the backend stays the caller's */
+        dlock__holds_fini(&c->holds);
+        pthread_mutex_destroy(&c->waits_mutex);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+static void put_err(char *errbuf, size_t errlen, const char *msg)
+{
+    if (errbuf && errlen > 0)
+        snprintf(errbuf, errlen, "%s", msg);
+}
+
+int dlock_client_connect(dlock_client **out, const char *url,
+                         const dlock_client_options *opts, char *errbuf,
+                         size_t errlen)
+{
+    return dlock__client_connect(out, url, NULL, opts, errbuf, errlen);
+}
+
+int dlock__client_connect(dlock_client **out, const char *url,
+                          const void *backend_opts,
+                          const dlock_client_options *opts, char *errbuf,
+                          size_t errlen)
+{
+    dlock_backend *b = NULL;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    put_err(errbuf, errlen, "");
+    if (!out || !url) {
+        put_err(errbuf, errlen, "out and url must not be NULL");
+        return DLOCK_EINVAL;
+    }
+    /* The scheme finds the backend (core/registry.c), which alone knows
+     * what its options are. */
+    rc = dlock_backend_open(&b, url, backend_opts, errbuf, errlen);
+    if (rc != 0)
+        return rc;
+    rc = dlock_client_new(out, b, opts);
+    if (rc != 0) {
+        dlock_backend_free(b);
+        put_err(errbuf, errlen, "invalid client options");
+    }
+    return rc;
+}
+
+void dlock__client_ref(dlock_client *c)
+{
+    __atomic_fetch_add(&c->refs, 1, __ATOMIC_RELAXED);
+}
+
+void dlock__client_unref(dlock_client *c)
+{
+    /* acq_rel: whatever the other references' holders did happens before
+     * the teardown. */
+    int last = __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0;
+
+    /* In a fork() child the watchdog thread and the connections are the
+     * parent's: joining or closing them here would be wrong, so the child
+     * leaves them alone (the memory goes with the child's exit). */
+    if (!last || dlock__client_check(c) != 0)
+        return;
+    if (dlock__watchdog_is_current(c)) {
+        /* Inside on_lost, the last reference went (the application had
+         * dropped the client and freed the lost lock's handle): a thread
+         * cannot join itself, and the watchdog is still using c, so it
+         * finishes the teardown once the callback has returned. */
+        dlock__watchdog_orphan(c);
+        return;
+    }
+    dlock__watchdog_stop(c);
+    dlock__holds_fini(&c->holds);
+    dlock_backend_free(c->backend);
+    pthread_mutex_destroy(&c->waits_mutex);
+    free(c);
+}
+
+static void clock_ref(dlock_clock *clk, int up)
+{
+    if (up && clk->methods->ref)
+        clk->methods->ref(clk);
+    else if (!up && clk->methods->unref)
+        clk->methods->unref(clk);
+}
+
+void dlock__client_destroy_on_watchdog(dlock_client *c)
+{
+    dlock_clock *clk = c->clock;
+
+    /* Nobody will join this thread. */
+    pthread_detach(pthread_self());
+    /* The clock belongs to the backend, but its bookkeeping must see this
+     * thread "done" only after the backend is gone: a virtual-clock advance
+     * that woke the watchdog then returns with the client fully torn down
+     * (a test that frees its store and clock next finds nothing running). */
+    clock_ref(clk, 1);
+    dlock__holds_fini(&c->holds);
+    dlock_backend_free(c->backend);
+    dlock_clock_done(clk, &c->wd_signal);
+    clock_ref(clk, 0);
+    dlock_signal_destroy(&c->wd_signal);
+    pthread_mutex_destroy(&c->waits_mutex);
+    free(c);
+}
+
+/* ---- cancellable waits ------------------------------------------------------ */
+
+dlock__waiter dlock__waiter_begin(dlock_client *c)
+{
+    dlock__waiter w = {NULL, 0, NULL, NULL};
+
+    w.gen = __atomic_load_n(&c->cancel_gen, __ATOMIC_ACQUIRE);
+    return w;
+}
+
+void dlock__waiter_add(dlock_client *c, dlock__waiter *w, dlock_signal *sig)
+{
+    /* Under the mutex a cancel holds while it bumps the generation and
+     * raises: a cancel either raises sig or is seen by the next
+     * dlock__waiter_canceled, never neither. */
+    pthread_mutex_lock(&c->waits_mutex);
+    w->sig = sig;
+    w->next = &c->waits;
+    w->prev = c->waits.prev;
+    c->waits.prev->next = w;
+    c->waits.prev = w;
+    pthread_mutex_unlock(&c->waits_mutex);
+}
+
+int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w)
+{
+    return __atomic_load_n(&c->cancel_gen, __ATOMIC_ACQUIRE) != w->gen;
+}
+
+void dlock__waiter_end(dlock_client *c, dlock__waiter *w)
+{
+    if (!w->sig)
+        return;
+    pthread_mutex_lock(&c->waits_mutex);
+    w->prev->next = w->next;
+    w->next->prev = w->prev;
+    pthread_mutex_unlock(&c->waits_mutex);
+    w->sig = NULL;
+}
+
+static void cancel_waits(dlock_client *c)
+{
+    dlock__waiter *w;
+
+    pthread_mutex_lock(&c->waits_mutex);
+    __atomic_add_fetch(&c->cancel_gen, 1, __ATOMIC_ACQ_REL);
+    for (w = c->waits.next; w != &c->waits; w = w->next)
+        dlock_signal_raise(w->sig);
+    pthread_mutex_unlock(&c->waits_mutex);
+}
+
+int dlock_client_cancel_waits(dlock_client *c)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(c) != 0)
+        return DLOCK_EFORKED;
+    cancel_waits(c);
+    return 0;
+}
+
+void dlock_client_free(dlock_client *c)
+{
+    if (!c)
+        return;
+    /* Blocked calls end (DLOCK_ECANCELED) rather than outlive the
+     * application's interest; their lock objects keep c alive meanwhile.
+     * Not in a fork() child: no call of the child waits, and the mutex may
+     * have been held by a parent thread at the fork. */
+    if (dlock__client_check(c) == 0)
+        cancel_waits(c);
+    dlock__client_unref(c);
+}
+
+int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    if (dlock__client_check(c) != 0)
+        return DLOCK_EFORKED;
+    /* The watchdog picks the callback under this mutex (holds.c). */
+    pthread_mutex_lock(&c->holds.mutex);
+    c->opts.on_lost = fn;
+    c->opts.on_lost_arg = arg;
+    pthread_mutex_unlock(&c->holds.mutex);
+    return 0;
+}
+
+const char *dlock_client_id(const dlock_client *c)
+{
+    return c ? c->id : NULL;
+}
+
+int64_t dlock_client_watchdog_timeout(const dlock_client *c)
+{
+    return c ? c->opts.watchdog_timeout_ms : 0;
+}
+
+int dlock_client_owner(dlock_client *c, char *buf, size_t len)
+{
+    char owner[DLOCK_OWNER_MAX];
+    size_t n;
+
+    if (!c || !buf)
+        return DLOCK_EINVAL;
+    dlock__client_owner(c, owner);
+    n = strlen(owner);
+    if (len < n + 1)
+        return DLOCK_EINVAL;
+    memcpy(buf, owner, n + 1);
+    return 0;
+}
+
+dlock_backend *dlock_client_backend(dlock_client *c)
+{
+    return c ? c->backend : NULL;
+}

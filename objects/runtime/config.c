@@ -1,0 +1,203 @@
+/*
+ * dlock — a client from a JSON configuration (api/dlock/config.h): the text
+ * is parsed in core/ (core/config_json.c, the Jansson side), the client
+ * is made here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config_json.h"
+#include "core/wipe.h"
+#include "dlock/config.h"
+#include "objects/runtime/client.h"
+
+/* "<where>:<line>:<column>: what" for a position, "<where>: what" else. */
+static void put_err(char *errbuf, size_t errlen, const char *where, const char *msg)
+{
+    if (errbuf && errlen > 0)
+        snprintf(errbuf, errlen, "%s:%s%s", where,
+                 msg[0] >= '0' && msg[0] <= '9' ? "" : " ", msg);
+}
+
+/* Where a parsed configuration's clients go: one (set NULL) or a set of
+ * up to cap (out[0..*n)). */
+typedef struct target {
+    dlock_client **out;
+    size_t cap, *n;
+    int set;
+} target;
+
+static int make_clients(const target *t, dlock__config *cfg, const char *where,
+                        char *errbuf, size_t errlen)
+{
+    char detail[256] = "", msg[320];
+    size_t i, count = cfg->urls ? cfg->nurls : 1;
+    int rc = 0;
+
+    if (!t->set && cfg->urls) {
+        put_err(errbuf, errlen, where, "\"urls\" configures a client set: use "
+                "dlock_client_set_from_json_string or _file");
+        return DLOCK_EINVAL;
+    }
+    if (t->set && count > t->cap) {
+        snprintf(msg, sizeof(msg), "%zu URLs for room for %zu clients", count, t->cap);
+        put_err(errbuf, errlen, where, msg);
+        return DLOCK_EINVAL;
+    }
+    for (i = 0; i < count && rc == 0; i++) {
+        const char *url = cfg->urls ? cfg->urls[i] : cfg->url;
+        rc = dlock__client_connect(&t->out[i], url, &cfg->redis, &cfg->client, detail,
+                                   sizeof(detail));
+        if (rc != 0) {
+            if (t->set)
+                snprintf(msg, sizeof(msg), "urls[%zu]: %s", i,
+                         detail[0] ? detail : dlock_strerror(rc));
+            else
+                snprintf(msg, sizeof(msg), "%s", detail[0] ? detail : dlock_strerror(rc));
+            put_err(errbuf, errlen, where, msg);
+            while (i > 0) { /* all or nothing */
+                i--;
+                dlock_client_free(t->out[i]);
+                t->out[i] = NULL;
+            }
+        }
+    }
+    if (rc == 0 && t->set)
+        *t->n = count;
+    return rc;
+}
+
+static int from_text(const target *t, const char *text, size_t len,
+                     const char *where, char *errbuf, size_t errlen)
+{
+    char detail[256] = "";
+    dlock__config cfg;
+    int rc;
+
+    if (errbuf && errlen > 0)
+        errbuf[0] = '\0';
+    rc = dlock__config_parse(&cfg, text, len, detail, sizeof(detail));
+    if (rc != 0) {
+        put_err(errbuf, errlen, where, detail);
+        return rc;
+    }
+    rc = make_clients(t, &cfg, where, errbuf, errlen);
+    dlock__config_fini(&cfg);
+    return rc;
+}
+
+static int from_string(const target *t, const char *json, char *errbuf, size_t errlen)
+{
+    if (!json) {
+        put_err(errbuf, errlen, "json", "out and json must not be NULL");
+        return DLOCK_EINVAL;
+    }
+    return from_text(t, json, strlen(json), "json", errbuf, errlen);
+}
+
+static int from_file(const target *t, const char *path, char *errbuf, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
+
+    if (!path) {
+        put_err(errbuf, errlen, "json", "out and path must not be NULL");
+        return DLOCK_EINVAL;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        put_err(errbuf, errlen, path, strerror(errno));
+        return DLOCK_EINVAL;
+    }
+    /* One byte more than allowed tells an oversized file from a full one. */
+    text = malloc(DLOCK_CONFIG_MAX + 1);
+    if (!text) {
+        fclose(f);
+        put_err(errbuf, errlen, path, "out of memory");
+        return DLOCK_ENOMEM;
+    }
+    len = fread(text, 1, DLOCK_CONFIG_MAX + 1, f);
+    if (ferror(f) || len > DLOCK_CONFIG_MAX) {
+        put_err(errbuf, errlen, path, ferror(f) ? "read error" : "file too large");
+        rc = DLOCK_EINVAL;
+    } else {
+        rc = from_text(t, text, len, path, errbuf, errlen);
+    }
+    fclose(f);
+    dlock__wipe(text, len); /* its URLs and sentinel_password */
+    free(text);
+    return rc;
+}
+
+static int one(target *t, dlock_client **out, char *errbuf, size_t errlen)
+{
+    memset(t, 0, sizeof(*t));
+    t->out = out;
+    t->cap = 1;
+    if (out)
+        *out = NULL;
+    else
+        put_err(errbuf, errlen, "json", "out and json must not be NULL");
+    return out ? 0 : DLOCK_EINVAL;
+}
+
+static int set(target *t, dlock_client **out, size_t cap, size_t *n, char *errbuf,
+               size_t errlen)
+{
+    size_t i;
+
+    memset(t, 0, sizeof(*t));
+    t->out = out;
+    t->cap = cap;
+    t->n = n;
+    t->set = 1;
+    if (n)
+        *n = 0;
+    for (i = 0; out && i < cap; i++)
+        out[i] = NULL;
+    if (!out || !n || cap == 0) {
+        put_err(errbuf, errlen, "json", "out and n must not be NULL, cap not 0");
+        return DLOCK_EINVAL;
+    }
+    return 0;
+}
+
+int dlock_client_from_json_string(dlock_client **out, const char *json,
+                                  char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = one(&t, out, errbuf, errlen);
+
+    return rc != 0 ? rc : from_string(&t, json, errbuf, errlen);
+}
+
+int dlock_client_from_json_file(dlock_client **out, const char *path,
+                                char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = one(&t, out, errbuf, errlen);
+
+    return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+}
+
+int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
+                                      const char *json, char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = set(&t, out, cap, n, errbuf, errlen);
+
+    return rc != 0 ? rc : from_string(&t, json, errbuf, errlen);
+}
+
+int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
+                                    const char *path, char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = set(&t, out, cap, n, errbuf, errlen);
+
+    return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+}

@@ -1,0 +1,476 @@
+/*
+ * dlock — waiting for a lock: pub/sub wake-ups, no polling.
+ *
+ * A blocked acquirer subscribes to the lock's channel (the backend shares one
+ * server subscription per channel among all listeners of a client) and
+ * sleeps on the backend's clock until a message arrives, the holder's TTL
+ * runs out or the budget is spent. The attempt made right after subscribing
+ * is what makes a release published before the subscription impossible to
+ * miss.
+ *
+ * A wait without a channel (the spin lock) polls instead: exponential
+ * back-off with jitter between attempts, still bounded by the holder's TTL
+ * and the budget, and woken by a cancel like any other wait.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "objects/runtime/client.h"
+#include "objects/runtime/metrics.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/rlock.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000
+/* Polling defaults: Redisson's spin lock's (1 ms, doubling up to 128 ms). */
+#define POLL_MIN_MS 1
+#define POLL_MAX_MS 128
+
+static void on_message(void *arg, const char *channel, const char *message,
+                       size_t len)
+{
+    (void)channel, (void)message, (void)len;
+    dlock_signal_raise(arg);
+}
+
+static int is_transport_error(int rc)
+{
+    return rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The channel subscriptions of one wait: one on l's client's backend, or
+ * with a version-2 spec listing backends, one per listed backend, made best
+ * effort (see api/dlock/sys/rlock.h). */
+typedef struct listen_set {
+    const dlock_wait_spec *spec;
+    dlock_backend *own;
+    dlock_subscription *one;
+    dlock_subscription **many; /* spec->nbackends, NULL: not (yet) */
+    int listening;             /* subscribed at least once (or tried all) */
+} listen_set;
+
+static size_t listen_count(const listen_set *ls)
+{
+    return ls->spec->version >= 2 ? ls->spec->nbackends : 0;
+}
+
+/* Subscribes what is missing. 0, or (single backend only) the failure,
+ * recorded on l. */
+static int listen_more(dlock_rlock *l, listen_set *ls, dlock_signal *sig,
+                       int64_t cap)
+{
+    char detail[160];
+    size_t i, n = listen_count(ls);
+    int src;
+
+    if (n == 0) {
+        src = dlock_backend_subscribe_until(ls->own, &ls->one, ls->spec->channel,
+                                            on_message, sig, cap, detail,
+                                            sizeof(detail));
+        if (src != 0) {
+            ls->one = NULL;
+            return dlock_rlock_fail(l, src, "subscribing to \"%.64s\": %s",
+                                    ls->spec->channel,
+                                    detail[0] ? detail : dlock_strerror(src));
+        }
+        ls->listening = 1;
+        return 0;
+    }
+    if (!ls->many && !(ls->many = calloc(n, sizeof(*ls->many))))
+        return 0; /* no wake-ups: the attempts' retry times bound the sleeps */
+    for (i = 0; i < n; i++) {
+        dlock_backend *b = ls->spec->backends[i];
+        int64_t until;
+
+        if (ls->many[i] || !b)
+            continue;
+        until = min64(cap, dlock__add_sat(dlock_clock_now(dlock_backend_clock(b)),
+                                          ls->spec->subscribe_timeout_ms));
+        if (dlock_backend_subscribe_until(b, &ls->many[i], ls->spec->channel,
+                                          on_message, sig, until, detail,
+                                          sizeof(detail)) != 0)
+            ls->many[i] = NULL;
+    }
+    ls->listening = 1;
+    return 0;
+}
+
+static int listen_complete(const listen_set *ls)
+{
+    size_t i, n = listen_count(ls);
+
+    if (n == 0)
+        return ls->one != NULL;
+    if (!ls->many)
+        return ls->listening;
+    for (i = 0; i < n; i++)
+        if (!ls->many[i] && ls->spec->backends[i])
+            return 0;
+    return 1;
+}
+
+static void listen_end(listen_set *ls)
+{
+    size_t i, n = listen_count(ls);
+
+    if (ls->one)
+        dlock_backend_unsubscribe(ls->own, ls->one);
+    for (i = 0; ls->many && i < n; i++)
+        if (ls->many[i])
+            dlock_backend_unsubscribe(ls->spec->backends[i], ls->many[i]);
+    free(ls->many);
+}
+
+/* One attempt, judged on its own (a shortfall noted before, an earlier
+ * refused attempt's, is not this one's), and counted in the client's
+ * metrics when refused. */
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    int rc;
+
+    dlock__op_clear_note(op);
+    rc = spec->attempt(l, op, spec, lease_ms, retry_ms);
+    if (rc == DLOCK_EBUSY)
+        DLOCK__COUNT(l->client, busy, 1);
+    return rc;
+}
+
+/* An acquisition the backend could not sync to enough replicas would not
+ * survive a failover: it is undone, and the caller told why. */
+static int roll_back(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                     const char *why)
+{
+    char detail[200];
+    int rc, outer;
+
+    snprintf(detail, sizeof detail, "%s", why);
+    /* judged: the undo's own shortfall adds nothing, and a release must
+     * reach the hold bookkeeping as done */
+    outer = dlock__op_judge_begin(op);
+    if (spec->version >= 2 && spec->undo)
+        rc = spec->undo(l, op, spec);
+    else if (l->methods->release)
+        rc = l->methods->release(l, op);
+    else
+        rc = DLOCK_ENOTSUP;
+    dlock__op_judge_end(op, outer, NULL, 0);
+    if (rc != 0)
+        return dlock_rlock_fail(l, DLOCK_ESYNC,
+                                "\"%.64s\" was acquired but not synced (%s), "
+                                "and undoing it failed: %s",
+                                l->name, detail, dlock_strerror(rc));
+    return dlock_rlock_fail(l, DLOCK_ESYNC,
+                            "\"%.64s\" was acquired but not synced, so "
+                            "released again: %s",
+                            l->name, detail);
+}
+
+/* An xorshift64* generator per wait, seeded from the clock and the wait's
+ * address: jitter needs no quality, only that waiters started together do
+ * not poll in step. */
+static uint64_t jitter_seed(const void *w)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ((uint64_t)(uintptr_t)w ^ (uint64_t)ts.tv_nsec ^
+            ((uint64_t)ts.tv_sec << 32)) | 1;
+}
+
+static uint64_t jitter_next(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 2685821657736338717ULL;
+}
+
+/* The pause before the next poll: half the step plus a random part of the
+ * other half ("equal jitter"); the step doubles up to max. */
+static int64_t poll_pause(uint64_t *rng, int64_t *step, int64_t max)
+{
+    int64_t s = *step, half = s / 2;
+    int64_t pause = half + (int64_t)(jitter_next(rng) % (uint64_t)(s - half + 1));
+
+    *step = min64(s * 2, max);
+    return pause > 0 ? pause : 1;
+}
+
+/* The polling bounds of a wait without a channel: the spec's (version 2,
+ * > 0), else the defaults. */
+static void poll_bounds(const dlock_wait_spec *spec, int64_t *min_ms, int64_t *max_ms)
+{
+    int v2 = spec->version >= 2;
+
+    *min_ms = v2 && spec->poll_min_ms > 0 ? spec->poll_min_ms : POLL_MIN_MS;
+    *max_ms = v2 && spec->poll_max_ms > 0 ? spec->poll_max_ms : POLL_MAX_MS;
+    if (*max_ms < *min_ms)
+        *max_ms = *min_ms;
+}
+
+/* ---- the wait as a state machine -------------------------------------------
+ *
+ * One acquisition's wait, written once for every lock type: attempt ->
+ * (refused) subscribe -> attempt -> sleep until a message, the retry time
+ * or the deadline -> attempt ... -> the lock, or give up (a timeout, a
+ * cancel, an error) and undo what an unsynced grant left. wait_step runs
+ * the machine until it must sleep and says until when; whoever drives it
+ * sleeps on the wait's signal (a message or a cancel raises it early) and
+ * steps again. dlock_rlock_wait is the blocking driver, on the caller's
+ * own thread. All the state is here and in the op: none in the thread. */
+
+enum phase {
+    P_FIRST,   /* the first attempt */
+    P_TOP,     /* checks (cancel, deadline), then the next sleep */
+    P_LISTEN,  /* subscribe what is missing */
+    P_ATTEMPT, /* look again */
+    P_DONE,
+};
+
+/* wait_step's answer when the machine has ended (else: sleep until). */
+#define WAIT_DONE INT64_MIN
+
+typedef struct wait_state {
+    dlock_rlock *l;
+    dlock_op *op;
+    const dlock_wait_spec *spec;
+    dlock_clock *clk;
+    int64_t wait_ms, lease_ms;
+    int64_t outer_cap, outer_deadline; /* op's, restored at the end */
+    int outer_judging;
+    enum phase phase;
+    int rc;
+    int refused;        /* the first attempt was refused or lost */
+    int looping;        /* the loop's resources are set up */
+    int64_t retry_ms;   /* the last refusal's retry time */
+    int64_t sent;       /* when the last attempt was sent */
+    int64_t step;       /* back-off after a transport error */
+    int poll;           /* no channel: poll (the spin lock's way) */
+    int64_t poll_step, poll_max;
+    uint64_t rng;
+    listen_set ls;
+    dlock_signal sig;
+    dlock__waiter waiter;
+} wait_state;
+
+/* Sets the wait up for op: its deadline and cap (every round trip made
+ * for it ends by cap: a reply later than that is abandoned, the backend
+ * drops its connection), a judged region for the attempts, and the
+ * cancel generation. */
+static void wait_begin(wait_state *w, dlock_rlock *l, dlock_op *op,
+                       const dlock_wait_spec *spec, int64_t wait_ms,
+                       int64_t lease_ms)
+{
+    int forever = wait_ms == DLOCK_WAIT_FOREVER;
+    int64_t start;
+
+    memset(w, 0, sizeof(*w));
+    w->l = l;
+    w->op = op;
+    w->spec = spec;
+    w->clk = l->client->clock;
+    w->wait_ms = wait_ms;
+    w->lease_ms = lease_ms;
+    w->retry_ms = -1;
+    start = dlock_clock_now(w->clk);
+    w->sent = start;
+    w->outer_deadline = op->deadline_ms;
+    op->deadline_ms = forever ? INT64_MAX : dlock__add_sat(start, wait_ms);
+    w->outer_cap = dlock__op_cap_within(
+        op, forever ? INT64_MAX
+                    : dlock__add_sat(op->deadline_ms, l->client->opts.budget_slack_ms));
+    w->waiter = dlock__waiter_begin(l->client); /* cancel_waits */
+    w->outer_judging = dlock__op_judge_begin(op); /* the attempts are judged */
+    w->phase = P_FIRST;
+}
+
+/* What the loop needs beyond the first attempt: the signal it sleeps on,
+ * registered for cancels. 0, or DLOCK_ENOMEM (recorded). */
+static int loop_begin(wait_state *w)
+{
+    w->step = BACKOFF_MIN_MS;
+    w->poll = w->spec->channel == NULL;
+    w->ls.spec = w->spec;
+    w->ls.own = w->l->client->backend;
+    if (w->poll) {
+        poll_bounds(w->spec, &w->poll_step, &w->poll_max);
+        w->rng = jitter_seed(w);
+    }
+    if (dlock_signal_init(&w->sig) != 0)
+        return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
+    dlock__waiter_add(w->l->client, &w->waiter, &w->sig);
+    w->looping = 1;
+    return 0;
+}
+
+static int canceled(const wait_state *w)
+{
+    return dlock__waiter_canceled(w->l->client, &w->waiter);
+}
+
+/* Runs the machine until it must sleep: returns until when (on w->clk;
+ * a message or a cancel may end the sleep early), or WAIT_DONE. */
+static int64_t wait_step(wait_state *w)
+{
+    for (;;) {
+        int64_t now = dlock_clock_now(w->clk);
+        int64_t deadline = w->op->deadline_ms;
+
+        switch (w->phase) {
+        case P_FIRST:
+            w->rc = attempt(w->l, w->op, w->spec, w->lease_ms, &w->retry_ms);
+            w->refused = w->rc == DLOCK_EBUSY || is_transport_error(w->rc);
+            /* A wait of 0 gets its one attempt; a longer one looks again
+             * after a refusal, and after a transport error too (with
+             * back-off), while its budget lasts. */
+            if (w->wait_ms == 0 || !w->refused) {
+                w->phase = P_DONE;
+                return WAIT_DONE;
+            }
+            if (loop_begin(w) != 0) {
+                w->rc = DLOCK_ENOMEM;
+                w->phase = P_DONE;
+                return WAIT_DONE;
+            }
+            w->phase = P_TOP; /* with the first attempt's rc */
+            break;
+        case P_TOP: {
+            int64_t wake = now;
+
+            /* Every wake-up and back-off comes back here: a cancel raised
+             * the signal, or came during a round trip. */
+            if (canceled(w)) {
+                w->rc = dlock_rlock_fail(w->l, DLOCK_ECANCELED,
+                                         "wait for \"%.64s\" canceled", w->l->name);
+                w->phase = P_DONE;
+                break;
+            }
+            /* The budget is checked before every step (sleep, subscribe,
+             * attempt), so that no step starts once it is spent. */
+            if (now >= deadline) {
+                w->phase = P_DONE;
+                break;
+            }
+            w->phase = P_LISTEN;
+            if (is_transport_error(w->rc)) {
+                wake = min64(dlock__add_sat(now, w->step), deadline);
+                w->step = min64(w->step * 2, BACKOFF_MAX_MS);
+                return wake;
+            }
+            if (w->ls.listening || w->poll) {
+                /* The holder's TTL bounds the sleep: an expired lease
+                 * sends no message. It counts from before the attempt was
+                 * sent: time spent on the way must not push our wake-up
+                 * past it. */
+                wake = w->retry_ms >= 0
+                           ? min64(deadline, dlock__add_sat(w->sent, w->retry_ms))
+                           : deadline;
+                if (w->poll)
+                    wake = min64(wake, dlock__add_sat(now, poll_pause(&w->rng, &w->poll_step,
+                                                                      w->poll_max)));
+                w->step = BACKOFF_MIN_MS;
+                if (wake > now)
+                    return wake;
+            }
+            break;
+        }
+        case P_LISTEN:
+            w->phase = P_ATTEMPT;
+            if (!w->poll && !listen_complete(&w->ls)) {
+                int src = listen_more(w->l, &w->ls, &w->sig, dlock__op_cap(w->op));
+                if (src != 0) {
+                    w->rc = src;
+                    w->phase = is_transport_error(src) ? P_TOP : P_DONE;
+                }
+            }
+            break;
+        case P_ATTEMPT:
+            w->phase = P_TOP;
+            if (now >= deadline || canceled(w))
+                break; /* ends the wait at the top */
+            /* After subscribing, after a wake-up or a back-off: look again
+             * (the attempt right after subscribing is what makes a release
+             * published before the subscription impossible to miss). */
+            w->sent = now;
+            w->rc = attempt(w->l, w->op, w->spec, w->lease_ms, &w->retry_ms);
+            if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
+                w->phase = P_DONE;
+            break;
+        case P_DONE:
+            return WAIT_DONE;
+        }
+    }
+}
+
+/* Ends the wait: a refusal whose budget ran out is a timeout (after a
+ * transport error that error, whose detail is recorded); the give-up
+ * clears an abandoned attempt's traces (a queue place) within the same
+ * cap; an unsynced grant is rolled back outside it (a spent budget must
+ * not keep the undo from being sent: the backend's own timeouts bound
+ * it). Restores op and returns the wait's code. */
+static int wait_end(wait_state *w)
+{
+    dlock_op *op = w->op;
+    char why[200];
+    int rc = w->rc, unsynced;
+
+    if (w->looping) {
+        if (rc == DLOCK_EBUSY)
+            rc = dlock_rlock_fail(w->l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
+                                  (long long)w->wait_ms, w->l->name);
+        listen_end(&w->ls);
+        dlock__waiter_end(w->l->client, &w->waiter);
+        dlock_clock_done(w->clk, &w->sig);
+        dlock_signal_destroy(&w->sig);
+    }
+    unsynced = dlock__op_judge_end(op, w->outer_judging, why, sizeof why);
+    if (rc != 0 && w->refused && w->spec->give_up)
+        w->spec->give_up(w->l, op, w->spec);
+    dlock__op_cap_restore(op, w->outer_cap);
+    op->deadline_ms = w->outer_deadline;
+    if (rc == 0 && unsynced)
+        rc = roll_back(w->l, op, w->spec, why);
+    if (rc != 0)
+        dlock__op_note_failure(op, w->l, rc);
+    return rc;
+}
+
+int dlock_rlock_wait(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                     int64_t wait_ms, int64_t lease_ms)
+{
+    wait_state w;
+    int64_t wake;
+
+    wait_begin(&w, l, op, spec, wait_ms, lease_ms);
+    while ((wake = wait_step(&w)) != WAIT_DONE)
+        dlock_clock_sleep_until(w.clk, &w.sig, wake);
+    return wait_end(&w);
+}
+
+int64_t dlock_retry_after(int64_t ttl_ms)
+{
+    /* -1: the lock does not expire, only a release message ends the wait;
+     * 0: it expires now, look again at once (a little later) */
+    return ttl_ms >= 0 ? (ttl_ms > 0 ? ttl_ms : 1) : -1;
+}
+
+int dlock_rlock_refused(dlock_rlock *l, const dlock_script *s, dlock_reply *r,
+                        int64_t *retry_ms)
+{
+    if (!r || r->type != DLOCK_REPLY_INTEGER)
+        return dlock__unexpected_reply(l, s, r);
+    /* The holder's TTL bounds the sleep: an expiring lease sends no
+     * message. */
+    *retry_ms = dlock_retry_after(r->integer);
+    dlock_reply_free(r);
+    return 0;
+}

@@ -1,0 +1,247 @@
+/*
+ * dlock — the fair lock (Redisson's RFairLock layout, honest answers).
+ * See api/dlock/fair.h for the semantics; the scripts are fair_*.lua.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/fair.h"
+#include "objects/runtime/client.h"
+#include "objects/runtime/inspect.h"
+#include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
+#include "objects/runtime/reads.h"
+#include "objects/types/hash_lock.h"
+#include "objects/types/methods.h"
+#include "scripts.h"
+
+typedef struct fair {
+    dlock_object_base o; /* channel: "redisson_lock__channel:{name}", the prefix
+                      * of each waiter's own */
+    char *queue, *deadlines;
+} fair;
+
+/* What one acquire call tells its attempts. */
+typedef struct fair_wait {
+    int64_t slack_ms; /* W, Redisson's "thread wait time" */
+    int join;         /* 0: a single attempt that must not queue */
+    int queued;       /* an attempt of this call joined the queue */
+} fair_wait;
+
+#define WAKE_MESSAGE "0"
+#define NKEYS 4
+
+/* A waiter looks again at least this often, and at least every W/4 (so
+ * that it renews its deadline, W/2 ahead, in time). A Java client's scripts
+ * can purge a live waiter (after their shifts pushed its deadline into the
+ * past) without a message; the next look puts it back at its place, so this
+ * bounds how long a dropped waiter is out of the queue. */
+#define POLL_MS 1000
+
+static void keys(fair *f, const char **argv)
+{
+    argv[0] = f->o.base.name;
+    argv[1] = f->queue;
+    argv[2] = f->deadlines;
+    argv[3] = f->o.channel;
+}
+
+static int64_t wall_now(dlock_rlock *l)
+{
+    return dlock_clock_wall(l->client->clock);
+}
+
+static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                   int64_t lease_ms, int64_t *retry_ms)
+{
+    const char *owner = op->owner;
+    const dlock_script *s = &dlock__script_fair_acquire;
+    fair_wait *fw = spec->arg;
+    char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 7];
+    dlock_reply *r;
+    int64_t poll;
+    int rc;
+
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = dlock__lease_arg(l, lease, lease_ms);
+    argv[NKEYS + 1] = owner;
+    argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
+    argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
+    argv[NKEYS + 4] = WAKE_MESSAGE;
+    argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
+    argv[NKEYS + 6] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
+                                  s, NKEYS, 7, argv);
+    if (rc != 0 || !r)
+        return rc;
+    if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)
+        return rc;
+    fw->queued = fw->join;
+    /* Look again when the lease in front ends, and in any case after
+     * POLL_MS, to keep our deadline and our place. */
+    poll = fw->slack_ms / 4 < POLL_MS ? fw->slack_ms / 4 : POLL_MS;
+    if (poll < 1)
+        poll = 1;
+    if (*retry_ms < 0 || *retry_ms > poll)
+        *retry_ms = poll;
+    return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\" is held or another waiter is first in line",
+                            l->name);
+}
+
+static void give_up(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec)
+{
+    const char *owner = op->owner;
+    const fair_wait *fw = spec->arg;
+    char slack[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 4];
+    dlock_reply *r;
+
+    if (!fw->join)
+        return; /* never queued */
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = owner;
+    argv[NKEYS + 1] = WAKE_MESSAGE;
+    argv[NKEYS + 2] = dlock__i64(slack, fw->slack_ms);
+    argv[NKEYS + 3] = dlock__publish_cmd(l);
+    /* If this fails the deadline still purges us; nothing more to do. */
+    if (dlock_rlock_eval(l, op, &r, &dlock__script_fair_give_up, NKEYS, 4, argv) == 0)
+        dlock_reply_free(r);
+}
+
+static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
+                   int64_t lease_ms)
+{
+    fair *f = (fair *)l;
+    fair_wait fw;
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
+    const char *owner = op->owner;
+    size_t n = strlen(f->o.channel) + strlen(owner) + 2;
+    char *channel = malloc(n);
+    int rc;
+
+    if (!channel)
+        return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    snprintf(channel, n, "%s:%s", f->o.channel, owner);
+    /* One W for every waiter, whatever its own wait: the deadlines are
+     * stacked W apart and shifted by W, so W must be the same for everyone
+     * sharing the queue (Redisson's threadWaitTime, 5 min by default). */
+    fw.slack_ms = l->client->opts.fair_wait_slack_ms;
+    fw.join = wait_ms != 0;
+    fw.queued = 0;
+    spec.channel = channel;
+    spec.attempt = attempt;
+    spec.give_up = give_up;
+    spec.arg = &fw;
+    rc = dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
+    free(channel);
+    return rc;
+}
+
+static int release(dlock_rlock *l, dlock_op *op)
+{
+    const char *owner = op->owner;
+    const dlock_script *s = &dlock__script_fair_release;
+    char lease[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 5];
+
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = WAKE_MESSAGE;
+    argv[NKEYS + 1] = dlock__i64(lease, dlock_hold_lease(l, owner));
+    argv[NKEYS + 2] = owner;
+    argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
+    argv[NKEYS + 4] = dlock__publish_cmd(l);
+    return dlock_rlock_eval_release(l, op, s, NKEYS, 5, argv);
+}
+
+static int force_unlock(dlock_rlock *l, int *existed)
+{
+    const dlock_script *s = &dlock__script_fair_force_unlock;
+    char now[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 3];
+    int64_t existed_now;
+    int rc;
+
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = WAKE_MESSAGE;
+    argv[NKEYS + 1] = dlock__i64(now, wall_now(l));
+    argv[NKEYS + 2] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, NULL, &existed_now, s, NKEYS, 3, argv);
+    if (rc == 0)
+        *existed = existed_now == 1;
+    return rc;
+}
+
+static void destroy(dlock_rlock *l)
+{
+    fair *f = (fair *)l;
+
+    free(f->queue); /* deadlines shares its allocation */
+    dlock_object_base_destroy(l);
+}
+
+/* The holders and the queue with the waiters' deadlines. */
+static int state(dlock_rlock *l, struct json_t **out)
+{
+    fair *f = (fair *)l;
+
+    return dlock__hash_state(l, out, NULL, f->queue, f->deadlines);
+}
+
+static const dlock__lock_methods fair_methods = {
+    {.version = DLOCK_RLOCK_METHODS_VERSION,
+     .type = "fair",
+     .acquire = acquire,
+     .release = release,
+     .force_unlock = force_unlock,
+     DLOCK__TRIPLE_READ_SLOTS,
+     .destroy = destroy,
+     .state = state,
+     .guard_field = dlock__hash_guard_field,
+     .extend = dlock__hash_extend},
+    dlock__hash_triple,
+};
+const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;
+
+/* The queue and deadline keys in one allocation (*deadlines points into
+ * it): every allocation has a header and rounding, and a handle should cost
+ * little (100 000 idle handles is a figure in tests/bench). */
+static char *both_keys(dlock_rlock *l, char **deadlines)
+{
+    char *q = dlock_rlock_key(l, "redisson_lock_queue:", "");
+    char *d = dlock_rlock_key(l, "redisson_lock_timeout:", "");
+    char *both = NULL;
+
+    if (q && d && (both = malloc(strlen(q) + strlen(d) + 2)) != NULL) {
+        strcpy(both, q);
+        *deadlines = both + strlen(q) + 1;
+        strcpy(*deadlines, d);
+    }
+    free(q);
+    free(d);
+    return both;
+}
+
+int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
+{
+    dlock_object_base *o = NULL;
+    fair *f;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    rc = dlock_object_base_new(&o, sizeof(*f), &fair_methods.m, c, name,
+                           "redisson_lock__channel:", "");
+    if (rc != 0)
+        return rc;
+    f = (fair *)o;
+    f->queue = both_keys(&o->base, &f->deadlines);
+    if (!f->queue) {
+        dlock_rlock_free(&o->base);
+        return DLOCK_ENOMEM;
+    }
+    *out = &o->base;
+    return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * dlock — what the lock types kept as a hash with a field per owner share
+ * (the reentrant lock's layout): hash_lock.c's triple read, guard field and
+ * extend, and reentrant.c's attempt, release and force_unlock slots.
+ * Private to objects/; included by types/ fair.c, fenced.c, hash_lock.c,
+ * redlock.c, reentrant.c, spin_lock.c.
+ */
+#ifndef DLOCK_OBJECTS_TYPES_HASH_LOCK_H
+#define DLOCK_OBJECTS_TYPES_HASH_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlock/sys/lock_type.h"
+#include "dlock/sys/rlock.h"
+#include "objects/runtime/reads.h"
+#include "objects/runtime/rlock.h"
+
+/* hash_lock.c: what locks kept as a hash with a field per owner share: the
+ * triple read, and the guard_field slot (the owner's own field). */
+int dlock__hash_triple(dlock_rlock *l, const char *owner, int64_t st[3]);
+/* Its first half (the second: dlock__receive_triple). */
+void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,
+                             const char *owner);
+int dlock__hash_guard_field(dlock_rlock *l, const char *owner, char *buf, size_t len);
+/* The extend slot of those locks: hash_renew.lua for one owner. */
+int dlock__hash_extend(dlock_rlock *l, const char *owner, int64_t lease_ms);
+
+/* reentrant.c: the acquisition attempt (a dlock_attempt_fn), release and
+ * force_unlock slots of the reentrant lock, for every hash lock that keeps
+ * its layout and its channel (the fenced lock, the spin lock); l is a
+ * dlock_object_base (api/dlock/sys/lock_type.h). */
+int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                             int64_t lease_ms, int64_t *retry_ms);
+int dlock__reentrant_release(dlock_rlock *l, dlock_op *op);
+/* The release's first half (dlock__rlock_release_send; the second is
+ * dlock__rlock_release_receive). */
+void dlock__reentrant_release_send(dlock_rlock *l, dlock_op *op,
+                                   dlock__eval_half *h);
+int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
+/* The slots from release to remain_ttl of a lock kept in the reentrant
+ * lock's hash (its table then ends with dlock__hash_triple). */
+#define DLOCK__HASH_LOCK_SLOTS                                                \
+    .release = dlock__reentrant_release,                                      \
+    .force_unlock = dlock__reentrant_force_unlock, DLOCK__TRIPLE_READ_SLOTS
+
+#endif /* DLOCK_OBJECTS_TYPES_HASH_LOCK_H */

@@ -1,0 +1,220 @@
+/*
+ * dlock — object lifetime on every object (api/dlock/object.h). One set of
+ * scripts (object_*.lua, sharing object_keys.luainc) serves every type: this
+ * file tells them which keys an object has, from its method table, and how
+ * its waiters are woken.
+ *
+ * Every handle type starts with its dlock_rlock base (the locks are one; the
+ * semaphores, the latch and the bucket are built on it), so the object view
+ * of a handle is that base, seen through the opaque dlock_object.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/object.h"
+#include "objects/runtime/object.h"
+#include "objects/runtime/rlock.h"
+#include "objects/types/methods.h"
+#include "scripts.h"
+
+/* Latest wall-clock ms expire_at takes: the year 2286, as the scripts'
+ * wall_max (time_check.luainc). */
+#define WALL_MAX_MS ((int64_t)10000000000000LL)
+
+#define BASE(o) ((dlock_rlock *)(o))
+
+dlock_object *dlock_rlock_object(dlock_rlock *l) { return (dlock_object *)l; }
+dlock_object *dlock_semaphore_object(dlock_semaphore *s) { return (dlock_object *)s; }
+dlock_object *dlock_permit_semaphore_object(dlock_permit_semaphore *p)
+{
+    return (dlock_object *)p;
+}
+dlock_object *dlock_latch_object(dlock_latch *l) { return (dlock_object *)l; }
+dlock_object *dlock_bucket_object(dlock_bucket *b) { return (dlock_object *)b; }
+
+const char *dlock_object_errmsg(dlock_object *o)
+{
+    return o ? dlock_errmsg(BASE(o)) : "object is NULL";
+}
+
+/* Which calls wake the object's waiters. */
+#define WAKE_ON_DELETE 1
+#define WAKE_ON_EXPIRE 2
+
+/* An object's keys and waiters, as object_keys.luainc takes them. */
+typedef struct layout {
+    const char *argv[16]; /* KEYS, then ARGV[1..5], the call's own, the
+                           * publish command */
+    size_t nkeys;
+    char *owned[3];
+} layout;
+
+/* Fills lay for l and the call (one of WAKE_ON_*): 0 or DLOCK_ENOMEM. */
+static int layout_of(dlock_rlock *l, layout *lay, int call)
+{
+    const dlock_rlock_methods *m = l->methods;
+    const char *family = "", *message = "0", *per_waiter = "0";
+    int wakes = 0, derived = 0;
+    size_t n = 1, i;
+
+    memset(lay, 0, sizeof(*lay));
+    /* Locks made of locks keep no keys of their own: act on their
+     * members' objects. */
+    if (m == dlock__methods_redlock || m == dlock__methods_multilock)
+        return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks have no keys of their own: "
+                                "use their members' objects", m->type);
+    lay->argv[0] = l->name;
+    if (m == dlock__methods_reentrant || m == dlock__methods_spin ||
+        dlock__fenced_token_key(l)) {
+        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
+    } else if (m == dlock__methods_fair) {
+        lay->owned[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
+        lay->owned[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
+        n = 3;
+        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
+        per_waiter = "1";
+    } else if (m == dlock__methods_rwlock_read || m == dlock__methods_rwlock_write) {
+        lay->owned[2] = dlock_rlock_key(l, "", ""); /* the markers' prefix */
+        family = "rw";
+        derived = 1;
+        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
+        message = "1"; /* the write-unlock message: every waiter retries */
+    } else if (m == dlock__methods_semaphore_lock) {
+        lay->owned[0] = dlock_rlock_key(l, "", ":holders");
+        lay->owned[2] = dlock_rlock_key(l, "", ":lease:");
+        n = 2;
+        family = "lease";
+        derived = 1;
+    } else if (m == dlock__methods_permit_semaphore) {
+        lay->owned[0] = dlock_rlock_key(l, "", ":timeout");
+        lay->owned[1] = dlock_rlock_key(l, "", ":expired");
+        n = 3;
+    } else if (m == dlock__methods_latch) {
+        wakes = WAKE_ON_DELETE; /* "0": awaiters re-read the count */
+    }
+    for (i = 1; i < n; i++) {
+        if (!lay->owned[i - 1])
+            goto nomem;
+        lay->argv[i] = lay->owned[i - 1];
+    }
+    if (derived) {
+        if (!lay->owned[2])
+            goto nomem;
+        lay->argv[n] = lay->owned[2];
+    }
+    lay->nkeys = n + (size_t)derived;
+    lay->argv[lay->nkeys] = n == 1 ? "1" : n == 2 ? "2" : "3";
+    lay->argv[lay->nkeys + 1] = family;
+    /* Only the built-in types built on dlock_object_base have a channel. */
+    lay->argv[lay->nkeys + 2] = (wakes & call) ? ((dlock_object_base *)l)->channel : "";
+    lay->argv[lay->nkeys + 3] = message;
+    lay->argv[lay->nkeys + 4] = per_waiter;
+    return 0;
+
+nomem:
+    for (i = 0; i < 3; i++)
+        free(lay->owned[i]);
+    return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+}
+
+/* One lifetime call: the checks, the layout, the script (with extra
+ * arguments after ARGV[5], then the publish command: the last ARGV entry
+ * of every object_* script), its integer reply in *out. */
+static int run(dlock_object *o, int64_t *out, const dlock_script *s, int call,
+               size_t nextra, const char *const *extra)
+{
+    dlock_rlock *l = BASE(o);
+    layout lay;
+    size_t i;
+    int rc;
+
+    if ((rc = dlock__object_check(l)) != 0 || (rc = layout_of(l, &lay, call)) != 0)
+        return rc;
+    for (i = 0; i < nextra; i++)
+        lay.argv[lay.nkeys + 5 + i] = extra[i];
+    lay.argv[lay.nkeys + 5 + nextra] = dlock__publish_cmd(l);
+    rc = dlock_rlock_eval_integer(l, NULL, out, s, lay.nkeys, 5 + nextra + 1, lay.argv);
+    for (i = 0; i < 3; i++)
+        free(lay.owned[i]);
+    return rc;
+}
+
+/* The calls with an int answer (1/0) in *out, which may be NULL. */
+static int run_flag(dlock_object *o, int *out, const dlock_script *s, int call,
+                    size_t nextra, const char *const *extra)
+{
+    int64_t v = 0;
+    int rc;
+
+    if (out)
+        *out = 0;
+    if (!o)
+        return DLOCK_EINVAL;
+    rc = run(o, &v, s, call, nextra, extra);
+    if (rc == 0 && out)
+        *out = v != 0;
+    return rc;
+}
+
+int dlock_object_delete(dlock_object *o, int *out)
+{
+    return run_flag(o, out, &dlock__script_object_delete, WAKE_ON_DELETE, 0, NULL);
+}
+
+int dlock_object_exists(dlock_object *o, int *out)
+{
+    if (!out)
+        return o ? dlock_rlock_fail(BASE(o), DLOCK_EINVAL, "out is NULL") : DLOCK_EINVAL;
+    return run_flag(o, out, &dlock__script_object_exists, 0, 0, NULL);
+}
+
+static int expire_call(dlock_object *o, int *out, int64_t when, const char *mode)
+{
+    char buf[DLOCK__I64_SIZE];
+    const char *extra[2];
+
+    extra[0] = dlock__i64(buf, when);
+    extra[1] = mode;
+    return run_flag(o, out, &dlock__script_object_expire, WAKE_ON_EXPIRE, 2, extra);
+}
+
+int dlock_object_expire(dlock_object *o, int *out, int64_t ms)
+{
+    if (out)
+        *out = 0;
+    if (!o)
+        return DLOCK_EINVAL;
+    if (dlock__time_arg(BASE(o), "expiry", ms, 0) != 0)
+        return DLOCK_EINVAL;
+    return expire_call(o, out, ms, "in");
+}
+
+int dlock_object_expire_at(dlock_object *o, int *out, int64_t unix_ms)
+{
+    if (out)
+        *out = 0;
+    if (!o)
+        return DLOCK_EINVAL;
+    if (unix_ms < 0 || unix_ms > WALL_MAX_MS)
+        return dlock_rlock_fail(BASE(o), DLOCK_EINVAL,
+                                "expiry time must be 0..10^13 unix ms (got %" PRId64 ")",
+                                unix_ms);
+    return expire_call(o, out, unix_ms, "at");
+}
+
+int dlock_object_clear_expire(dlock_object *o, int *out)
+{
+    return run_flag(o, out, &dlock__script_object_clear_expire, 0, 0, NULL);
+}
+
+int dlock_object_remain_ttl(dlock_object *o, int64_t *out)
+{
+    if (out)
+        *out = -2;
+    if (!o)
+        return DLOCK_EINVAL;
+    if (!out)
+        return dlock_rlock_fail(BASE(o), DLOCK_EINVAL, "out is NULL");
+    return run(o, out, &dlock__script_object_remain_ttl, 0, 0, NULL);
+}
