@@ -111,6 +111,11 @@ $(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
 $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# Every function of the library is declared before it is defined: a
+# DLOCK_API function defined where its public declaration is not seen
+# would be built hidden, missing from libdlock.so (install-check fails).
+$(LIB_SRC:%.c=$(BUILD)/%.o): CFLAGS_ALL += -Werror=missing-prototypes
+
 $(BUILD)/libdlock.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include "dlock/sys/lock_type.h"
+
 #include "objects/runtime/client.h"
 #include "objects/runtime/holds.h"
 #include "objects/runtime/watchdog.h"

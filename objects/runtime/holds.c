@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlock/sys/lock_type.h"
+
 #include "objects/runtime/holds.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "dlock/sys/lock_type.h"
+
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
