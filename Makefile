@@ -70,7 +70,7 @@ LDLIBS_ALL = $(PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
 
 SCRIPTS   := $(sort $(wildcard objects/scripts/*.lua))
 FRAGMENTS := $(wildcard objects/scripts/*.luainc)
-LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/types/*.c \
+LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/types/*.c objects/async/*.c \
                                backends/mock/*.c backends/redis/*.c codecs/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/backends.o
 # Every folder of backends/ is a backend that registers its URL schemes

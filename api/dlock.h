@@ -30,6 +30,7 @@
 #include "dlock/semaphore.h"
 #include "dlock/permit_semaphore.h"
 #include "dlock/latch.h"
+#include "dlock/async.h"
 #include "dlock/codec.h"
 #include "dlock/bucket.h"
 #include "dlock/object.h"

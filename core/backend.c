@@ -5,6 +5,10 @@
  */
 #include "dlock/sys/backend.h"
 
+#include "core/fiber.h"
+
+#include <stdio.h>
+
 #include <stdlib.h>
 
 /* ---- dispatchers --------------------------------------------------------- */
@@ -28,16 +32,44 @@ int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
                                     INT64_MAX, errbuf, errlen);
 }
 
+/* A blocking call from inside a dlock_loop callback would wait for the
+ * loop it stands on (core/fiber.h). */
+static int refuse_blocking(char *errbuf, size_t errlen)
+{
+    if (!dlock__blocking_refused())
+        return 0;
+    if (errbuf != NULL && errlen > 0)
+        snprintf(errbuf, errlen, "a blocking call from inside a dlock_loop "
+                                 "callback (use its _async form)");
+    return DLOCK_EDEADLK;
+}
+
 int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv,
                              const size_t *argvlen, int64_t deadline_ms,
                              char *errbuf, size_t errlen)
 {
+    int rc;
+
     if (out != NULL)
         *out = NULL;
     if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
         return DLOCK_EINVAL;
+    if ((rc = refuse_blocking(errbuf, errlen)) != 0)
+        return rc;
+    /* In a fiber of a loop: send, let the loop's other fibers send theirs,
+     * then read (the replies of the whole batch come in one round trip). */
+    if (dlock__fiber_current() && dlock_backend_can_split(b)) {
+        dlock_pending *p;
+
+        rc = b->methods->eval_send(b, &p, script, nkeys, nargs, argv, argvlen,
+                                   deadline_ms, errbuf, errlen);
+        if (rc != 0)
+            return rc;
+        dlock__fiber_turn();
+        return b->methods->eval_receive(b, p, out, errbuf, errlen);
+    }
     if (deadline_ms != INT64_MAX && DLOCK_BACKEND_HAS_SLOT(b->methods, eval_until))
         return b->methods->eval_until(b, out, script, nkeys, nargs, argv, argvlen,
                                       deadline_ms, errbuf, errlen);
@@ -64,6 +96,8 @@ int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription **out,
     if (b == NULL || b->methods == NULL || b->methods->subscribe == NULL ||
         out == NULL || channel == NULL || fn == NULL)
         return DLOCK_EINVAL;
+    if (dlock__blocking_refused())
+        return refuse_blocking(errbuf, errlen);
     if (deadline_ms != INT64_MAX &&
         DLOCK_BACKEND_HAS_SLOT(b->methods, subscribe_until))
         return b->methods->subscribe_until(b, out, channel, fn, arg, deadline_ms,
@@ -130,6 +164,8 @@ int dlock_backend_eval_send(dlock_backend *b, dlock_pending **out,
         return DLOCK_EINVAL;
     if (!dlock_backend_can_split(b))
         return DLOCK_ENOTSUP;
+    if (dlock__blocking_refused())
+        return refuse_blocking(errbuf, errlen);
     return b->methods->eval_send(b, out, script, nkeys, nargs, argv, argvlen,
                                  deadline_ms, errbuf, errlen);
 }
@@ -139,6 +175,8 @@ int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
 {
     if (out == NULL || p == NULL || !dlock_backend_can_split(b))
         return DLOCK_EINVAL;
+    /* In a fiber: after the loop's other ready fibers sent theirs. */
+    dlock__fiber_turn();
     return b->methods->eval_receive(b, p, out, errbuf, errlen);
 }
 

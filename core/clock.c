@@ -11,6 +11,7 @@
 #include "dlock/errors.h"
 
 #include "background.h"
+#include "fiber.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -39,6 +40,8 @@ int dlock_signal_init(dlock_signal *s)
     if (s == NULL)
         return DLOCK_EINVAL;
     s->raised = 0;
+    s->notify = NULL;
+    s->notify_arg = NULL;
     if (pthread_mutex_init(&s->mutex, NULL) != 0)
         return DLOCK_ENOMEM;
     if (pthread_condattr_init(&attr) != 0)
@@ -66,6 +69,9 @@ void dlock_signal_destroy(dlock_signal *s)
 
 void dlock_signal_raise(dlock_signal *s)
 {
+    void (*notify)(void *);
+    void *arg;
+
     if (s == NULL)
         return;
     pthread_mutex_lock(&s->mutex);
@@ -73,6 +79,21 @@ void dlock_signal_raise(dlock_signal *s)
     /* Broadcast rather than signal: nothing forbids two threads waiting on
      * one flag, and only one of them consumes it anyway. */
     pthread_cond_broadcast(&s->cond);
+    notify = s->notify;
+    arg = s->notify_arg;
+    pthread_mutex_unlock(&s->mutex);
+    /* Outside the flag's mutex: the listener takes its own locks. */
+    if (notify)
+        notify(arg);
+}
+
+void dlock_signal_set_notify(dlock_signal *s, void (*fn)(void *arg), void *arg)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->mutex);
+    s->notify = fn;
+    s->notify_arg = arg;
     pthread_mutex_unlock(&s->mutex);
 }
 
@@ -184,6 +205,10 @@ int dlock_clock_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms
     if (c == NULL || c->methods == NULL || c->methods->sleep_until == NULL ||
         s == NULL)
         return DLOCK_EINVAL;
+    /* An operation of a dlock_loop (api/dlock/async.h) sleeps in the
+     * loop's timers, on the same clock, and its thread runs the others. */
+    if (dlock__fiber_current())
+        return dlock__fiber_sleep(s, deadline_ms);
     return c->methods->sleep_until(c, s, deadline_ms);
 }
 

@@ -45,6 +45,10 @@ extern "C" {
 /* Longest lease, TTL, timeout or option duration: 10^12 ms. */
 #define DLOCK_TIME_MAX_MS ((int64_t)1000000000000LL)
 
+/* A wait without a time limit (the wait_ms of the lock-type slots and of
+ * the _async starters, api/dlock/async.h). */
+#define DLOCK_WAIT_FOREVER ((int64_t)-1)
+
 #ifdef __cplusplus
 }
 #endif

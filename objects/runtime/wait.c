@@ -20,6 +20,8 @@
 
 #include "dlock/sys/lock_type.h"
 
+#include "core/fiber.h"
+
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
@@ -314,9 +316,11 @@ static int loop_begin(wait_state *w)
     return 0;
 }
 
+/* The client's dlock_client_cancel_waits, or (an operation of a
+ * dlock_loop) its dlock_op_cancel. */
 static int canceled(const wait_state *w)
 {
-    return dlock__waiter_canceled(w->l->client, &w->waiter);
+    return dlock__waiter_canceled(w->l->client, &w->waiter) || dlock__fiber_canceled();
 }
 
 /* Runs the machine until it must sleep: returns until when (on w->clk;

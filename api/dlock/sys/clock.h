@@ -38,6 +38,9 @@ typedef struct dlock_signal {
     pthread_mutex_t mutex;
     pthread_cond_t cond;  /* uses CLOCK_MONOTONIC */
     int raised;
+    /* dlock_signal_set_notify's */
+    void (*notify)(void *arg);
+    void *notify_arg;
 } dlock_signal;
 
 /* 0 or DLOCK_ENOMEM. */
@@ -46,6 +49,11 @@ DLOCK_API void dlock_signal_destroy(dlock_signal *s);
 /* Sets the flag and wakes the sleeper. Never blocks for long (takes the
  * signal's mutex briefly); safe from any thread, including backend threads. */
 DLOCK_API void dlock_signal_raise(dlock_signal *s);
+/* Has every later raise of s also call fn(arg), on the raising thread,
+ * after the flag is set and outside the signal's mutex (fn NULL: no
+ * more). What a sleeper that is not a thread (an operation of a dlock_loop,
+ * api/dlock/async.h) is woken by. fn must be quick and must not raise s. */
+DLOCK_API void dlock_signal_set_notify(dlock_signal *s, void (*fn)(void *arg), void *arg);
 
 typedef struct dlock_clock_methods {
     int version; /* 1 */

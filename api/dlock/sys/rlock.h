@@ -39,13 +39,13 @@
 #include "../client.h"
 #include "../errors.h"
 #include "../rlock.h"
+#include "../times.h"
 #include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DLOCK_WAIT_FOREVER ((int64_t)-1)
 
 struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 

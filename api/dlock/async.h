@@ -1,0 +1,265 @@
+/*
+ * dlock — asynchronous operations: lock without parking a thread.
+ *
+ * A dlock_loop drives the asynchronous operations of one client. An
+ * operation is started with an _async starter, named after its blocking
+ * form and taking the blocking form's arguments (those of the _as form
+ * where there is one); it returns at once, and its dlock_done_fn is called
+ * once, later, on the loop's thread, with the result. Blocking and
+ * asynchronous calls share the client, its connections (the multiplexed
+ * connection carries both) and the code of every operation: an
+ * asynchronous operation runs the blocking form's logic on a fiber of the
+ * loop's thread, and where the blocking form would park its thread (a
+ * wait for a release, a reply not yet read) the fiber steps aside and the
+ * loop runs the others. A wait costs no thread: it sleeps in the loop's
+ * timer list and wakes on the lock's pub/sub message, as a blocking wait
+ * does.
+ *
+ * Three ways to run a loop:
+ *  - your loop (hook mode): dlock_loop_new(&lp, client, &hooks). dlock
+ *    asks for what it needs through the hooks (a file descriptor to watch,
+ *    one one-shot timer, a wake-up from any thread) and your loop calls
+ *    dlock_loop_on_fd, dlock_loop_on_timer and dlock_loop_on_wakeup back,
+ *    on its thread. dlock starts no thread for the loop. The adapters
+ *    <dlock/adapters/libuv.h>, <dlock/adapters/libevent.h> and
+ *    <dlock/adapters/libev.h> fill the hooks for those libraries.
+ *  - poll mode: dlock_loop_new(&lp, client, NULL); poll dlock_loop_fd(lp)
+ *    for readability with dlock_loop_timeout_ms(lp), and call
+ *    dlock_loop_run(lp, 0); or let dlock_loop_run(lp, max_wait_ms) wait
+ *    itself. On the mock with its virtual clock, a single-threaded test
+ *    drives everything with dlock_vclock_advance and dlock_loop_run(lp, 0).
+ *  - dlock's own thread: dlock_loop_new_thread(&lp, client). Callbacks run
+ *    on that thread.
+ *
+ * Threads: starters and dlock_op_cancel may be called from any thread (a
+ * starter called off the loop's thread wakes the loop). The loop's own
+ * functions (dlock_loop_run, dlock_loop_on_*, dlock_loop_free) are called
+ * by one thread at a time, the loop's. Callbacks run on the loop's thread,
+ * never inside a starter and never under a lock of the library; a callback
+ * may start, cancel and unlock other operations, and free the object it
+ * got (after its last operation). A blocking dlock call made from inside a
+ * callback (dlock_lock, dlock_unlock, any call that talks to the server)
+ * returns DLOCK_EDEADLK: the loop cannot answer it while it waits.
+ *
+ * Owner ids: owner NULL means the starting thread's owner id, taken when
+ * the starter is called (so dlock_lock_async(..., NULL, ...) from thread T
+ * and dlock_unlock_async(..., NULL, ...) from T again pair up, whichever
+ * thread runs the loop). When one logical task spans threads (a request
+ * handled in callbacks on the loop's thread, then finished on a worker),
+ * pass its owner id explicitly to every call of the task.
+ *
+ * Objects (the lock handles, semaphores, latches) are the application's:
+ * each must stay valid until the callbacks of its operations have run.
+ */
+#ifndef DLOCK_ASYNC_H
+#define DLOCK_ASYNC_H
+
+#include "export.h"
+
+#include "types.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "latch.h"
+#include "permit_semaphore.h"
+#include "rlock.h"
+#include "semaphore.h"
+#include "times.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dlock_loop dlock_loop;
+
+/* Names one operation of a loop from its start to its callback (0 is
+ * never an operation's). */
+typedef uint64_t dlock_op_id;
+
+/* An operation's answer, valid for the duration of its callback. */
+typedef struct dlock_result {
+    int rc;             /* 0 or a DLOCK_E* code, as the blocking form's */
+    const char *detail; /* one line: "" on success, else what the object's
+                         * errmsg would say for this operation */
+    /* The blocking form's out-parameter, when it has one: the fencing
+     * token (dlock_fenced_lock_async), whether it existed
+     * (dlock_force_unlock_async), the boolean of is_locked / is_held, the
+     * count of hold_count, the TTL of remain_ttl, the number of permit ids
+     * (dlock_permit_semaphore_acquire_async). 0 otherwise. */
+    int64_t value;
+    /* dlock_permit_semaphore_acquire_async: the ids (value of them, then
+     * NULL), freed with dlock_permit_ids_free once the callback returns,
+     * unless the callback takes them with dlock_result_take_permit_ids. */
+    char **permit_ids;
+} dlock_result;
+
+/* Called once per started operation, on the loop's thread. */
+typedef void (*dlock_done_fn)(void *arg, dlock_op_id op, const dlock_result *r);
+
+/* From inside a callback: the permit ids of r, now the caller's (free them
+ * with dlock_permit_ids_free); NULL when r has none or they were taken. */
+DLOCK_API char **dlock_result_take_permit_ids(const dlock_result *r);
+
+/* ---- the loop ------------------------------------------------------------- */
+
+/* What dlock_loop_on_fd's events and the watch hooks mean. */
+#define DLOCK_LOOP_READ 1
+#define DLOCK_LOOP_WRITE 2
+
+/* The hooks of your loop, in the style of hiredis's adapters and libcurl's
+ * SOCKETFUNCTION / TIMERFUNCTION. Every hook is called on the loop's thread
+ * (from a starter, a dlock_loop_on_* call or dlock_loop_free), except
+ * wakeup, which may be called from any thread and must be safe there.
+ * Hooks never call back into dlock; they only arrange for your loop to.
+ *  - add_read / del_read, add_write / del_write: watch fd (or stop) for
+ *    readability / writability; when it is ready, call
+ *    dlock_loop_on_fd(lp, fd, DLOCK_LOOP_READ or _WRITE).
+ *  - schedule_timer: arm the one timer to fire once in ms milliseconds
+ *    (0: as soon as possible), replacing the previous one; ms < 0 disarms
+ *    it. When it fires, call dlock_loop_on_timer(lp).
+ *  - wakeup: make your loop call dlock_loop_on_wakeup(lp) soon (libuv's
+ *    uv_async_send, libev's ev_async_send). May be NULL: dlock then asks
+ *    to watch a file descriptor of its own for readability instead.
+ *  - cleanup: called once by dlock_loop_free after the last other hook.
+ *    May be NULL.
+ * The struct is copied by dlock_loop_new. */
+#define DLOCK_LOOP_HOOKS_VERSION 1
+typedef struct dlock_loop_hooks {
+    int version; /* DLOCK_LOOP_HOOKS_VERSION */
+    void *data;  /* passed to every hook */
+    void (*add_read)(void *data, int fd);
+    void (*del_read)(void *data, int fd);
+    void (*add_write)(void *data, int fd);
+    void (*del_write)(void *data, int fd);
+    void (*schedule_timer)(void *data, int64_t ms);
+    void (*wakeup)(void *data);
+    void (*cleanup)(void *data);
+} dlock_loop_hooks;
+
+/* A loop for client c (borrowed: it must outlive the loop). hooks NULL:
+ * poll mode; else hook mode (add_read, del_read and schedule_timer are
+ * required; add_write and del_write may be NULL). 0 and *out, or
+ * DLOCK_EINVAL (c NULL, a required hook missing, a version this header
+ * does not know), DLOCK_ENOMEM, DLOCK_EFORKED. Never blocks. */
+DLOCK_API int dlock_loop_new(dlock_loop **out, dlock_client *c,
+                             const dlock_loop_hooks *hooks);
+
+/* A loop run by a thread of its own, started here. 0, or as
+ * dlock_loop_new. */
+DLOCK_API int dlock_loop_new_thread(dlock_loop **out, dlock_client *c);
+
+/* Completes every pending operation, then frees lp: waits end with
+ * DLOCK_ECANCELED (an acquisition granted meanwhile is released again
+ * first), other operations (unlocks) finish, bounded by the client's
+ * command timeout. Their callbacks run here (on the caller's thread, which
+ * must be the loop's, or any thread for dlock_loop_new_thread's, whose
+ * thread it joins). Not from inside a callback (it would free the loop
+ * under it: then nothing is done). NULL ok. */
+DLOCK_API void dlock_loop_free(dlock_loop *lp);
+
+/* Poll mode: a file descriptor that is readable while the loop has work
+ * (a started or woken operation); -1 for NULL. Owned by the loop. */
+DLOCK_API int dlock_loop_fd(dlock_loop *lp);
+
+/* How long the loop may sleep before dlock_loop_run is due: 0 (work now),
+ * the milliseconds to its next timer, or -1 (no timer: only dlock_loop_fd
+ * ends the sleep). Time is the client's backend's clock (on the virtual
+ * clock: virtual milliseconds). Never blocks. */
+DLOCK_API int64_t dlock_loop_timeout_ms(dlock_loop *lp);
+
+/* Poll mode (and hook mode, where it does what the on_* calls do): runs
+ * what is due; when nothing was, waits up to max_wait_ms real
+ * milliseconds (0: not at all; on the virtual clock it never waits) for
+ * work and runs it. Returns how many callbacks it ran (>= 0), or
+ * DLOCK_EINVAL (lp NULL, a dlock_loop_new_thread loop, called from inside
+ * a callback). */
+DLOCK_API int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms);
+
+/* Hook mode: what your loop calls when a watched fd is ready, when the
+ * timer fires, when a wake-up arrives. On the loop's thread. */
+DLOCK_API void dlock_loop_on_fd(dlock_loop *lp, int fd, int events);
+DLOCK_API void dlock_loop_on_timer(dlock_loop *lp);
+DLOCK_API void dlock_loop_on_wakeup(dlock_loop *lp);
+
+/* How many operations were started and have not had their callback yet. */
+DLOCK_API size_t dlock_loop_pending(dlock_loop *lp);
+
+/* Cancels op, from any thread: a wait ends with DLOCK_ECANCELED and leaves
+ * nothing behind (no queue entry, no subscription); when the grant won the
+ * race the callback says 0 and the owner holds the lock. Any other
+ * operation (an unlock, a read) is never cancelled: it completes. 0 when
+ * op was pending (its callback is still to come), DLOCK_EINVAL when lp is
+ * NULL or op is not a pending operation of lp (done, or never started).
+ * Never blocks for long. */
+DLOCK_API int dlock_op_cancel(dlock_loop *lp, dlock_op_id op);
+
+/* ---- starters ----------------------------------------------------------------
+ *
+ * Each returns 0, sets *op (may be NULL) and calls fn exactly once later;
+ * or returns an error (DLOCK_EINVAL for a bad argument, with nothing
+ * started, DLOCK_ENOMEM, DLOCK_EFORKED) and never calls fn. Arguments are
+ * checked as the blocking form checks them, before anything starts, and
+ * copied (owner ids, permit ids): none needs to outlive the starter. */
+
+/* dlock_lock_as / dlock_try_lock_as: wait_ms DLOCK_WAIT_FOREVER (lock), 0
+ * (one attempt) or > 0 (try_lock's wait). */
+DLOCK_API int dlock_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                               const char *owner, int64_t wait_ms, int64_t lease_ms,
+                               dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                 const char *owner, dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_extend_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                 const char *owner, int64_t lease_ms, dlock_done_fn fn,
+                                 void *arg);
+/* value: 1 when it existed. */
+DLOCK_API int dlock_force_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                       dlock_done_fn fn, void *arg);
+/* dlock_fenced_try_lock_as (wait_ms as dlock_lock_async's); value: the
+ * token. l: a fenced lock (api/dlock/fenced.h). */
+DLOCK_API int dlock_fenced_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                      const char *owner, int64_t wait_ms,
+                                      int64_t lease_ms, dlock_done_fn fn, void *arg);
+/* The reads; value: the answer. */
+DLOCK_API int dlock_is_locked_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                    dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_is_held_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                  const char *owner, dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_hold_count_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                     const char *owner, dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_remain_ttl_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
+                                     dlock_done_fn fn, void *arg);
+
+/* dlock_semaphore_try_acquire (wait_ms as dlock_lock_async's) and
+ * dlock_semaphore_release. */
+DLOCK_API int dlock_semaphore_acquire_async(dlock_loop *lp, dlock_op_id *op,
+                                            dlock_semaphore *s, int64_t permits,
+                                            int64_t wait_ms, dlock_done_fn fn,
+                                            void *arg);
+DLOCK_API int dlock_semaphore_release_async(dlock_loop *lp, dlock_op_id *op,
+                                            dlock_semaphore *s, int64_t permits,
+                                            dlock_done_fn fn, void *arg);
+/* dlock_permit_semaphore_try_acquire (wait_ms as dlock_lock_async's):
+ * r->permit_ids and r->value; and dlock_permit_semaphore_release. */
+DLOCK_API int dlock_permit_semaphore_acquire_async(dlock_loop *lp, dlock_op_id *op,
+                                                   dlock_permit_semaphore *p,
+                                                   int64_t permits, int64_t wait_ms,
+                                                   int64_t lease_ms, dlock_done_fn fn,
+                                                   void *arg);
+DLOCK_API int dlock_permit_semaphore_release_async(dlock_loop *lp, dlock_op_id *op,
+                                                   dlock_permit_semaphore *p,
+                                                   const char *id, dlock_done_fn fn,
+                                                   void *arg);
+/* dlock_latch_await_for (wait_ms as dlock_lock_async's) and
+ * dlock_latch_count_down. */
+DLOCK_API int dlock_latch_await_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l,
+                                      int64_t wait_ms, dlock_done_fn fn, void *arg);
+DLOCK_API int dlock_latch_count_down_async(dlock_loop *lp, dlock_op_id *op,
+                                           dlock_latch *l, dlock_done_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLOCK_ASYNC_H */

@@ -1,0 +1,82 @@
+/*
+ * dlock — fibers (fiber.c): a function run on its own stack, in steps, on
+ * the thread that resumes it.
+ *
+ * What lets the asynchronous API (api/dlock/async.h) run each operation
+ * with the same code as the blocking one: the operation runs in a fiber on
+ * the loop's thread, and where the blocking code would park the thread (a
+ * wait's sleep, a reply not yet read) the fiber yields instead, and the
+ * loop resumes it when there is news. Stacks are mapped with a guard page
+ * below them (an overflow faults instead of corrupting), and reused.
+ * Sanitizers are told about every switch (ASan's and TSan's fiber calls).
+ *
+ * Private to the library: core/ below objects/. A fiber is resumed by one
+ * thread at a time; it may be resumed by another thread later. Never
+ * blocks (a resume runs the fiber until it yields or ends).
+ */
+#ifndef DLOCK_CORE_FIBER_H
+#define DLOCK_CORE_FIBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct dlock__fiber dlock__fiber;
+typedef void (*dlock__fiber_fn)(void *arg);
+
+/* The usable stack of a fiber: enough for every path of the library (a
+ * Lua script of the mock, an OpenSSL write, a formatted detail). */
+#define DLOCK__FIBER_STACK (256 * 1024)
+
+/* A fiber that will run fn(arg) at its first resume. 0 or DLOCK_ENOMEM. */
+int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
+/* Runs f until it yields (returns 0) or fn returns (returns 1; then only
+ * dlock__fiber_free may be called on it). Not from inside a fiber. */
+int dlock__fiber_resume(dlock__fiber *f);
+/* From inside a fiber: back to its resumer; returns at the next resume. */
+void dlock__fiber_yield(void);
+/* The fiber running on this thread, or NULL outside one. */
+dlock__fiber *dlock__fiber_current(void);
+/* A word the fiber's owner keeps with it (NULL at first). */
+void *dlock__fiber_data(const dlock__fiber *f);
+void dlock__fiber_set_data(dlock__fiber *f, void *data);
+/* Frees a fiber that finished or never started (its stack goes back to the
+ * pool). NULL ok. */
+void dlock__fiber_free(dlock__fiber *f);
+
+/* ---- what a fiber yields for (read by its resumer) ---------------------- */
+
+#define DLOCK__FIBER_TURN 1  /* resume me after the others ready now */
+#define DLOCK__FIBER_SLEEP 2 /* resume me when sig is raised or at wake_ms */
+
+struct dlock_signal;
+
+/* In a fiber: yields until sig is raised (0; the flag consumed) or the
+ * clock of the fiber's resumer reaches wake_ms (DLOCK_ETIMEDOUT), or the
+ * fiber is cancelled (0). What dlock_clock_sleep_until does in a fiber. */
+int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms);
+/* In a fiber: yields so that the fibers ready now run first (they send
+ * their requests before this one waits for its reply). */
+void dlock__fiber_turn(void);
+/* For the resumer: what f yielded for (DLOCK__FIBER_*), with the sleep's
+ * signal and time; and the answer its sleep returns. */
+int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms);
+void dlock__fiber_answer(dlock__fiber *f, int rc);
+/* The cancel flag of f (an int its resumer sets, read atomically), and
+ * whether the fiber running on this thread has been cancelled (0 outside
+ * a fiber). */
+void dlock__fiber_set_cancel(dlock__fiber *f, const int *flag);
+int dlock__fiber_canceled(void);
+
+/* ---- the loop's callbacks ------------------------------------------------- */
+
+/* The loop marks its thread while it runs an application's callback: a
+ * blocking call made there (outside a fiber) is refused with
+ * DLOCK_EDEADLK by the backend dispatchers (core/backend.c). */
+void dlock__callback_enter(void);
+void dlock__callback_leave(void);
+/* Whether this thread is inside a callback and not in a fiber. */
+int dlock__blocking_refused(void);
+/* Whether this thread is inside a callback (in a fiber or not). */
+int dlock__in_callback(void);
+
+#endif /* DLOCK_CORE_FIBER_H */

@@ -1,0 +1,801 @@
+/*
+ * dlock — the asynchronous loop (api/dlock/async.h).
+ *
+ * Each operation runs the blocking form's code on a fiber of the loop's
+ * thread (core/fiber.h). The loop keeps four lists:
+ *  - incoming: started, not yet run (filled by starters, any thread);
+ *  - ready: woken (a raised signal, a cancel) or due (a timer): resume;
+ *  - turns: fibers that sent a request and read its reply once every
+ *    ready fiber sent its own (one round trip for the whole batch);
+ *  - done: finished, callback to call.
+ * and a timer heap of the parked (sleeping) operations, on the client's
+ * clock. A parked operation is woken through its signal's notify hook
+ * (dlock_signal_set_notify): a pub/sub message, the client's cancel, or
+ * dlock_op_cancel.
+ *
+ * Locking: the loop's mutex guards incoming, ready, the id table, the
+ * pending count and every operation's state while it may be parked; the
+ * timer heap, turns and done belong to the loop's thread. Lock order: a
+ * signal's mutex is never held while taking the loop's (dlock_signal_raise
+ * calls notify after releasing it), and the loop takes a signal's mutex
+ * under its own. Callbacks run with no lock held.
+ */
+#include "objects/async/loop.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "dlock/errors.h"
+#include "dlock/permit_semaphore.h"
+
+#include "core/background.h"
+#include "core/thread_name.h"
+#include "objects/runtime/client.h"
+
+enum aop_state {
+    A_QUEUED,  /* in incoming */
+    A_READY,   /* in ready */
+    A_RUNNING, /* being resumed, or in turns */
+    A_PARKED,  /* sleeping: the heap (if timed) and its signal's notify */
+    A_DONE,    /* in done */
+};
+
+enum loop_mode { M_POLL, M_HOOKS, M_THREAD };
+
+#define NO_HEAP ((size_t)-1)
+#define ID_BUCKETS 4096
+
+typedef struct fifo {
+    dlock__aop *head, *tail;
+} fifo;
+
+struct dlock_loop {
+    dlock_client *client;
+    dlock_clock *clock;
+    enum loop_mode mode;
+    dlock_loop_hooks hooks;
+    int efd;          /* readable while there is work (poll mode; hooks
+                       * without wakeup) */
+    int efd_watched;
+
+    pthread_mutex_t mu;
+    fifo incoming, ready;
+    dlock__aop *ids[ID_BUCKETS];
+    uint64_t next_id;
+    size_t pending;
+    int woken;        /* a wake-up is on its way (efd written / hook called) */
+    int freeing;
+
+    /* the loop's thread's */
+    fifo turns, done;
+    dlock__aop **heap;
+    size_t nheap, capheap;
+    int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
+    int running;         /* inside run_due (not re-entered) */
+
+    /* dlock_loop_new_thread's */
+    pthread_t thread;
+    dlock_signal tsig;
+    int stop;
+};
+
+/* ---- lists ----------------------------------------------------------------- */
+
+static void fifo_push(fifo *q, dlock__aop *o)
+{
+    o->next = NULL;
+    if (q->tail)
+        q->tail->next = o;
+    else
+        q->head = o;
+    q->tail = o;
+}
+
+static dlock__aop *fifo_pop(fifo *q)
+{
+    dlock__aop *o = q->head;
+
+    if (o) {
+        q->head = o->next;
+        if (!q->head)
+            q->tail = NULL;
+        o->next = NULL;
+    }
+    return o;
+}
+
+static void fifo_append(fifo *q, fifo *from)
+{
+    if (!from->head)
+        return;
+    if (q->tail)
+        q->tail->next = from->head;
+    else
+        q->head = from->head;
+    q->tail = from->tail;
+    from->head = from->tail = NULL;
+}
+
+/* The id table (loop mutex held). */
+static dlock__aop **id_slot(dlock_loop *lp, dlock_op_id id)
+{
+    dlock__aop **p = &lp->ids[id % ID_BUCKETS];
+
+    while (*p && (*p)->id != id)
+        p = &(*p)->hnext;
+    return p;
+}
+
+/* ---- the timer heap (the loop's thread) -------------------------------------- */
+
+static void heap_set(dlock_loop *lp, size_t i, dlock__aop *o)
+{
+    lp->heap[i] = o;
+    o->heap_i = i;
+}
+
+static void heap_up(dlock_loop *lp, size_t i)
+{
+    dlock__aop *o = lp->heap[i];
+
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+
+        if (lp->heap[parent]->wake_ms <= o->wake_ms)
+            break;
+        heap_set(lp, i, lp->heap[parent]);
+        i = parent;
+    }
+    heap_set(lp, i, o);
+}
+
+static void heap_down(dlock_loop *lp, size_t i)
+{
+    dlock__aop *o = lp->heap[i];
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+
+        if (c >= lp->nheap)
+            break;
+        if (c + 1 < lp->nheap && lp->heap[c + 1]->wake_ms < lp->heap[c]->wake_ms)
+            c++;
+        if (o->wake_ms <= lp->heap[c]->wake_ms)
+            break;
+        heap_set(lp, i, lp->heap[c]);
+        i = c;
+    }
+    heap_set(lp, i, o);
+}
+
+static int heap_add(dlock_loop *lp, dlock__aop *o)
+{
+    if (lp->nheap == lp->capheap) {
+        size_t cap = lp->capheap ? lp->capheap * 2 : 64;
+        dlock__aop **h = realloc(lp->heap, cap * sizeof(*h));
+
+        if (!h)
+            return DLOCK_ENOMEM;
+        lp->heap = h;
+        lp->capheap = cap;
+    }
+    heap_set(lp, lp->nheap++, o);
+    heap_up(lp, o->heap_i);
+    return 0;
+}
+
+static void heap_remove(dlock_loop *lp, dlock__aop *o)
+{
+    size_t i = o->heap_i;
+    dlock__aop *last;
+
+    if (i == NO_HEAP)
+        return;
+    o->heap_i = NO_HEAP;
+    last = lp->heap[--lp->nheap];
+    if (last == o)
+        return;
+    heap_set(lp, i, last);
+    heap_up(lp, i);
+    heap_down(lp, last->heap_i);
+}
+
+/* ---- waking the loop ------------------------------------------------------------ */
+
+/* Has the loop run soon (loop mutex held). */
+static void wake_locked(dlock_loop *lp)
+{
+    uint64_t one = 1;
+
+    if (lp->woken)
+        return;
+    lp->woken = 1;
+    if (lp->mode == M_THREAD)
+        dlock_signal_raise(&lp->tsig);
+    else if (lp->mode == M_HOOKS && lp->hooks.wakeup)
+        lp->hooks.wakeup(lp->hooks.data);
+    else if (write(lp->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        lp->woken = 0; /* cannot happen with an eventfd below its limit */
+}
+
+/* A parked operation's signal was raised (any thread). */
+static void on_raise(void *arg)
+{
+    dlock__aop *o = arg;
+    dlock_loop *lp = o->lp;
+
+    pthread_mutex_lock(&lp->mu);
+    if (o->state == A_PARKED) {
+        o->state = A_READY;
+        fifo_push(&lp->ready, o);
+        wake_locked(lp);
+    }
+    pthread_mutex_unlock(&lp->mu);
+}
+
+/* ---- operations ------------------------------------------------------------------ */
+
+dlock__aop *dlock__aop_new(dlock_loop *lp)
+{
+    dlock__aop *o = calloc(1, sizeof(*o));
+
+    if (o) {
+        o->lp = lp;
+        o->heap_i = NO_HEAP;
+    }
+    return o;
+}
+
+void dlock__aop_discard(dlock__aop *o)
+{
+    if (!o)
+        return;
+    free(o->text);
+    free(o);
+}
+
+void dlock__aop_start(dlock__aop *o, dlock_op_id *id)
+{
+    dlock_loop *lp = o->lp;
+    dlock__aop **slot;
+
+    pthread_mutex_lock(&lp->mu);
+    o->id = ++lp->next_id;
+    slot = id_slot(lp, o->id);
+    o->hnext = NULL;
+    *slot = o;
+    lp->pending++;
+    o->state = A_QUEUED;
+    fifo_push(&lp->incoming, o);
+    if (id)
+        *id = o->id;
+    wake_locked(lp);
+    pthread_mutex_unlock(&lp->mu);
+}
+
+dlock_client *dlock__loop_client(const dlock_loop *lp)
+{
+    return lp->client;
+}
+
+int dlock__loop_freeing(const dlock_loop *lp)
+{
+    return __atomic_load_n(&lp->freeing, __ATOMIC_ACQUIRE);
+}
+
+static void fiber_main(void *arg)
+{
+    dlock__aop *o = arg;
+
+    o->body(o);
+    /* A grant made while the loop is being freed is undone: the
+     * application will not get to use it. */
+    if (o->res.rc == 0 && o->is_wait && dlock__loop_freeing(o->lp)) {
+        if (o->undo)
+            o->undo(o);
+        o->res.rc = DLOCK_ECANCELED;
+        o->res.value = 0;
+        snprintf(o->detail, sizeof(o->detail), "the loop was freed during the wait");
+        return;
+    }
+    if (o->res.rc != 0 && o->errmsg && !o->detail[0])
+        snprintf(o->detail, sizeof(o->detail), "%s", o->errmsg(o->obj));
+}
+
+static void finish(dlock_loop *lp, dlock__aop *o)
+{
+    o->state = A_DONE;
+    fifo_push(&lp->done, o);
+}
+
+/* Parks o after its fiber yielded to sleep: on its signal's notify and
+ * (when timed) in the heap. A raise or a cancel that came first makes it
+ * ready again at once. */
+static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
+{
+    int raised;
+
+    pthread_mutex_lock(&lp->mu);
+    o->sig = sig;
+    o->wake_ms = wake;
+    dlock_signal_set_notify(sig, on_raise, o);
+    pthread_mutex_lock(&sig->mutex);
+    raised = sig->raised;
+    pthread_mutex_unlock(&sig->mutex);
+    if (raised || __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
+        o->state = A_READY;
+        fifo_push(&lp->ready, o);
+    } else {
+        o->state = A_PARKED;
+    }
+    pthread_mutex_unlock(&lp->mu);
+    if (o->state == A_PARKED && wake != INT64_MAX && heap_add(lp, o) != 0) {
+        /* No room for the timer: look again at once rather than never. */
+        on_raise(o);
+    }
+}
+
+/* Resumes o (ready, a turn, or new) until it yields or finishes. */
+static void step(dlock_loop *lp, dlock__aop *o)
+{
+    dlock_signal *sig;
+    int64_t wake;
+    int want;
+
+    if (o->sig) {
+        /* Back from a sleep: no more notifies, the flag consumed, and the
+         * answer the sleep returns. */
+        int raised;
+
+        dlock_signal_set_notify(o->sig, NULL, NULL);
+        pthread_mutex_lock(&o->sig->mutex);
+        raised = o->sig->raised;
+        o->sig->raised = 0;
+        pthread_mutex_unlock(&o->sig->mutex);
+        heap_remove(lp, o);
+        dlock__fiber_answer(o->fiber, raised || dlock_clock_now(lp->clock) < o->wake_ms
+                                          ? 0 : DLOCK_ETIMEDOUT);
+        o->sig = NULL;
+    }
+    if (!o->fiber) {
+        if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
+            o->res.rc = DLOCK_ECANCELED;
+            snprintf(o->detail, sizeof(o->detail), "canceled before it started");
+            finish(lp, o);
+            return;
+        }
+        if (dlock__fiber_new(&o->fiber, fiber_main, o) != 0) {
+            o->res.rc = DLOCK_ENOMEM;
+            snprintf(o->detail, sizeof(o->detail), "out of memory for the operation's stack");
+            finish(lp, o);
+            return;
+        }
+        dlock__fiber_set_cancel(o->fiber, &o->canceled);
+    }
+    o->state = A_RUNNING;
+    if (dlock__fiber_resume(o->fiber)) {
+        dlock__fiber_free(o->fiber);
+        o->fiber = NULL;
+        finish(lp, o);
+        return;
+    }
+    want = dlock__fiber_want(o->fiber, &sig, &wake);
+    if (want == DLOCK__FIBER_SLEEP && sig)
+        park(lp, o, sig, wake);
+    else
+        fifo_push(&lp->turns, o); /* a turn (or a sleep without a signal) */
+}
+
+/* Calls the callbacks of what finished, with no lock held. */
+static int deliver(dlock_loop *lp)
+{
+    dlock__aop *o;
+    int n = 0;
+
+    while ((o = fifo_pop(&lp->done)) != NULL) {
+        pthread_mutex_lock(&lp->mu);
+        *id_slot(lp, o->id) = o->hnext;
+        pthread_mutex_unlock(&lp->mu);
+        o->res.detail = o->detail;
+        dlock__callback_enter();
+        o->fn(o->arg, o->id, &o->res);
+        dlock__callback_leave();
+        dlock_permit_ids_free(o->res.permit_ids);
+        pthread_mutex_lock(&lp->mu);
+        lp->pending--;
+        pthread_mutex_unlock(&lp->mu);
+        dlock__aop_discard(o);
+        n++;
+    }
+    return n;
+}
+
+/* Moves the due timers to ready (the loop's thread). */
+static void due_timers(dlock_loop *lp)
+{
+    int64_t now = dlock_clock_now(lp->clock);
+
+    while (lp->nheap > 0 && lp->heap[0]->wake_ms <= now) {
+        dlock__aop *o = lp->heap[0];
+
+        heap_remove(lp, o);
+        pthread_mutex_lock(&lp->mu);
+        if (o->state == A_PARKED) {
+            o->state = A_READY;
+            fifo_push(&lp->ready, o);
+        }
+        pthread_mutex_unlock(&lp->mu);
+    }
+}
+
+/* Runs everything that can run now; the number of callbacks called. */
+static int run_due(dlock_loop *lp)
+{
+    int n = 0;
+
+    if (lp->running)
+        return 0;
+    lp->running = 1;
+    for (;;) {
+        fifo batch = {NULL, NULL};
+        dlock__aop *o;
+        uint64_t drain;
+
+        pthread_mutex_lock(&lp->mu);
+        if (lp->woken) {
+            lp->woken = 0;
+            if (lp->mode != M_THREAD && !(lp->mode == M_HOOKS && lp->hooks.wakeup) &&
+                read(lp->efd, &drain, sizeof(drain)) < 0)
+                drain = 0;
+        }
+        pthread_mutex_unlock(&lp->mu);
+        due_timers(lp);
+        pthread_mutex_lock(&lp->mu);
+        fifo_append(&batch, &lp->ready);
+        fifo_append(&batch, &lp->incoming);
+        pthread_mutex_unlock(&lp->mu);
+        if (!batch.head && !lp->turns.head && !lp->done.head)
+            break;
+        /* Every ready fiber first (they send), then the turns (they read
+         * the replies of the batch). */
+        while ((o = fifo_pop(&batch)) != NULL)
+            step(lp, o);
+        while ((o = fifo_pop(&lp->turns)) != NULL)
+            step(lp, o);
+        n += deliver(lp);
+    }
+    lp->running = 0;
+    return n;
+}
+
+/* The next timer's wake time, or INT64_MAX. */
+static int64_t next_wake(const dlock_loop *lp)
+{
+    return lp->nheap > 0 ? lp->heap[0]->wake_ms : INT64_MAX;
+}
+
+/* Hook mode: the one timer armed for the next wake time. */
+static void rearm(dlock_loop *lp)
+{
+    int64_t wake = next_wake(lp), ms;
+
+    if (lp->mode != M_HOOKS)
+        return;
+    if (wake == INT64_MAX) {
+        if (lp->timer_armed != -1)
+            lp->hooks.schedule_timer(lp->hooks.data, -1);
+        lp->timer_armed = -1;
+        return;
+    }
+    if (wake == lp->timer_armed)
+        return;
+    ms = wake - dlock_clock_now(lp->clock);
+    lp->hooks.schedule_timer(lp->hooks.data, ms > 0 ? ms : 0);
+    lp->timer_armed = wake;
+}
+
+/* ---- the loop's thread (dlock_loop_new_thread) ------------------------------------ */
+
+static void *thread_main(void *arg)
+{
+    dlock_loop *lp = arg;
+
+    dlock__thread_mark_background();
+    for (;;) {
+        int stop;
+
+        run_due(lp);
+        pthread_mutex_lock(&lp->mu);
+        stop = lp->stop && lp->pending == 0;
+        pthread_mutex_unlock(&lp->mu);
+        if (stop)
+            break;
+        /* Sleeps on the client's clock: a virtual clock's advance wakes it. */
+        dlock_clock_sleep_until(lp->clock, &lp->tsig, next_wake(lp));
+    }
+    dlock_clock_done(lp->clock, &lp->tsig);
+    return NULL;
+}
+
+/* ---- public -------------------------------------------------------------------------- */
+
+static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
+{
+    dlock_loop *lp;
+    int rc;
+
+    *out = NULL;
+    if ((rc = dlock__client_check(c)) != 0)
+        return rc;
+    lp = calloc(1, sizeof(*lp));
+    if (!lp)
+        return DLOCK_ENOMEM;
+    lp->client = c;
+    lp->clock = c->clock;
+    lp->mode = mode;
+    lp->efd = -1;
+    lp->timer_armed = -1;
+    if (pthread_mutex_init(&lp->mu, NULL) != 0) {
+        free(lp);
+        return DLOCK_ENOMEM;
+    }
+    if (mode != M_THREAD) {
+        lp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (lp->efd < 0) {
+            pthread_mutex_destroy(&lp->mu);
+            free(lp);
+            return DLOCK_ENOMEM;
+        }
+    }
+    *out = lp;
+    return 0;
+}
+
+static void loop_release(dlock_loop *lp)
+{
+    if (lp->efd >= 0)
+        close(lp->efd);
+    pthread_mutex_destroy(&lp->mu);
+    free(lp->heap);
+    free(lp);
+}
+
+int dlock_loop_new(dlock_loop **out, dlock_client *c, const dlock_loop_hooks *hooks)
+{
+    dlock_loop *lp;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    if (!c)
+        return DLOCK_EINVAL;
+    if (hooks && (hooks->version != DLOCK_LOOP_HOOKS_VERSION || !hooks->add_read ||
+                  !hooks->del_read || !hooks->schedule_timer))
+        return DLOCK_EINVAL;
+    rc = loop_alloc(&lp, c, hooks ? M_HOOKS : M_POLL);
+    if (rc != 0)
+        return rc;
+    if (hooks) {
+        lp->hooks = *hooks;
+        if (!hooks->wakeup) {
+            lp->hooks.add_read(lp->hooks.data, lp->efd);
+            lp->efd_watched = 1;
+        }
+    }
+    *out = lp;
+    return 0;
+}
+
+int dlock_loop_new_thread(dlock_loop **out, dlock_client *c)
+{
+    dlock_loop *lp;
+    int rc;
+
+    if (!out)
+        return DLOCK_EINVAL;
+    *out = NULL;
+    if (!c)
+        return DLOCK_EINVAL;
+    rc = loop_alloc(&lp, c, M_THREAD);
+    if (rc != 0)
+        return rc;
+    if (dlock_signal_init(&lp->tsig) != 0) {
+        loop_release(lp);
+        return DLOCK_ENOMEM;
+    }
+    dlock_clock_busy(lp->clock, &lp->tsig);
+    if (pthread_create(&lp->thread, NULL, thread_main, lp) != 0) {
+        dlock_clock_done(lp->clock, &lp->tsig);
+        dlock_signal_destroy(&lp->tsig);
+        loop_release(lp);
+        return DLOCK_ENOMEM;
+    }
+    dlock__thread_name(lp->thread, "dlock-loop");
+    *out = lp;
+    return 0;
+}
+
+/* Cancels every pending wait (loop mutex held). */
+static void cancel_all(dlock_loop *lp)
+{
+    size_t i;
+
+    for (i = 0; i < ID_BUCKETS; i++) {
+        dlock__aop *o;
+
+        for (o = lp->ids[i]; o; o = o->hnext) {
+            __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
+            if (o->state == A_PARKED) {
+                o->state = A_READY;
+                fifo_push(&lp->ready, o);
+            }
+        }
+    }
+    wake_locked(lp);
+}
+
+void dlock_loop_free(dlock_loop *lp)
+{
+    size_t left;
+
+    if (!lp || dlock__in_callback())
+        return;
+    pthread_mutex_lock(&lp->mu);
+    __atomic_store_n(&lp->freeing, 1, __ATOMIC_RELEASE);
+    cancel_all(lp);
+    if (lp->mode == M_THREAD)
+        lp->stop = 1;
+    pthread_mutex_unlock(&lp->mu);
+    if (lp->mode == M_THREAD) {
+        pthread_join(lp->thread, NULL);
+        dlock_signal_destroy(&lp->tsig);
+        loop_release(lp);
+        return;
+    }
+    for (;;) {
+        struct pollfd p = {lp->efd, POLLIN, 0};
+
+        run_due(lp);
+        pthread_mutex_lock(&lp->mu);
+        left = lp->pending;
+        pthread_mutex_unlock(&lp->mu);
+        if (left == 0)
+            break;
+        /* What is left is an unlock or a read in flight elsewhere (a
+         * blocking thread reads its reply), or a wait about to see its
+         * cancel: short real-time naps until it reports. */
+        poll(&p, 1, 10);
+    }
+    if (lp->mode == M_HOOKS) {
+        if (lp->timer_armed != -1)
+            lp->hooks.schedule_timer(lp->hooks.data, -1);
+        if (lp->efd_watched)
+            lp->hooks.del_read(lp->hooks.data, lp->efd);
+        if (lp->hooks.cleanup)
+            lp->hooks.cleanup(lp->hooks.data);
+    }
+    loop_release(lp);
+}
+
+int dlock_loop_fd(dlock_loop *lp)
+{
+    return lp ? lp->efd : -1;
+}
+
+int64_t dlock_loop_timeout_ms(dlock_loop *lp)
+{
+    int64_t wake, now;
+    int work;
+
+    if (!lp)
+        return -1;
+    pthread_mutex_lock(&lp->mu);
+    work = lp->incoming.head || lp->ready.head || lp->woken;
+    pthread_mutex_unlock(&lp->mu);
+    if (work || lp->turns.head || lp->done.head)
+        return 0;
+    wake = next_wake(lp);
+    if (wake == INT64_MAX)
+        return -1;
+    now = dlock_clock_now(lp->clock);
+    return wake > now ? wake - now : 0;
+}
+
+int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms)
+{
+    int n;
+
+    if (!lp || lp->mode == M_THREAD || dlock__in_callback())
+        return DLOCK_EINVAL;
+    n = run_due(lp);
+    if (n == 0 && max_wait_ms != 0 && lp->clock == dlock_clock_realtime()) {
+        int64_t t = dlock_loop_timeout_ms(lp);
+        struct pollfd p = {lp->efd, POLLIN, 0};
+        int64_t wait = t < 0 ? max_wait_ms
+                             : (max_wait_ms < 0 || t < max_wait_ms ? t : max_wait_ms);
+
+        if (wait != 0 && !(lp->mode == M_HOOKS && lp->hooks.wakeup))
+            poll(&p, 1, wait < 0 || wait > 1000000000 ? -1 : (int)wait);
+        n += run_due(lp);
+    }
+    rearm(lp);
+    return n;
+}
+
+void dlock_loop_on_fd(dlock_loop *lp, int fd, int events)
+{
+    (void)fd, (void)events;
+    if (!lp || lp->mode == M_THREAD)
+        return;
+    run_due(lp);
+    rearm(lp);
+}
+
+void dlock_loop_on_timer(dlock_loop *lp)
+{
+    if (!lp || lp->mode == M_THREAD)
+        return;
+    lp->timer_armed = -1;
+    run_due(lp);
+    rearm(lp);
+}
+
+void dlock_loop_on_wakeup(dlock_loop *lp)
+{
+    dlock_loop_on_fd(lp, -1, DLOCK_LOOP_READ);
+}
+
+size_t dlock_loop_pending(dlock_loop *lp)
+{
+    size_t n;
+
+    if (!lp)
+        return 0;
+    pthread_mutex_lock(&lp->mu);
+    n = lp->pending;
+    pthread_mutex_unlock(&lp->mu);
+    return n;
+}
+
+int dlock_op_cancel(dlock_loop *lp, dlock_op_id id)
+{
+    dlock__aop *o;
+
+    if (!lp || id == 0)
+        return DLOCK_EINVAL;
+    pthread_mutex_lock(&lp->mu);
+    o = *id_slot(lp, id);
+    if (!o || o->state == A_DONE) {
+        pthread_mutex_unlock(&lp->mu);
+        return DLOCK_EINVAL;
+    }
+    if (o->is_wait) {
+        __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
+        if (o->state == A_PARKED) {
+            o->state = A_READY;
+            fifo_push(&lp->ready, o);
+            wake_locked(lp);
+        }
+    }
+    pthread_mutex_unlock(&lp->mu);
+    return 0;
+}
+
+char **dlock_result_take_permit_ids(const dlock_result *r)
+{
+    dlock_result *w = (dlock_result *)r; /* the loop's own, writable */
+    char **ids;
+
+    if (!r)
+        return NULL;
+    ids = w->permit_ids;
+    w->permit_ids = NULL;
+    return ids;
+}

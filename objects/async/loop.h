@@ -1,0 +1,67 @@
+/*
+ * dlock — the asynchronous loop's private parts (loop.c), shared with the
+ * starters (starters.c).
+ * Private to objects/; included by async/ loop.c, starters.c.
+ */
+#ifndef DLOCK_OBJECTS_ASYNC_LOOP_H
+#define DLOCK_OBJECTS_ASYNC_LOOP_H
+
+#include <stdint.h>
+
+#include "dlock/async.h"
+#include "dlock/sys/rlock.h"
+
+#include "core/fiber.h"
+
+/* One started operation, from its starter to its callback. */
+typedef struct dlock__aop dlock__aop;
+
+/* What the operation does, on its fiber, with its fields: set rc (and
+ * value, ids); the detail of a failure is read from the object after. */
+typedef void (*dlock__aop_body)(dlock__aop *o);
+
+struct dlock__aop {
+    dlock_op_id id;
+    dlock_loop *lp;
+    dlock__aop_body body;
+    /* The detail of a failure: the object's errmsg after the body ran. */
+    const char *(*errmsg)(void *obj);
+    /* A wait, cancelled by dlock_op_cancel, and undone when the loop is
+     * freed while it ran (undo: NULL when a grant leaves nothing to undo). */
+    int is_wait;
+    void (*undo)(dlock__aop *o);
+    dlock_done_fn fn;
+    void *arg;
+    void *obj;
+    char owner[DLOCK_OWNER_MAX];
+    int64_t wait_ms, lease_ms, n;
+    char *text; /* a copied id argument (a permit id), owned */
+
+    dlock_result res;
+    char detail[DLOCK_ERRMSG_MAX];
+
+    /* loop.c's */
+    dlock__fiber *fiber;
+    int state;
+    int canceled;        /* read by the fiber (dlock__fiber_canceled) */
+    dlock_signal *sig;   /* the signal it sleeps on, while parked */
+    int64_t wake_ms;
+    size_t heap_i;       /* its place in the timer heap, or (size_t)-1 */
+    dlock__aop *next;    /* in one of the loop's FIFOs */
+    dlock__aop *hnext;   /* in the id table */
+};
+
+/* A new operation of lp (zeroed, the id not yet given). NULL: out of
+ * memory. */
+dlock__aop *dlock__aop_new(dlock_loop *lp);
+/* Gives o its id, counts it pending and hands it to the loop (woken):
+ * from here on, the loop owns it. */
+void dlock__aop_start(dlock__aop *o, dlock_op_id *id);
+/* Frees an operation that was never started. */
+void dlock__aop_discard(dlock__aop *o);
+/* The client of a loop. */
+dlock_client *dlock__loop_client(const dlock_loop *lp);
+/* Whether the loop is being freed (a grant is then undone). */
+int dlock__loop_freeing(const dlock_loop *lp);
+
+#endif /* DLOCK_OBJECTS_ASYNC_LOOP_H */

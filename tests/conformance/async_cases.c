@@ -1,0 +1,689 @@
+/*
+ * The conformance cases of the asynchronous API (api/dlock/async.h): one
+ * callback per started operation, on the loop's thread and never inside
+ * the starter; waits woken by a release, timed out, cancelled (leaving no
+ * queue entry behind) and ended by dlock_loop_free; blocking calls refused
+ * inside callbacks; every mode of running a loop (poll, hooks, its own
+ * thread); semaphores, latches, fencing tokens; many waits at once.
+ * Each case runs on every backend. On the mock, a single thread drives
+ * everything in poll mode on the virtual clock (dlock_fx_advance, then
+ * dlock_loop_run(lp, 0)): nothing sleeps. On Redis the loop waits in real
+ * time, with loose bounds.
+ */
+#include "../harness/asserts.h"
+#include "../harness/fixture.h"
+#include "../harness/runner.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BEGIN(state) dlock_fx_begin(state, __func__)
+
+/* How long a Redis case waits for a callback it expects (real ms). */
+#define REDIS_WAIT_MS 5000
+
+/* What callbacks record. */
+typedef struct seen {
+    int calls;
+    int rc;
+    int64_t value;
+    dlock_op_id op;
+    pthread_t thread;
+    char detail[256];
+    /* set by the case around a starter: a callback inside it is a bug */
+    int in_starter, called_in_starter;
+    /* a blocking call made from inside the callback */
+    dlock_rlock *probe;
+    int probe_rc;
+    char **ids;
+} seen;
+
+static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    seen *s = arg;
+
+    s->calls++;
+    s->rc = r->rc;
+    s->value = r->value;
+    s->op = op;
+    s->thread = pthread_self();
+    snprintf(s->detail, sizeof(s->detail), "%s", r->detail ? r->detail : "(null)");
+    if (s->in_starter)
+        s->called_in_starter = 1;
+    if (s->probe) {
+        int b = 0;
+
+        s->probe_rc = dlock_is_locked(s->probe, &b);
+    }
+    if (r->permit_ids)
+        s->ids = dlock_result_take_permit_ids(r);
+}
+
+static void free_loop(void *lp)
+{
+    dlock_loop_free(lp);
+}
+
+/* A poll-mode loop on c, freed by teardown (unless the case frees it). */
+static dlock_loop *loop(dlock_fx *fx, dlock_client *c)
+{
+    dlock_loop *lp = NULL;
+
+    assert_int_equal(dlock_loop_new(&lp, c, NULL), 0);
+    assert_non_null(lp);
+    return dlock_fx_keep(fx, lp, free_loop);
+}
+
+/* Runs lp until s has n calls: on the mock without waiting (everything due
+ * runs at once), on Redis up to REDIS_WAIT_MS of real time. */
+static void run_until(dlock_fx *fx, dlock_loop *lp, const seen *s, int n)
+{
+    int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+    do {
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+    } while (s->calls < n && !fx->is_mock && dlock_fx_real_ms() < end);
+    if (fx->is_mock)
+        assert_true(dlock_loop_run(lp, 0) >= 0);
+}
+
+/* Runs lp for a while and checks nothing was called back meanwhile. */
+static void run_idle(dlock_fx *fx, dlock_loop *lp, const seen *s, int calls)
+{
+    int64_t end = dlock_fx_real_ms() + (fx->is_mock ? 0 : 200);
+
+    do {
+        assert_int_equal(dlock_loop_run(lp, fx->is_mock ? 0 : 20), 0);
+    } while (dlock_fx_real_ms() < end);
+    assert_int_equal(s->calls, calls);
+}
+
+static int held_by(dlock_rlock *l, const char *owner)
+{
+    int b = -1;
+
+    assert_int_equal(dlock_is_held_as(l, owner, &b), 0);
+    return b;
+}
+
+/* ---- cases ---------------------------------------------------------------- */
+
+/* Lock and unlock: one callback each, on the loop's thread, never inside
+ * the starter; owner NULL is the starting thread's id. */
+static void async_lock_unlock(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen a = {0}, b = {0};
+    dlock_op_id op = 0;
+
+    a.in_starter = 1;
+    assert_int_equal(dlock_lock_async(lp, &op, l, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &a),
+                     0);
+    a.in_starter = 0;
+    assert_true(op != 0);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(dlock_loop_pending(lp), 1);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.called_in_starter, 0);
+    assert_int_equal(a.rc, 0);
+    assert_true(a.op == op);
+    assert_true(pthread_equal(a.thread, pthread_self()));
+    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+
+    b.in_starter = 1;
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    b.in_starter = 0;
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.called_in_starter, 0);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(held_by(l, fx->owner1), 0);
+    /* a second unlock: not the owner, with the blocking form's detail */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.rc, DLOCK_ENOTOWNER);
+    assert_true(b.detail[0] != '\0');
+    run_idle(fx, lp, &b, 1);
+}
+
+/* A wait for a lock held elsewhere sleeps in the loop and is woken by the
+ * holder's release (pub/sub), as a blocking wait is. */
+static void async_wait_woken_by_release(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen a = {0};
+
+    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, "waiter-1", DLOCK_WAIT_FOREVER, 0,
+                                      on_done, &a), 0);
+    run_idle(fx, lp, &a, 0);
+    assert_int_equal(dlock_unlock(l2), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(held_by(l1, "waiter-1"), 1);
+    assert_int_equal(dlock_unlock_as(l1, "waiter-1"), 0);
+}
+
+/* A timed wait ends with DLOCK_ETIMEDOUT at its wait (exactly, on the
+ * virtual clock), leaving the lock to its holder. */
+static void async_try_lock_times_out(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t wait = fx->is_mock ? 5000 : 300, start;
+    seen a = {0};
+
+    assert_int_equal(dlock_lock(l2, 0), 0);
+    start = fx->is_mock ? dlock_fx_now(fx) : dlock_fx_real_ms();
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, &a), 0);
+    assert_int_equal(dlock_loop_run(lp, 0), 0);
+    if (fx->is_mock) {
+        assert_int_equal(dlock_loop_timeout_ms(lp), wait);
+        dlock_fx_advance(fx, wait - 1);
+        run_idle(fx, lp, &a, 0);
+        dlock_fx_advance(fx, 1);
+    }
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, DLOCK_ETIMEDOUT);
+    if (fx->is_mock)
+        assert_int_equal(dlock_fx_now(fx) - start, wait);
+    else
+        assert_true(dlock_fx_real_ms() - start >= wait);
+    assert_int_equal(held_by(l2, fx->owner2), 1);
+    /* wait 0: one attempt */
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, 0, 0, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, DLOCK_EBUSY);
+    assert_int_equal(dlock_unlock(l2), 0);
+}
+
+/* A cancelled wait ends with DLOCK_ECANCELED and leaves nothing behind: on
+ * a fair lock, no queue place blocks the next acquirer. Cancelling what is
+ * done, or an unknown id, is refused. */
+static void async_cancel_leaves_nothing(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *f1 = NULL, *f2 = NULL;
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen a = {0};
+    dlock_op_id op = 0;
+
+    assert_int_equal(dlock_fair_new(&f1, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, f1, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_fair_new(&f2, fx->c2, fx->name), 0);
+    dlock_fx_keep(fx, f2, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_lock(f2, 0), 0);
+    assert_int_equal(dlock_lock_async(lp, &op, f1, "queued", DLOCK_WAIT_FOREVER, 0,
+                                      on_done, &a), 0);
+    run_idle(fx, lp, &a, 0);
+    assert_int_equal(dlock_op_cancel(lp, op), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, DLOCK_ECANCELED);
+    assert_int_equal(dlock_op_cancel(lp, op), DLOCK_EINVAL);
+    assert_int_equal(dlock_op_cancel(lp, 987654), DLOCK_EINVAL);
+    assert_int_equal(dlock_op_cancel(NULL, op), DLOCK_EINVAL);
+    /* the queue is empty: after the release, another owner gets it at once */
+    assert_int_equal(dlock_unlock(f2), 0);
+    assert_int_equal(dlock_try_lock_as(f2, "next", 0, 0), 0);
+    assert_int_equal(dlock_unlock_as(f2, "next"), 0);
+    run_idle(fx, lp, &a, 1);
+}
+
+/* Inside a callback a blocking call is DLOCK_EDEADLK; starting another
+ * operation works. */
+static void chain_unlock(void *arg, dlock_op_id op, const dlock_result *r);
+
+typedef struct chain {
+    dlock_loop *lp;
+    dlock_rlock *l;
+    seen first, second;
+    int start_rc;
+} chain;
+
+static void chain_lock(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    chain *c = arg;
+
+    on_done(&c->first, op, r);
+    c->start_rc = dlock_unlock_async(c->lp, NULL, c->l, "chained", chain_unlock, c);
+}
+
+static void chain_unlock(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    chain *c = arg;
+
+    on_done(&c->second, op, r);
+}
+
+static void async_callback_rules(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    chain c = {0};
+    seen a = {0};
+
+    a.probe = l;
+    a.probe_rc = 1;
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(a.value, 0);
+    assert_int_equal(a.probe_rc, DLOCK_EDEADLK);
+    assert_non_null(strstr(dlock_errmsg(l), "callback"));
+
+    c.lp = lp;
+    c.l = l;
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "chained", 0, 0, chain_lock, &c), 0);
+    run_until(fx, lp, &c.second, 1);
+    assert_int_equal(c.first.rc, 0);
+    assert_int_equal(c.start_rc, 0);
+    assert_int_equal(c.second.calls, 1);
+    assert_int_equal(c.second.rc, 0);
+    assert_int_equal(held_by(l, "chained"), 0);
+    /* outside callbacks, blocking calls work again */
+    assert_int_equal(dlock_try_lock(l, 0, 0), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+}
+
+/* dlock_loop_free ends pending waits with DLOCK_ECANCELED, their callbacks
+ * run inside it, and nothing stays queued or held. */
+static void async_free_ends_waits(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_loop *lp = NULL;
+    seen a = {0};
+
+    assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
+    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w", DLOCK_WAIT_FOREVER, 0, on_done, &a),
+                     0);
+    run_idle(fx, lp, &a, 0);
+    dlock_loop_free(lp);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, DLOCK_ECANCELED);
+    assert_int_equal(dlock_unlock(l2), 0);
+    assert_int_equal(held_by(l1, "w"), 0);
+    /* a loop freed with nothing pending, and NULL */
+    assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
+    dlock_loop_free(lp);
+    dlock_loop_free(NULL);
+}
+
+/* Starters refuse bad arguments at once and never call back. */
+static void async_bad_input(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1), *nl = (dlock_loop *)&nl;
+    dlock_loop_hooks hooks = {0};
+    char big[DLOCK_OWNER_MAX + 8];
+    seen a = {0};
+
+    assert_int_equal(dlock_loop_new(NULL, fx->c1, NULL), DLOCK_EINVAL);
+    assert_int_equal(dlock_loop_new(&nl, NULL, NULL), DLOCK_EINVAL);
+    assert_null(nl);
+    assert_int_equal(dlock_loop_new(&nl, fx->c1, &hooks), DLOCK_EINVAL); /* version 0 */
+    assert_null(nl);
+    assert_int_equal(dlock_lock_async(NULL, NULL, l, NULL, 0, 0, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock_async(lp, NULL, NULL, NULL, 0, 0, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, 0, 0, NULL, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, -5, 0, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, 0, -1, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "", 0, 0, on_done, &a), DLOCK_EINVAL);
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(dlock_lock_async(lp, NULL, l, big, 0, 0, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, big, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_extend_async(lp, NULL, l, NULL, -1, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, NULL, 1, 0, on_done, &a),
+                     DLOCK_EINVAL);
+    assert_int_equal(dlock_permit_semaphore_release_async(lp, NULL, NULL, "x", on_done, &a),
+                     DLOCK_EINVAL);
+    assert_int_equal(dlock_latch_await_async(lp, NULL, NULL, 0, on_done, &a), DLOCK_EINVAL);
+    assert_int_equal(dlock_loop_run(NULL, 0), DLOCK_EINVAL);
+    assert_int_equal(dlock_loop_fd(NULL), -1);
+    assert_int_equal(dlock_loop_timeout_ms(NULL), -1);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    assert_int_equal(dlock_loop_timeout_ms(lp), -1);
+    run_idle(fx, lp, &a, 0);
+    assert_int_equal(held_by(l, fx->owner1), 0);
+}
+
+/* Semaphores, permit semaphores, latches and fencing tokens. */
+static void free_sem(void *s) { dlock_semaphore_free(s); }
+static void free_permits(void *p) { dlock_permit_semaphore_free(p); }
+static void free_latch(void *l) { dlock_latch_free(l); }
+
+static void async_other_objects(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_loop *lp = loop(fx, fx->c1);
+    dlock_semaphore *s = NULL;
+    dlock_permit_semaphore *p = NULL;
+    dlock_latch *la = NULL;
+    dlock_rlock *f = NULL;
+    char name[160];
+    seen a = {0}, b = {0}, c = {0};
+    int set = 0;
+    int64_t first;
+
+    snprintf(name, sizeof(name), "%s:sem", fx->name);
+    assert_int_equal(dlock_semaphore_new(&s, fx->c1, name), 0);
+    dlock_fx_keep(fx, s, free_sem);
+    assert_int_equal(dlock_semaphore_try_set_permits(s, &set, 1), 0);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, s, 1, DLOCK_WAIT_FOREVER,
+                                                   on_done, &a), 0);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, s, 1, DLOCK_WAIT_FOREVER,
+                                                   on_done, &b), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    run_idle(fx, lp, &b, 0);
+    assert_int_equal(dlock_semaphore_release_async(lp, NULL, s, 1, on_done, &c), 0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(dlock_semaphore_release(s, 1), 0);
+
+    snprintf(name, sizeof(name), "%s:permits", fx->name);
+    assert_int_equal(dlock_permit_semaphore_new(&p, fx->c1, name), 0);
+    dlock_fx_keep(fx, p, free_permits);
+    assert_int_equal(dlock_permit_semaphore_try_set_permits(p, &set, 2), 0);
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_permit_semaphore_acquire_async(lp, NULL, p, 2, 0,
+                                                          fx->long_lease_ms, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(a.value, 2);
+    assert_non_null(a.ids);
+    assert_non_null(a.ids[0]);
+    assert_non_null(a.ids[1]);
+    assert_null(a.ids[2]);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_permit_semaphore_release_async(lp, NULL, p, a.ids[0], on_done, &b),
+                     0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(dlock_permit_semaphore_release(p, a.ids[1]), 0);
+    dlock_permit_ids_free(a.ids);
+
+    snprintf(name, sizeof(name), "%s:latch", fx->name);
+    assert_int_equal(dlock_latch_new(&la, fx->c1, name), 0);
+    dlock_fx_keep(fx, la, free_latch);
+    assert_int_equal(dlock_latch_try_set_count(la, &set, 1), 0);
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_latch_await_async(lp, NULL, la, DLOCK_WAIT_FOREVER, on_done, &a), 0);
+    run_idle(fx, lp, &a, 0);
+    assert_int_equal(dlock_latch_count_down_async(lp, NULL, la, on_done, &b), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(a.rc, 0);
+
+    snprintf(name, sizeof(name), "%s:fenced", fx->name);
+    assert_int_equal(dlock_fenced_new(&f, fx->c1, name), 0);
+    dlock_fx_keep(fx, f, (void (*)(void *))dlock_rlock_free);
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_fenced_lock_async(lp, NULL, f, NULL, 0, 0, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    assert_true(a.value > 0);
+    first = a.value;
+    assert_int_equal(dlock_unlock(f), 0);
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_fenced_lock_async(lp, NULL, f, NULL, 0, 0, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_true(a.value > first);
+    /* the reads */
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_hold_count_async(lp, NULL, f, NULL, on_done, &b), 0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.value, 1);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_remain_ttl_async(lp, NULL, f, on_done, &b), 0);
+    run_until(fx, lp, &b, 1);
+    assert_true(b.value > 0);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_force_unlock_async(lp, NULL, f, on_done, &b), 0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(b.value, 1);
+}
+
+/* Many waits on one loop thread, all woken when their holders release. */
+#define MANY 64
+
+/* The case's locks, freed together by teardown. */
+typedef struct many_locks {
+    dlock_rlock *mine[MANY], *theirs[MANY];
+} many_locks;
+
+static void free_many(void *arg)
+{
+    many_locks *m = arg;
+    int i;
+
+    for (i = 0; i < MANY; i++) {
+        dlock_rlock_free(m->mine[i]);
+        dlock_rlock_free(m->theirs[i]);
+    }
+    free(m);
+}
+
+static void async_many_waits(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_loop *lp = loop(fx, fx->c1);
+    many_locks *m = calloc(1, sizeof(*m));
+    seen s[MANY];
+    int i, total;
+    int64_t end;
+
+    assert_non_null(m);
+    dlock_fx_keep(fx, m, free_many);
+    memset(s, 0, sizeof(s));
+    for (i = 0; i < MANY; i++) {
+        char name[160];
+
+        snprintf(name, sizeof(name), "%s:%d", fx->name, i);
+        assert_int_equal(dlock_reentrant_new(&m->mine[i], fx->c1, name), 0);
+        assert_int_equal(dlock_reentrant_new(&m->theirs[i], fx->c2, name), 0);
+        assert_int_equal(dlock_lock(m->theirs[i], 0), 0);
+        assert_int_equal(dlock_lock_async(lp, NULL, m->mine[i], NULL, DLOCK_WAIT_FOREVER, 0,
+                                          on_done, &s[i]), 0);
+    }
+    run_idle(fx, lp, &s[0], 0);
+    assert_int_equal(dlock_loop_pending(lp), MANY);
+    for (i = 0; i < MANY; i++)
+        assert_int_equal(dlock_unlock(m->theirs[i]), 0);
+    end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+    do {
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+    } while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end);
+    for (i = 0, total = 0; i < MANY; i++) {
+        total += s[i].calls;
+        assert_int_equal(s[i].rc, 0);
+        assert_int_equal(held_by(m->mine[i], fx->owner1), 1);
+        assert_int_equal(dlock_unlock(m->mine[i]), 0);
+    }
+    assert_int_equal(total, MANY);
+}
+
+/* ---- hook mode and the loop's own thread ----------------------------------------- */
+
+/* A loop of the test's own, on poll(): the hooks record what dlock asks. */
+typedef struct mini_loop {
+    int read_fd;     /* the fd dlock asked to watch, or -1 */
+    int64_t timer;   /* ms asked for, or -1 */
+    int timer_calls, cleanups;
+} mini_loop;
+
+static void ml_add_read(void *d, int fd) { ((mini_loop *)d)->read_fd = fd; }
+static void ml_del_read(void *d, int fd) { (void)fd; ((mini_loop *)d)->read_fd = -1; }
+static void ml_timer(void *d, int64_t ms)
+{
+    ((mini_loop *)d)->timer = ms;
+    ((mini_loop *)d)->timer_calls++;
+}
+static void ml_cleanup(void *d) { ((mini_loop *)d)->cleanups++; }
+
+/* One turn of the test's loop: poll the watched fd (up to wait_ms real
+ * ms), then call dlock back as a real loop would. */
+static void ml_turn(dlock_loop *lp, mini_loop *ml, int wait_ms)
+{
+    struct pollfd p = {ml->read_fd, POLLIN, 0};
+
+    if (poll(&p, 1, wait_ms) > 0)
+        dlock_loop_on_fd(lp, ml->read_fd, DLOCK_LOOP_READ);
+    if (ml->timer == 0) {
+        ml->timer = -1;
+        dlock_loop_on_timer(lp);
+    }
+}
+
+static void async_hook_mode(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    mini_loop ml = {-1, -1, 0, 0};
+    dlock_loop_hooks hooks = {DLOCK_LOOP_HOOKS_VERSION, &ml, ml_add_read, ml_del_read,
+                              NULL, NULL, ml_timer, NULL, ml_cleanup};
+    dlock_loop *lp = NULL;
+    int64_t wait = fx->is_mock ? 4000 : 300, end;
+    seen a = {0};
+
+    assert_int_equal(dlock_loop_new(&lp, fx->c1, &hooks), 0);
+    assert_true(ml.read_fd >= 0); /* no wakeup hook: dlock's own fd */
+    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, &a), 0);
+    ml_turn(lp, &ml, 1000);
+    assert_int_equal(a.calls, 0);
+    /* the wait asked for its timer */
+    assert_true(ml.timer_calls >= 1);
+    assert_true(ml.timer > 0 && ml.timer <= wait);
+    if (fx->is_mock) {
+        dlock_fx_advance(fx, wait);
+        dlock_loop_on_timer(lp);
+    } else {
+        end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+        while (a.calls == 0 && dlock_fx_real_ms() < end) {
+            ml_turn(lp, &ml, 20);
+            if (ml.timer >= 0 && ml.timer <= wait) {
+                dlock_fx_sleep_real(ml.timer);
+                ml.timer = -1;
+                dlock_loop_on_timer(lp);
+            }
+        }
+    }
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.rc, DLOCK_ETIMEDOUT);
+    assert_int_equal(dlock_unlock(l2), 0);
+    dlock_loop_free(lp);
+    assert_int_equal(ml.read_fd, -1);
+    assert_int_equal(ml.cleanups, 1);
+}
+
+/* dlock's own thread: callbacks on that thread. */
+typedef struct threaded {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    seen s;
+} threaded;
+
+static void on_done_threaded(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    threaded *t = arg;
+
+    pthread_mutex_lock(&t->mu);
+    on_done(&t->s, op, r);
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static int threaded_wait(threaded *t, int calls)
+{
+    int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+    int got;
+
+    pthread_mutex_lock(&t->mu);
+    while (t->s.calls < calls && dlock_fx_real_ms() < end) {
+        pthread_mutex_unlock(&t->mu);
+        dlock_fx_sleep_real(5);
+        pthread_mutex_lock(&t->mu);
+    }
+    got = t->s.calls;
+    pthread_mutex_unlock(&t->mu);
+    return got;
+}
+
+static void async_own_thread(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_loop *lp = NULL;
+    threaded t;
+
+    memset(&t, 0, sizeof(t));
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+    assert_int_equal(dlock_loop_new_thread(&lp, fx->c1), 0);
+    assert_int_equal(dlock_loop_run(lp, 0), DLOCK_EINVAL);
+    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, "t", DLOCK_WAIT_FOREVER, 0,
+                                      on_done_threaded, &t), 0);
+    dlock_fx_sleep_real(fx->is_mock ? 20 : 100);
+    assert_int_equal(threaded_wait(&t, 0), 0);
+    assert_int_equal(dlock_unlock(l2), 0);
+    assert_int_equal(threaded_wait(&t, 1), 1);
+    assert_int_equal(t.s.rc, 0);
+    assert_false(pthread_equal(t.s.thread, pthread_self()));
+    assert_int_equal(held_by(l1, "t"), 1);
+    assert_int_equal(dlock_unlock_as(l1, "t"), 0);
+    dlock_loop_free(lp);
+    pthread_cond_destroy(&t.cv);
+    pthread_mutex_destroy(&t.mu);
+}
+
+/* ---- the group ----------------------------------------------------------- */
+
+static const struct CMUnitTest async_cases[] = {
+    DLOCK_FX_CASE(async_lock_unlock),
+    DLOCK_FX_CASE(async_wait_woken_by_release),
+    DLOCK_FX_CASE(async_try_lock_times_out),
+    DLOCK_FX_CASE(async_cancel_leaves_nothing),
+    DLOCK_FX_CASE(async_callback_rules),
+    DLOCK_FX_CASE(async_free_ends_waits),
+    DLOCK_FX_CASE(async_bad_input),
+    DLOCK_FX_CASE(async_other_objects),
+    DLOCK_FX_CASE(async_many_waits),
+    DLOCK_FX_CASE(async_hook_mode),
+    DLOCK_FX_CASE(async_own_thread),
+};
+
+/* Runs every case on backend ("mock", or a Redis row whose server URL main
+ * has set). Returns the number of failures. */
+int dlock_test_async(const char *backend);
+int dlock_test_async(const char *backend)
+{
+    return DLOCK_FX_RUN_GROUP("async", backend, async_cases);
+}
