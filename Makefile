@@ -157,8 +157,11 @@ $(BUILD)/dlock.pc: dlock.pc.in $(BUILD)/dlock.pc.values
 	    -e 's|@REQUIRES@|$(PUBLIC_PKGS)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
 	    $< > $@
 
+# The loop adapters' tests (api/dlock/adapters/) link the real libraries.
+LOOP_LIBS := $(shell pkg-config --libs libuv libevent) -lev
+
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
-	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL)
 
 # The command-line tool (cli/): the public headers only, linked statically
 # to this build's libdlock.a, so build/dlock runs without installing and
@@ -197,10 +200,15 @@ headers-check:
 	    $(CC) -std=c99 -Wall -Wextra -Werror -pedantic -Iapi -x c -fsyntax-only - ; \
 	  echo "#include \"$$h\"" | $(CXX) -std=c++11 -Wall -Wextra -Werror -Iapi -x c++ -fsyntax-only - ; \
 	done; \
+	for h in $(wildcard api/dlock/adapters/*.h); do \
+	  printf '#include "%s"\ntypedef int dlock_check_nonempty;\n' $$h | \
+	    $(CC) -std=gnu99 -Wall -Wextra -Werror -Iapi -x c -fsyntax-only - ; \
+	  echo "#include \"$$h\"" | $(CXX) -std=c++11 -Wall -Wextra -Werror -Iapi -x c++ -fsyntax-only - ; \
+	done; \
 	deps=$$(echo '#include <dlock.h>' | $(CC) -std=c99 -Iapi -x c -M -MT x - ); \
 	if echo "$$deps" | grep -E 'pthread\.h|dlock/sys/' ; then \
 	  echo "headers-check: FAIL: <dlock.h> includes the headers above"; exit 1; fi; \
-	echo "headers-check: every public header compiles alone as C99 and C++; <dlock.h> is free of <pthread.h> and dlock/sys/"
+	echo "headers-check: every public header compiles alone as C99 (the loop adapters: as the GNU C99 their libraries need) and C++; <dlock.h> is free of <pthread.h> and dlock/sys/"
 
 demo: $(SAMPLES)
 	@set -e; for s in $(SAMPLES); do echo "== $$s"; $$s; done
@@ -213,6 +221,7 @@ tsan:
 
 HEADERS     := $(notdir $(wildcard api/dlock/*.h))
 SYS_HEADERS := $(notdir $(wildcard api/dlock/sys/*.h))
+ADAPTER_HEADERS := $(notdir $(wildcard api/dlock/adapters/*.h))
 I_LIB := $(DESTDIR)$(LIBDIR)
 I_INC := $(DESTDIR)$(INCLUDEDIR)
 I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
@@ -220,7 +229,7 @@ I_BIN := $(DESTDIR)$(BINDIR)
 I_MAN1 := $(DESTDIR)$(MANDIR)/man1
 
 install: all
-	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys"
+	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters"
 	install -m 644 $(BUILD)/libdlock.a "$(I_LIB)/"
 	$(if $(KIT_LIB),install -m 644 $(KIT_LIB) "$(I_LIB)/")
 	install -m 755 $(BUILD)/libdlock.so "$(I_LIB)/libdlock.so.$(VERSION)"
@@ -229,6 +238,7 @@ install: all
 	install -m 644 api/dlock.h "$(I_INC)/"
 	install -m 644 $(addprefix api/dlock/,$(HEADERS)) "$(I_INC)/dlock/"
 	install -m 644 $(addprefix api/dlock/sys/,$(SYS_HEADERS)) "$(I_INC)/dlock/sys/"
+	install -m 644 $(addprefix api/dlock/adapters/,$(ADAPTER_HEADERS)) "$(I_INC)/dlock/adapters/"
 	install -m 644 $(BUILD)/dlock.pc "$(I_PC)/"
 	install -d "$(I_BIN)" "$(I_MAN1)"
 	install -m 755 $(BUILD)/dlock "$(I_BIN)/"
@@ -246,8 +256,9 @@ uninstall:
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
 	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc" \
 	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1"
-	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%")
-	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock" 2>/dev/null
+	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%") \
+	      $(ADAPTER_HEADERS:%="$(I_INC)/dlock/adapters/%")
+	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters" "$(I_INC)/dlock" 2>/dev/null
 ifneq ($(RUN_LDCONFIG),)
 	$(LDCONFIG)
 endif

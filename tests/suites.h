@@ -81,7 +81,8 @@
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
-    X(dlock_test_cluster_slots, "cluster slot tests")                  /* cluster_slots_test.c */
+    X(dlock_test_cluster_slots, "cluster slot tests")                  /* cluster_slots_test.c */         \
+    X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */
 
 /* X(function, part): `int function(void)`, after the conformance rows. */
 #define DLOCK_TEST_SUITES_LAST(X)                                  \
