@@ -178,6 +178,14 @@ $(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
+# samples/async_lock runs on libuv where it is installed, else on dlock's
+# poll mode.
+HAVE_LIBUV := $(shell pkg-config --exists libuv && echo yes)
+$(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(if $(HAVE_LIBUV),-DDLOCK_SAMPLE_LIBUV) -o $@ $< $(BUILD)/libdlock.a \
+	  $(if $(HAVE_LIBUV),$(shell pkg-config --libs libuv)) $(LDLIBS_ALL)
+
 # install-check runs first and prints its own pass/fail line, so that the
 # test program's `N passed, N failed` stays the last line; the suite runs
 # even when install-check failed, and a failure of either fails `make check`.

@@ -34,7 +34,7 @@ extern "C" {
     X(ENOTSUP, -10, "operation not supported by this object or backend")      \
     X(EAUTH, -11, "authentication with the backend failed")                    \
     X(EFORKED, -12, "object used in a fork() child; create a new client")    \
-    X(ECANCELED, -13, "the wait was canceled (dlock_client_cancel_waits)")   \
+    X(ECANCELED, -13, "the wait was canceled (dlock_op_cancel, dlock_client_cancel_waits)") \
     X(ESYNC, -14, "fewer replicas than required acknowledged the write")
 
 typedef enum dlock_error {
