@@ -23,7 +23,7 @@
 
 /* Stacks kept for reuse after their fiber ended: enough for the operations
  * a loop has in flight at once in steady state; more are unmapped. */
-#define POOL_MAX 64
+#define POOL_MAX 1024
 
 struct dlock__fiber {
     ucontext_t ctx;     /* the fiber's */

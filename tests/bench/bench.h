@@ -254,6 +254,12 @@ void bench_fig_redlock(const bench_config *cfg);
 /* Many threads on few connections (multiplexed vs pooled vs raw), server
  * CPU per pair, 10 000 blocked waiters (issue 15). */
 void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
+void bench_fig_async(const bench_config *cfg, bench_raw *raw);
+
+/* The process's resident set (bytes; -1 unknown), and the server's
+ * connected clients (INFO clients; -1 unknown). */
+long bench_rss_bytes(void);
+long bench_server_clients(bench_raw *raw);
 
 /* fig_cluster.c — figure 11: a 3-master cluster vs one node, 1 and 16
  * threads (servers of its own). */

@@ -274,28 +274,6 @@ static void *release_run(void *arg)
     return NULL;
 }
 
-static long rss_bytes(void)
-{
-    long pages = 0, rss = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-        rss = -1;
-    fclose(f);
-    return rss < 0 ? -1 : rss * sysconf(_SC_PAGESIZE);
-}
-
-static long server_clients(bench_raw *raw)
-{
-    char info[4096];
-    const char *p;
-    if (bench_raw_info(raw, "clients", info, sizeof info) != 0)
-        return -1;
-    p = strstr(info, "connected_clients:");
-    return p ? atol(p + 18) : -1;
-}
-
 static void waiters(const bench_config *cfg, bench_raw *raw)
 {
     dlock_client *holder = NULL, *wc = NULL;
@@ -320,7 +298,7 @@ static void waiters(const bench_config *cfg, bench_raw *raw)
                   "p50 ms  p99 ms  max ms  release span ms  drain ms");
     if (!w || !held || !th || !lat ||
         bench_client_new(&holder, cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
-        (clients0 = server_clients(raw)) < 0 ||
+        (clients0 = bench_server_clients(raw)) < 0 ||
         bench_client_new(&wc, cfg, BENCH_REDIS, 0, NULL, &counts) != 0) {
         bench_row("   cannot set up the figure");
         goto out;
@@ -349,7 +327,7 @@ static void waiters(const bench_config *cfg, bench_raw *raw)
     }
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, WAITER_STACK);
-    rss0 = rss_bytes();
+    rss0 = bench_rss_bytes();
     heap0 = (long long)mallinfo2().uordblks;
     for (i = 0; i < n; i++) {
         if (pthread_create(&th[i], &attr, wait_run, &w[i]) != 0)
@@ -364,9 +342,9 @@ static void waiters(const bench_config *cfg, bench_raw *raw)
            bench_now_ns() - t0 < 60000000000LL)
         bench_sleep_ms(20);
     bench_sleep_ms(100);
-    rss1 = rss_bytes();
+    rss1 = bench_rss_bytes();
     heap1 = (long long)mallinfo2().uordblks;
-    clients1 = server_clients(raw);
+    clients1 = bench_server_clients(raw);
 
     for (i = 0; i < RELEASERS; i++) {
         jobs[i].w = w;

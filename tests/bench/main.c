@@ -38,7 +38,7 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster"};
+                                      "cluster", "async"};
 
 static void on_alarm(int sig)
 {
@@ -250,6 +250,8 @@ int main(int argc, char **argv)
         bench_fig_redlock(&cfg);
     if (wanted(only, "many_threads"))
         bench_fig_many_threads(&cfg, raw);
+    if (wanted(only, "async"))
+        bench_fig_async(&cfg, raw);
     if (wanted(only, "cluster"))
         bench_fig_cluster(&cfg);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -243,3 +244,28 @@ void bench_alternate(const bench_config *cfg, const bench_side *sides,
     pthread_mutex_destroy(&r.mu);
     free(w);
 }
+
+/* ---- process and server readings (figures 10c and 11) ---- */
+
+long bench_rss_bytes(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+        rss = -1;
+    fclose(f);
+    return rss < 0 ? -1 : rss * sysconf(_SC_PAGESIZE);
+}
+
+long bench_server_clients(bench_raw *raw)
+{
+    char info[4096];
+    const char *p;
+    if (bench_raw_info(raw, "clients", info, sizeof info) != 0)
+        return -1;
+    p = strstr(info, "connected_clients:");
+    return p ? atol(p + 18) : -1;
+}
+

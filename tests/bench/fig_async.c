@@ -1,0 +1,373 @@
+/*
+ * dlock benchmarks — figure 11: the asynchronous API (api/dlock/async.h).
+ *
+ *  a. async_throughput: uncontended lock+unlock pairs per second from ONE
+ *     thread with K = 1, 8, 64, 512 operations in flight on one
+ *     multiplexed connection (poll mode), beside the blocking API with
+ *     T = 1 and 128 threads on the same kind of client in the same run,
+ *     and the client's CPU per pair; with the server's CPU per pair at
+ *     K = 64 and the ceiling it implies (1 / server CPU per pair).
+ *     Goals: K = 64 >= 1.5 x blocking T = 128; K = 1 >= 0.95 x T = 1.
+ *  b. async_pending: N waits on N locks held by another client, on one
+ *     loop thread: heap and RSS per pending operation, the process's
+ *     threads, the server connections of the waiting client; then every
+ *     lock released at once (force_unlock from 8 threads): wake-up latency
+ *     p50/p99/max from each release to its callback. Goal at N = 10 000:
+ *     heap <= 1 024 B per operation, p99 <= 10 ms.
+ * Printed as tables and JSON lines; goals are printed, never asserted.
+ */
+#include <dirent.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <dlock/redis.h>
+
+#include "bench.h"
+
+#define RUN_MS 1000
+#define RELEASERS 8
+
+static int client_mux1(dlock_client **out, const bench_config *cfg)
+{
+    return bench_client_new(out, cfg, BENCH_REDIS, 0, NULL, NULL);
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- a. throughput ----------------------------------------------------------- */
+
+typedef struct slot {
+    struct pump *p;
+    dlock_rlock *l;
+} slot;
+
+typedef struct pump {
+    dlock_loop *lp;
+    int64_t end_ns;
+    long pairs, errors;
+    int live;
+} pump;
+
+static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r);
+
+static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    slot *s = arg;
+
+    (void)op;
+    if (r->rc != 0) {
+        s->p->errors++;
+        s->p->live--;
+        return;
+    }
+    if (dlock_unlock_async(s->p->lp, NULL, s->l, NULL, on_unlocked, s) != 0) {
+        s->p->errors++;
+        s->p->live--;
+    }
+}
+
+static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    slot *s = arg;
+
+    (void)op;
+    if (r->rc != 0)
+        s->p->errors++;
+    else
+        s->p->pairs++;
+    if (bench_now_ns() >= s->p->end_ns ||
+        dlock_lock_async(s->p->lp, NULL, s->l, NULL, 0, 0, on_locked, s) != 0)
+        s->p->live--;
+}
+
+/* Pairs per second and client CPU us per pair with k in flight. */
+static double async_rate(dlock_client *c, int k, double *cpu_us)
+{
+    slot *slots = calloc((size_t)k, sizeof(*slots));
+    pump p = {0};
+    int64_t t0 = 0, c0;
+    int i;
+
+    if (!slots || dlock_loop_new(&p.lp, c, NULL) != 0) {
+        free(slots);
+        return 0;
+    }
+    for (i = 0; i < k; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "bench:async:%d:%d", k, i);
+        slots[i].p = &p;
+        if (dlock_reentrant_new(&slots[i].l, c, name) != 0)
+            goto out;
+    }
+    t0 = bench_now_ns();
+    c0 = thread_cpu_ns();
+    p.end_ns = t0 + (int64_t)RUN_MS * 1000000;
+    for (i = 0; i < k; i++)
+        if (dlock_lock_async(p.lp, NULL, slots[i].l, NULL, 0, 0, on_locked, &slots[i]) == 0)
+            p.live++;
+    while (p.live > 0)
+        dlock_loop_run(p.lp, 10);
+    *cpu_us = p.pairs ? (double)(thread_cpu_ns() - c0) / 1000.0 / (double)p.pairs : 0;
+    t0 = bench_now_ns() - t0;
+out:
+    dlock_loop_free(p.lp);
+    for (i = 0; i < k; i++)
+        dlock_rlock_free(slots[i].l);
+    free(slots);
+    if (p.errors)
+        fprintf(stderr, "bench: async: %ld errors at K = %d\n", p.errors, k);
+    return t0 > 0 ? (double)p.pairs * 1e9 / (double)t0 : 0;
+}
+
+typedef struct blocking_thread {
+    dlock_client *c;
+    int idx, t;
+    int64_t end_ns;
+    long pairs;
+    pthread_t th;
+} blocking_thread;
+
+static void *blocking_run(void *arg)
+{
+    blocking_thread *b = arg;
+    dlock_rlock *l = NULL;
+    char name[64];
+
+    snprintf(name, sizeof name, "bench:async-blocking:%d:%d", b->t, b->idx);
+    if (dlock_reentrant_new(&l, b->c, name) != 0)
+        return NULL;
+    while (bench_now_ns() < b->end_ns) {
+        if (dlock_lock(l, 0) == 0 && dlock_unlock(l) == 0)
+            b->pairs++;
+    }
+    dlock_rlock_free(l);
+    return NULL;
+}
+
+static double blocking_rate(dlock_client *c, int t)
+{
+    blocking_thread *th = calloc((size_t)t, sizeof(*th));
+    int64_t t0 = bench_now_ns();
+    long pairs = 0;
+    int i;
+
+    if (!th)
+        return 0;
+    for (i = 0; i < t; i++) {
+        th[i] = (blocking_thread){.c = c, .idx = i, .t = t,
+                                  .end_ns = t0 + (int64_t)RUN_MS * 1000000};
+        pthread_create(&th[i].th, NULL, blocking_run, &th[i]);
+    }
+    for (i = 0; i < t; i++) {
+        pthread_join(th[i].th, NULL);
+        pairs += th[i].pairs;
+    }
+    free(th);
+    return (double)pairs * 1e9 / (double)(bench_now_ns() - t0);
+}
+
+static void throughput(const bench_config *cfg, bench_raw *raw)
+{
+    static const int ks[] = {1, 8, 64, 512};
+    dlock_client *c = NULL;
+    double b1, b128, rate[4], cpu[4] = {0}, s0, s1, server_us = 0;
+    size_t i;
+    bench_json j;
+
+    if (client_mux1(&c, cfg) != 0)
+        return;
+    b1 = blocking_rate(c, 1);
+    b128 = blocking_rate(c, 128);
+    for (i = 0; i < 4; i++) {
+        s0 = bench_raw_server_cpu_s(raw);
+        rate[i] = async_rate(c, ks[i], &cpu[i]);
+        s1 = bench_raw_server_cpu_s(raw);
+        if (ks[i] == 64 && rate[i] > 0)
+            server_us = (s1 - s0) * 1e6 / (rate[i] * RUN_MS / 1000.0);
+    }
+    dlock_client_free(c);
+    bench_heading("11a. async throughput, redis, reentrant, uncontended: one thread, K in "
+                  "flight on one multiplexed connection, vs blocking threads (same run)",
+                  "   K     pairs/s  client us/pair   vs blocking    target");
+    for (i = 0; i < 4; i++) {
+        int k = ks[i];
+        double base = k == 1 ? b1 : b128;
+        const char *against = k == 1 ? "T=1" : "T=128";
+        double want = k == 1 ? 0.95 : 1.5;
+
+        bench_row("%4d  %10.0f  %14.1f   %5.2f x %-5s %s", k, rate[i], cpu[i],
+                  base > 0 ? rate[i] / base : 0, against,
+                  k == 1 || k == 64 ? bench_verdict(1, rate[i] >= want * base) : "-");
+        bench_json_begin(&j, "async_throughput");
+        bench_json_int(&j, "k", k);
+        bench_json_num(&j, "pairs_per_s", rate[i]);
+        bench_json_num(&j, "client_cpu_us_per_pair", cpu[i]);
+        bench_json_num(&j, "blocking_t1_pairs_per_s", b1);
+        bench_json_num(&j, "blocking_t128_pairs_per_s", b128);
+        bench_json_end(&j);
+    }
+    bench_row("blocking: T=1 %.0f pairs/s, T=128 %.0f pairs/s; server CPU per pair at K=64: "
+              "%.1f us, ceiling %.0f pairs/s", b1, b128, server_us,
+              server_us > 0 ? 1e6 / server_us : 0);
+}
+
+/* ---- b. pending waits ------------------------------------------------------------- */
+
+typedef struct pending {
+    dlock_rlock *mine, *theirs;
+    int64_t released_ns, woke_ns;
+    int rc;
+} pending;
+
+typedef struct release_job {
+    pending *p;
+    int from, to;
+} release_job;
+
+static void on_pending_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    pending *p = arg;
+
+    (void)op;
+    p->woke_ns = bench_now_ns();
+    p->rc = r->rc;
+}
+
+static void *release_run(void *arg)
+{
+    release_job *j = arg;
+    int i;
+
+    for (i = j->from; i < j->to; i++) {
+        __atomic_store_n(&j->p[i].released_ns, bench_now_ns(), __ATOMIC_RELAXED);
+        dlock_force_unlock(j->p[i].theirs, NULL);
+    }
+    return NULL;
+}
+
+static int threads_now(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void pending_run(const bench_config *cfg, bench_raw *raw, int n)
+{
+    dlock_client *waiter = NULL, *holder = NULL;
+    pending *p = calloc((size_t)n, sizeof(*p));
+    int64_t *lat = calloc((size_t)n, sizeof(*lat));
+    release_job jobs[RELEASERS];
+    pthread_t rel[RELEASERS];
+    dlock_loop *lp = NULL;
+    long rss0, rss1, conns0, conns1;
+    struct mallinfo2 m0, m1;
+    int i, ok = 0, threads;
+    size_t nlat = 0;
+    int64_t end;
+    bench_json j;
+
+    if (!p || !lat || client_mux1(&waiter, cfg) != 0 || client_mux1(&holder, cfg) != 0)
+        goto out;
+    for (i = 0; i < n; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "bench:async-pending:%d:%d", n, i);
+        if (dlock_reentrant_new(&p[i].mine, waiter, name) != 0 ||
+            dlock_reentrant_new(&p[i].theirs, holder, name) != 0 ||
+            dlock_lock(p[i].theirs, 0) != 0)
+            goto out;
+        p[i].rc = 1;
+    }
+    if (dlock_loop_new(&lp, waiter, NULL) != 0)
+        goto out;
+    conns0 = bench_server_clients(raw);
+    malloc_trim(0);
+    m0 = mallinfo2();
+    rss0 = bench_rss_bytes();
+    for (i = 0; i < n; i++)
+        dlock_lock_async(lp, NULL, p[i].mine, NULL, DLOCK_WAIT_FOREVER, 0, on_pending_done,
+                         &p[i]);
+    /* until every wait has made its first attempt and sleeps */
+    for (i = 0; i < 20; i++)
+        dlock_loop_run(lp, 5);
+    m1 = mallinfo2();
+    rss1 = bench_rss_bytes();
+    conns1 = bench_server_clients(raw);
+    threads = threads_now();
+    for (i = 0; i < RELEASERS; i++) {
+        jobs[i] = (release_job){p, n * i / RELEASERS, n * (i + 1) / RELEASERS};
+        pthread_create(&rel[i], NULL, release_run, &jobs[i]);
+    }
+    end = bench_now_ns() + 30 * 1000000000LL;
+    while (dlock_loop_pending(lp) > 0 && bench_now_ns() < end)
+        dlock_loop_run(lp, 10);
+    for (i = 0; i < RELEASERS; i++)
+        pthread_join(rel[i], NULL);
+    for (i = 0; i < n; i++) {
+        if (p[i].rc == 0) {
+            ok++;
+            lat[nlat++] = p[i].woke_ns - p[i].released_ns;
+        }
+    }
+    bench_row("%6d  %12ld  %13ld  %7d  %11ld  %6.1f  %6.1f  %6.1f  %d/%d", n,
+              (long)((long)(m1.uordblks - m0.uordblks) / n), (rss1 - rss0) / n, threads,
+              conns1 - conns0 + 1, bench_quantile(lat, nlat, 0.50) / 1e6,
+              bench_quantile(lat, nlat, 0.99) / 1e6, bench_quantile(lat, nlat, 1.0) / 1e6,
+              ok, n);
+    bench_json_begin(&j, "async_pending");
+    bench_json_int(&j, "n", n);
+    bench_json_int(&j, "heap_bytes_per_op", (long long)(m1.uordblks - m0.uordblks) / n);
+    bench_json_int(&j, "rss_bytes_per_op", (rss1 - rss0) / n);
+    bench_json_int(&j, "threads", threads);
+    bench_json_int(&j, "acquired", ok);
+    bench_json_num(&j, "p50_ms", bench_quantile(lat, nlat, 0.50) / 1e6);
+    bench_json_num(&j, "p99_ms", bench_quantile(lat, nlat, 0.99) / 1e6);
+    bench_json_num(&j, "max_ms", bench_quantile(lat, nlat, 1.0) / 1e6);
+    bench_json_end(&j);
+out:
+    dlock_loop_free(lp);
+    for (i = 0; p && i < n; i++) {
+        if (p[i].rc == 0)
+            dlock_unlock(p[i].mine);
+        dlock_rlock_free(p[i].mine);
+        dlock_rlock_free(p[i].theirs);
+    }
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    free(lat);
+    free(p);
+}
+
+void bench_fig_async(const bench_config *cfg, bench_raw *raw)
+{
+    throughput(cfg, raw);
+    bench_heading("11b. async pending: N waits on one loop thread for locks held elsewhere; "
+                  "then all released at once (goal at N = 10 000: heap <= 1024 B/op, "
+                  "p99 <= 10 ms)",
+                  "     N  heap B/op     RSS B/op  threads  connections  p50 ms  p99 ms  "
+                  "max ms  acquired");
+    pending_run(cfg, raw, 1000);
+    pending_run(cfg, raw, 10000);
+    bench_row("N = 100 000: not run; each pending wait holds a fiber (a mapped stack with "
+              "a guard page), and 100 000 of them pass vm.max_map_count (65 530)");
+}
