@@ -4,9 +4,10 @@
  * Built against the library's public headers only (<dlock.h>), as any
  * program using an installed libdlock would be. One file per concern:
  *   dlock.c     main: the command line, --help, --version, the dispatch
- *   duration.c  durations ("500ms", "10s", "2m", "1h", plain ms) and counts
- *   connect.c   the client from --url / $DLOCK_URL (and a lock handle on
- *               it), and the one-line errors
+ *   duration.c  durations ("10" = 10 s, "1.5s", "500ms", "1h30m") and counts
+ *   connect.c   the client from --url / --config / $DLOCK_URL /
+ *               $DLOCK_CONFIG (and a lock handle on it), and the one-line
+ *               errors
  *   run.c       dlock run: hold a lock while a command runs
  *   status.c    dlock status and dlock unlock --force
  *   counters.c  dlock semaphore and dlock latch
@@ -35,10 +36,26 @@ enum {
 /* The default when neither --url nor $DLOCK_URL is given. */
 #define CLI_DEFAULT_URL "redis://127.0.0.1:6379"
 
-/* Options every sub-command takes. */
+/* Options every sub-command takes (before the sub-command or among its
+ * own options). */
 typedef struct cli_common {
-    const char *url; /* NULL: $DLOCK_URL, then CLI_DEFAULT_URL */
+    const char *url;    /* --url; NULL: see cli_connect */
+    const char *config; /* --config FILE; NULL: see cli_connect */
+    int quiet;          /* -q: no message when the lock (permits, latch)
+                         * was not had within --wait */
 } cli_common;
+
+/* The options of cli_common as getopt_long entries and their handling:
+ * each sub-command's table starts with CLI_COMMON_LONGS, its optstring
+ * with CLI_COMMON_SHORTS, and its switch's default case calls
+ * cli_common_option first (1: taken). */
+#define CLI_COMMON_LONGS                                                       \
+    {"url", required_argument, NULL, 'u'},                                     \
+    {"config", required_argument, NULL, 'C'},                                  \
+    {"quiet", no_argument, NULL, 'q'},                                         \
+    {"help", no_argument, NULL, 'h'}
+#define CLI_COMMON_SHORTS "qh"
+int cli_common_option(int c, const char *arg, cli_common *co);
 
 /* "dlock: <message>\n" on stderr, as one line (newlines in the message
  * become spaces, so an odd lock name cannot split it). */
@@ -46,18 +63,18 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a usage error, pointing at --help; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses a duration into milliseconds: a whole number followed by ms, s,
- * m or h, or a bare number (milliseconds). 0 is allowed (for --wait: do
- * not wait). Up to DLOCK_TIME_MAX_MS. 0, or -1 with a one-line reason in
- * err. */
+/* Parses a duration into milliseconds (cli/duration.c: a bare number is
+ * seconds; fractions; units ms, s, m, h, d; compounds such as 1h30m). 0
+ * is allowed (for --wait: do not wait). Up to DLOCK_TIME_MAX_MS, whole
+ * milliseconds. 0, or -1 with a one-line reason in err. */
 int cli_parse_duration(const char *s, int64_t *out_ms, char *err, size_t errlen);
+/* Writes ms in the form cli_parse_duration reads, with units ("500ms",
+ * "1.5s", "1h30m"). */
+void cli_format_duration(int64_t ms, char *buf, size_t len);
 /* Parses a decimal count lo..hi (no sign, no unit). 0 or -1 with err. */
 int cli_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out,
                     char *err, size_t errlen);
 
-/* The URL to use: --url, else $DLOCK_URL (when non-empty), else
- * CLI_DEFAULT_URL. */
-const char *cli_url(const cli_common *co);
 /* The client options of every sub-command: the library's defaults, but
  * a budget slack of CLI_BUDGET_SLACK_MS. A wait's round trips are cut off
  * at wait + slack, and --wait 0 gets one attempt of slack: 50 ms (the
@@ -67,9 +84,15 @@ const char *cli_url(const cli_common *co);
 #define CLI_BUDGET_SLACK_MS 2000
 void cli_client_options(dlock_client_options *o);
 
-/* Connects a client (opts: NULL for cli_client_options' defaults). 0, or after printing why (the
- * library's detail, never the password): CLI_USAGE for a URL the library
- * refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
+/* Connects a client (opts: NULL for cli_client_options' defaults). Where
+ * to: --url, or --config FILE (the library's JSON configuration,
+ * api/dlock/config.h), else $DLOCK_URL, or $DLOCK_CONFIG (empty values
+ * count as unset), else CLI_DEFAULT_URL; --url with --config, or both
+ * variables set, is a usage error. A configuration's own settings apply
+ * as written (opts is for a URL only). A client set ("urls") is refused:
+ * these commands use one server. 0, or after printing why (the library's
+ * detail, never the password): CLI_USAGE for a URL or configuration the
+ * library refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
 /* cli_connect, then a handle on the lock called name: the reentrant lock,
@@ -83,6 +106,9 @@ int cli_failed(const char *what, int rc, const char *detail);
 
 /* --help: the usage text on stdout; returns CLI_OK. */
 int cli_help(void);
+/* A sub-command's --help: its usage (text) and the options every command
+ * takes, on stdout; returns CLI_OK. */
+int cli_sub_help(const char *text);
 /* For getopt_long's ':' (missing value) and '?' (unknown option), with an
  * optstring starting with ':': the usage error; returns CLI_USAGE. */
 int cli_bad_option(int c, char **argv);

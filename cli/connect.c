@@ -1,7 +1,10 @@
 /*
- * The client from --url / $DLOCK_URL, and the tool's one-line errors.
+ * The client from --url / --config / $DLOCK_URL / $DLOCK_CONFIG, and the
+ * tool's one-line errors.
  *
- * The URL goes to the library as given (dlock_client_connect): every form
+ * The URL goes to the library as given (dlock_client_connect), and so
+ * does a configuration file (dlock_client_set_from_json_file, which reads
+ * a single client's "url" as well as a client set's "urls"): every form
  * it accepts works here, and its errors never hold a password.
  */
 #include "cli.h"
@@ -40,13 +43,47 @@ int cli_usage(const char *fmt, ...)
     return CLI_USAGE;
 }
 
-const char *cli_url(const cli_common *co)
+int cli_common_option(int c, const char *arg, cli_common *co)
 {
-    const char *env = getenv("DLOCK_URL");
+    switch (c) {
+    case 'u':
+        co->url = arg;
+        return 1;
+    case 'C':
+        co->config = arg;
+        return 1;
+    case 'q':
+        co->quiet = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
 
-    if (co->url)
-        return co->url;
-    return env && env[0] ? env : CLI_DEFAULT_URL;
+static const char *env_value(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+/* Where to connect: *url or *config set (the other NULL). 0 or CLI_USAGE
+ * after the message. */
+static int pick_target(const cli_common *co, const char **url, const char **config)
+{
+    *url = co->url;
+    *config = co->config;
+    if (*url && *config)
+        return cli_usage("give --url or --config, not both");
+    if (*url || *config)
+        return 0;
+    *url = env_value("DLOCK_URL");
+    *config = env_value("DLOCK_CONFIG");
+    if (*url && *config)
+        return cli_usage("DLOCK_URL and DLOCK_CONFIG are both set: unset one, or "
+                         "give --url or --config");
+    if (!*url && !*config)
+        *url = CLI_DEFAULT_URL;
+    return 0;
 }
 
 int cli_failed(const char *what, int rc, const char *detail)
@@ -70,19 +107,38 @@ int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
     dlock_client_options d;
+    dlock_client *set[64];
+    const char *url, *config;
     char err[512] = "";
+    size_t n = 0, i;
     int rc;
 
-    if (!opts) {
-        cli_client_options(&d);
-        opts = &d;
+    if ((rc = pick_target(co, &url, &config)) != 0)
+        return rc;
+    if (config) {
+        rc = dlock_client_set_from_json_file(set, sizeof set / sizeof set[0], &n, config,
+                                             err, sizeof err);
+        if (rc == 0 && n != 1) {
+            for (i = 0; i < n; i++)
+                dlock_client_free(set[i]);
+            return cli_usage("%s: a client set of %zu servers (\"urls\"); this "
+                             "command uses one server (\"url\")", config, n);
+        }
+        if (rc == 0)
+            *out = set[0];
+    } else {
+        if (!opts) {
+            cli_client_options(&d);
+            opts = &d;
+        }
+        rc = dlock_client_connect(out, url, opts, err, sizeof err);
     }
-    rc = dlock_client_connect(out, cli_url(co), opts, err, sizeof err);
 
     if (rc == DLOCK_EINVAL) {
-        /* The URL (or $DLOCK_URL) is wrong: the caller's to fix, as a bad
-         * option is. */
-        cli_error("bad URL: %s", err[0] ? err : dlock_strerror(rc));
+        /* The URL or the configuration is wrong: the caller's to fix, as
+         * a bad option is. The library's detail names the file. */
+        cli_error("bad %s: %s", config ? "configuration" : "URL",
+                  err[0] ? err : dlock_strerror(rc));
         return CLI_USAGE;
     }
     if (rc != 0)

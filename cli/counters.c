@@ -18,40 +18,58 @@ typedef struct counter_args {
     cli_common co;
     const char *name, *action, *number;
     int64_t wait_ms;
-    const char *wait_text; /* NULL: no --wait, wait as long as it takes */
+    const char *wait_text; /* NULL: no --wait, wait as long as it takes;
+                            * else wait_buf: the wait with its unit */
+    char wait_buf[64];
     int text;
     int64_t n;             /* the action's number (1 when absent) */
 } counter_args;
+
+static const char semaphore_usage[] =
+    "Usage: dlock semaphore [--wait D] NAME acquire [N] | release [N] | set N |\n"
+    "                                       status [--text]\n"
+    "The counting semaphore NAME (Redisson's RSemaphore).\n"
+    "  set N        give it N permits if it has no count yet (else exit 1)\n"
+    "  acquire [N]  take N permits (default 1), waiting for them (--wait D;\n"
+    "               exit 1 when not had within D)\n"
+    "  release [N]  give N permits back (default 1)\n"
+    "  status       the permits available, as JSON (--text: for people)\n";
+static const char latch_usage[] =
+    "Usage: dlock latch [--wait D] NAME await | count-down | set N | status [--text]\n"
+    "The count-down latch NAME (Redisson's RCountDownLatch).\n"
+    "  set N        set the count (N >= 1) if the latch is open (else exit 1)\n"
+    "  count-down   take one off; at zero the latch opens\n"
+    "  await        wait until it is open (--wait D; exit 1 when not within D)\n"
+    "  status       the count (0: open), as JSON (--text: for people)\n";
 
 /* Options anywhere, then NAME ACTION [NUMBER]. 0, -1 after --help, or
  * the exit code of a usage error. */
 static int parse_counter_args(int argc, char **argv, counter_args *a)
 {
     static const struct option longs[] = {
-        {"url", required_argument, NULL, 'u'},
+        CLI_COMMON_LONGS,
         {"wait", required_argument, NULL, 'w'},
         {"text", no_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char err[256];
     int c;
 
-    while ((c = getopt_long(argc, argv, ":w:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":w:" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
+        if (cli_common_option(c, optarg, &a->co))
+            continue;
         switch (c) {
-        case 'u':
-            a->co.url = optarg;
-            break;
         case 'w':
             if (cli_parse_duration(optarg, &a->wait_ms, err, sizeof err) != 0)
                 return cli_usage("--wait: %s", err);
-            a->wait_text = optarg;
+            cli_format_duration(a->wait_ms, a->wait_buf, sizeof a->wait_buf);
+            a->wait_text = a->wait_buf;
             break;
         case 't':
             a->text = 1;
             break;
         case 'h':
-            cli_help();
+            cli_sub_help(strcmp(argv[0], "latch") == 0 ? latch_usage : semaphore_usage);
             return -1;
         default:
             return cli_bad_option(c, argv);
@@ -123,6 +141,8 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
         rc = a->wait_text ? dlock_semaphore_try_acquire(s, n, a->wait_ms)
                           : dlock_semaphore_acquire(s, n);
         if (a->wait_text && (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT)) {
+            if (a->co.quiet)
+                return CLI_CONFLICT;
             dlock_semaphore_available_permits(s, &avail);
             cli_error("semaphore '%s': %lld permit%s not available%s%s (%lld now)",
                       a->name, (long long)n, n == 1 ? "" : "s",
@@ -135,6 +155,8 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
     } else if (strcmp(a->action, "set") == 0) {
         rc = dlock_semaphore_try_set_permits(s, &set, n);
         if (rc == 0 && !set) {
+            if (a->co.quiet)
+                return CLI_CONFLICT;
             dlock_semaphore_available_permits(s, &avail);
             cli_error("semaphore '%s' is already set (%lld permits available); unchanged",
                       a->name, (long long)avail);
@@ -162,6 +184,8 @@ static int latch_do(dlock_latch *l, const counter_args *a)
     if (strcmp(a->action, "await") == 0) {
         rc = a->wait_text ? dlock_latch_await_for(l, a->wait_ms) : dlock_latch_await(l);
         if (a->wait_text && rc == DLOCK_ETIMEDOUT) {
+            if (a->co.quiet)
+                return CLI_CONFLICT;
             dlock_latch_count(l, &count);
             cli_error("latch '%s' not open within %s (count %lld)", a->name,
                       a->wait_text, (long long)count);
@@ -172,6 +196,8 @@ static int latch_do(dlock_latch *l, const counter_args *a)
     } else if (strcmp(a->action, "set") == 0) {
         rc = dlock_latch_try_set_count(l, &set, n);
         if (rc == 0 && !set) {
+            if (a->co.quiet)
+                return CLI_CONFLICT;
             dlock_latch_count(l, &count);
             cli_error("latch '%s' is already set (count %lld); unchanged", a->name,
                       (long long)count);

@@ -4,9 +4,9 @@
  *
  *   dlock [--url URL] COMMAND [OPTIONS] ARGS...
  *
- * Options before COMMAND apply to it (--url); each sub-command takes
- * --url and --help too, so that both `dlock --url U status x` and
- * `dlock status --url U x` work.
+ * Options before COMMAND apply to it (--url, --config, --quiet); each
+ * sub-command takes them and --help too, so that both
+ * `dlock --url U status x` and `dlock status --url U x` work.
  */
 #include "cli.h"
 
@@ -15,11 +15,12 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "Usage: dlock [--url URL] COMMAND [OPTIONS] ARGS...\n"
+    "Usage: dlock [COMMON OPTIONS] COMMAND [OPTIONS] ARGS...\n"
     "\n"
-    "Commands:\n"
+    "Commands (dlock COMMAND --help for each one's usage):\n"
     "  run [--wait D] [--lease D] [--fair] [--on-lost kill|term|ignore]\n"
-    "      [--conflict-exit-code N] [--watchdog-timeout D] NAME -- COMMAND [ARG...]\n"
+    "      [--kill-after D] [--lost-exit-code N] [--no-group]\n"
+    "      [--conflict-exit-code N] [--watchdog-timeout D] NAME [--] COMMAND [ARG...]\n"
     "          hold the lock NAME while COMMAND runs; exit with COMMAND's status\n"
     "  status [--fair] [--text] NAME\n"
     "          the lock's state as JSON (--text: as lines for people)\n"
@@ -28,22 +29,34 @@ static const char usage_text[] =
     "  semaphore [--wait D] NAME acquire [N] | release [N] | set N | status [--text]\n"
     "  latch [--wait D] NAME await | count-down | set N | status [--text]\n"
     "\n"
-    "Options of every command:\n"
-    "  --url URL    the backend: redis://, rediss://, unix://, redis-sentinel://,\n"
-    "               rediss-sentinel:// or mock: (default: $DLOCK_URL, then\n"
-    "               " CLI_DEFAULT_URL ")\n"
-    "  --help       this text;  --version  the library's version\n"
+    "%s"
+    "  --version       the library's version\n"
     "\n"
-    "Durations: 500ms, 10s, 2m, 1h, or plain milliseconds (--wait 0: do not wait;\n"
-    "no --wait: wait as long as it takes).\n"
     "Exit status: run passes COMMAND's on (128+N: killed by signal N); 1: not had\n"
-    "within --wait (run: --conflict-exit-code); 2: usage error; 125: dlock failed\n"
+    "within --wait (run: --conflict-exit-code); 124: the lock was lost while\n"
+    "COMMAND ran (run: --lost-exit-code); 2: usage error; 125: dlock failed\n"
     "(backend unreachable...); 126/127: COMMAND not executable / not found.\n"
     "See dlock(1).\n";
 
+/* The options every command takes, and the durations: the end of every
+ * usage text. */
+static const char common_text[] =
+    "Options of every command (before or after COMMAND):\n"
+    "  --url URL       the backend: redis://, rediss://, unix://, redis-sentinel://,\n"
+    "                  rediss-sentinel://, redis-cluster://, rediss-cluster:// or\n"
+    "                  mock: (default: $DLOCK_URL, then " CLI_DEFAULT_URL ")\n"
+    "  --config FILE   the library's JSON configuration instead of --url (default:\n"
+    "                  $DLOCK_CONFIG)\n"
+    "  -q, --quiet     no message when the lock, the permits or the open latch was\n"
+    "                  not had within --wait (the exit status says it)\n"
+    "  -h, --help      the usage\n"
+    "\n"
+    "Durations: a bare number is seconds (10, 1.5); units ms, s, m, h, d (500ms,\n"
+    "0.25s, 2m, 1h30m). --wait 0: do not wait; no --wait: as long as it takes.\n";
+
 static int print_usage(void)
 {
-    fputs(usage_text, stdout);
+    printf(usage_text, common_text);
     return CLI_OK;
 }
 
@@ -61,22 +74,20 @@ static const struct {
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"url", required_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},
+        CLI_COMMON_LONGS,
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    cli_common co = {NULL};
+    cli_common co = {NULL, NULL, 0};
     size_t i;
     int c;
 
     opterr = 0;
     /* "+": stop at the sub-command, whose options are its own. */
-    while ((c = getopt_long(argc, argv, "+:u:hV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:" CLI_COMMON_SHORTS "V", opts, NULL)) != -1) {
+        if (cli_common_option(c, optarg, &co))
+            continue;
         switch (c) {
-        case 'u':
-            co.url = optarg;
-            break;
         case 'h':
             return print_usage();
         case 'V':
@@ -103,6 +114,12 @@ int main(int argc, char **argv)
 int cli_help(void)
 {
     return print_usage();
+}
+
+int cli_sub_help(const char *text)
+{
+    printf("%s\n%s", text, common_text);
+    return CLI_OK;
 }
 
 int cli_bad_option(int c, char **argv)

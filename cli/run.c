@@ -2,17 +2,41 @@
  * dlock run: hold a lock while a command runs.
  *
  *   dlock run [--wait D] [--lease D] [--fair] [--on-lost kill|term|ignore]
- *             [--conflict-exit-code N] [--watchdog-timeout D] NAME -- COMMAND...
+ *             [--kill-after D] [--lost-exit-code N] [--no-group]
+ *             [--conflict-exit-code N] [--watchdog-timeout D]
+ *             NAME [--] COMMAND...
+ *
+ * COMMAND never runs without the lock, as far as dlock can see:
+ *  - dlock renews the lock itself (a thread calling dlock_extend_as every
+ *    third of the lease) rather than through the client's watchdog, because
+ *    it must know when each successful renewal was *sent*: the lock is
+ *    certainly held until that moment plus the lease. When that moment
+ *    passes without a renewal (the server unreachable, a renewal refused),
+ *    the lock counts as lost, whatever the server may still think;
+ *  - COMMAND runs in a process group of its own (unless --no-group), and
+ *    every signal dlock sends goes to the group; after a loss, SIGKILL
+ *    follows --kill-after later if the group is still there;
+ *  - COMMAND dies with dlock: PR_SET_PDEATHSIG (SIGKILL) is set in the
+ *    child before exec, and the child checks that dlock is still its parent
+ *    afterwards (dlock may have died before the prctl); COMMAND's children
+ *    are covered by a guardian process, forked from dlock, that waits on a
+ *    pipe only dlock holds: at EOF without dlock's "done" byte (dlock was
+ *    killed) it sends SIGKILL to COMMAND's group. COMMAND execs only once
+ *    the guardian exists (the child waits for dlock's go-ahead on another
+ *    pipe), so there is no moment when a group could outlive dlock
+ *    unguarded.
  *
  * One thread reacts to everything: the main thread blocks the signals it
  * handles before the client exists (so the library's threads inherit the
  * mask and never take them) and then takes them one at a time with
  * sigwaitinfo. Events arrive as signals:
  *  - the forwarded ones (TERM INT HUP QUIT USR1 USR2): before COMMAND
- *    runs they cancel the wait for the lock; afterwards they go to COMMAND;
- *  - SIGCHLD: COMMAND ended;
+ *    runs they cancel the wait for the lock; afterwards they go to COMMAND
+ *    (its group);
+ *  - SIGCHLD: a child ended (COMMAND, or one of its orphans: dlock is their
+ *    subreaper, so that it can tell when the group is gone);
  *  - wake_signal() (SIGRTMIN), sent by our own threads: the acquisition
- *    thread finished, or the watchdog's on_lost found the lock lost. The
+ *    thread finished, or the renewal thread found the lock lost. The
  *    signal is only a wake-up; the state under st->mu is the truth.
  * So COMMAND is signalled and reaped by one thread only, and never after
  * it was reaped (its pid could be someone else's by then).
@@ -24,23 +48,27 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 enum on_lost_mode { LOST_TERM, LOST_KILL, LOST_IGNORE };
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 #define NFORWARDED ((int)(sizeof forwarded / sizeof forwarded[0]))
+
+/* The defaults of --watchdog-timeout, --kill-after and --lost-exit-code. */
+#define RUN_RENEW_LEASE_MS 30000
+#define RUN_KILL_AFTER_MS 10000
+#define RUN_LOST_EXIT 124
 
 static int wake_signal(void)
 {
@@ -52,12 +80,15 @@ typedef struct run_opts {
     char **command;
     int64_t wait_ms;        /* when has_wait */
     int has_wait;           /* no --wait: wait as long as it takes */
-    const char *wait_text;  /* as typed, for the message */
-    int64_t lease_ms;       /* 0: renewed by the watchdog */
-    int64_t watchdog_ms;    /* 0: the library's default */
+    int64_t lease_ms;       /* --lease: fixed, never renewed; 0: renewed */
+    int64_t renew_ms;       /* --watchdog-timeout: the lease renewed */
+    int64_t kill_after_ms;  /* --kill-after */
     int fair;
+    int no_group;           /* --no-group: COMMAND in dlock's group */
     enum on_lost_mode on_lost;
     int conflict_exit;
+    int lost_exit;          /* --lost-exit-code */
+    cli_common *co;
 } run_opts;
 
 typedef struct run_state {
@@ -67,11 +98,17 @@ typedef struct run_state {
     char owner[DLOCK_OWNER_MAX];
     pthread_t main_thread;
     pthread_mutex_t mu;
+    pthread_cond_t cond;      /* the renewal thread's sleep (CLOCK_MONOTONIC) */
     /* under mu */
     int acquire_done;
     int acquire_rc;
     char acquire_err[512];
+    int64_t certain_until;    /* the lock is ours at least until then */
+    int64_t renewed_at;       /* when the last successful renewal was sent */
+    char renew_err[384];      /* why the last renewal failed, "" if it did not */
     int lost;
+    char lost_why[768];
+    int stop_renewing;
 } run_state;
 
 static int64_t now_ms(void)
@@ -81,7 +118,41 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The wall-clock time of the monotonic moment t, as HH:MM:SS.mmm. */
+static void wall_time(int64_t t, char *buf, size_t len)
+{
+    struct timespec ts;
+    struct tm tm;
+    int64_t ms;
+    time_t sec;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (now_ms() - t);
+    sec = (time_t)(ms / 1000);
+    localtime_r(&sec, &tm);
+    snprintf(buf, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(ms % 1000));
+}
+
 /* ---- options ------------------------------------------------------------ */
+
+static const char run_usage[] =
+    "Usage: dlock run [OPTIONS] NAME [--] COMMAND [ARG...]\n"
+    "Holds the lock NAME while COMMAND runs, releases it after, and exits with\n"
+    "COMMAND's status. Options may come anywhere before COMMAND (before -- when\n"
+    "COMMAND starts with a dash).\n"
+    "  -w, --wait D             wait at most D for the lock (0: do not wait; default:\n"
+    "                           as long as it takes); not had: exit 1\n"
+    "  -E, --conflict-exit-code N   exit N instead of 1 when not had within --wait\n"
+    "  --lease D                hold the lock for D at most, never renewed\n"
+    "  --watchdog-timeout D     the lease dlock renews every third of it (30s)\n"
+    "  --fair                   the fair lock (FIFO) instead of the reentrant one\n"
+    "  --on-lost term|kill|ignore   what COMMAND gets when the lock is lost (term)\n"
+    "  --kill-after D           SIGKILL D after --on-lost term if still running (10s)\n"
+    "  --lost-exit-code N       exit N when the lock was lost while COMMAND ran (124;\n"
+    "                           not with --on-lost ignore)\n"
+    "  --no-group               COMMAND in dlock's process group; signals to COMMAND\n"
+    "                           only, not to what it started\n";
 
 static int parse_duration_opt(const char *opt, const char *arg, int64_t *out)
 {
@@ -91,76 +162,107 @@ static int parse_duration_opt(const char *opt, const char *arg, int64_t *out)
     return 0;
 }
 
-static int parse_opts(int argc, char **argv, cli_common *co, run_opts *o)
+static int parse_exit_code(const char *opt, const char *arg, int *out)
+{
+    char err[256];
+    int64_t n;
+
+    if (cli_parse_count(arg, 0, 255, &n, err, sizeof err) != 0)
+        return cli_usage("%s: %s", opt, err);
+    *out = (int)n;
+    return 0;
+}
+
+/* One option of run's: 0, or the exit code of a usage error (-1 after
+ * --help). */
+static int run_option(int c, run_opts *o, char **argv)
+{
+    char min[32];
+
+    switch (c) {
+    case 'w':
+        o->has_wait = 1;
+        return parse_duration_opt("--wait", optarg, &o->wait_ms);
+    case 'l':
+        return parse_duration_opt("--lease", optarg, &o->lease_ms);
+    case 'T':
+        if (parse_duration_opt("--watchdog-timeout", optarg, &o->renew_ms) != 0)
+            return CLI_USAGE;
+        cli_format_duration(3, min, sizeof min);
+        if (o->renew_ms < 3)
+            return cli_usage("--watchdog-timeout: at least %s", min);
+        return 0;
+    case 'K':
+        return parse_duration_opt("--kill-after", optarg, &o->kill_after_ms);
+    case 'f':
+        o->fair = 1;
+        return 0;
+    case 'G':
+        o->no_group = 1;
+        return 0;
+    case 'o':
+        if (strcmp(optarg, "term") == 0)
+            o->on_lost = LOST_TERM;
+        else if (strcmp(optarg, "kill") == 0)
+            o->on_lost = LOST_KILL;
+        else if (strcmp(optarg, "ignore") == 0)
+            o->on_lost = LOST_IGNORE;
+        else
+            return cli_usage("--on-lost: '%s' is not kill, term or ignore", optarg);
+        return 0;
+    case 'E':
+        return parse_exit_code("--conflict-exit-code", optarg, &o->conflict_exit);
+    case 'X':
+        return parse_exit_code("--lost-exit-code", optarg, &o->lost_exit);
+    case 'h':
+        cli_sub_help(run_usage);
+        return -1;
+    default:
+        return cli_bad_option(c, argv);
+    }
+}
+
+/* Options anywhere before COMMAND: before NAME, after it, up to "--" or
+ * the first operand after NAME, which starts COMMAND (whose options are
+ * never ours). */
+static int parse_opts(int argc, char **argv, run_opts *o)
 {
     static const struct option longs[] = {
-        {"url", required_argument, NULL, 'u'},
+        CLI_COMMON_LONGS,
         {"wait", required_argument, NULL, 'w'},
         {"lease", required_argument, NULL, 'l'},
         {"fair", no_argument, NULL, 'f'},
         {"on-lost", required_argument, NULL, 'o'},
         {"conflict-exit-code", required_argument, NULL, 'E'},
         {"watchdog-timeout", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},
+        {"kill-after", required_argument, NULL, 'K'},
+        {"lost-exit-code", required_argument, NULL, 'X'},
+        {"no-group", no_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
-    char err[256];
-    int64_t n;
     int c, rc;
 
-    /* "+": the first operand (NAME) ends the options; COMMAND's own
-     * options are never ours. */
-    while ((c = getopt_long(argc, argv, "+:w:E:h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'u':
-            co->url = optarg;
-            break;
-        case 'w':
-            if ((rc = parse_duration_opt("--wait", optarg, &o->wait_ms)) != 0)
+    for (;;) {
+        /* "+": stop at the first operand, so that COMMAND's own options
+         * are never taken for ours. */
+        c = getopt_long(argc, argv, "+:w:E:" CLI_COMMON_SHORTS, longs, NULL);
+        if (c != -1) {
+            if (cli_common_option(c, optarg, o->co))
+                continue;
+            if ((rc = run_option(c, o, argv)) != 0)
                 return rc;
-            o->has_wait = 1;
-            o->wait_text = optarg;
-            break;
-        case 'l':
-            if ((rc = parse_duration_opt("--lease", optarg, &o->lease_ms)) != 0)
-                return rc;
-            break;
-        case 'T':
-            if ((rc = parse_duration_opt("--watchdog-timeout", optarg, &o->watchdog_ms)) != 0)
-                return rc;
-            if (o->watchdog_ms < 3)
-                return cli_usage("--watchdog-timeout: at least 3ms");
-            break;
-        case 'f':
-            o->fair = 1;
-            break;
-        case 'o':
-            if (strcmp(optarg, "term") == 0)
-                o->on_lost = LOST_TERM;
-            else if (strcmp(optarg, "kill") == 0)
-                o->on_lost = LOST_KILL;
-            else if (strcmp(optarg, "ignore") == 0)
-                o->on_lost = LOST_IGNORE;
-            else
-                return cli_usage("--on-lost: '%s' is not kill, term or ignore", optarg);
-            break;
-        case 'E':
-            if (cli_parse_count(optarg, 0, 255, &n, err, sizeof err) != 0)
-                return cli_usage("--conflict-exit-code: %s", err);
-            o->conflict_exit = (int)n;
-            break;
-        case 'h':
-            cli_help();
-            return -1;
-        default:
-            return cli_bad_option(c, argv);
+            continue;
         }
+        if (optind >= argc)
+            break;
+        if (strcmp(argv[optind - 1], "--") == 0 && optind > 1 && o->name)
+            break; /* "--": COMMAND follows */
+        if (o->name)
+            break; /* the first operand after NAME: COMMAND */
+        o->name = argv[optind++];
     }
-    if (optind >= argc)
+    if (!o->name)
         return cli_usage("run: no lock NAME given");
-    o->name = argv[optind++];
-    if (optind < argc && strcmp(argv[optind], "--") == 0)
-        optind++;
     if (optind >= argc)
         return cli_usage("run: no COMMAND given (dlock run NAME -- COMMAND ...)");
     o->command = argv + optind;
@@ -169,34 +271,92 @@ static int parse_opts(int argc, char **argv, cli_common *co, run_opts *o)
 
 /* ---- the library's threads ---------------------------------------------- */
 
-/* On the watchdog thread: only records it and wakes the main thread. */
-static void on_lost(void *arg, const char *name, const char *owner)
+/* Marks the lock lost (once) and says why; under st->mu. */
+static void mark_lost(run_state *st, const char *why)
 {
-    run_state *st = arg;
-
-    if (strcmp(owner, st->owner) != 0)
+    if (st->lost)
         return;
-    pthread_mutex_lock(&st->mu);
     st->lost = 1;
-    pthread_mutex_unlock(&st->mu);
-    pthread_kill(st->main_thread, wake_signal());
+    snprintf(st->lost_why, sizeof st->lost_why, "%s", why);
 }
 
 static void *acquire_main(void *arg)
 {
     run_state *st = arg;
     const run_opts *o = st->o;
-    int rc = o->has_wait
-                 ? dlock_try_lock_as(st->lock, st->owner, o->wait_ms, o->lease_ms)
-                 : dlock_lock_as(st->lock, st->owner, o->lease_ms);
+    int64_t lease = o->lease_ms > 0 ? o->lease_ms : o->renew_ms, t_call = now_ms(), t, ttl = 0;
+    int rc = o->has_wait ? dlock_try_lock_as(st->lock, st->owner, o->wait_ms, lease)
+                         : dlock_lock_as(st->lock, st->owner, lease);
+    int64_t certain = t_call + lease;
 
+    /* The lock was set with its lease at some moment after t_call. After a
+     * long wait, its TTL read now gives a later bound: the key lives at
+     * least until the moment the read was sent plus the TTL it reports. */
+    if (rc == 0 && now_ms() - t_call > lease / 10) {
+        t = now_ms();
+        if (dlock_remain_ttl(st->lock, &ttl) == 0 && ttl > 0 && t + ttl > certain)
+            certain = t + ttl;
+    }
     pthread_mutex_lock(&st->mu);
     st->acquire_rc = rc;
     snprintf(st->acquire_err, sizeof st->acquire_err, "%s",
              rc ? dlock_errmsg(st->lock) : "");
+    st->certain_until = certain;
+    st->renewed_at = t_call;
     st->acquire_done = 1;
     pthread_mutex_unlock(&st->mu);
     pthread_kill(st->main_thread, wake_signal());
+    return NULL;
+}
+
+/* The renewal thread (no --lease): extends the lease every third of it,
+ * and after a failure retries every tenth. A renewal that finds the lock
+ * gone is a loss; one that fails leaves certain_until where it was, for
+ * the main thread to watch. */
+static void *renew_main(void *arg)
+{
+    run_state *st = arg;
+    int64_t lease = st->o->renew_ms, next, t;
+    int64_t retry = lease / 10 > 10 ? lease / 10 : 10;
+    int rc, failed = 0;
+
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        next = failed ? now_ms() + retry : st->renewed_at + lease / 3;
+        while (!st->stop_renewing && !st->lost && now_ms() < next) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            t = next - now_ms();
+            ts.tv_sec += (time_t)(t / 1000);
+            ts.tv_nsec += (long)(t % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&st->cond, &st->mu, &ts);
+        }
+        if (st->stop_renewing || st->lost)
+            break;
+        pthread_mutex_unlock(&st->mu);
+        t = now_ms();
+        rc = dlock_extend_as(st->lock, st->owner, lease);
+        pthread_mutex_lock(&st->mu);
+        failed = rc != 0;
+        if (rc == 0) {
+            st->renewed_at = t;
+            if (t + lease > st->certain_until)
+                st->certain_until = t + lease;
+            st->renew_err[0] = '\0';
+        } else if (rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) {
+            mark_lost(st, "a renewal found it gone (unlocked by force, expired or deleted)");
+            pthread_kill(st->main_thread, wake_signal());
+            break;
+        } else {
+            snprintf(st->renew_err, sizeof st->renew_err, "%s (%s)", dlock_strerror(rc),
+                     dlock_errmsg(st->lock));
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
     return NULL;
 }
 
@@ -245,13 +405,15 @@ static int acquire(run_state *st, const sigset_t *set)
             dlock_unlock_as(st->lock, st->owner);
         return 128 + got_sig;
     }
-    if (rc == DLOCK_EBUSY) {
-        cli_error("lock '%s' is held by another owner", o->name);
-        return o->conflict_exit;
-    }
-    if (rc == DLOCK_ETIMEDOUT) {
-        cli_error("lock '%s' not acquired within %s", o->name,
-                  o->wait_text ? o->wait_text : "its wait");
+    if (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT) {
+        char wait[64];
+        cli_format_duration(o->wait_ms, wait, sizeof wait);
+        if (o->co->quiet)
+            ;
+        else if (rc == DLOCK_EBUSY)
+            cli_error("lock '%s' is held by another owner", o->name);
+        else
+            cli_error("lock '%s' not acquired within %s", o->name, wait);
         return o->conflict_exit;
     }
     if (rc != 0) {
@@ -262,102 +424,275 @@ static int acquire(run_state *st, const sigset_t *set)
     return 0;
 }
 
-static int spawn_command(const run_opts *o, pid_t *pid)
-{
-    posix_spawnattr_t attr;
-    sigset_t none, dfl;
-    int i, err;
+/* COMMAND: forked, set up, and exec'd once dlock says go. */
+typedef struct child {
+    pid_t pid;
+    pid_t guardian;     /* 0: none (--no-group) */
+    int guardian_fd;    /* write end of the guardian's pipe, -1: none */
+} child;
 
-    sigemptyset(&none);
-    sigemptyset(&dfl);
+/* In the forked child: only async-signal-safe calls. Never returns. */
+static void child_main(const run_opts *o, pid_t parent, int go_fd, int err_fd)
+{
+    struct sigaction dfl;
+    sigset_t none;
+    char b;
+    int i, e;
+
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
     for (i = 0; i < NFORWARDED; i++)
-        sigaddset(&dfl, forwarded[i]);
-    sigaddset(&dfl, SIGCHLD);
-    sigaddset(&dfl, SIGPIPE);
-    sigaddset(&dfl, wake_signal());
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &dfl);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    err = posix_spawnp(pid, o->command[0], NULL, &attr, o->command, environ);
-    posix_spawnattr_destroy(&attr);
-    if (err != 0) {
-        cli_error("cannot run '%s': %s", o->command[0], strerror(err));
-        return err == ENOENT ? CLI_NOTFOUND : CLI_NOEXEC;
+        sigaction(forwarded[i], &dfl, NULL);
+    sigaction(SIGCHLD, &dfl, NULL);
+    sigaction(SIGPIPE, &dfl, NULL);
+    sigaction(wake_signal(), &dfl, NULL);
+    if (!o->no_group)
+        setpgid(0, 0);
+    /* Dies with dlock; and dlock may have died before the prctl, in which
+     * case this process was handed to another parent already. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(CLI_FAILED);
+    /* The go-ahead: dlock has set up the guardian. EOF: dlock died. */
+    if (read(go_fd, &b, 1) != 1)
+        _exit(CLI_FAILED);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execvp(o->command[0], o->command);
+    e = errno;
+    if (write(err_fd, &e, sizeof e) != (ssize_t)sizeof e)
+        _exit(CLI_FAILED);
+    _exit(CLI_FAILED);
+}
+
+/* In the forked guardian: only async-signal-safe calls. Waits for dlock's
+ * "done" byte; EOF without it means dlock died: SIGKILL to the group. */
+static void guardian_main(int fd, pid_t pgid)
+{
+    char b = 0;
+    ssize_t n;
+
+    /* Its own descriptor as 3, nothing else (none of dlock's connections,
+     * no other pipe end that someone waits to see closed). */
+    if (dup2(fd, 3) < 0)
+        _exit(1);
+    close_range(4, ~0U, 0);
+    do
+        n = read(3, &b, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1 || b != 'd')
+        kill(-pgid, SIGKILL);
+    _exit(0);
+}
+
+static int make_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        cli_error("cannot make a pipe: %s", strerror(errno));
+        return -1;
     }
     return 0;
 }
 
-/* With a lease of our own (no watchdog): is the lock still ours? Returns
- * when to look again (ms from now), or -1 for never (lost, or no expiry). */
-static int64_t check_lease(run_state *st)
+/* Starts COMMAND (and its guardian). 0, or the exit code after the
+ * message. */
+static int spawn_command(const run_opts *o, child *ch)
 {
-    int held = 1;
-    int64_t ttl = 0;
+    int go[2], err[2], g[2], e = 0;
+    pid_t parent = getpid();
+    ssize_t n;
 
-    if (dlock_is_held_as(st->lock, st->owner, &held) != 0)
-        return 1000; /* cannot tell now: look again */
-    if (!held) {
-        pthread_mutex_lock(&st->mu);
-        st->lost = 1;
-        pthread_mutex_unlock(&st->mu);
-        return -1;
+    ch->guardian = 0;
+    ch->guardian_fd = -1;
+    if (make_pipe(go) != 0)
+        return CLI_FAILED;
+    if (make_pipe(err) != 0) {
+        close(go[0]);
+        close(go[1]);
+        return CLI_FAILED;
     }
-    if (dlock_remain_ttl(st->lock, &ttl) != 0)
-        return 1000;
-    if (ttl == -1)
-        return -1;
-    return ttl < 10 ? 10 : ttl;
+    fflush(NULL);
+    ch->pid = fork();
+    if (ch->pid == 0)
+        child_main(o, parent, go[0], err[1]);
+    close(go[0]);
+    close(err[1]);
+    if (ch->pid < 0) {
+        cli_error("cannot run '%s': %s", o->command[0], strerror(errno));
+        close(go[1]);
+        close(err[0]);
+        return CLI_FAILED;
+    }
+    if (!o->no_group) {
+        setpgid(ch->pid, ch->pid); /* as the child does: whoever is first */
+        if (make_pipe(g) == 0) {
+            ch->guardian = fork();
+            if (ch->guardian == 0)
+                guardian_main(g[0], ch->pid);
+            close(g[0]);
+            if (ch->guardian > 0)
+                ch->guardian_fd = g[1];
+            else
+                close(g[1]);
+        }
+        if (ch->guardian <= 0) {
+            cli_error("cannot start the guardian of '%s': %s", o->command[0],
+                      strerror(errno));
+            ch->guardian = 0;
+            close(go[1]);    /* the child reads EOF and exits */
+            close(err[0]);
+            waitpid(ch->pid, NULL, 0);
+            return CLI_FAILED;
+        }
+    }
+    /* Go; then the exec's outcome: EOF when it succeeded (close-on-exec),
+     * else its errno. */
+    n = write(go[1], "g", 1);
+    close(go[1]);
+    if (n == 1) {
+        do
+            n = read(err[0], &e, sizeof e);
+        while (n < 0 && errno == EINTR);
+    }
+    close(err[0]);
+    if (n != 0) {
+        int status;
+        waitpid(ch->pid, &status, 0);
+        if (n == (ssize_t)sizeof e) {
+            cli_error("cannot run '%s': %s", o->command[0], strerror(e));
+            return e == ENOENT ? CLI_NOTFOUND : CLI_NOEXEC;
+        }
+        cli_error("cannot run '%s'", o->command[0]);
+        return CLI_FAILED;
+    }
+    return 0;
 }
 
-/* Runs COMMAND until it ends; returns its exit code. */
-static int supervise(run_state *st, const sigset_t *set, pid_t pid, int *lost_told)
+/* Tells the guardian that dlock ends normally, and reaps it. */
+static void end_guardian(child *ch)
+{
+    if (ch->guardian_fd >= 0) {
+        if (write(ch->guardian_fd, "d", 1) != 1)
+            cli_error("cannot reach the guardian: %s", strerror(errno));
+        close(ch->guardian_fd);
+        ch->guardian_fd = -1;
+    }
+    if (ch->guardian > 0)
+        waitpid(ch->guardian, NULL, 0);
+    ch->guardian = 0;
+}
+
+/* Sends sig to COMMAND's group (to COMMAND alone with --no-group, and
+ * only while it is not reaped). */
+static void signal_command(const run_opts *o, const child *ch, int sig, int reaped)
+{
+    if (!o->no_group)
+        kill(-ch->pid, sig);
+    else if (!reaped)
+        kill(ch->pid, sig);
+}
+
+/* Whether some process of COMMAND's group is still there. */
+static int group_alive(const child *ch)
+{
+    return kill(-ch->pid, 0) == 0 || errno != ESRCH;
+}
+
+/* Runs COMMAND until it ends (and, after a loss that signalled it, its
+ * group too); returns its exit code. *lost_told: the loss was reported. */
+static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_told,
+                     int64_t started)
 {
     const run_opts *o = st->o;
-    int64_t check_at = o->lease_ms > 0 ? now_ms() + o->lease_ms : -1;
+    int64_t kill_at = -1, certain, now;
+    int status = 0, reaped = 0, exit_code = 0, lost;
+    char why[768];
 
     for (;;) {
         siginfo_t info;
-        int sig, status, lost;
+        struct timespec ts;
+        int64_t wake_at = -1;
+        int sig;
+        pid_t p;
 
+        now = now_ms();
         pthread_mutex_lock(&st->mu);
-        lost = st->lost;
-        pthread_mutex_unlock(&st->mu);
-        if (lost && !*lost_told) {
-            *lost_told = 1;
-            check_at = -1;
-            if (o->on_lost != LOST_IGNORE)
-                kill(pid, o->on_lost == LOST_KILL ? SIGKILL : SIGTERM);
-            cli_error("lost the lock '%s' while '%s' ran%s", o->name, o->command[0],
-                      o->on_lost == LOST_KILL ? ": sent SIGKILL"
-                      : o->on_lost == LOST_TERM ? ": sent SIGTERM" : "");
+        certain = st->certain_until;
+        if (!st->lost && now >= certain) {
+            char at[32], last[32], dur[32];
+            wall_time(st->renewed_at, last, sizeof last);
+            cli_format_duration(o->lease_ms > 0 ? o->lease_ms : o->renew_ms, dur, sizeof dur);
+            wall_time(certain, at, sizeof at);
+            if (o->lease_ms > 0)
+                snprintf(why, sizeof why, "its --lease of %s ended at %s", dur, at);
+            else
+                snprintf(why, sizeof why, "not renewed since %s, its lease of %s ended "
+                         "at %s (%s)", last, dur, at,
+                         st->renew_err[0] ? st->renew_err : "no renewal answered");
+            mark_lost(st, why);
+            pthread_cond_broadcast(&st->cond);
         }
-        if (check_at >= 0) {
-            int64_t left = check_at - now_ms();
-            struct timespec ts;
+        lost = st->lost;
+        snprintf(why, sizeof why, "%s", st->lost_why);
+        pthread_mutex_unlock(&st->mu);
+
+        if (lost && !*lost_told) {
+            char at[32], ran[32];
+            *lost_told = 1;
+            if (o->on_lost != LOST_IGNORE) {
+                signal_command(o, ch, o->on_lost == LOST_KILL ? SIGKILL : SIGTERM, reaped);
+                if (o->on_lost == LOST_TERM)
+                    kill_at = now + o->kill_after_ms;
+            }
+            wall_time(now, at, sizeof at);
+            cli_format_duration(now - started, ran, sizeof ran);
+            cli_error("lost the lock '%s' at %s, %s after '%s' started: %s; %s", o->name,
+                      at, ran, o->command[0], why,
+                      o->on_lost == LOST_KILL ? "sent SIGKILL"
+                      : o->on_lost == LOST_TERM ? "sent SIGTERM"
+                                                : "--on-lost ignore: left running");
+        }
+        if (kill_at >= 0 && now >= kill_at) {
+            signal_command(o, ch, SIGKILL, reaped);
+            kill_at = -1;
+        }
+        /* Done when COMMAND was reaped, and after a loss that signalled
+         * its group, when the group is gone too. */
+        if (reaped && (!lost || o->on_lost == LOST_IGNORE || o->no_group ||
+                       !group_alive(ch)))
+            return exit_code;
+
+        if (!lost)
+            wake_at = certain;
+        if (kill_at >= 0 && (wake_at < 0 || kill_at < wake_at))
+            wake_at = kill_at;
+        if (reaped && (wake_at < 0 || now + 50 < wake_at))
+            wake_at = now + 50; /* the group's last members: look again */
+        if (wake_at >= 0) {
+            int64_t left = wake_at - now_ms();
             if (left < 0)
                 left = 0;
             ts.tv_sec = (time_t)(left / 1000);
             ts.tv_nsec = (long)(left % 1000) * 1000000L;
             sig = sigtimedwait(set, &info, &ts);
-            if (sig < 0 && errno == EAGAIN) {
-                int64_t next = check_lease(st);
-                check_at = next < 0 ? -1 : now_ms() + next;
-                continue;
-            }
         } else {
             sig = sigwaitinfo(set, &info);
         }
         if (sig == SIGCHLD) {
-            if (waitpid(pid, &status, WNOHANG) == pid) {
-                if (WIFSIGNALED(status))
-                    return 128 + WTERMSIG(status);
-                return WEXITSTATUS(status);
+            /* COMMAND, or an orphan of its handed to us (subreaper) */
+            while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+                if (p == ch->pid) {
+                    reaped = 1;
+                    exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                    : WEXITSTATUS(status);
+                } else if (p == ch->guardian) {
+                    ch->guardian = 0; /* should not happen: it waits for us */
+                }
             }
-        } else if (sig > 0 && is_forwarded(sig) && info.si_code != SI_KERNEL) {
+        } else if (sig > 0 && is_forwarded(sig) &&
+                   (!o->no_group || info.si_code != SI_KERNEL)) {
             /* SI_KERNEL: the terminal sent it to its foreground process
-             * group, COMMAND included: it has it already. */
-            kill(pid, sig);
+             * group; with --no-group COMMAND is in it and has it already. */
+            signal_command(o, ch, sig, reaped);
         }
     }
 }
@@ -367,22 +702,35 @@ int cli_run(int argc, char **argv, const cli_common *common)
     cli_common co = *common;
     run_opts o;
     run_state st;
-    dlock_client_options copts;
     sigset_t set;
-    pid_t pid;
-    int i, rc, status, lost_told = 0;
+    child ch;
+    pthread_t renewer;
+    int i, rc, status, lost_told = 0, renewing = 0;
 
     memset(&o, 0, sizeof o);
     o.on_lost = LOST_TERM;
     o.conflict_exit = CLI_CONFLICT;
-    rc = parse_opts(argc, argv, &co, &o);
+    o.lost_exit = RUN_LOST_EXIT;
+    o.renew_ms = RUN_RENEW_LEASE_MS;
+    o.kill_after_ms = RUN_KILL_AFTER_MS;
+    o.co = &co;
+    rc = parse_opts(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? CLI_OK : rc;
 
     memset(&st, 0, sizeof st);
+    memset(&ch, 0, sizeof ch);
+    ch.guardian_fd = -1;
     st.o = &o;
     st.main_thread = pthread_self();
     pthread_mutex_init(&st.mu, NULL);
+    {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&st.cond, &ca);
+        pthread_condattr_destroy(&ca);
+    }
 
     /* Before any thread exists (the client's included): they inherit it. */
     sigemptyset(&set);
@@ -391,13 +739,10 @@ int cli_run(int argc, char **argv, const cli_common *common)
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, wake_signal());
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    /* COMMAND's orphans come to us: we can tell when its group is gone. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    cli_client_options(&copts);
-    if (o.watchdog_ms > 0)
-        copts.watchdog_timeout_ms = o.watchdog_ms;
-    copts.on_lost = on_lost;
-    copts.on_lost_arg = &st;
-    if ((rc = cli_open_lock(&st.client, &st.lock, &co, &copts, o.name, o.fair)) != 0)
+    if ((rc = cli_open_lock(&st.client, &st.lock, &co, NULL, o.name, o.fair)) != 0)
         return rc;
     if ((rc = dlock_client_owner(st.client, st.owner, sizeof st.owner)) != 0) {
         dlock_rlock_free(st.lock);
@@ -407,24 +752,41 @@ int cli_run(int argc, char **argv, const cli_common *common)
 
     status = acquire(&st, &set);
     if (status == 0) {
-        pthread_mutex_lock(&st.mu);
-        lost_told = st.lost;
-        pthread_mutex_unlock(&st.mu);
-        if (lost_told) {
-            cli_error("lost the lock '%s' before '%s' started", o.name, o.command[0]);
-            status = CLI_FAILED;
-        } else if ((status = spawn_command(&o, &pid)) == 0) {
-            status = supervise(&st, &set, pid, &lost_told);
+        int64_t started = now_ms();
+
+        if (o.lease_ms == 0) {
+            rc = pthread_create(&renewer, NULL, renew_main, &st);
+            renewing = rc == 0;
+            if (rc != 0)
+                cli_error("cannot start a thread: %s", strerror(rc));
         }
+        if (o.lease_ms == 0 && !renewing)
+            status = CLI_FAILED;
+        else if ((status = spawn_command(&o, &ch)) == 0)
+            status = supervise(&st, &set, &ch, &lost_told, started);
+        if (renewing) {
+            pthread_mutex_lock(&st.mu);
+            st.stop_renewing = 1;
+            pthread_cond_broadcast(&st.cond);
+            pthread_mutex_unlock(&st.mu);
+            pthread_join(renewer, NULL);
+        }
+        end_guardian(&ch);
         rc = dlock_unlock_as(st.lock, st.owner);
-        if ((rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) && !lost_told)
-            cli_error("lost the lock '%s' while '%s' ran", o.name, o.command[0]);
-        else if (rc != 0 && rc != DLOCK_ELOST && rc != DLOCK_ENOTOWNER)
+        if ((rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) && !lost_told) {
+            lost_told = 1;
+            cli_error("lost the lock '%s' while '%s' ran: the unlock after it found the "
+                      "lock gone (unlocked by force, expired or deleted)",
+                      o.name, o.command[0]);
+        } else if (rc != 0 && rc != DLOCK_ELOST && rc != DLOCK_ENOTOWNER && !lost_told)
             cli_error("cannot unlock '%s': %s (%s); it is freed when its lease ends",
                       o.name, dlock_strerror(rc), dlock_errmsg(st.lock));
+        if (lost_told && o.on_lost != LOST_IGNORE)
+            status = o.lost_exit;
     }
     dlock_rlock_free(st.lock);
     dlock_client_free(st.client);
+    pthread_cond_destroy(&st.cond);
     pthread_mutex_destroy(&st.mu);
     return status;
 }

@@ -96,6 +96,18 @@ int cli_print_state(char *state, int text)
 
 /* ---- status and unlock ----------------------------------------------------- */
 
+static const char status_usage[] =
+    "Usage: dlock status [--fair] [--text] NAME\n"
+    "The lock NAME's state as stored, as one line of JSON: type, name, whether it\n"
+    "is locked, its TTL, its holders (and with --fair the queue of waiters).\n"
+    "  --fair   the fair lock of NAME instead of the reentrant lock\n"
+    "  --text   the same as lines for people\n";
+static const char unlock_usage[] =
+    "Usage: dlock unlock --force [--fair] NAME\n"
+    "Releases the lock NAME whoever holds it, and wakes its waiters.\n"
+    "  --force  required: a lock is released by the process holding it\n"
+    "  --fair   the fair lock of NAME instead of the reentrant lock\n";
+
 typedef struct lock_args {
     cli_common co;
     const char *name;
@@ -107,20 +119,18 @@ typedef struct lock_args {
 static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
 {
     static const struct option longs[] = {
-        {"url", required_argument, NULL, 'u'},
+        CLI_COMMON_LONGS,
         {"fair", no_argument, NULL, 'f'},
         {"text", no_argument, NULL, 't'},
         {"force", no_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
 
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
+        if (cli_common_option(c, optarg, &a->co))
+            continue;
         switch (c) {
-        case 'u':
-            a->co.url = optarg;
-            break;
         case 'f':
             a->fair = 1;
             break;
@@ -135,7 +145,7 @@ static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
             a->force = 1;
             break;
         case 'h':
-            cli_help();
+            cli_sub_help(is_unlock ? unlock_usage : status_usage);
             return -1;
         default:
             return cli_bad_option(c, argv);

@@ -29,6 +29,7 @@
 extern char **environ;
 
 static dlock_test_redis *srv;
+static const char *extra_env; /* one more NAME=VALUE for the next start_env */
 static char dir[64]; /* the group's scratch folder (mkdtemp in /tmp) */
 static char url[256];
 
@@ -88,12 +89,15 @@ static void start_env(proc *p, const char *env_url, const char *const *args)
         argv[i + 1] = args[i];
     argv[i + 1] = NULL;
     for (i = 0; environ[i] && n < 250; i++)
-        if (strncmp(environ[i], "DLOCK_URL=", 10) != 0)
+        if (strncmp(environ[i], "DLOCK_URL=", 10) != 0 &&
+            strncmp(environ[i], "DLOCK_CONFIG=", 13) != 0)
             envp[n++] = environ[i];
     if (env_url) {
         snprintf(env_line, sizeof env_line, "DLOCK_URL=%s", env_url);
         envp[n++] = env_line;
     }
+    if (extra_env)
+        envp[n++] = (char *)extra_env;
     envp[n] = NULL;
     seq++;
     snprintf(p->out_path, sizeof p->out_path, "%s/out.%d", dir, seq);
@@ -284,6 +288,14 @@ static void test_concurrent_runs(void **state)
     assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "100ms", "cli-job",
                                                    "--", "true", NULL}), 1);
     assert_one_line_error(&b, "100ms");
+    /* A bare number is seconds, and the message gives the unit. */
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "0.2", "cli-job",
+                                                   "--", "true", NULL}), 1);
+    assert_one_line_error(&b, "within 200ms");
+    /* Options after NAME are options, up to "--" or COMMAND. */
+    assert_int_equal(run_cli(&b, (const char *[]){"run", "cli-job", "--wait", "0", "-E",
+                                                   "8", "--", "true", NULL}), 8);
+    assert_one_line_error(&b, "cli-job");
     /* Still the first one's: the refused runs changed nothing. */
     assert_true(running(&a));
 
@@ -350,7 +362,8 @@ static void test_status_and_lost(void **state)
     snprintf(ready, sizeof ready, "%s/lost-ready", dir);
     snprintf(script, sizeof script, "touch %s; exec sleep 30", ready);
     start(&h, (const char *[]){"run", "--watchdog-timeout", "300ms", "--on-lost", "kill",
-                               "cli-lost", "--", "sh", "-c", script, NULL});
+                               "--lost-exit-code", "99", "cli-lost", "--", "sh", "-c",
+                               script, NULL});
     wait_file(ready);
 
     assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 0);
@@ -370,8 +383,10 @@ static void test_status_and_lost(void **state)
     assert_true(running(&h));
     assert_int_equal(run_cli(&p, (const char *[]){"unlock", "cli-lost", NULL}), 2);
     assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-lost", NULL}), 0);
-    assert_int_equal(finish(&h, 5000), 128 + SIGKILL);
+    /* --lost-exit-code's N, not COMMAND's 137 */
+    assert_int_equal(finish(&h, 5000), 99);
     assert_one_line_error(&h, "lost the lock 'cli-lost'");
+    assert_non_null(strstr(h.err, "found it gone"));
 
     assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 0);
     doc = parse_json(p.out);
@@ -420,16 +435,18 @@ static void test_interrupted_wait(void **state)
     assert_false(key_exists("cli-intr"));
 }
 
-/* --lease: no renewal; the lease's end while COMMAND runs is a loss, and
- * --on-lost term (the default) ends COMMAND with SIGTERM. */
+/* --lease: no renewal; the lease's end while COMMAND runs is a loss,
+ * --on-lost term (the default) ends COMMAND with SIGTERM, and dlock exits
+ * 124 (--lost-exit-code's default). */
 static void test_lease_ends(void **state)
 {
     proc p;
 
     assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "300ms", "cli-lease",
-                                                   "--", "sleep", "30", NULL}),
-                     128 + SIGTERM);
+                                                   "--", "sleep", "30", NULL}), 124);
     assert_one_line_error(&p, "lost the lock 'cli-lease'");
+    assert_non_null(strstr(p.err, "its --lease of 300ms ended at "));
+    assert_non_null(strstr(p.err, "sent SIGTERM"));
     assert_false(key_exists("cli-lease"));
     /* A COMMAND that ends within the lease: no loss, nothing said. */
     assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "10s", "cli-lease",
@@ -498,7 +515,7 @@ static void test_usage_errors(void **state)
 {
     static const struct { const char *args[8]; const char *needle; } cases[] = {
         {{"run", "--wait", "5x", "n", "--", "true"}, "'5x'"},
-        {{"run", "--wait", "1.5s", "n", "--", "true"}, "'1.5s'"},
+        {{"run", "--wait", "0.0001s", "n", "--", "true"}, "finer than a millisecond"},
         {{"run", "--lease", "-1", "n", "--", "true"}, "'-1'"},
         {{"run", "--wait", "99999999999999999999", "n", "--", "true"}, "too long"},
         {{"run", "--on-lost", "explode", "n", "--", "true"}, "explode"},
@@ -613,6 +630,307 @@ static void test_mock_url(void **state)
     json_decref(doc);
 }
 
+/* ---- issue 29: COMMAND never runs without the lock; cron-friendly ------- */
+
+/* Whether process pid is gone: no such process, or a zombie (an orphan
+ * handed to a reaper that has not reaped it yet is dead all the same). */
+static int proc_gone(pid_t pid)
+{
+    char path[64], buf[512], *close_paren;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return 1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    close_paren = strrchr(buf, ')');
+    return !close_paren || close_paren[1] == '\0' || close_paren[2] == 'Z' ||
+           close_paren[2] == 'X';
+}
+
+/* Waits up to ms for pid to be gone; whether it is. */
+static int wait_gone(pid_t pid, int ms)
+{
+    int64_t deadline = now_ms() + ms;
+    while (!proc_gone(pid)) {
+        if (now_ms() > deadline)
+            return 0;
+        sleep_ms(5);
+    }
+    return 1;
+}
+
+static pid_t read_pid(const char *path)
+{
+    char buf[32] = "";
+    FILE *f;
+
+    wait_file(path);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_true(atoi(buf) > 1);
+    return (pid_t)atoi(buf);
+}
+
+/* A script that records its own pid in <dir>/<tag>.p and its background
+ * child's in <dir>/<tag>.c (that one written last), then waits; the
+ * child runs `body` (e.g. "exec sleep 30"). */
+static void family_script(char *script, size_t len, const char *tag, const char *body,
+                          char *p_path, char *c_path, size_t plen)
+{
+    snprintf(p_path, plen, "%s/%s.p", dir, tag);
+    snprintf(c_path, plen, "%s/%s.c", dir, tag);
+    snprintf(script, len, "echo $$ > %s; (%s) & echo $! > %s.tmp; mv %s.tmp %s; wait",
+             p_path, body, c_path, c_path, c_path);
+}
+
+/* kill -9 of dlock while COMMAND runs: COMMAND (PR_SET_PDEATHSIG) and the
+ * child it started (the guardian kills the group) are gone within 1 s. */
+static void test_killed_dlock(void **state)
+{
+    char script[1024], pp[128], cp[128];
+    pid_t cmd, kid;
+    proc p;
+
+    family_script(script, sizeof script, "k9", "exec sleep 30", pp, cp, sizeof pp);
+    start(&p, (const char *[]){"run", "cli-k9", "--", "sh", "-c", script, NULL});
+    kid = read_pid(cp);
+    cmd = read_pid(pp);
+    assert_false(proc_gone(cmd));
+    assert_false(proc_gone(kid));
+    assert_int_equal(kill(p.pid, SIGKILL), 0);
+    assert_int_equal(finish(&p, 5000), 128 + SIGKILL);
+    assert_true(wait_gone(cmd, 1000));
+    assert_true(wait_gone(kid, 1000));
+    redis_cmd(script, sizeof script, "DEL", "cli-k9", NULL);
+}
+
+/* Signals go to COMMAND's process group (what COMMAND started too);
+ * --no-group: to COMMAND alone, as before. */
+static void test_group_signals(void **state)
+{
+    char script[1024], pp[128], cp[128];
+    pid_t kid;
+    proc p;
+
+    family_script(script, sizeof script, "grp", "exec sleep 30", pp, cp, sizeof pp);
+    start(&p, (const char *[]){"run", "cli-grp", "--", "sh", "-c", script, NULL});
+    kid = read_pid(cp);
+    assert_int_equal(kill(p.pid, SIGTERM), 0);
+    assert_int_equal(finish(&p, 5000), 128 + SIGTERM);
+    assert_true(wait_gone(kid, 5000));
+    assert_false(key_exists("cli-grp"));
+
+    unlink(pp);
+    unlink(cp);
+    start(&p, (const char *[]){"run", "--no-group", "cli-grp", "--", "sh", "-c", script, NULL});
+    kid = read_pid(cp);
+    assert_int_equal(kill(p.pid, SIGTERM), 0);
+    assert_int_equal(finish(&p, 5000), 128 + SIGTERM);
+    assert_false(proc_gone(kid)); /* not signalled: it runs on */
+    assert_int_equal(kill(kid, SIGKILL), 0);
+    assert_true(wait_gone(kid, 5000));
+}
+
+/* A group member that ignores SIGTERM: after the loss (the 1 s lease
+ * ended) the group gets SIGTERM, the member stays, and --kill-after 1s
+ * later SIGKILL; dlock exits (124) once the group is gone. */
+static void test_kill_after(void **state)
+{
+    char script[1024], pp[128], cp[128];
+    int64_t t0 = now_ms();
+    pid_t kid;
+    proc p;
+
+    family_script(script, sizeof script, "ka", "trap '' TERM; exec sleep 30", pp, cp,
+                  sizeof pp);
+    start(&p, (const char *[]){"run", "--lease", "1s", "--kill-after", "1s", "cli-ka", "--",
+                               "sh", "-c", script, NULL});
+    kid = read_pid(cp);
+    assert_int_equal(finish(&p, 10000), 124);
+    assert_true(proc_gone(kid));
+    /* the lease (1 s) and the grace (1 s) both passed: a lower bound */
+    assert_true(now_ms() - t0 >= 2000);
+    assert_one_line_error(&p, "lost the lock 'cli-ka'");
+    assert_non_null(strstr(p.err, "sent SIGTERM"));
+}
+
+/* The server stops mid-job: no renewal gets through, and when the last
+ * renewal's lease (1.5 s) ends the lock counts as lost: COMMAND gets
+ * SIGTERM and dlock exits with --lost-exit-code. On a server of its own,
+ * so that the others' stays up. */
+static void test_server_down(void **state)
+{
+    char script[1024], pp[128], cp[128];
+    dlock_test_redis *down = NULL;
+    int64_t t_kill;
+    pid_t cmd;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&down, NULL), 0);
+    family_script(script, sizeof script, "down", "exec sleep 30", pp, cp, sizeof pp);
+    start_env(&p, dlock_test_redis_url(down),
+              (const char *[]){"run", "--watchdog-timeout", "1500ms", "--lost-exit-code", "77",
+                               "cli-down", "--", "sh", "-c", script, NULL});
+    read_pid(cp);
+    cmd = read_pid(pp);
+    assert_int_equal(dlock_test_redis_kill(down), 0);
+    t_kill = now_ms();
+    /* COMMAND would run 30 s; it ends with the lease instead */
+    assert_int_equal(finish(&p, 15000), 77);
+    assert_true(now_ms() - t_kill < 12000);
+    assert_true(proc_gone(cmd));
+    assert_one_line_error(&p, "lost the lock 'cli-down'");
+    assert_non_null(strstr(p.err, "its lease of 1.5s ended at "));
+    assert_non_null(strstr(p.err, "not renewed since "));
+    dlock_test_redis_stop(down);
+}
+
+/* The durations table: each form as the lease of a run whose COMMAND
+ * reads the lock's TTL back (dlock status), and the forms refused. */
+static void test_durations(void **state)
+{
+    static const struct { const char *text; int64_t ms; } good[] = {
+        {"20", 20000}, {"12.5", 12500}, {"12.25s", 12250}, {"12500ms", 12500},
+        {"0.5m", 30000}, {"1h30m", 5400000}, {"1.5h", 5400000}, {"2d", 172800000},
+        {"1d1h1m1.5s", 90061500}, {"2m0.5s", 120500}, {".5m", 30000},
+    };
+    static const char *const bad[] = {
+        "1h30", "30m1h", "1m1m", "0.0001s", "5x", "-1", "1.5.5", "", "ms", "1e3", "1 s",
+        "s1", ".", "1ms30s",
+    };
+    size_t i;
+    proc p;
+
+    for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+        json_t *doc;
+        json_int_t ttl;
+        start(&p, (const char *[]){"run", "--lease", good[i].text, "cli-dur", "--",
+                                   cli_path(), "--url", url, "status", "cli-dur", NULL});
+        assert_int_equal(finish(&p, 10000), 0);
+        doc = parse_json(p.out);
+        ttl = json_integer_value(json_object_get(doc, "ttl_ms"));
+        if (ttl > good[i].ms || ttl <= good[i].ms - 5000) {
+            fprintf(stderr, "  --lease %s: ttl %lld, expected %lld\n", good[i].text,
+                    (long long)ttl, (long long)good[i].ms);
+            fail();
+        }
+        json_decref(doc);
+    }
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (run_cli(&p, (const char *[]){"run", "--wait", bad[i], "cli-dur", "--", "true",
+                                         NULL}) != 2) {
+            fprintf(stderr, "  --wait '%s': not a usage error\n", bad[i]);
+            fail();
+        }
+        assert_one_line_error(&p, "--wait");
+    }
+    /* Errors give durations with their unit. */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "99999999999", "n", "--",
+                                                   "true", NULL}), 2);
+    assert_one_line_error(&p, "at most 11574d1h46m40s");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--watchdog-timeout", "0.002",
+                                                   "n", "--", "true", NULL}), 2);
+    assert_one_line_error(&p, "at least 3ms");
+}
+
+/* -q: no message when the lock (the permits, the latch) was not had;
+ * real errors are still said. */
+static void test_quiet(void **state)
+{
+    proc h, p;
+
+    start(&h, (const char *[]){"run", "cli-q", "--", "sleep", "30", NULL});
+    wait_key("cli-q");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "-q", "--wait", "0", "cli-q", "--",
+                                                   "true", NULL}), 1);
+    assert_string_equal(p.err, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"-q", "run", "--wait", "0.1", "cli-q",
+                                                   "--", "true", NULL}), 1);
+    assert_string_equal(p.err, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-q", "--quiet", "--wait", "0",
+                                                   "-E", "3", "--", "true", NULL}), 3);
+    assert_string_equal(p.err, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "-q", "--wait", "0", "cli-q-sem",
+                                                   "set", "0", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "-q", "--wait", "0", "cli-q-sem",
+                                                   "acquire", NULL}), 1);
+    assert_string_equal(p.err, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"-q", "--url", "redis://127.0.0.1:1", "run",
+                                                   "cli-q", "--", "true", NULL}), 125);
+    assert_one_line_error(&p, "127.0.0.1:1");
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+}
+
+/* Every sub-command's --help is its own usage; the URL forms list every
+ * scheme; --config FILE / $DLOCK_CONFIG take the library's JSON
+ * configuration (a client set is refused by a one-server command). */
+static void test_help_and_config(void **state)
+{
+    static const char *const subs[] = {"run", "status", "unlock", "semaphore", "latch"};
+    char path[PATH_MAX], set_path[PATH_MAX], bad_path[PATH_MAX], want[64], env[PATH_MAX + 16];
+    FILE *f;
+    size_t i;
+    proc p;
+
+    for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        assert_int_equal(run_cli(&p, (const char *[]){subs[i], "--help", NULL}), 0);
+        snprintf(want, sizeof want, "Usage: dlock %s ", subs[i]);
+        assert_non_null(strstr(p.out, want));
+        assert_non_null(strstr(p.out, "redis-cluster://"));
+    }
+    assert_int_equal(run_cli(&p, (const char *[]){"--help", NULL}), 0);
+    assert_non_null(strstr(p.out, "rediss-cluster://"));
+
+    snprintf(path, sizeof path, "%s/one.json", dir);
+    snprintf(set_path, sizeof set_path, "%s/set.json", dir);
+    snprintf(bad_path, sizeof bad_path, "%s/bad.json", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "{\"url\": \"%s\", \"command_timeout_ms\": 3000}\n", url);
+    fclose(f);
+    assert_non_null(f = fopen(set_path, "w"));
+    fprintf(f, "{\"urls\": [\"%s\", \"%s\"]}\n", url, url);
+    fclose(f);
+    assert_non_null(f = fopen(bad_path, "w"));
+    fprintf(f, "{\"url\": \"%s\",\n \"pool_size\": \"many\"}\n", url);
+    fclose(f);
+
+    start_env(&p, NULL, (const char *[]){"--config", path, "run", "--wait", "0", "cli-cfg",
+                                         "--", "sh", "-c", "exit 6", NULL});
+    assert_int_equal(finish(&p, 10000), 6);
+    start_env(&p, NULL, (const char *[]){"semaphore", "cli-cfg", "--config", path, "set", "2",
+                                         NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    snprintf(env, sizeof env, "DLOCK_CONFIG=%s", path);
+    extra_env = env;
+    start_env(&p, NULL, (const char *[]){"semaphore", "cli-cfg", "acquire", "2", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    /* both variables: which one was meant? */
+    start_env(&p, url, (const char *[]){"status", "cli-cfg", NULL});
+    assert_int_equal(finish(&p, 10000), 2);
+    assert_one_line_error(&p, "DLOCK_CONFIG");
+    extra_env = NULL;
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0", "cli-cfg",
+                                                   "acquire", NULL}), 1);
+
+    assert_int_equal(run_cli(&p, (const char *[]){"--config", set_path, "status", "cli-cfg",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "client set of 2 servers");
+    assert_int_equal(run_cli(&p, (const char *[]){"--config", bad_path, "status", "cli-cfg",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "pool_size");
+    assert_non_null(strstr(p.err, "bad.json:2:"));
+    assert_int_equal(run_cli(&p, (const char *[]){"--config", path, "--url", url, "status",
+                                                   "cli-cfg", NULL}), 2);
+    assert_one_line_error(&p, "not both");
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -655,6 +973,13 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_urls),
         cmocka_unit_test(test_tls_url),
         cmocka_unit_test(test_mock_url),
+        cmocka_unit_test(test_killed_dlock),
+        cmocka_unit_test(test_group_signals),
+        cmocka_unit_test(test_kill_after),
+        cmocka_unit_test(test_server_down),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_quiet),
+        cmocka_unit_test(test_help_and_config),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -28,7 +28,8 @@
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
  * the real-time clock), "mock://NAME" (a store registered by a test, on its
  * clock: api/dlock/mock.h), redis://, rediss:// (TLS), unix://,
- * redis-sentinel:// or rediss-sentinel:// (api/dlock/redis.h). Every other field is optional and defaults to
+ * redis-sentinel://, rediss-sentinel://, redis-cluster:// or
+ * rediss-cluster:// (api/dlock/redis.h). Every other field is optional and defaults to
  * DLOCK_REDIS_OPTIONS_INIT / DLOCK_CLIENT_OPTIONS_INIT; these are integers:
  *   connect_timeout_ms, command_timeout_ms  >= 0 (0: no limit)
  *   pool_size                               1..4096
