@@ -96,7 +96,12 @@ static void run_idle(dlock_fx *fx, dlock_loop *lp, const seen *s, int calls)
     int64_t end = dlock_fx_real_ms() + (fx->is_mock ? 0 : 200);
 
     do {
-        assert_int_equal(dlock_loop_run(lp, fx->is_mock ? 0 : 20), 0);
+        int n = dlock_loop_run(lp, fx->is_mock ? 0 : 20);
+
+        if (n != 0)
+            print_message("unexpected callback(s): %d; the watched one: %d calls, "
+                          "rc %s, \"%s\"\n", n, s->calls, dlock_errname(s->rc), s->detail);
+        assert_int_equal(n, 0);
     } while (dlock_fx_real_ms() < end);
     assert_int_equal(s->calls, calls);
 }
