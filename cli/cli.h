@@ -38,6 +38,11 @@ enum {
 /* Options every sub-command takes. */
 typedef struct cli_common {
     const char *url; /* NULL: $DLOCK_URL, then CLI_DEFAULT_URL */
+    /* Set by the sub-command, not an option: 1 makes the client without
+     * its server (the library's lazy connection, api/dlock/redis.h), so
+     * that a command that waits (dlock run) waits through a server that
+     * is down at start instead of failing at once. */
+    int lazy_connect;
 } cli_common;
 
 /* "dlock: <message>\n" on stderr, as one line (newlines in the message
@@ -67,9 +72,11 @@ const char *cli_url(const cli_common *co);
 #define CLI_BUDGET_SLACK_MS 2000
 void cli_client_options(dlock_client_options *o);
 
-/* Connects a client (opts: NULL for cli_client_options' defaults). 0, or after printing why (the
- * library's detail, never the password): CLI_USAGE for a URL the library
- * refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
+/* Connects a client (opts: NULL for cli_client_options' defaults; lazily
+ * with co->lazy_connect: the URL's lazy_connect=0 turns that off). 0, or
+ * after printing why (the library's detail, never the password):
+ * CLI_USAGE for a URL the library refuses (DLOCK_EINVAL), CLI_FAILED
+ * otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
 /* cli_connect, then a handle on the lock called name: the reentrant lock,

@@ -6,6 +6,8 @@
  */
 #include "cli.h"
 
+#include <dlock/sys/backend.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +79,23 @@ int cli_connect(dlock_client **out, const cli_common *co,
         cli_client_options(&d);
         opts = &d;
     }
-    rc = dlock_client_connect(out, cli_url(co), opts, err, sizeof err);
+    if (co->lazy_connect) {
+        /* The backend by its scheme, as dlock_client_connect finds it, but
+         * with lazy connection on (the Redis schemes' options; the mock
+         * ignores them). */
+        dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
+        dlock_backend *b = NULL;
+
+        ro.lazy_connect = 1;
+        *out = NULL;
+        rc = dlock_backend_open(&b, cli_url(co), &ro, err, sizeof err);
+        if (rc == 0 && (rc = dlock_client_new(out, b, opts)) != 0) {
+            dlock_backend_free(b);
+            snprintf(err, sizeof err, "invalid client options");
+        }
+    } else {
+        rc = dlock_client_connect(out, cli_url(co), opts, err, sizeof err);
+    }
 
     if (rc == DLOCK_EINVAL) {
         /* The URL (or $DLOCK_URL) is wrong: the caller's to fix, as a bad

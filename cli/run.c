@@ -397,6 +397,9 @@ int cli_run(int argc, char **argv, const cli_common *common)
         copts.watchdog_timeout_ms = o.watchdog_ms;
     copts.on_lost = on_lost;
     copts.on_lost_arg = &st;
+    /* A job started before its Redis (a boot script) waits for it, within
+     * --wait if given, as it waits for the lock. */
+    co.lazy_connect = 1;
     if ((rc = cli_open_lock(&st.client, &st.lock, &co, &copts, o.name, o.fair)) != 0)
         return rc;
     if ((rc = dlock_client_owner(st.client, st.owner, sizeof st.owner)) != 0) {
