@@ -130,9 +130,10 @@
  *    starts at once and asks the sentinels (with back-off while none
  *    answers, as it rediscovers after a failover); until a master is
  *    confirmed every call fails with DLOCK_ECONN, detail "no master of
- *    'NAME' found yet (last: ...)" saying why (a master name no sentinel
- *    knows, the sentinels' or the master's refused credentials too: a
- *    lazy backend reports them there, not at creation).
+ *    'NAME' found yet (last: ...)" saying why; once the sentinels have
+ *    answered that none of them knows NAME, DLOCK_EINVAL, and when
+ *    credentials were refused, DLOCK_EAUTH (errors that waiting does not
+ *    mend: a lazy backend reports them there, not at creation).
  *  - *-cluster://: the first reading of the slot map. Until the thread has
  *    read it from a seed (it keeps asking, at most every 200 ms), calls
  *    go to a seed node, which redirects them (MOVED) once it is up, or

@@ -38,6 +38,7 @@ struct dlock__redis_topology {
     dlock__redis_node *master; /* where calls go (NULL: lazy, none found
                                   yet); mu */
     char last_err[200];        /* why none was found yet; mu */
+    int last_rc;               /* and its code; mu */
     int suspect;               /* look for the master again; mu */
     int stopping;              /* mu */
 
@@ -358,11 +359,13 @@ static void *watch(void *arg)
         now = dlock__redis_now_ms();
         if (suspect && now >= d_retry) {
             char why[sizeof t->last_err] = "";
-            if (discover(t, why, sizeof why) == 0) {
+            int rc = discover(t, why, sizeof why);
+            if (rc == 0) {
                 d_fail = 0;
             } else {
                 pthread_mutex_lock(&t->mu);
                 memcpy(t->last_err, why, sizeof why);
+                t->last_rc = rc;
                 pthread_mutex_unlock(&t->mu);
                 d_fail++;
                 d_retry = dlock__redis_now_ms() + retry_ms(cfg, d_fail);
@@ -590,14 +593,19 @@ int dlock__redis_topology_no_master(dlock__redis_topology *t, char *errbuf,
                                     size_t errlen)
 {
     char why[sizeof t->last_err];
+    int rc;
     pthread_mutex_lock(&t->mu);
     memcpy(why, t->last_err, sizeof why);
+    rc = t->last_rc;
     pthread_mutex_unlock(&t->mu);
     dlock__redis_errf(errbuf, errlen,
                       "redis-sentinel: no master of '%.100s' found yet "
                       "(last: %s)",
                       t->cfg->url.master_name, why);
-    return DLOCK_ECONN;
+    /* What waiting cannot mend (no sentinel knows the name, credentials
+     * refused) is told as such, so that a dlock_lock does not wait for
+     * ever on a configuration error; the rest is "unreachable". */
+    return rc == DLOCK_EINVAL || rc == DLOCK_EAUTH ? rc : DLOCK_ECONN;
 }
 
 dlock__redis_subscriber *dlock__redis_topology_subscriber(

@@ -63,8 +63,10 @@ void dlock__redis_topology_free(dlock__redis_topology *t);
 dlock__redis_node *dlock__redis_topology_master(dlock__redis_topology *t);
 
 /* Writes why no master is known yet ("no master of 'NAME' found yet
- * (last: <the watcher's last discovery error>)") and returns DLOCK_ECONN.
- * Never blocks on I/O. */
+ * (last: <the watcher's last discovery error>)") and returns DLOCK_ECONN,
+ * or the last discovery's DLOCK_EINVAL (no sentinel knows the name) or
+ * DLOCK_EAUTH (credentials refused): errors waiting does not mend. Never
+ * blocks on I/O. */
 int dlock__redis_topology_no_master(dlock__redis_topology *t, char *errbuf,
                                     size_t errlen);
 

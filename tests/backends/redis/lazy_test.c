@@ -374,6 +374,25 @@ static void lazy_sentinel(void **state)
     lock_through_start(c, "lazy:sentinel", "no master of 'dlock-lazy' found yet",
                        restart_server, sentinel);
     dlock_client_free(c);
+
+    /* a name no sentinel knows: once the sentinels said so, the calls say
+     * DLOCK_EINVAL (a blocking lock does not wait for ever on it) */
+    snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:%d?sentinelMasterId=nope",
+             dlock_test_redis_port(sentinel));
+    assert_int_equal(open_client(&c, url, 1), 0);
+    {
+        dlock_rlock *l = NULL;
+        int rc, k;
+        assert_int_equal(dlock_reentrant_new(&l, c, "lazy:sentinel"), 0);
+        for (k = 0; (rc = dlock_lock(l, 10000)) == DLOCK_ECONN && k < 500; k++)
+            sleep_ms(20); /* the watcher has not asked yet */
+        assert_int_equal(rc, DLOCK_EINVAL);
+        /* the attempt's detail (dlock_lock's may be its subscription's) */
+        assert_int_equal(dlock_try_lock(l, 0, 10000), DLOCK_EINVAL);
+        assert_non_null(strstr(dlock_errmsg(l), "no sentinel knows a master named 'nope'"));
+        dlock_rlock_free(l);
+    }
+    dlock_client_free(c);
     dlock_test_redis_stop(sentinel);
     dlock_test_redis_stop(master);
 }
