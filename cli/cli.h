@@ -43,6 +43,12 @@ typedef struct cli_common {
     const char *config; /* --config FILE; NULL: see cli_connect */
     int quiet;          /* -q: no message when the lock (permits, latch)
                          * was not had within --wait */
+    /* Set by the sub-command, not an option: 1 makes the client without
+     * its server (the library's lazy connection, api/dlock/redis.h), so
+     * that a command that waits (dlock run) waits through a server that
+     * is down at start instead of failing at once. A configuration file
+     * says for itself ("lazy_connect"). */
+    int lazy_connect;
 } cli_common;
 
 /* The options of cli_common as getopt_long entries and their handling:
@@ -90,9 +96,11 @@ void cli_client_options(dlock_client_options *o);
  * count as unset), else CLI_DEFAULT_URL; --url with --config, or both
  * variables set, is a usage error. A configuration's own settings apply
  * as written (opts is for a URL only). A client set ("urls") is refused:
- * these commands use one server. 0, or after printing why (the library's
- * detail, never the password): CLI_USAGE for a URL or configuration the
- * library refuses (DLOCK_EINVAL), CLI_FAILED otherwise. */
+ * these commands use one server. A URL is connected lazily with
+ * co->lazy_connect (the URL's lazy_connect=0 turns that off). 0, or after
+ * printing why (the library's detail, never the password): CLI_USAGE for
+ * a URL or configuration the library refuses (DLOCK_EINVAL), CLI_FAILED
+ * otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
 /* cli_connect, then a handle on the lock called name: the reentrant lock,

@@ -9,6 +9,8 @@
  */
 #include "cli.h"
 
+#include <dlock/sys/backend.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,25 @@ void cli_client_options(dlock_client_options *o)
     *o = d;
 }
 
+/* The backend by its scheme, as dlock_client_connect finds it, but with
+ * lazy connection on (the Redis schemes' options; the mock ignores them). */
+static int connect_lazily(dlock_client **out, const char *url,
+                          const dlock_client_options *opts, char *err, size_t errlen)
+{
+    dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    int rc;
+
+    ro.lazy_connect = 1;
+    *out = NULL;
+    rc = dlock_backend_open(&b, url, &ro, err, errlen);
+    if (rc == 0 && (rc = dlock_client_new(out, b, opts)) != 0) {
+        dlock_backend_free(b);
+        snprintf(err, errlen, "invalid client options");
+    }
+    return rc;
+}
+
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
@@ -131,7 +152,8 @@ int cli_connect(dlock_client **out, const cli_common *co,
             cli_client_options(&d);
             opts = &d;
         }
-        rc = dlock_client_connect(out, url, opts, err, sizeof err);
+        rc = co->lazy_connect ? connect_lazily(out, url, opts, err, sizeof err)
+                              : dlock_client_connect(out, url, opts, err, sizeof err);
     }
 
     if (rc == DLOCK_EINVAL) {

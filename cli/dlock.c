@@ -78,7 +78,7 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    cli_common co = {NULL, NULL, 0};
+    cli_common co = {NULL, NULL, 0, 0};
     size_t i;
     int c;
 

@@ -742,6 +742,9 @@ int cli_run(int argc, char **argv, const cli_common *common)
     /* COMMAND's orphans come to us: we can tell when its group is gone. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+    /* A job started before its Redis (a boot script) waits for it, within
+     * --wait if given, as it waits for the lock. */
+    co.lazy_connect = 1;
     if ((rc = cli_open_lock(&st.client, &st.lock, &co, NULL, o.name, o.fair)) != 0)
         return rc;
     if ((rc = dlock_client_owner(st.client, st.owner, sizeof st.owner)) != 0) {

@@ -68,6 +68,7 @@ static const field fields[] = {
     I64("sync_timeout_ms", redis.sync_timeout_ms, 1),
     {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
     {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
+    {"lazy_connect", F_FLAG, offsetof(dlock__config, redis.lazy_connect), 0, 1},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -426,6 +427,7 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
     memset(out, 0, sizeof(*out));
     out->redis = redis_defaults;
     out->client = client_defaults;
+    out->redis.lazy_connect = -1; /* not given: see below */
     /* A duplicate field is an error (with its position) rather than a
      * silent "last one wins". */
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
@@ -461,6 +463,10 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
         rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");
+    /* A client set connects lazily unless told otherwise: a Redlock must
+     * start with a minority of its nodes down. */
+    if (out->redis.lazy_connect == -1)
+        out->redis.lazy_connect = out->urls != NULL;
     wipe_strings(root);
     json_decref(root);
     if (rc != 0)

@@ -872,7 +872,8 @@ static void test_config_secrets_hidden(void **state)
         " \"sentinel_password\": \"%s\"}",
         "{\"sentinel_password\": \"%s\",\n"
         " \"url\": \"redis-sentinel://127.0.0.1:1?sentinelMasterId=m\"}",
-        "{\"urls\": [\"mock:\", \"redis://u:%s@127.0.0.1:1/0\"]}",
+        /* eager: a set is lazy by default, and then nothing fails */
+        "{\"urls\": [\"mock:\", \"redis://u:%s@127.0.0.1:1/0\"], \"lazy_connect\": false}",
         "{\"url\": \"mock:\", \"pool_size\": \"%s\"}",
     };
     /* How the secret ends a broken text: an escape that is not one, a bad

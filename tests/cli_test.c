@@ -861,8 +861,11 @@ static void test_quiet(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "-q", "--wait", "0", "cli-q-sem",
                                                    "acquire", NULL}), 1);
     assert_string_equal(p.err, "");
+    /* an error is still printed (with --wait 0: without it, run waits for
+     * a server that is down) */
     assert_int_equal(run_cli(&p, (const char *[]){"-q", "--url", "redis://127.0.0.1:1", "run",
-                                                   "cli-q", "--", "true", NULL}), 125);
+                                                   "--wait", "0", "cli-q", "--", "true", NULL}),
+                     125);
     assert_one_line_error(&p, "127.0.0.1:1");
     assert_int_equal(kill(h.pid, SIGTERM), 0);
     assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
@@ -931,6 +934,42 @@ static void test_help_and_config(void **state)
     assert_one_line_error(&p, "not both");
 }
 
+/* Issue 29 §2 / 32 §3: `dlock run` without --wait, started while its
+ * server is down (a boot script before Redis), waits for the server and
+ * then for the lock, and runs COMMAND; with --wait 0 it still fails at
+ * once (125: unreachable is not "held by another", exit 1). */
+static void test_run_server_down_at_start(void **state)
+{
+    dlock_test_redis *down = NULL;
+    char done[PATH_MAX], script[PATH_MAX + 32];
+    proc p, q;
+    int64_t t0;
+
+    assert_int_equal(dlock_test_redis_start(&down, NULL), 0);
+    assert_int_equal(dlock_test_redis_kill(down), 0); /* its port stays */
+    snprintf(done, sizeof done, "%s/ran-after-start", dir);
+    snprintf(script, sizeof script, "touch %s", done);
+    start_env(&p, dlock_test_redis_url(down),
+              (const char *[]){"run", "cli-down", "--", "sh", "-c", script, NULL});
+    start_env(&q, dlock_test_redis_url(down),
+              (const char *[]){"run", "--wait", "0", "cli-down", "--", "true", NULL});
+    assert_int_equal(finish(&q, 10000), 125);
+    assert_one_line_error(&q, "cannot connect");
+    /* still waiting, for as long as the server is down (not a timing
+     * bound: it must not have ended, whatever the load) */
+    sleep_ms(500);
+    assert_true(running(&p));
+    assert_int_equal(access(done, F_OK), -1);
+    t0 = now_ms();
+    assert_int_equal(dlock_test_redis_restart(down), 0);
+    assert_int_equal(finish(&p, 30000), 0);
+    assert_int_equal(access(done, F_OK), 0);
+    if (now_ms() - t0 > 5000)
+        fprintf(stderr, "  (note: ran %lld ms after the server came up)\n",
+                (long long)(now_ms() - t0));
+    dlock_test_redis_stop(down);
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -980,6 +1019,7 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_quiet),
         cmocka_unit_test(test_help_and_config),
+        cmocka_unit_test(test_run_server_down_at_start),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

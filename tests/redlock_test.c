@@ -1030,6 +1030,96 @@ static void redlock_from_json_client_set(void **state)
                      DLOCK_EINVAL);
 }
 
+/* A client set's JSON over servers[from..from+count) (URLs only: the
+ * options are the set's defaults, lazy connection included, unless
+ * extra adds fields). */
+static void set_json(char *json, size_t len, size_t from, size_t count, const char *extra)
+{
+    size_t i, used = (size_t)snprintf(json, len, "{%s\"command_timeout_ms\": 1000, "
+                                      "\"reconnect_max_ms\": 200, \"urls\": [",
+                                      extra);
+    for (i = 0; i < count; i++)
+        used += (size_t)snprintf(json + used, len - used, "%s\"%s\"", i ? ", " : "",
+                                 dlock_test_redis_url(servers[from + i]));
+    snprintf(json + used, len - used, "]}");
+}
+
+/* Issue 32 §3: a Redlock starts while a minority of its nodes is down
+ * (its client set connects lazily by default), acquires with the
+ * majority, and uses a node once it is up: with the first nodes down
+ * later, the majority is made with the nodes that were down at start.
+ * Over 2 nodes with 1 down: made, but no majority until it comes back.
+ * Redis only: the mock has no connection to defer. */
+static void redlock_set_starts_with_nodes_down(void **state)
+{
+    env *e = *state;
+    dlock_client *cs[NSERVERS] = {NULL};
+    dlock_rlock *l = NULL, *l2 = NULL;
+    char json[1024], err[256];
+    int64_t token = 0;
+    size_t n = 0, i;
+    int rc;
+
+    assert_int_equal(dlock_test_redis_kill(servers[3]), 0);
+    assert_int_equal(dlock_test_redis_kill(servers[4]), 0);
+    /* eager, as before: the set cannot be made */
+    set_json(json, sizeof json, 0, NSERVERS, "\"lazy_connect\": false, ");
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, json, err,
+                                                       sizeof(err)), DLOCK_ECONN);
+    assert_non_null(strstr(err, "urls[3]: "));
+    assert_null(cs[0]);
+
+    set_json(json, sizeof json, 0, NSERVERS, "");
+    rc = dlock_client_set_from_json_string(cs, NSERVERS, &n, json, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "  client set: %s (%s)\n", dlock_errname(rc), err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, NSERVERS);
+    assert_int_equal(dlock_redlock_new(&l, cs, n, e->name), 0);
+    for (i = 0; i < n; i++)
+        dlock_client_free(cs[i]); /* the Redlock keeps them */
+    assert_int_equal(dlock_try_lock(l, 10000, 60000), 0); /* nodes 0, 1, 2 */
+    assert_int_equal(dlock_redlock_token(l, &token), 0);
+    assert_true(token >= 1);
+    assert_int_equal(server_int(e, 2, "EXISTS", e->name), 1);
+    assert_int_equal(dlock_unlock(l), 0);
+
+    /* 3 and 4 come up, 0 and 1 go down: 2, 3, 4 make the majority */
+    assert_int_equal(dlock_test_redis_restart(servers[3]), 0);
+    assert_int_equal(dlock_test_redis_restart(servers[4]), 0);
+    assert_int_equal(dlock_test_redis_kill(servers[0]), 0);
+    assert_int_equal(dlock_test_redis_kill(servers[1]), 0);
+    rc = dlock_try_lock(l, 20000, 60000);
+    if (rc != 0)
+        fprintf(stderr, "  try_lock: %s (%s)\n", dlock_errname(rc), dlock_errmsg(l));
+    assert_int_equal(rc, 0);
+    for (i = 2; i < NSERVERS; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 1);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+    assert_int_equal(dlock_test_redis_restart(servers[0]), 0);
+    assert_int_equal(dlock_test_redis_restart(servers[1]), 0);
+
+    /* two nodes, one down: made; a majority (both) only once it is up */
+    assert_int_equal(dlock_test_redis_kill(servers[4]), 0);
+    set_json(json, sizeof json, 3, 2, "");
+    assert_int_equal(dlock_client_set_from_json_string(cs, NSERVERS, &n, json, err,
+                                                       sizeof(err)), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(dlock_redlock_new(&l2, cs, n, e->name), 0);
+    dlock_client_free(cs[0]);
+    dlock_client_free(cs[1]);
+    rc = dlock_try_lock(l2, 0, 60000);
+    assert_true(rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT);
+    assert_non_null(strstr(dlock_errmsg(l2), "node 1"));
+    assert_int_equal(server_int(e, 3, "EXISTS", e->name), 0); /* undone */
+    assert_int_equal(dlock_test_redis_restart(servers[4]), 0);
+    assert_int_equal(dlock_try_lock(l2, 20000, 60000), 0);
+    assert_int_equal(server_int(e, 4, "EXISTS", e->name), 1);
+    assert_int_equal(dlock_unlock(l2), 0);
+    dlock_rlock_free(l2);
+}
+
 /* The fan-out's parked workers are the parent's: a fork() child that makes
  * its own clients and Redlock fans out on workers of its own (handing a
  * step to a parent's worker, which does not exist in the child, would hang
@@ -1132,6 +1222,9 @@ int dlock_test_redlock(void)
 {
     const struct CMUnitTest mock_cases[] = CASES(setup_mock);
     const struct CMUnitTest redis_cases[] = CASES(setup_redis);
+    const struct CMUnitTest redis_only[] = {
+        CASE(redlock_set_starts_with_nodes_down, setup_redis),
+    };
     int failed = 0, i, up = 1;
 
     dlock_test_set_phase("redlock on mock");
@@ -1144,10 +1237,14 @@ int dlock_test_redlock(void)
         dlock_test_set_phase("redlock on redis");
         failed += DLOCK_RUN_GROUP("redlock and multilock on redis (5 servers)",
                                   redis_cases, NULL, NULL);
+        failed += DLOCK_RUN_GROUP("redlock on redis, nodes down at start", redis_only,
+                                  NULL, NULL);
     } else {
         fprintf(stderr, "cannot start %d redis-servers\n", NSERVERS);
         failed += dlock_test_count((int)(sizeof(redis_cases) / sizeof(redis_cases[0])),
                                    (int)(sizeof(redis_cases) / sizeof(redis_cases[0])));
+        failed += dlock_test_count((int)(sizeof(redis_only) / sizeof(redis_only[0])),
+                                   (int)(sizeof(redis_only) / sizeof(redis_only[0])));
     }
     for (i = 0; i < NSERVERS; i++) {
         dlock_test_redis_stop(servers[i]);

@@ -109,7 +109,9 @@ DLOCK_API int dlock_client_new(dlock_client **out, dlock_backend *backend,
  * real-time clock), "mock://NAME" (the store a test registered under NAME,
  * on its clock: api/dlock/mock.h), or a redis:// or unix:// URL
  * (api/dlock/redis.h, default options). errbuf (may be NULL) receives a one-line detail on failure.
- * Blocks for at most the connect timeout. Returns what
+ * Blocks for at most the connect timeout; a URL with lazy_connect=1
+ * (api/dlock/redis.h) makes the client without connecting, so without
+ * blocking, while its server is down. Returns what
  * dlock_redis_backend_new returns, or DLOCK_EINVAL for an unknown scheme. */
 DLOCK_API int dlock_client_connect(dlock_client **out, const char *url,
                                    const dlock_client_options *opts, char *errbuf,

@@ -22,7 +22,8 @@
  *       "sync_replicas": 1,
  *       "sync_timeout_ms": 1000,
  *       "multiplex": true,
- *       "connections": 1
+ *       "connections": 1,
+ *       "lazy_connect": false
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -64,6 +65,14 @@
  *                                           true (calls share connections;
  *                                           false: a pool, pool_size); the
  *                                           URL's multiplex=0|1 wins
+ *   lazy_connect                            true/false or 1/0: the client
+ *                                           is made without connecting
+ *                                           and connects on first use
+ *                                           (api/dlock/redis.h, "Lazy
+ *                                           connection"); default false
+ *                                           for one client, true for a
+ *                                           client set (below); the URL's
+ *                                           lazy_connect=0|1 wins
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The scheme of "url" alone decides whether TLS is used. The Redis fields
  * are accepted, and unused, with "mock:" (and the TLS fields with redis://
@@ -107,7 +116,8 @@ extern "C" {
 
 /* Creates a client from the JSON text json (NUL-terminated). errbuf (may
  * be NULL) receives a one-line detail on failure. Blocks for at most the
- * connect timeout (plus one command). */
+ * connect timeout (plus one command); with "lazy_connect": true, not on
+ * the network at all. */
 DLOCK_API int dlock_client_from_json_string(dlock_client **out, const char *json,
                                             char *errbuf, size_t errlen);
 
@@ -123,12 +133,21 @@ DLOCK_API int dlock_client_from_json_file(dlock_client **out, const char *path,
  *     {"urls": ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379",
  *               "redis://10.0.0.3:6379"], "command_timeout_ms": 500}
  *
- * Connects a client per URL, in order, into out[0..*n) (cap: room in out).
+ * Makes a client per URL, in order, into out[0..*n) (cap: room in out).
+ * A set connects lazily by default ("lazy_connect" not given is true
+ * here; a URL's lazy_connect=0 or "lazy_connect": false turns it off):
+ * the clients are made while their servers are down, and each connects
+ * on first use, so a Redlock over them starts with any of its nodes
+ * down, acquires with a majority and uses a node as soon as it is up
+ * (api/dlock/redis.h, "Lazy connection"). Nothing is then sent here: a
+ * wrong address or password shows in the calls (DLOCK_ECONN, DLOCK_EAUTH
+ * from that node), not as a failure of the set.
  * All or nothing: on failure no client is left and errbuf names the URL
  * ("urls[2]: ..."). The clients are the caller's (dlock_client_free each;
  * a Redlock made from them keeps them alive). 0, DLOCK_EINVAL (also more
  * URLs than cap, or "urls" given to the single-client functions above),
- * or the codes of dlock_client_connect. */
+ * or the codes of dlock_client_connect (with connections eager: a server
+ * down is DLOCK_ECONN, "urls[i]: ..."). */
 DLOCK_API int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
                                                 const char *json, char *errbuf,
                                                 size_t errlen);

@@ -108,6 +108,39 @@
  * the fields. The mock backend has no replicas: it ignores these settings
  * (its dlock_client_connect and JSON config accept them unused).
  *
+ * Lazy connection (lazy_connect=0|1 as a URL parameter, the version-5
+ * field below, "lazy_connect" in the JSON configuration, where a client
+ * set's default is on: api/dlock/config.h). Off (the default),
+ * dlock_redis_backend_new connects once, so a wrong address, password or
+ * database fails there. On, it does no network I/O: the URL, the options
+ * and the TLS files are still checked (DLOCK_EINVAL), but the backend is
+ * made while its server is down, and so is a client on it. Its calls
+ * connect on first use and after that exactly as after a lost
+ * connection: while the server cannot be reached each call fails with
+ * DLOCK_ECONN (the detail says why: refused, timed out, wrong password:
+ * DLOCK_EAUTH) within its own budget, the reconnection back-off
+ * (reconnect_min_ms .. reconnect_max_ms) spaces the attempts, and the
+ * waiting calls retry within their budgets: a try_lock with a wait keeps
+ * trying until it runs out, a dlock_lock (and every wait without a
+ * budget) until the server comes up and the lock is had. What is
+ * deferred, per kind of URL:
+ *  - redis://, rediss://, unix://: the first connection (TCP or the
+ *    socket, the TLS handshake, AUTH, SELECT).
+ *  - *-sentinel://: the discovery of the master. The backend's thread
+ *    starts at once and asks the sentinels (with back-off while none
+ *    answers, as it rediscovers after a failover); until a master is
+ *    confirmed every call fails with DLOCK_ECONN, detail "no master of
+ *    'NAME' found yet (last: ...)" saying why; once the sentinels have
+ *    answered that none of them knows NAME, DLOCK_EINVAL, and when
+ *    credentials were refused, DLOCK_EAUTH (errors that waiting does not
+ *    mend: a lazy backend reports them there, not at creation).
+ *  - *-cluster://: the first reading of the slot map. Until the thread has
+ *    read it from a seed (it keeps asking, at most every 200 ms), calls
+ *    go to a seed node, which redirects them (MOVED) once it is up, or
+ *    are refused (DLOCK_ECONN) within their budget while no seed answers.
+ * Nothing else changes: the subscriber connects on the first wait, as it
+ * always does.
+ *
  * Thread-safety: a backend may be shared by any number of threads.
  * No part of a password ever appears in an error message, whatever the
  * URL (a raw '@', '&' or '?' inside a password may move its rest into what
@@ -144,9 +177,11 @@ extern "C" {
  * against version 1 keeps working unchanged); a version-2 struct ends at
  * tls_insecure (the sentinel fields then take their defaults); a
  * version-3 struct ends at sentinel_password (sync off, and multiplex and
- * connections take their defaults). */
+ * connections take their defaults); a version-4 struct ends at
+ * connections (lazy_connect is then 0). */
 typedef struct dlock_redis_options {
-    int version;                 /* 4 (3: ends at sentinel_password;
+    int version;                 /* 5 (4: ends at connections; 3: at
+                                    sentinel_password;
                                     2: at tls_insecure; 1: at
                                     reconnect_max_ms) */
     int64_t connect_timeout_ms;  /* default 2000 */
@@ -185,19 +220,26 @@ typedef struct dlock_redis_options {
                          connections, one borrowed per call */
     int connections;  /* multiplexed: connections per node, 1..64;
                          default 1 */
+
+    /* ---- version 5: lazy connection (see above; every scheme). The
+     * URL's lazy_connect=0|1 wins. */
+    int lazy_connect; /* 0 (default): connect in dlock_redis_backend_new;
+                         1: no I/O there, connect on first use */
 } dlock_redis_options;
 
 /* The largest sync_replicas (far above any real replica count). */
 #define DLOCK_SYNC_REPLICAS_MAX 1000
 
 #define DLOCK_REDIS_OPTIONS_INIT                                               \
-    {4, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-     0, 1000, 1, 1}
+    {5, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+     0, 1000, 1, 1, 0}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).
  * opts may be NULL (defaults). Blocks for at most the connect timeout plus
- * the command timeout.
+ * the command timeout. With lazy_connect (above) it does not connect and
+ * never blocks on the network: DLOCK_ECONN, DLOCK_ETIMEDOUT, DLOCK_EAUTH
+ * and DLOCK_EPROTO then come from the calls.
  * Returns 0, DLOCK_EINVAL (bad URL or options, unreadable TLS files;
  * errbuf says which part), DLOCK_ECONN (including TLS failures, above),
  * DLOCK_ETIMEDOUT, DLOCK_EAUTH, DLOCK_EPROTO (not a Redis server, or SELECT

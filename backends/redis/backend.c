@@ -50,6 +50,10 @@ static int rb_eval_until(dlock_backend *b, dlock_reply **out,
                                          nkeys, nargs, argv, argvlen,
                                          deadline_ms, errbuf, errlen);
     n = dlock__redis_topology_master(rb->topo);
+    if (!n) {
+        *out = NULL;
+        return dlock__redis_topology_no_master(rb->topo, errbuf, errlen);
+    }
     rc = dlock__redis_eval(n, rb->scripts, out, script, nkeys, nargs, argv,
                            argvlen, deadline_ms, NULL, errbuf, errlen);
     /* Lost, refused or unavailable (READONLY, MASTERDOWN, LOADING...): the
@@ -78,6 +82,11 @@ static int rb_subscribe_until(dlock_backend *b, dlock_subscription **out,
     if (rb->cluster)
         return dlock__redis_cluster_subscribe(rb->cluster, out, channel, fn,
                                               arg, deadline_ms, errbuf, errlen);
+    if (!dlock__redis_topology_master(rb->topo)) {
+        if (out)
+            *out = NULL;
+        return dlock__redis_topology_no_master(rb->topo, errbuf, errlen);
+    }
     return dlock__redis_subscriber_add(dlock__redis_topology_subscriber(rb->topo),
                                        out, channel, fn, arg, deadline_ms,
                                        errbuf, errlen);
@@ -148,9 +157,15 @@ static int rb_eval_send(dlock_backend *b, dlock_pending **out,
 {
     redis_backend *rb = (redis_backend *)b;
     dlock__redis_node *n = dlock__redis_topology_master(rb->topo);
-    dlock__redis_evalcall *ec;
-    int rc = dlock__redis_eval_send(n, rb->scripts, &ec, script, nkeys, nargs,
-                                    argv, argvlen, deadline_ms, errbuf, errlen);
+    dlock__redis_evalcall *ec = NULL;
+    int rc;
+
+    if (!n) {
+        *out = NULL;
+        return dlock__redis_topology_no_master(rb->topo, errbuf, errlen);
+    }
+    rc = dlock__redis_eval_send(n, rb->scripts, &ec, script, nkeys, nargs,
+                                argv, argvlen, deadline_ms, errbuf, errlen);
 
     if (rc == DLOCK_ECONN)
         dlock__redis_topology_suspect(rb->topo, n);
@@ -231,6 +246,8 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
     else if (o->connections < 1 ||
              o->connections > DLOCK__REDIS_CONNECTIONS_MAX)
         bad = "connections must be 1..64";
+    else if (o->lazy_connect != 0 && o->lazy_connect != 1)
+        bad = "lazy_connect must be 0 or 1";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -243,13 +260,14 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 4) {
+    if (from->version >= 5) {
         *to = *from;
         return;
     }
     *to = defaults;
     memcpy(to, from,
-           from->version == 3   ? offsetof(dlock_redis_options, sync_replicas)
+           from->version == 4   ? offsetof(dlock_redis_options, lazy_connect)
+           : from->version == 3 ? offsetof(dlock_redis_options, sync_replicas)
            : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
                                 : offsetof(dlock_redis_options, tls_cacert));
     to->version = from->version;
@@ -338,7 +356,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     if (opts->version < 1) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1..4 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be 1..5 (use DLOCK_REDIS_OPTIONS_INIT)");
         return DLOCK_EINVAL;
     }
     options_copy(&o, opts);
@@ -374,6 +392,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
                                                   : opts->connections;
     rb->cfg.queue_max = rb->cfg.url.queue_max ? rb->cfg.url.queue_max
                                               : DLOCK__REDIS_MUX_QUEUE_MAX;
+    rb->cfg.lazy_connect = rb->cfg.url.lazy_connect != -1
+                               ? rb->cfg.url.lazy_connect
+                               : opts->lazy_connect;
     if (rb->cfg.url.queue_max && !rb->cfg.multiplex) {
         dlock__redis_errf(errbuf, errlen,
                           "bad redis URL: 'queue_max' bounds the request "
@@ -408,7 +429,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     }
     /* Connects once (standalone) or discovers the master (Sentinel), so a
      * wrong URL, password, db or master name fails here rather than at
-     * the first lock. */
+     * the first lock; lazily, neither (they do it on first use). */
     rc = rb->cfg.url.is_cluster
              ? dlock__redis_cluster_new(&rb->cluster, &rb->cfg, errbuf, errlen)
              : dlock__redis_topology_new(&rb->topo, &rb->cfg, errbuf, errlen);

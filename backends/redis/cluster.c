@@ -592,7 +592,21 @@ int dlock__redis_cluster_new(dlock__redis_cluster **out,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
-    rc = refresh(c, errbuf, errlen);
+    if (c->cfg->lazy_connect) {
+        /* No I/O: the seeds stand in for the map until the thread has read
+         * it (it starts with a refresh wanted); a call sent to one meanwhile
+         * is redirected by it, or refused while it is down. */
+        int i;
+        rc = 0;
+        for (i = 0; i < cfg->url.naddrs && rc == 0; i++)
+            if (!node_for(c, cfg->url.addrs[i].host, cfg->url.addrs[i].port)) {
+                dlock__redis_errf(errbuf, errlen, "out of memory");
+                rc = DLOCK_ENOMEM;
+            }
+        c->refresh = 1;
+    } else {
+        rc = refresh(c, errbuf, errlen);
+    }
     if (rc == 0 && !any_node(c)) {
         dlock__redis_errf(errbuf, errlen, "redis cluster: no slot is served");
         rc = DLOCK_ECONN;

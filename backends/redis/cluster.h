@@ -52,7 +52,9 @@ typedef struct dlock__redis_cluster dlock__redis_cluster;
 
 /* Reads the slot map from the seed nodes of cfg (borrowed; it must outlive
  * the cluster), each tried once, each step bounded by the connect and
- * command timeouts, then starts the thread. 0, DLOCK_ECONN (no seed
+ * command timeouts, then starts the thread. With cfg->lazy_connect, no
+ * I/O: the thread reads the map from its first pass on, and until then
+ * calls go to a seed node (any_node). 0, DLOCK_ECONN (no seed
  * reachable; the detail names the last error), DLOCK_EAUTH, DLOCK_EPROTO
  * (a seed is not a cluster node: the detail says so), DLOCK_ENOMEM. */
 int dlock__redis_cluster_new(dlock__redis_cluster **out,

@@ -2,7 +2,7 @@
  * Redis backend: which node a call goes to — standalone, or the master
  * that Sentinel names (see topology.h).
  *
- * Ownership: the mutex guards master, suspect and stopping. The node list
+ * Ownership: the mutex guards master, suspect, stopping and last_err. The node list
  * grows only on the constructor's thread before the watcher starts, then
  * only on the watcher; it is freed after the watcher is joined. The
  * watcher alone owns its sentinel connection.
@@ -35,7 +35,10 @@ struct dlock__redis_topology {
     dlock__redis_node *nodes; /* every node ever used (see above) */
 
     pthread_mutex_t mu;
-    dlock__redis_node *master; /* where calls go; mu */
+    dlock__redis_node *master; /* where calls go (NULL: lazy, none found
+                                  yet); mu */
+    char last_err[200];        /* why none was found yet; mu */
+    int last_rc;               /* and its code; mu */
     int suspect;               /* look for the master again; mu */
     int stopping;              /* mu */
 
@@ -73,18 +76,23 @@ static void wake(dlock__redis_topology *t)
         dlock__redis_pipe_poke(t->pipefd[1]);
 }
 
-/* Calls go to n from now on; the subscriber follows. */
+/* Calls go to n from now on; the subscriber follows. One thread at a
+ * time (the constructor's, then the watcher). The subscriber moves first,
+ * so that a caller who sees the first master of a lazy topology (until
+ * then the subscriber had no address) never subscribes without one. */
 static void set_master(dlock__redis_topology *t, dlock__redis_node *n)
 {
     int moved;
     pthread_mutex_lock(&t->mu);
     moved = t->master != n;
+    pthread_mutex_unlock(&t->mu);
+    if (moved && t->sub)
+        dlock__redis_subscriber_retarget(t->sub, &n->cfg);
+    pthread_mutex_lock(&t->mu);
     t->master = n;
     t->suspect = 0;
     pthread_mutex_unlock(&t->mu);
     if (moved) dlock__log(DLOCK_LOG_INFO, "redis-sentinel '%s': master is %s", t->cfg->url.master_name, n->cfg.url.where);
-    if (moved && t->sub)
-        dlock__redis_subscriber_retarget(t->sub, &n->cfg);
 }
 
 /* ---- one command on a fresh connection -------------------------------- */
@@ -350,9 +358,15 @@ static void *watch(void *arg)
             break;
         now = dlock__redis_now_ms();
         if (suspect && now >= d_retry) {
-            if (discover(t, NULL, 0) == 0) {
+            char why[sizeof t->last_err] = "";
+            int rc = discover(t, why, sizeof why);
+            if (rc == 0) {
                 d_fail = 0;
             } else {
+                pthread_mutex_lock(&t->mu);
+                memcpy(t->last_err, why, sizeof why);
+                t->last_rc = rc;
+                pthread_mutex_unlock(&t->mu);
                 d_fail++;
                 d_retry = dlock__redis_now_ms() + retry_ms(cfg, d_fail);
             }
@@ -494,18 +508,28 @@ int dlock__redis_topology_new(dlock__redis_topology **out,
         /* One connection now, so a wrong URL, password or db fails here
          * rather than at the first lock; it stays in the pool for that
          * first lock. */
-        rc = dlock__redis_pool_acquire(n->pool, &c, INT64_MAX, errbuf, errlen);
-        if (rc != 0)
-            goto fail;
-        dlock__redis_pool_release(n->pool, c, 0);
+        if (!cfg->lazy_connect) {
+            rc = dlock__redis_pool_acquire(n->pool, &c, INT64_MAX, errbuf,
+                                           errlen);
+            if (rc != 0)
+                goto fail;
+            dlock__redis_pool_release(n->pool, c, 0);
+        }
     } else {
         if (make_sentinel_configs(t) != 0)
             goto nomem_t;
-        rc = discover(t, errbuf, errlen);
-        if (rc != 0)
+        if (cfg->lazy_connect) {
+            /* The watcher discovers, from its first pass on. */
+            t->suspect = 1;
+            snprintf(t->last_err, sizeof t->last_err, "not asked yet");
+        } else if ((rc = discover(t, errbuf, errlen)) != 0) {
             goto fail;
+        }
     }
-    if (dlock__redis_subscriber_new(&t->sub, &t->master->cfg) != 0)
+    /* Lazy Sentinel: no address until set_master retargets it; nothing
+     * subscribes before (dlock__redis_topology_master is NULL). */
+    if (dlock__redis_subscriber_new(&t->sub, t->master ? &t->master->cfg
+                                                       : t->cfg) != 0)
         goto nomem_t;
     if (t->nsentinels > 0) {
         dlock__redis_subscriber_on_lost(t->sub, on_subscriber_lost, t);
@@ -563,6 +587,25 @@ dlock__redis_node *dlock__redis_topology_master(dlock__redis_topology *t)
     n = t->master;
     pthread_mutex_unlock(&t->mu);
     return n;
+}
+
+int dlock__redis_topology_no_master(dlock__redis_topology *t, char *errbuf,
+                                    size_t errlen)
+{
+    char why[sizeof t->last_err];
+    int rc;
+    pthread_mutex_lock(&t->mu);
+    memcpy(why, t->last_err, sizeof why);
+    rc = t->last_rc;
+    pthread_mutex_unlock(&t->mu);
+    dlock__redis_errf(errbuf, errlen,
+                      "redis-sentinel: no master of '%.100s' found yet "
+                      "(last: %s)",
+                      t->cfg->url.master_name, why);
+    /* What waiting cannot mend (no sentinel knows the name, credentials
+     * refused) is told as such, so that a dlock_lock does not wait for
+     * ever on a configuration error; the rest is "unreachable". */
+    return rc == DLOCK_EINVAL || rc == DLOCK_EAUTH ? rc : DLOCK_ECONN;
 }
 
 dlock__redis_subscriber *dlock__redis_topology_subscriber(

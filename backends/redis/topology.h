@@ -44,7 +44,9 @@ typedef struct dlock__redis_topology dlock__redis_topology;
  * checks it once: standalone, one connection (so a wrong address, password
  * or db fails here); Sentinel, a discovery (each sentinel tried at most
  * once, each step bounded by the connect and command timeouts), then the
- * watching thread starts. Returns 0, DLOCK_ECONN (no sentinel reachable,
+ * watching thread starts. With cfg->lazy_connect, neither check: no I/O
+ * here; the first call connects (standalone), the watcher discovers
+ * (Sentinel) from its first pass. Returns 0, DLOCK_ECONN (no sentinel reachable,
  * or none named a reachable master; the detail says which), DLOCK_EINVAL
  * (no sentinel knows sentinelMasterId), DLOCK_EAUTH, DLOCK_ETIMEDOUT,
  * DLOCK_EPROTO, DLOCK_ENOMEM; errbuf gets the detail. */
@@ -55,8 +57,18 @@ int dlock__redis_topology_new(dlock__redis_topology **out,
 /* Joins the thread, frees the subscriber and every node. NULL ok. */
 void dlock__redis_topology_free(dlock__redis_topology *t);
 
-/* The node calls go to now. Never blocks on I/O; never NULL. */
+/* The node calls go to now. Never blocks on I/O. NULL only for a lazy
+ * Sentinel topology (cfg->lazy_connect) whose first master has not been
+ * found yet: the caller then fails with dlock__redis_topology_no_master. */
 dlock__redis_node *dlock__redis_topology_master(dlock__redis_topology *t);
+
+/* Writes why no master is known yet ("no master of 'NAME' found yet
+ * (last: <the watcher's last discovery error>)") and returns DLOCK_ECONN,
+ * or the last discovery's DLOCK_EINVAL (no sentinel knows the name) or
+ * DLOCK_EAUTH (credentials refused): errors waiting does not mend. Never
+ * blocks on I/O. */
+int dlock__redis_topology_no_master(dlock__redis_topology *t, char *errbuf,
+                                    size_t errlen);
 
 /* The subscriber (it follows the master). */
 dlock__redis_subscriber *dlock__redis_topology_subscriber(

@@ -522,28 +522,35 @@ static int set_count(int *slot, const char *name, long max, const char *kind,
     return 0;
 }
 
+/* A flag: 0 or 1, given once (-1: not yet); what says what each means. */
+static int set_flag(int *slot, const char *name, const char *what,
+                    const char *kind, const char *vs, size_t vn, char *errbuf,
+                    size_t errlen)
+{
+    if (*slot != -1) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' given twice", kind,
+                          name);
+        return DLOCK_EINVAL;
+    }
+    if (vn != 1 || (vs[0] != '0' && vs[0] != '1')) {
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: '%s' must be %s", kind,
+                          name, what);
+        return DLOCK_EINVAL;
+    }
+    *slot = vs[0] - '0';
+    return 0;
+}
+
 /* multiplex=0|1, connections=N and queue_max=N, the connections' mode
  * (any scheme). */
 static int set_conn_param(dlock__redis_url *u, const char *kind,
                           const char *ps, size_t klen, const char *vs,
                           size_t vn, char *errbuf, size_t errlen)
 {
-    if (name_is(ps, klen, "multiplex")) {
-        if (u->multiplex != -1) {
-            dlock__redis_errf(errbuf, errlen,
-                              "bad %s URL: 'multiplex' given twice", kind);
-            return DLOCK_EINVAL;
-        }
-        if (vn != 1 || (vs[0] != '0' && vs[0] != '1')) {
-            dlock__redis_errf(errbuf, errlen,
-                              "bad %s URL: 'multiplex' must be 0 (a pool of "
-                              "connections) or 1 (shared connections)",
-                              kind);
-            return DLOCK_EINVAL;
-        }
-        u->multiplex = vs[0] - '0';
-        return 0;
-    }
+    if (name_is(ps, klen, "multiplex"))
+        return set_flag(&u->multiplex, "multiplex",
+                        "0 (a pool of connections) or 1 (shared connections)",
+                        kind, vs, vn, errbuf, errlen);
     if (name_is(ps, klen, "queue_max"))
         return set_count(&u->queue_max, "queue_max",
                          DLOCK__REDIS_QUEUE_MAX_LIMIT, kind, vs, vn, errbuf,
@@ -557,7 +564,7 @@ static int set_conn_param(dlock__redis_url *u, const char *kind,
 static int param_known(const char *s, size_t n)
 {
     static const char *const others[] = {"multiplex", "connections", "queue_max",
-                                         "insecure", "db"};
+                                         "insecure", "db", "lazy_connect"};
     size_t i;
     for (i = 0; i < NSTR_PARAMS; i++)
         if (name_is(s, n, str_params[i].name))
@@ -597,6 +604,11 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (name_is(ps, klen, "multiplex") || name_is(ps, klen, "connections") ||
         name_is(ps, klen, "queue_max"))
         return set_conn_param(u, kind, ps, klen, vs, vn, errbuf, errlen);
+    if (name_is(ps, klen, "lazy_connect"))
+        return set_flag(&u->lazy_connect, "lazy_connect",
+                        "0 (connect when the backend is made) or 1 (connect "
+                        "on first use)",
+                        kind, vs, vn, errbuf, errlen);
     if (u->is_unix && name_is(ps, klen, "db")) {
         if (*have_db) {
             dlock__redis_errf(errbuf, errlen, "bad unix URL: 'db' given twice");
@@ -616,8 +628,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         dlock__redis_errf(errbuf, errlen,
                           "bad unix URL: unknown parameter%s (only db=N, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections and queue_max are supported; TLS "
-                          "needs rediss://)",
+                          "connections, queue_max and lazy_connect are "
+                          "supported; TLS needs rediss://)",
                           shown(q, u, ps, klen));
         return DLOCK_EINVAL;
     }
@@ -629,7 +641,7 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           "bad %s URL: unknown parameter%s (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections or queue_max%s)",
+                          "connections, queue_max or lazy_connect%s)",
                           kind, shown(q, u, ps, klen),
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",
@@ -654,18 +666,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (i < NSTR_PARAMS)
         return set_string((char **)((char *)u + str_params[i].offset),
                           str_params[i].name, kind, vs, vn, errbuf, errlen);
-    if (u->tls.insecure != -1) {
-        dlock__redis_errf(errbuf, errlen, "bad %s URL: 'insecure' given twice",
-                          kind);
-        return DLOCK_EINVAL;
-    }
-    if (vn != 1 || (vs[0] != '0' && vs[0] != '1')) {
-        dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: 'insecure' must be 0 or 1", kind);
-        return DLOCK_EINVAL;
-    }
-    u->tls.insecure = vs[0] - '0';
-    return 0;
+    return set_flag(&u->tls.insecure, "insecure", "0 or 1", kind, vs, vn,
+                    errbuf, errlen);
 }
 
 /* Parses "name=value&name=value" (q points at the '?'). */
@@ -806,6 +808,7 @@ int dlock__redis_url_parse(dlock__redis_url *out, const char *url,
     out->sync_replicas = -1;
     out->sync_timeout_ms = -1;
     out->multiplex = -1;
+    out->lazy_connect = -1;
     if (scheme_is(url, slen, "redis") || scheme_is(url, slen, "rediss")) {
         out->is_tls = slen == 6;
         rc = parse_tcp(out, sep + 3, errbuf, errlen);

@@ -34,7 +34,7 @@
  * Connection parameters (every scheme): multiplex (0 or 1), connections
  * (1..DLOCK__REDIS_CONNECTIONS_MAX), queue_max
  * (1..DLOCK__REDIS_QUEUE_MAX_LIMIT; multiplexed connections only, which
- * the backend checks once the options are merged).
+ * the backend checks once the options are merged), lazy_connect (0 or 1).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
@@ -98,6 +98,10 @@ typedef struct dlock__redis_url {
     long long sync_replicas;   /* -1 means "all" only once given: see given */
     long long sync_timeout_ms;
     int sync_replicas_given;
+
+    /* lazy_connect=0|1, any scheme; -1 = not given (the options' field
+     * then applies). */
+    int lazy_connect;
 
     /* While parsing: 1 when the URL may hold a secret, so that its
      * messages quote nothing of it (url.c, shown()). */
