@@ -181,6 +181,34 @@ static void async_wait_woken_by_release(void **state)
     assert_int_equal(dlock_unlock_as(l1, "waiter-1"), 0);
 }
 
+/* A lease-0 hold taken asynchronously is the watchdog's, as a blocking
+ * one is: still held after several watchdog periods; and when it is lost
+ * (deleted behind the owner's back), on_lost is called. */
+static void async_watchdog_renews(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *other = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t ttl = -1;
+    seen a = {0};
+
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, 0, 0, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    dlock_fx_advance(fx, 3 * fx->watchdog_ms);
+    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_int_equal(dlock_remain_ttl(l, &ttl), 0);
+    assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
+    assert_int_equal(dlock_fx_lost_count(fx), 0);
+    assert_int_equal(dlock_force_unlock(other, NULL), 0);
+    assert_int_equal(dlock_fx_wait_lost(fx, 1, 4 * fx->watchdog_ms), 1);
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, DLOCK_ELOST); /* as a blocking unlock says */
+}
+
 /* A timed wait ends with DLOCK_ETIMEDOUT at its wait (exactly, on the
  * virtual clock), leaving the lock to its holder. */
 static void async_try_lock_times_out(void **state)
@@ -675,6 +703,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_lock_unlock),
     DLOCK_FX_CASE(async_wait_woken_by_release),
     DLOCK_FX_CASE(async_try_lock_times_out),
+    DLOCK_FX_CASE(async_watchdog_renews),
     DLOCK_FX_CASE(async_cancel_leaves_nothing),
     DLOCK_FX_CASE(async_callback_rules),
     DLOCK_FX_CASE(async_free_ends_waits),
