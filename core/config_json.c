@@ -68,6 +68,7 @@ static const field fields[] = {
     I64("sync_timeout_ms", redis.sync_timeout_ms, 1),
     {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
     {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
+    I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
