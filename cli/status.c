@@ -47,8 +47,14 @@ static void print_lock_text(json_t *doc)
         printf("\n");
     }
     json_array_foreach(queue, i, v) {
+        json_t *left = json_object_get(v, "remaining_ms");
+
         printf("  waiting %zu: %s", i + 1, json_string_value(json_object_get(v, "owner")));
-        print_ttl("presumed dead in", json_object_get(v, "remaining_ms"));
+        /* <= 0: dead, and dropped by the next call once first in line */
+        if (json_is_integer(left) && json_integer_value(left) <= 0)
+            printf(", presumed dead");
+        else
+            print_ttl("presumed dead in", left);
         printf("\n");
     }
 }

@@ -128,6 +128,14 @@ uint64_t dlock_backend_reconnects(dlock_backend *b)
     return b->methods->reconnects(b);
 }
 
+uint64_t dlock_backend_unsynced(dlock_backend *b, int cause)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 6 ||
+        b->methods->unsynced == NULL)
+        return 0;
+    return b->methods->unsynced(b, cause);
+}
+
 const char *dlock_backend_publish_command(dlock_backend *b)
 {
     const char *cmd = NULL;

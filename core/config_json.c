@@ -69,6 +69,7 @@ static const field fields[] = {
     {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
     {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
     {"lazy_connect", F_FLAG, offsetof(dlock__config, redis.lazy_connect), 0, 1},
+    I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

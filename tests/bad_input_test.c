@@ -144,7 +144,14 @@ static void test_client_args(void **state)
     char buf[DLOCK_OWNER_MAX], err[256];
     const char *bad_urls[] = {"", "mock", "MOCK", "mock:x", "ftp://h",
                               "http://127.0.0.1:1", "rediss://h?nope=1", "redis:/h",
-                              "unix:", "\xff://", "redis ://h", "://"};
+                              "unix:", "\xff://", "redis ://h", "://",
+                              /* the client's own parameter, in any scheme */
+                              "mock:?fair_waiter_timeout_ms=-1",
+                              "mock:?fair_waiter_timeout_ms=",
+                              "mock:?fair_waiter_timeout_ms=5s",
+                              "mock:?fair_waiter_timeout_ms=1000000000001",
+                              "mock:?fair_waiter_timeout_ms=1&fair_waiter_timeout_ms=1",
+                              "redis://:secret@127.0.0.1:1?fair_waiter_timeout_ms=x"};
     size_t i;
     (void)state;
     world_open(&w);
@@ -176,6 +183,9 @@ static void test_client_args(void **state)
     BAD_OPT(watchdog_timeout_ms, DLOCK_TIME_MAX_MS + 1);
     BAD_OPT(max_hold_ms, INT64_MAX);
     BAD_OPT(fair_wait_slack_ms, INT64_MAX);
+    BAD_OPT(fair_waiter_timeout_ms, -1);
+    BAD_OPT(fair_waiter_timeout_ms, INT64_MIN);
+    BAD_OPT(fair_waiter_timeout_ms, DLOCK_TIME_MAX_MS + 1);
 #undef BAD_OPT
     dlock_backend_free(b);
 
@@ -655,6 +665,8 @@ static void test_config(void **state)
         "{\"url\": \"mock:\", \"watchdog_timeout_ms\": -9223372036854775808}",
         "{\"url\": \"mock:\", \"max_hold_ms\": 99999999999999999999999}",
         "{\"url\": \"mock:\", \"fair_wait_slack_ms\": 0}",
+        "{\"url\": \"mock:\", \"fair_waiter_timeout_ms\": -1}",
+        "{\"url\": \"mock:\", \"fair_waiter_timeout_ms\": 1000000000001}",
         "{\"url\": \"mock:\", \"watchdog_timeout_ms\": 9223372036854775807}",
         "{\"url\": \"mock:\", \"max_hold_ms\": 1000000000001}",
         "{\"url\": \"mock:\", \"command_timeout_ms\": 9223372036854775807}",

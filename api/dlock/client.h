@@ -75,7 +75,8 @@ typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
-    int version;                 /* 2 (1: a struct ending at on_lost_arg) */
+    int version;                 /* 3 (1: a struct ending at on_lost_arg,
+                                  * 2: at budget_slack_ms) */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
@@ -94,9 +95,19 @@ typedef struct dlock_client_options {
      * whose round trip is slower than this, give try_lock a wait that
      * covers one. >= 0; default 50. */
     int64_t budget_slack_ms;
+    /* ---- version 3 ---- */
+    /* A waiter of this client in a fair lock's queue that has not renewed
+     * its place for this long is presumed dead, and stops blocking the
+     * queue once first in line, whatever its deadline W says
+     * (api/dlock/fair.h). Its waiters renew it at least every quarter of
+     * this. 0: none, this client's waiters are presumed dead by W alone,
+     * as Java clients' are. URL query parameter fair_waiter_timeout_ms=N
+     * (wins over this field), JSON key "fair_waiter_timeout_ms".
+     * 0..DLOCK_TIME_MAX_MS; default 5000. */
+    int64_t fair_waiter_timeout_ms;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {2, 30000, 0, 300000, NULL, NULL, 50}
+#define DLOCK_CLIENT_OPTIONS_INIT {3, 30000, 0, 300000, NULL, NULL, 50, 5000}
 
 /* Creates a client on backend. On success the client owns the backend (it
  * is freed with the client); on failure the caller keeps it. opts may be NULL

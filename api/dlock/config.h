@@ -23,7 +23,8 @@
  *       "sync_timeout_ms": 1000,
  *       "multiplex": true,
  *       "connections": 1,
- *       "lazy_connect": false
+ *       "lazy_connect": false,
+ *       "fair_waiter_timeout_ms": 5000
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -40,6 +41,9 @@
  *   watchdog_timeout_ms                     >= 3
  *   max_hold_ms                             >= 0 (0: renew for ever)
  *   fair_wait_slack_ms                      >= 1
+ *   fair_waiter_timeout_ms                  >= 0 (0: none; the URL's
+ *                                           parameter of the same name
+ *                                           wins)
  *   budget_slack_ms                         >= 0
  *   sync_replicas                           -1 (all connected), 0 (off,
  *                                           default) .. 1000: replicas

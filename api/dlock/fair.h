@@ -27,8 +27,24 @@
  *    threadWaitTime; both default to 5 min): give every client sharing a fair
  *    lock, Java ones included, the same W;
  *  - a waiter first in line whose deadline passed is purged by the next
- *    operation, so a dead waiter blocks the queue for about W after the lease
- *    in front of it ends. A live dlock waiter looks again at least every
+ *    operation, so a dead Java waiter blocks the queue for about W after the
+ *    lease in front of it ends;
+ *  - a dlock waiter is also presumed dead when it has not renewed its place
+ *    for the client's fair_waiter_timeout_ms (L, default 5 s; 0: none, the
+ *    deadline alone, as a Java waiter): each of its attempts writes "alive
+ *    until now + L" into dlock's own sorted set "dlock_lock_alive:{name}"
+ *    (Java clients neither read nor write it; it expires on its own and
+ *    goes with the queue), at least every L/4. First in line with that
+ *    passed, it is purged like a waiter whose deadline passed (the deadlines
+ *    of the others stay as they are, as Redisson's purge leaves them), and
+ *    the next in line, which looks again when it ends, takes the lock then:
+ *    a dead dlock waiter (a process killed with kill -9, a lost network)
+ *    stops blocking the queue at most L after its death, a Java waiter's
+ *    rules and the queue's order unchanged. A stall of a live waiter longer
+ *    than L (SIGSTOP) costs it the same as a purge by deadline (below). A
+ *    purge that makes a new first in line while the lock is free wakes it;
+ *    a forced unlock purges too, so it clears dead waiters first in line
+ *    and wakes the first live one. A live dlock waiter looks again at least every
  *    second (every W/4 when that is shorter): it keeps its deadline at least W/2 ahead of the one it would get
  *    by joining now at its place (moving the waiters behind it along), so a
  *    holder that keeps the lock longer than W purges nobody; and if it finds

@@ -29,6 +29,14 @@
  *    connect (the Redis backend's command connections; its pub/sub
  *    connection's restores are logged, not counted). 0 on the mock and on
  *    a backend without the counter (api/dlock/sys/backend.h).
+ *  - unsynced_no_replica, unsynced_refused (version 2): writes (lock,
+ *    unlock, renewal... calls of scripts that write) that the Redis
+ *    backend's sync_replicas (api/dlock/redis.h) asked to sync but that
+ *    went without WAIT: because sync_replicas = -1 found no replica
+ *    connected to the master, or because the server refused WAIT (unknown
+ *    command, NOPERM), which turns sync off for the backend's lifetime
+ *    (the refused call counts). Each cause is also logged once per
+ *    backend, at DLOCK_LOG_WARN (api/dlock/log.h). 0 on the mock.
  * Counters only grow (unsigned 64-bit, wrapping).
  */
 #ifndef DLOCK_METRICS_H
@@ -57,7 +65,7 @@ typedef struct dlock_histogram {
 } dlock_histogram;
 
 typedef struct dlock_metrics {
-    int version; /* set by the caller: 1 */
+    int version; /* set by the caller: 2 (1: a struct ending at hold_ms) */
     uint64_t acquisitions;
     uint64_t busy;
     uint64_t renewals;
@@ -66,9 +74,12 @@ typedef struct dlock_metrics {
     uint64_t reconnects;
     dlock_histogram wait_ms;
     dlock_histogram hold_ms;
+    /* ---- version 2 ---- */
+    uint64_t unsynced_no_replica;
+    uint64_t unsynced_refused;
 } dlock_metrics;
 
-#define DLOCK_METRICS_INIT {1, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}}
+#define DLOCK_METRICS_INIT {2, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}, 0, 0}
 
 /* Fills *out (whose version the caller set, as with DLOCK_METRICS_INIT)
  * with c's figures so far. The figures are read one by one, without

@@ -174,8 +174,11 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
  *   fenced:    "token": the latest fencing token handed out (0: none yet)
  *   fair:      "queue": the waiters in line, first first:
  *              [{"owner": id, "deadline_ms": when it is presumed dead (wall
- *              ms, as stored), "remaining_ms": deadline minus this client's
- *              wall clock (<= 0: it is purged by the next call)}, ...]
+ *              ms, as stored: the sooner of its deadline and, for a dlock
+ *              waiter, the end of its liveness, api/dlock/fair.h),
+ *              "remaining_ms": deadline minus this client's wall clock
+ *              (<= 0: it is purged by the next call once first in line)},
+ *              ...]
  *   rwlock_read, rwlock_write (api/dlock/rwlock.h): "locked", "ttl_ms" and
  *              "holders" are the half's, as its own reads answer them (read
  *              half: the readers and the longest live read hold; write half:

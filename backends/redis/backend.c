@@ -133,6 +133,11 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
+static uint64_t rb_unsynced(dlock_backend *b, int cause)
+{
+    return dlock__redis_scripts_unsynced(((redis_backend *)b)->scripts, cause);
+}
+
 /* Redis Cluster: sharded pub/sub (SPUBLISH on the master of the
  * channel's slot, where the waiters SSUBSCRIBE), as Redisson 3.22+ does in
  * cluster mode; standalone and Sentinel: PUBLISH. */
@@ -201,6 +206,7 @@ static const dlock_backend_methods redis_methods = {
     .key_slot = rb_key_slot,
     .eval_send = rb_eval_send,
     .eval_receive = rb_eval_receive,
+    .unsynced = rb_unsynced,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and

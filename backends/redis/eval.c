@@ -14,6 +14,7 @@
 #include <openssl/sha.h>
 
 #include "conn.h"
+#include "core/log.h"
 
 #define SHA_LEN 40
 /* Deeper than any reply a lock script builds; stops a hostile server from
@@ -54,6 +55,10 @@ struct dlock__redis_scripts {
     int wait_refused;
     int all_replicas;
     int64_t all_counted_ms;
+    /* Writes sent without the sync asked for (dlock__redis_scripts_unsynced),
+     * and whether sync_replicas = -1 finding no replica was logged. */
+    uint64_t unsynced[2];
+    int warned_no_replica;
 };
 
 int dlock__redis_scripts_new(dlock__redis_scripts **out)
@@ -300,6 +305,8 @@ static int wait_refused_for_good(const redisReply *w)
 static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
                       const redisReply *w, int n, char *errbuf, size_t errlen)
 {
+    int first;
+
     if (w->type == REDIS_REPLY_INTEGER && w->integer >= n)
         return 0;
     if (w->type == REDIS_REPLY_INTEGER) {
@@ -318,8 +325,15 @@ static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
         return DLOCK_ESYNC;
     }
     pthread_mutex_lock(&s->mu);
+    first = !s->wait_refused;
     s->wait_refused = 1;
+    s->unsynced[DLOCK_UNSYNCED_REFUSED]++; /* this one was not synced either */
     pthread_mutex_unlock(&s->mu);
+    if (first)
+        dlock__log(DLOCK_LOG_WARN, "redis %s refuses WAIT (%.80s): sync_replicas is off "
+                   "for this backend from now on, its writes go unsynced (logged once; "
+                   "counted in the client's metrics)", cfg->url.where,
+                   w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
     dlock__redis_errf(errbuf, errlen,
                       "redis %s refuses WAIT (%.80s): this write was not "
                       "synced, and sync_replicas is off for this backend from "
@@ -327,6 +341,43 @@ static int sync_check(dlock__redis_scripts *s, const dlock__redis_config *cfg,
                       cfg->url.where,
                       w->type == REDIS_REPLY_ERROR ? w->str : "unexpected reply");
     return DLOCK_ESYNC;
+}
+
+/* A write that sync_replicas asked to sync goes without WAIT (n = 0):
+ * counted by cause, and the first one for want of a replica logged (the
+ * refusal is logged where it is found, sync_check). */
+static void sync_note_skip(dlock__redis_scripts *s, const dlock__redis_config *cfg,
+                           int writes, int n)
+{
+    int warn = 0;
+
+    if (cfg->sync_replicas == 0 || !writes || n > 0)
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (s->wait_refused) {
+        s->unsynced[DLOCK_UNSYNCED_REFUSED]++;
+    } else {
+        s->unsynced[DLOCK_UNSYNCED_NO_REPLICA]++;
+        warn = !s->warned_no_replica;
+        s->warned_no_replica = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (warn)
+        dlock__log(DLOCK_LOG_WARN, "redis %s: sync_replicas=-1 but the master has no "
+                   "replica connected: writes go unsynced while none is (logged once; "
+                   "counted in the client's metrics)", cfg->url.where);
+}
+
+uint64_t dlock__redis_scripts_unsynced(dlock__redis_scripts *s, int cause)
+{
+    uint64_t n;
+
+    if (cause != DLOCK_UNSYNCED_NO_REPLICA && cause != DLOCK_UNSYNCED_REFUSED)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    n = s->unsynced[cause];
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 /* "MOVED 3999 127.0.0.1:6381" or "ASK ...": fills d; 0 when r is one. */
@@ -409,7 +460,7 @@ static int call_prepare(dlock__redis_evalcall *ec, dlock__redis_node *node,
 {
     const dlock__redis_config *cfg = &node->cfg;
     size_t i, total = 0;
-    int rc, recount, fresh;
+    int rc, recount, fresh, writes;
 
     ec->node = node;
     ec->cache = cache;
@@ -467,14 +518,15 @@ static int call_prepare(dlock__redis_evalcall *ec, dlock__redis_node *node,
                           script->name ? script->name : "?");
         return DLOCK_ETIMEDOUT;
     }
-    ec->nwait = sync_wanted(cache, cfg, sha_of(cache, script, ec->sha, &fresh),
-                            &recount);
+    writes = sha_of(cache, script, ec->sha, &fresh);
+    ec->nwait = sync_wanted(cache, cfg, writes, &recount);
     if (recount) {
         rc = sync_count_all(cache, node, deadline_ms, errbuf, errlen);
         if (rc != 0)
             return rc;
         ec->nwait = sync_wanted(cache, cfg, 1, &recount);
     }
+    sync_note_skip(cache, cfg, writes, ec->nwait);
     /* The replicas' acknowledgement comes on top of the call's budget:
      * cut short, the script would have run unreported (a lock taken, the
      * caller told it timed out). sync_timeout_ms bounds it, plus the

@@ -41,6 +41,10 @@ typedef struct dlock__redis_redirect {
 /* 0 or DLOCK_ENOMEM. */
 int dlock__redis_scripts_new(dlock__redis_scripts **out);
 void dlock__redis_scripts_free(dlock__redis_scripts *s);
+/* The writes sent without the replica sync asked for, by cause (a
+ * DLOCK_UNSYNCED_*, api/dlock/sys/backend.h; 0 for another): the
+ * backend's unsynced slot. Any thread. */
+uint64_t dlock__redis_scripts_unsynced(dlock__redis_scripts *s, int cause);
 
 /* The backend's eval_until slot (api/dlock/sys/backend.h), on node's
  * connections (pooled or multiplexed: dlock__redis_node_call); deadline_ms is monotonic (INT64_MAX: the configured

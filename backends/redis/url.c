@@ -27,6 +27,7 @@
 #include "dlock/errors.h"
 #include "dlock/redis.h"
 #include "dlock/times.h"
+#include "core/url_param.h"
 #include "core/wipe.h"
 #include "internal.h"
 
@@ -76,18 +77,11 @@ static int pct_decode(char **out, const char *s, size_t n)
 /* Decimal digits only (no sign, no blanks), at least one, value <= max. */
 static int parse_uint(const char *s, size_t n, long max, long *out)
 {
-    long v = 0;
-    size_t i;
-    if (n == 0)
+    int64_t v;
+
+    if (dlock__parse_decimal(s, n, max, &v) != 0)
         return -1;
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        if (v > (max - (s[i] - '0')) / 10)
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
+    *out = (long)v;
     return 0;
 }
 
@@ -692,13 +686,10 @@ static int parse_query(dlock__redis_url *u, const char *kind, const char *q,
 static int parse_tcp(dlock__redis_url *u, const char *rest, char *errbuf,
                      size_t errlen)
 {
-    const char *q = strchr(rest, '?');
-    const char *at;
+    const char *q = dlock__url_query(rest);
     char *head;
     int rc;
 
-    while (q && (at = strchr(q, '@')) != NULL)
-        q = strchr(at, '?');
     if (!q) {
         if (u->is_sentinel) {
             dlock__redis_errf(errbuf, errlen,

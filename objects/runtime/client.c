@@ -10,6 +10,9 @@
 
 #include "dlock/sys/lock_type.h"
 
+#include "core/url_param.h"
+#include "core/wipe.h"
+
 #include "objects/runtime/client.h"
 #include "objects/runtime/holds.h"
 #include "objects/runtime/watchdog.h"
@@ -75,21 +78,23 @@ static int options_valid(const dlock_client_options *o)
 {
     return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
            in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
-           (o->version < 2 || in_range(o->budget_slack_ms, 0));
+           (o->version < 2 || in_range(o->budget_slack_ms, 0)) &&
+           (o->version < 3 || in_range(o->fair_waiter_timeout_ms, 0));
 }
 
-/* opts as this version of the library reads it: a version-1 struct is
+/* opts as this version of the library reads it: an older struct is
  * shorter, so only its part is read and the newer fields get defaults. */
 static void options_copy(dlock_client_options *to, const dlock_client_options *from)
 {
     static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
 
-    if (from->version >= 2) {
+    if (from->version >= 3) {
         *to = *from;
         return;
     }
     *to = defaults;
-    memcpy(to, from, offsetof(dlock_client_options, budget_slack_ms));
+    memcpy(to, from, from->version == 2 ? offsetof(dlock_client_options, fair_waiter_timeout_ms)
+                                        : offsetof(dlock_client_options, budget_slack_ms));
 }
 
 int dlock_client_new(dlock_client **out, dlock_backend *backend,
@@ -160,8 +165,12 @@ int dlock__client_connect(dlock_client **out, const char *url,
                           const dlock_client_options *opts, char *errbuf,
                           size_t errlen)
 {
+    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client_options mine;
     dlock_backend *b = NULL;
-    int rc;
+    char *rest = NULL;
+    int64_t v;
+    int given, rc;
 
     if (out)
         *out = NULL;
@@ -170,9 +179,29 @@ int dlock__client_connect(dlock_client **out, const char *url,
         put_err(errbuf, errlen, "out and url must not be NULL");
         return DLOCK_EINVAL;
     }
+    /* The client's own parameters first, whatever the scheme; the rest
+     * goes to the backend. */
+    rc = dlock__url_take_int(url, "fair_waiter_timeout_ms", 0, DLOCK_TIME_MAX_MS, &v,
+                             &given, &rest, errbuf, errlen);
+    if (rc != 0)
+        return rc;
+    if (given) {
+        if (!opts)
+            opts = &defaults;
+        if (opts->version < 1) {
+            dlock__wipe_free(rest);
+            put_err(errbuf, errlen, "invalid client options");
+            return DLOCK_EINVAL;
+        }
+        options_copy(&mine, opts);
+        mine.version = defaults.version; /* a newer struct now */
+        mine.fair_waiter_timeout_ms = v;
+        opts = &mine;
+    }
     /* The scheme finds the backend (core/registry.c), which alone knows
      * what its options are. */
-    rc = dlock_backend_open(&b, url, backend_opts, errbuf, errlen);
+    rc = dlock_backend_open(&b, rest, backend_opts, errbuf, errlen);
+    dlock__wipe_free(rest); /* it may hold a password */
     if (rc != 0)
         return rc;
     rc = dlock_client_new(out, b, opts);

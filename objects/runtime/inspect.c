@@ -250,7 +250,8 @@ static struct json_t *queue_doc(const dlock_reply *r, int64_t now)
 
     for (i = 0; !bad && i < r->n; i += 2) {
         struct json_t *w = dlock__state_row(r, i, keys, 2);
-        /* negative: the waiter is presumed dead and goes at the next call */
+        /* the sooner of its deadline and (a dlock waiter) its liveness;
+         * negative: the waiter is presumed dead and goes at the next call */
         bad |= dlock__json_set_int(w, "remaining_ms", r->elems[i + 1]->integer - now);
         bad |= dlock__json_append(arr, w);
     }
@@ -262,10 +263,10 @@ static struct json_t *queue_doc(const dlock_reply *r, int64_t now)
 }
 
 int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key,
-                      const char *queue, const char *deadlines)
+                      const char *queue, const char *deadlines, const char *alive)
 {
     const dlock_script *s = &dlock__script_hash_inspect;
-    const char *argv[4];
+    const char *argv[5];
     struct json_t *doc;
     dlock_reply *r;
     size_t nkeys = 1;
@@ -277,6 +278,7 @@ int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key
     if (queue) {
         argv[nkeys++] = queue;
         argv[nkeys++] = deadlines;
+        argv[nkeys++] = alive;
     }
     argv[nkeys] = token_key ? "fenced" : queue ? "fair" : "plain";
     rc = dlock_rlock_eval(l, NULL, &r, s, nkeys, 1, argv);
@@ -301,7 +303,7 @@ int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key
 
 int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out)
 {
-    return dlock__hash_state(l, out, NULL, NULL, NULL);
+    return dlock__hash_state(l, out, NULL, NULL, NULL, NULL);
 }
 
 /* ---- objects kept as one integer at the name ------------------------------ */

@@ -48,10 +48,10 @@ int dlock__state_lock(struct json_t *doc, int64_t ttl, const dlock_reply *holder
 int dlock__state_end(dlock_rlock *l, struct json_t *doc, int bad, struct json_t **out);
 
 /* inspect.c: the state slot of locks kept as a hash with a field per owner.
- * token_key (fenced lock) adds the latest token; queue and deadlines (fair
- * lock) add the waiters. Either may be NULL. */
+ * token_key (fenced lock) adds the latest token; queue, deadlines and
+ * alive (fair lock) add the waiters. Either may be NULL. */
 int dlock__hash_state(dlock_rlock *l, struct json_t **out, const char *token_key,
-                      const char *queue, const char *deadlines);
+                      const char *queue, const char *deadlines, const char *alive);
 /* The state slot of the reentrant lock (no extras). */
 int dlock__hash_state_plain(dlock_rlock *l, struct json_t **out);
 

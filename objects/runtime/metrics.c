@@ -69,7 +69,7 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
 {
     const dlock__metrics *m;
 
-    if (!c || !out || out->version != 1)
+    if (!c || !out || out->version < 1 || out->version > 2)
         return DLOCK_EINVAL;
     m = &c->metrics;
     out->acquisitions = get(&m->acquisitions);
@@ -80,5 +80,9 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
     out->reconnects = dlock_backend_reconnects(c->backend);
     copy_histogram(&out->wait_ms, &m->wait_ms);
     copy_histogram(&out->hold_ms, &m->hold_ms);
+    if (out->version >= 2) {
+        out->unsynced_no_replica = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_NO_REPLICA);
+        out->unsynced_refused = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_REFUSED);
+    }
     return 0;
 }

@@ -2,7 +2,7 @@
 -- nobody behind it waits for its deadline. As in Redisson, everyone behind it
 -- is one place closer: their deadlines move W earlier. If that makes a new
 -- first waiter while the lock is free, the new first waiter is woken.
--- KEYS as fair_release; ARGV[1] owner id, ARGV[2] the wake-up message,
+-- KEYS as fair_release (its liveness entry goes too); ARGV[1] owner id, ARGV[2] the wake-up message,
 -- ARGV[3] W, the thread wait time (ms), ARGV[4] the publish command
 -- (publish.luainc).
 -- Reply: 1 it was in line, 0 it was not.
@@ -13,6 +13,7 @@ if time_err then
     return time_err
 end
 local was_head = redis.call('lindex', KEYS[2], 0) == ARGV[1]
+redis.call('zrem', KEYS[5], ARGV[1])
 if redis.call('zrem', KEYS[3], ARGV[1]) == 0 then
     redis.call('lrem', KEYS[2], 0, ARGV[1])
     return 0

@@ -1,6 +1,7 @@
 -- Fair lock, release one hold.
 -- KEYS[1] the lock hash, KEYS[2] the queue, KEYS[3] the deadlines,
--- KEYS[4] the channel prefix.
+-- KEYS[4] the channel prefix, KEYS[5] the dlock waiters' liveness
+-- (fair_acquire.lua).
 -- ARGV[1] the wake-up message, ARGV[2] lease ms the hold keeps at least while still held
 -- (0: keep the TTL), ARGV[3] owner id, ARGV[4] now (wall ms),
 -- ARGV[5] the publish command (publish.luainc).
@@ -17,6 +18,7 @@ if bad then
 end
 local now = tonumber(ARGV[4])
 -- #include fair_purge.luainc
+purge_dead(now, ARGV[1])
 
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
     return nil

@@ -19,21 +19,24 @@
 typedef struct fair {
     dlock_object_base o; /* channel: "redisson_lock__channel:{name}", the prefix
                       * of each waiter's own */
-    char *queue, *deadlines;
+    char *queue, *deadlines, *alive;
 } fair;
 
 /* What one acquire call tells its attempts. */
 typedef struct fair_wait {
     int64_t slack_ms; /* W, Redisson's "thread wait time" */
+    int64_t alive_ms; /* L, the waiter timeout (0: none) */
     int join;         /* 0: a single attempt that must not queue */
     int queued;       /* an attempt of this call joined the queue */
 } fair_wait;
 
 #define WAKE_MESSAGE "0"
-#define NKEYS 4
+#define NKEYS 5
 
-/* A waiter looks again at least this often, and at least every W/4 (so
- * that it renews its deadline, W/2 ahead, in time). A Java client's scripts
+/* A waiter looks again at least this often, at least every W/4 (so that
+ * it renews its deadline, W/2 ahead, in time) and at least every L/4 (so
+ * that it renews its liveness, L ahead, with room for three late looks
+ * on a loaded machine). A Java client's scripts
  * can purge a live waiter (after their shifts pushed its deadline into the
  * past) without a message; the next look puts it back at its place, so this
  * bounds how long a dropped waiter is out of the queue. */
@@ -45,6 +48,7 @@ static void keys(fair *f, const char **argv)
     argv[1] = f->queue;
     argv[2] = f->deadlines;
     argv[3] = f->o.channel;
+    argv[4] = f->alive;
 }
 
 static int64_t wall_now(dlock_rlock *l)
@@ -59,7 +63,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     const dlock_script *s = &dlock__script_fair_acquire;
     fair_wait *fw = spec->arg;
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 7];
+    char alive[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 8];
     dlock_reply *r;
     int64_t poll;
     int rc;
@@ -71,17 +76,21 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     argv[NKEYS + 3] = dlock__i64(now, wall_now(l));
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
-    argv[NKEYS + 6] = dlock__publish_cmd(l);
+    argv[NKEYS + 6] = dlock__i64(alive, fw->alive_ms);
+    argv[NKEYS + 7] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
-                                  s, NKEYS, 7, argv);
+                                  s, NKEYS, 8, argv);
     if (rc != 0 || !r)
         return rc;
     if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)
         return rc;
     fw->queued = fw->join;
-    /* Look again when the lease in front ends, and in any case after
-     * POLL_MS, to keep our deadline and our place. */
+    /* Look again when the lease in front ends (or the first in line is
+     * presumed dead), and in any case after POLL_MS, to keep our deadline,
+     * our liveness and our place. */
     poll = fw->slack_ms / 4 < POLL_MS ? fw->slack_ms / 4 : POLL_MS;
+    if (fw->alive_ms > 0 && fw->alive_ms / 4 < poll)
+        poll = fw->alive_ms / 4;
     if (poll < 1)
         poll = 1;
     if (*retry_ms < 0 || *retry_ms > poll)
@@ -128,6 +137,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
      * stacked W apart and shifted by W, so W must be the same for everyone
      * sharing the queue (Redisson's threadWaitTime, 5 min by default). */
     fw.slack_ms = l->client->opts.fair_wait_slack_ms;
+    fw.alive_ms = l->client->opts.fair_waiter_timeout_ms;
     fw.join = wait_ms != 0;
     fw.queued = 0;
     spec.channel = channel;
@@ -177,7 +187,7 @@ static void destroy(dlock_rlock *l)
 {
     fair *f = (fair *)l;
 
-    free(f->queue); /* deadlines shares its allocation */
+    free(f->queue); /* deadlines and alive share its allocation */
     dlock_object_base_destroy(l);
 }
 
@@ -186,7 +196,7 @@ static int state(dlock_rlock *l, struct json_t **out)
 {
     fair *f = (fair *)l;
 
-    return dlock__hash_state(l, out, NULL, f->queue, f->deadlines);
+    return dlock__hash_state(l, out, NULL, f->queue, f->deadlines, f->alive);
 }
 
 static const dlock__lock_methods fair_methods = {
@@ -204,23 +214,34 @@ static const dlock__lock_methods fair_methods = {
 };
 const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;
 
-/* The queue and deadline keys in one allocation (*deadlines points into
- * it): every allocation has a header and rounding, and a handle should cost
- * little (100 000 idle handles is a figure in tests/bench). */
-static char *both_keys(dlock_rlock *l, char **deadlines)
+/* The queue, deadline and liveness keys in one allocation (*deadlines and
+ * *alive point into it): every allocation has a header and rounding, and a
+ * handle should cost little (100 000 idle handles is a figure in
+ * tests/bench). */
+static char *all_keys(dlock_rlock *l, char **deadlines, char **alive)
 {
     char *q = dlock_rlock_key(l, "redisson_lock_queue:", "");
     char *d = dlock_rlock_key(l, "redisson_lock_timeout:", "");
-    char *both = NULL;
+    char *a = dlock_rlock_key(l, "dlock_lock_alive:", "");
+    char *all = NULL;
 
-    if (q && d && (both = malloc(strlen(q) + strlen(d) + 2)) != NULL) {
-        strcpy(both, q);
-        *deadlines = both + strlen(q) + 1;
+    if (q && d && a &&
+        (all = malloc(strlen(q) + strlen(d) + strlen(a) + 3)) != NULL) {
+        strcpy(all, q);
+        *deadlines = all + strlen(q) + 1;
         strcpy(*deadlines, d);
+        *alive = *deadlines + strlen(d) + 1;
+        strcpy(*alive, a);
     }
     free(q);
     free(d);
-    return both;
+    free(a);
+    return all;
+}
+
+const char *dlock__fair_alive_key(const dlock_rlock *l)
+{
+    return l->methods == &fair_methods.m ? ((const fair *)l)->alive : NULL;
 }
 
 int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
@@ -237,7 +258,7 @@ int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
     if (rc != 0)
         return rc;
     f = (fair *)o;
-    f->queue = both_keys(&o->base, &f->deadlines);
+    f->queue = all_keys(&o->base, &f->deadlines, &f->alive);
     if (!f->queue) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;

@@ -82,7 +82,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_
 
 static int state(dlock_rlock *l, struct json_t **out)
 {
-    return dlock__hash_state(l, out, ((fenced *)l)->token_key, NULL, NULL);
+    return dlock__hash_state(l, out, ((fenced *)l)->token_key, NULL, NULL, NULL);
 }
 
 static void destroy(dlock_rlock *l)

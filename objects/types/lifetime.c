@@ -71,7 +71,8 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
     } else if (m == dlock__methods_fair) {
         lay->owned[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
         lay->owned[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
-        n = 3;
+        lay->owned[2] = strdup(dlock__fair_alive_key(l));
+        n = 4;
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
         per_waiter = "1";
     } else if (m == dlock__methods_rwlock_read || m == dlock__methods_rwlock_write) {
@@ -104,7 +105,7 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
         lay->argv[n] = lay->owned[2];
     }
     lay->nkeys = n + (size_t)derived;
-    lay->argv[lay->nkeys] = n == 1 ? "1" : n == 2 ? "2" : "3";
+    lay->argv[lay->nkeys] = n == 1 ? "1" : n == 2 ? "2" : n == 3 ? "3" : "4";
     lay->argv[lay->nkeys + 1] = family;
     /* Only the built-in types built on dlock_object_base have a channel. */
     lay->argv[lay->nkeys + 2] = (wakes & call) ? ((dlock_object_base *)l)->channel : "";

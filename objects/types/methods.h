@@ -1,7 +1,7 @@
 /*
  * dlock — the built-in types' method tables, by which lifetime.c tells
- * the built-in types apart, and the fenced lock's token key (lifetime.c,
- * bucket.c's guarded set).
+ * the built-in types apart, the fenced lock's token key (lifetime.c,
+ * bucket.c's guarded set) and the fair lock's liveness key (lifetime.c).
  * Private to objects/; included by types/ bucket.c, fair.c, fenced.c,
  * latch.c, lifetime.c, multilock.c, permit_semaphore.c, redlock.c,
  * reentrant.c, rwlock.c, semaphore_lock.c, spin_lock.c.
@@ -26,5 +26,9 @@ extern const dlock_rlock_methods *const dlock__methods_multilock;
 
 /* fenced.c: the token counter's key if l is a fenced lock, else NULL. */
 const char *dlock__fenced_token_key(const dlock_rlock *l);
+
+/* fair.c: the dlock waiters' liveness key ("dlock_lock_alive:{name}") if l
+ * is a fair lock, else NULL. */
+const char *dlock__fair_alive_key(const dlock_rlock *l);
 
 #endif /* DLOCK_OBJECTS_TYPES_METHODS_H */

@@ -9,10 +9,13 @@
  * contract: a Java client sharing the lock sees the same keys.
  */
 #include "../harness/asserts.h"
+#include "../harness/failing_backend.h"
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
 #include "dlock/sys/backend.h"
+
+#include <jansson.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,6 +58,15 @@ static long long deadlines_len(dlock_fx *fx)
     return dlock_fx_call_int(fx->c1, "ZCARD", key, 0, NULL);
 }
 
+/* The dlock waiters' liveness (api/dlock/fair.h). */
+static long long alive_len(dlock_fx *fx)
+{
+    char key[160];
+
+    key_of(key, sizeof(key), "dlock_lock_alive:", fx->name);
+    return dlock_fx_call_int(fx->c1, "ZCARD", key, 0, NULL);
+}
+
 /* Waits (real time, bounded) until the queue holds n waiters, so that
  * waiters are started in a known arrival order. */
 static void wait_queue_len(dlock_fx *fx, long long n)
@@ -86,6 +98,7 @@ typedef struct waiter {
     int unlock;      /* unlock right after acquiring */
     order_log *log;
     int rc, unlock_rc;
+    int64_t got_real_ms; /* real time of the acquisition */
     char owner[DLOCK_OWNER_MAX];
 } waiter;
 
@@ -104,6 +117,7 @@ static void waiter_main(void *arg)
     if (w->rc != 0)
         return;
     pthread_mutex_lock(&w->log->mutex);
+    w->got_real_ms = dlock_fx_real_ms();
     w->log->order[w->log->n++] = w->index;
     pthread_mutex_unlock(&w->log->mutex);
     if (w->unlock)
@@ -584,6 +598,268 @@ static void failed_call_leaves_queue_alone(void **state)
     assert_int_equal(dlock_unlock(l), 0);
 }
 
+
+/* ---- dead dlock waiters (issue 32) ----------------------------------------- */
+
+static void free_client(void *o) { dlock_client_free(o); }
+
+/* A client of its own on the fixture's store or server, behind a failing
+ * backend (*fb, owned by the client), with the fixture's times and the
+ * given waiter timeout. Setting *fb to DLOCK_TEST_FAIL_ALL kills its
+ * waiters as far as the store can tell: they never renew anything again,
+ * as a process killed with kill -9 would. Kept for teardown. */
+static dlock_client *mortal_client(dlock_fx *fx, int64_t waiter_timeout_ms,
+                                   dlock_test_failing **fb)
+{
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_backend *inner = NULL;
+    dlock_test_failing *f;
+    dlock_client *c = NULL;
+
+    assert_int_equal(dlock_fx_backend_new(fx, &inner), 0);
+    f = dlock_test_failing_new(inner);
+    assert_non_null(f);
+    o.watchdog_timeout_ms = fx->watchdog_ms;
+    o.budget_slack_ms = 2000;
+    o.fair_waiter_timeout_ms = waiter_timeout_ms;
+    if (dlock_client_new(&c, &f->w.base, &o) != 0) {
+        dlock_test_wrap_free(&f->w.base);
+        fail_msg("own client");
+    }
+    if (fx->is_mock)
+        dlock_fx_settle(fx); /* its watchdog asleep before the clock moves */
+    *fb = f;
+    return dlock_fx_keep(fx, c, free_client);
+}
+
+/* The waiter timeout of the cases: the default on the mock's virtual
+ * clock; a shorter one on Redis, where it is real time. */
+#define DEAD_AFTER_MS(fx) ((fx)->is_mock ? 5000 : 1000)
+
+/* Queues a waiter of a mortal client behind the holder (*t, *w) and kills
+ * it: returns the time of its last renewal (the clock's; on the mock the
+ * clock does not move meanwhile). */
+static int64_t queue_and_kill(dlock_fx *fx, dlock_test_failing **fb, waiter *w,
+                              dlock_fx_thread *t, order_log *log)
+{
+    int64_t renewed;
+    long long alive, before;
+
+    memset(w, 0, sizeof(*w));
+    w->c = mortal_client(fx, DEAD_AFTER_MS(fx), fb);
+    w->l = fair_lock(fx, w->c);
+    w->log = log;
+    w->wait_ms = fx->is_mock ? 3600000 : 120000;
+    w->lease_ms = fx->long_lease_ms;
+    before = queue_len(fx);
+    dlock_fx_start(t, waiter_main, w);
+    wait_queue_len(fx, before + 1);
+    renewed = dlock_fx_now(fx);
+    alive = alive_len(fx);
+    dlock_test_failing_set(*fb, DLOCK_TEST_FAIL_ALL);
+    if (alive != 1) {
+        dlock_client_cancel_waits(w->c);
+        dlock_fx_join(fx, t, 10000, NULL);
+        fail_msg("%lld liveness entries for one dlock waiter", alive);
+    }
+    return renewed;
+}
+
+/* Ends the dead waiter's call (it is still trying, or gave up on its own
+ * errors) and joins it. */
+static int bury(dlock_fx *fx, dlock_client *c, dlock_fx_thread *t)
+{
+    dlock_client_cancel_waits(c);
+    return dlock_fx_join(fx, t, 10000, NULL);
+}
+
+/* A dlock waiter that dies in the queue (its client stops reaching the
+ * store: it renews nothing any more) stops blocking it once its liveness
+ * ends, fair_waiter_timeout_ms after its last renewal, long before its
+ * deadline W (5 min) would have it purged. On the mock the hand-off comes
+ * exactly then, not a millisecond before; on Redis the time from its death
+ * to the next waiter's acquisition is printed. */
+static void dead_dlock_waiter_goes_quickly(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *holder = fair_lock(fx, fx->c1);
+    dlock_test_failing *fb = NULL;
+    waiter dead, next;
+    dlock_fx_thread td, tn;
+    order_log log = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+    int64_t renewed, died, early = 0;
+    int joined = 0;
+
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+    renewed = queue_and_kill(fx, &fb, &dead, &td, &log);
+    died = dlock_fx_real_ms();
+
+    memset(&next, 0, sizeof(next));
+    next.c = fx->c2;
+    next.l = fair_lock(fx, next.c);
+    next.log = &log;
+    next.index = 1;
+    next.wait_ms = fx->is_mock ? 3600000 : 30000;
+    next.lease_ms = fx->long_lease_ms;
+    next.unlock = 1;
+    dlock_fx_start(&tn, waiter_main, &next);
+    wait_queue_len(fx, 2);
+    /* The unlock wakes the dead head, who never answers. */
+    assert_int_equal(dlock_unlock(holder), 0);
+    if (fx->is_mock) {
+        dlock_fx_advance(fx, renewed + DEAD_AFTER_MS(fx) - 1 - dlock_fx_now(fx));
+        dlock_fx_settle(fx);
+        early = dlock_fx_done(&tn);
+        dlock_fx_advance(fx, 1);
+    }
+    joined |= dlock_fx_join(fx, &tn, 40000, NULL);
+    joined |= bury(fx, dead.c, &td);
+    if (fx->is_mock)
+        printf("  [mock] next waiter got the lock %" PRId64 " ms (virtual) after the "
+               "dead one's last renewal (waiter timeout %d ms)\n",
+               dlock_fx_now(fx) - renewed, DEAD_AFTER_MS(fx));
+    else if (next.rc == 0)
+        printf("  [%s] next waiter got the lock %" PRId64 " ms after the waiter in "
+               "front of it died (waiter timeout %d ms)\n",
+               fx->backend, next.got_real_ms - died, DEAD_AFTER_MS(fx));
+    assert_int_equal(joined, 0);
+    assert_false(early);
+    assert_int_equal(next.rc, 0);
+    assert_int_equal(next.unlock_rc, 0);
+    assert_int_not_equal(dead.rc, 0);
+    assert_int_equal(queue_len(fx), 0);
+    assert_int_equal(deadlines_len(fx), 0);
+    assert_int_equal(alive_len(fx), 0);
+}
+
+/* The first in line in a lock's state is presumed dead once its liveness
+ * has passed, and a forced unlock drops it (and wakes nobody else: there
+ * is nobody else); the lock is then free for anyone. */
+static void force_unlock_clears_dead_waiter(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *holder = fair_lock(fx, fx->c1);
+    dlock_rlock *other = fair_lock(fx, fx->c2);
+    dlock_test_failing *fb = NULL;
+    waiter dead;
+    dlock_fx_thread td;
+    order_log log = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+    int existed = 0, state_rc[2], force_rc, lock_rc, buried;
+    long long queued_before, queued_after, deadlines_after, alive_after;
+    int64_t remaining[2] = {0, 0};
+    int k;
+
+    assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
+    queue_and_kill(fx, &fb, &dead, &td, &log);
+    /* Findings are recorded, and asserted once the dead waiter's thread is
+     * joined: a failed assertion must not leave it running. */
+    for (k = 0; k < 2; k++) {
+        json_t *doc = NULL;
+
+        if (k == 1)
+            dlock_fx_advance(fx, DEAD_AFTER_MS(fx) + (fx->is_mock ? 0 : 500));
+        state_rc[k] = dlock_rlock_state(holder, &doc);
+        if (state_rc[k] == 0) {
+            json_t *row = json_array_get(json_object_get(doc, "queue"), 0);
+            remaining[k] = json_integer_value(json_object_get(row, "remaining_ms"));
+        }
+        json_decref(doc);
+    }
+    queued_before = queue_len(fx); /* reads purge nothing */
+    force_rc = dlock_force_unlock(other, &existed);
+    queued_after = queue_len(fx);
+    deadlines_after = deadlines_len(fx);
+    alive_after = alive_len(fx);
+    lock_rc = dlock_try_lock(other, 0, fx->long_lease_ms);
+    if (lock_rc == 0)
+        lock_rc = dlock_unlock(other);
+    buried = bury(fx, dead.c, &td);
+    printf("  [%s] dead waiter presumed dead in %" PRId64 " ms, then %" PRId64 " ms\n",
+           fx->backend, remaining[0], remaining[1]);
+    assert_int_equal(buried, 0);
+    assert_int_equal(state_rc[0], 0);
+    assert_int_equal(state_rc[1], 0);
+    assert_true(remaining[0] > 0 && remaining[0] <= DEAD_AFTER_MS(fx));
+    assert_true(remaining[1] <= 0);
+    assert_int_equal(queued_before, 1);
+    assert_int_equal(force_rc, 0);
+    assert_true(existed);
+    assert_int_equal(queued_after, 0);
+    assert_int_equal(deadlines_after, 0);
+    assert_int_equal(alive_after, 0);
+    assert_int_equal(lock_rc, 0);
+}
+
+/* A waiter whose client has no waiter timeout (0) leaves no liveness and
+ * keeps Redisson's rules alone, as a Java waiter does. And the timeout
+ * comes from a URL's query parameter (in any scheme) and from the JSON
+ * configuration: the liveness a waiter writes is that far ahead. */
+static void waiter_timeout_settings(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    /* On the mock a store of its own ("mock:", on real time: nothing here
+     * waits on the clock), where the case's client holds the lock too. */
+    const char *base = fx->is_mock ? "mock:" : dlock_fx_redis_url();
+    char url[512], json[700], queue[160], alive[160], err[256];
+    int round;
+
+    key_of(queue, sizeof(queue), "redisson_lock_queue:", fx->name);
+    key_of(alive, sizeof(alive), "dlock_lock_alive:", fx->name);
+    for (round = 0; round < 3; round++) {
+        int64_t want = round == 2 ? 0 : 60000 + round;
+        dlock_client *c = NULL;
+        dlock_rlock *holder;
+        waiter w;
+        dlock_fx_thread t;
+        order_log log = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
+        int64_t give_up = dlock_fx_real_ms() + 10000, ahead = -1;
+        long long queued = 0, alives = 0;
+        dlock_reply *r = NULL;
+
+        if (round == 1) {
+            snprintf(json, sizeof(json),
+                     "{\"url\": \"%s\", \"fair_waiter_timeout_ms\": %" PRId64 "}", base, want);
+            assert_int_equal(dlock_client_from_json_string(&c, json, err, sizeof(err)), 0);
+        } else {
+            snprintf(url, sizeof(url), "%s%sfair_waiter_timeout_ms=%" PRId64, base,
+                     strchr(base, '?') ? "&" : "?", want);
+            assert_int_equal(dlock_client_connect(&c, url, NULL, err, sizeof(err)), 0);
+        }
+        dlock_fx_keep(fx, c, free_client);
+        holder = fair_lock(fx, c);
+        assert_int_equal(dlock_lock(holder, 600000), 0);
+        memset(&w, 0, sizeof(w));
+        w.c = c;
+        w.l = fair_lock(fx, c);
+        w.log = &log;
+        w.wait_ms = 60000; /* ended by the cancel below */
+        w.lease_ms = fx->long_lease_ms;
+        dlock_fx_start(&t, waiter_main, &w);
+        while (dlock_fx_real_ms() < give_up && !dlock_fx_done(&t) &&
+               (queued = dlock_fx_call_int(c, "LLEN", queue, 0, NULL)) == 0)
+            dlock_fx_sleep_real(5);
+        alives = dlock_fx_call_int(c, "ZCARD", alive, 0, NULL);
+        if (dlock_fx_call(c, &r, "ZRANGE", alive, 3, "0", "0", "WITHSCORES") == 0 &&
+            r->type == DLOCK_REPLY_ARRAY && r->n == 2)
+            ahead = strtoll(r->elems[1]->str, NULL, 10) -
+                    dlock_clock_wall(dlock_backend_clock(dlock_client_backend(c)));
+        dlock_reply_free(r);
+        dlock_client_cancel_waits(c);
+        assert_int_equal(dlock_fx_join(fx, &t, 10000, NULL), 0);
+        assert_int_equal(dlock_unlock(holder), 0);
+        printf("  [%s] waiter timeout %" PRId64 " (%s): %lld in line, %lld alive, "
+               "liveness %" PRId64 " ms ahead\n",
+               fx->backend, want, round == 1 ? "JSON" : "URL", queued, alives, ahead);
+        assert_int_equal(w.rc, DLOCK_ECANCELED);
+        assert_int_equal(queued, 1);
+        assert_int_equal(alives, want > 0 ? 1 : 0);
+        if (want > 0)
+            assert_true(ahead > want - 5000 && ahead <= want);
+        assert_int_equal(dlock_fx_call_int(c, "LLEN", queue, 0, NULL), 0);
+        assert_int_equal(dlock_fx_call_int(c, "ZCARD", alive, 0, NULL), 0);
+    }
+}
+
 static const struct CMUnitTest fair_cases[] = {
     DLOCK_FX_CASE(fifo_on_lease_end),
     DLOCK_FX_CASE(fifo_on_unlock),
@@ -593,6 +869,9 @@ static const struct CMUnitTest fair_cases[] = {
     DLOCK_FX_CASE(fifo_under_contention),
     DLOCK_FX_CASE(try_once_never_queues),
     DLOCK_FX_CASE(failed_call_leaves_queue_alone),
+    DLOCK_FX_CASE(dead_dlock_waiter_goes_quickly),
+    DLOCK_FX_CASE(force_unlock_clears_dead_waiter),
+    DLOCK_FX_CASE(waiter_timeout_settings),
 };
 
 int dlock_test_fair(const char *backend)

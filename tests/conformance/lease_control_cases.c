@@ -403,7 +403,9 @@ static void metrics_after_known_sequence(void **state)
     assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
 
     assert_int_equal(dlock_client_metrics(c, &m), 0);
-    assert_int_equal(m.version, 1);
+    assert_int_equal(m.version, 2);
+    assert_int_equal(m.unsynced_no_replica, 0); /* no sync asked */
+    assert_int_equal(m.unsynced_refused, 0);
     assert_int_equal(m.acquisitions, 3);
     assert_int_equal(m.busy, 2);
     assert_int_equal(m.lost, 1);

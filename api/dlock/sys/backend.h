@@ -78,19 +78,26 @@ typedef void (*dlock_message_fn)(void *arg, const char *channel,
 /* A call between its halves (eval_send, eval_receive): the backend's. */
 typedef struct dlock_pending dlock_pending;
 
+/* Why a write went without the replica sync asked of the backend (the
+ * unsynced slot; the Redis backend's sync_replicas, api/dlock/redis.h):
+ * sync_replicas = -1 found no replica connected; the server refused WAIT
+ * for good (unknown command, NOPERM), which turned sync off. */
+#define DLOCK_UNSYNCED_NO_REPLICA 0
+#define DLOCK_UNSYNCED_REFUSED 1
+
 
 /* The method table's version this header describes: 1 ends at free, 2
  * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
- * key_slot, 5 eval_send and eval_receive. A table declares the version
- * whose slots it has; the dispatchers never read past it. */
-#define DLOCK_BACKEND_VERSION 5
+ * key_slot, 5 eval_send and eval_receive, 6 unsynced. A table declares the
+ * version whose slots it has; the dispatchers never read past it. */
+#define DLOCK_BACKEND_VERSION 6
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
  * ..., ...}` (a slot not named is NULL: the dispatcher's fallback). */
 #define DLOCK_BACKEND_METHODS_INIT {DLOCK_BACKEND_VERSION, NULL, NULL, NULL, NULL, \
                                     NULL, NULL, NULL, NULL, NULL, NULL, NULL,       \
-                                    NULL, NULL}
+                                    NULL, NULL, NULL}
 
 typedef struct dlock_backend_methods {
     int version; /* DLOCK_BACKEND_VERSION (see there) */
@@ -207,6 +214,14 @@ typedef struct dlock_backend_methods {
                      int64_t deadline_ms, char *errbuf, size_t errlen);
     int (*eval_receive)(dlock_backend *b, dlock_pending *p, dlock_reply **out,
                         char *errbuf, size_t errlen);
+
+    /* ---- version 6 ---- */
+
+    /* How many writes this backend sent without the replica sync it was
+     * configured for, for cause (a DLOCK_UNSYNCED_*; 0 for another), for
+     * the client's metrics (api/dlock/metrics.h). Never blocks; any
+     * thread. May be NULL (counted as 0). */
+    uint64_t (*unsynced)(dlock_backend *b, int cause);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -239,6 +254,8 @@ DLOCK_API void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *s
 DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
 /* The version-3 reconnects slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
+/* The version-6 unsynced slot; 0 for a backend without it (or NULL). */
+DLOCK_API uint64_t dlock_backend_unsynced(dlock_backend *b, int cause);
 /* The version-4 slots. publish_command: "publish" for a backend without
  * it (or NULL). key_slot: 0 for a backend without it (or NULL, or key
  * NULL). Never block. */

@@ -23,7 +23,10 @@
 #include "dlock/redis.h"
 #include "dlock/semaphore.h"
 #include "dlock/sys/backend.h"
+#include "dlock/log.h"
+#include "dlock/metrics.h"
 #include "../../harness/asserts.h"
+#include "../../harness/log_capture.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -289,21 +292,84 @@ static void sync_stalled_replica(void **state)
 
 /* ---- a server that refuses WAIT ------------------------------------------- */
 
+static dlock_metrics metrics_of(dlock_client *c)
+{
+    dlock_metrics m = DLOCK_METRICS_INIT;
+    assert_int_equal(dlock_client_metrics(c, &m), 0);
+    return m;
+}
+
+/* The refusal is logged once (WARN) and every write that goes unsynced
+ * from then on counts, the refused one included (issue 32). */
 static void sync_wait_refused(void **state)
 {
     dlock_client *c = client_q(nowait, "sync_replicas=1&sync_timeout_ms=100", NULL);
     dlock_rlock *l = NULL;
+    dlock_metrics m;
     (void)state;
+    dlock_test_log_reset();
+    dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_WARN);
     assert_int_equal(dlock_reentrant_new(&l, c, "sync:nowait"), 0);
     assert_int_equal(dlock_try_lock(l, 0, 5000), DLOCK_ESYNC);
     expect_contains(dlock_errmsg(l), "refuses WAIT");
     expect_contains(dlock_errmsg(l), "sync_replicas is off");
     assert_int_equal(locked(c, "sync:nowait"), 0);
+    /* the refused write, and its undoing (the lock was not kept) */
+    m = metrics_of(c);
+    assert_int_equal(m.unsynced_refused, 2);
+    assert_int_equal(m.unsynced_no_replica, 0);
     /* remembered: sync is off from now on, once said */
     assert_int_equal(dlock_try_lock(l, 0, 5000), 0);
     assert_int_equal(dlock_unlock(l), 0);
+    m = metrics_of(c);
+    dlock_set_log(NULL, NULL, DLOCK_LOG_WARN);
+    if (dlock_test_log_count("refuses WAIT", NULL) != 1)
+        dlock_test_log_dump();
+    assert_int_equal(dlock_test_log_count("refuses WAIT", "sync_replicas is off"), 1);
+    assert_int_equal(dlock_test_log_count("refuses WAIT", NULL), 1);
+    /* the lock and the unlock: two more writes unsynced */
+    assert_int_equal(m.unsynced_refused, 4);
+    assert_int_equal(m.unsynced_no_replica, 0);
     dlock_rlock_free(l);
     dlock_client_free(c);
+}
+
+/* sync_replicas = -1 on a master without replicas sends no WAIT: each
+ * write counts, and the first is logged, once (issue 32). With replicas,
+ * nothing counts. */
+static void sync_all_without_replicas(void **state)
+{
+    dlock_client *c = client_q(nowait, "sync_replicas=-1&sync_timeout_ms=100", NULL);
+    dlock_client *with = client_q(master, "sync_replicas=-1&sync_timeout_ms=500", NULL);
+    dlock_rlock *l = NULL, *l2 = NULL;
+    dlock_metrics m, m2;
+    int i;
+    (void)state;
+    dlock_test_log_reset();
+    dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_WARN);
+    assert_int_equal(dlock_reentrant_new(&l, c, "sync:alone"), 0);
+    assert_int_equal(dlock_reentrant_new(&l2, with, "sync:alone"), 0);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(dlock_try_lock(l, 0, 5000), 0);
+        assert_int_equal(dlock_unlock(l), 0);
+        assert_int_equal(dlock_try_lock(l2, 0, 5000), 0);
+        assert_int_equal(dlock_unlock(l2), 0);
+    }
+    m = metrics_of(c);
+    m2 = metrics_of(with);
+    dlock_set_log(NULL, NULL, DLOCK_LOG_WARN);
+    if (dlock_test_log_count("no replica connected", NULL) != 1)
+        dlock_test_log_dump();
+    assert_int_equal(dlock_test_log_count("sync_replicas=-1", "no replica connected"), 1);
+    assert_int_equal(dlock_test_log_count("no replica connected", NULL), 1);
+    assert_int_equal(m.unsynced_no_replica, 6);
+    assert_int_equal(m.unsynced_refused, 0);
+    assert_int_equal(m2.unsynced_no_replica, 0);
+    assert_int_equal(m2.unsynced_refused, 0);
+    dlock_rlock_free(l);
+    dlock_rlock_free(l2);
+    dlock_client_free(c);
+    dlock_client_free(with);
 }
 
 /* ---- the backend: read-only scripts, the SHA cache ------------------------- */
@@ -430,6 +496,7 @@ int dlock_test_redis_sync(void)
         cmocka_unit_test(sync_too_few_replicas),
         cmocka_unit_test_teardown(sync_stalled_replica, resume_replica),
         cmocka_unit_test(sync_wait_refused),
+        cmocka_unit_test(sync_all_without_replicas),
         cmocka_unit_test(sync_backend_contract),
         cmocka_unit_test(script_cache_by_content),
     };

@@ -1,0 +1,34 @@
+/*
+ * dlock — the URL query parameters that belong to the client, not to the
+ * backend (api/dlock/client.h: fair_waiter_timeout_ms): the client takes
+ * them out of a URL before the backend named by its scheme parses the
+ * rest, so that every scheme ("mock:" included) takes them. And the two
+ * rules every URL parser of dlock shares: where a query starts, and what
+ * a decimal number is.
+ */
+#ifndef DLOCK_CORE_URL_PARAM_H
+#define DLOCK_CORE_URL_PARAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The '?' that starts the query of s (a URL, or its part after "://"), or
+ * NULL: the first '?' after the last '@' before it, since a password may
+ * hold a raw '?' and an '@' inside a query value must be written %40. */
+const char *dlock__url_query(const char *s);
+
+/* s[0..n) as a decimal integer 0..max (digits only, no sign): 0 and *out,
+ * or -1. */
+int dlock__parse_decimal(const char *s, size_t n, int64_t max, int64_t *out);
+
+/* Takes the parameter name=N (N in min..max, a duration or a count) out of
+ * url's query: *rest = url without it (malloc'ed; the caller wipes and
+ * frees it: it may hold a password), *given = whether it was there, *out =
+ * its value then. 0; DLOCK_EINVAL with errbuf naming the parameter, never
+ * quoting the URL or the value (a value out of range or not a number, the
+ * name given twice); DLOCK_ENOMEM. */
+int dlock__url_take_int(const char *url, const char *name, int64_t min, int64_t max,
+                        int64_t *out, int *given, char **rest, char *errbuf,
+                        size_t errlen);
+
+#endif /* DLOCK_CORE_URL_PARAM_H */
