@@ -7,6 +7,7 @@
 #   make check      the whole suite, every case on the mock and on a throwaway
 #                   redis-server (started and stopped by the test program;
 #                   tests/suites.h lists what runs)
+#   make check-valkey  the same against Valkey (mk/valkey.mk)
 #   make demo       the samples, on the mock backend
 #   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the suite under ThreadSanitizer (build-tsan/)
@@ -23,6 +24,8 @@
 #   mk/faults.mk    make faults (tests/faults/), make stress (stress-cluster,
 #                   stress-redlock, stress-processes, stress-differential)
 #   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/)
+#   mk/valkey.mk    make check-valkey (builds Valkey from ../shared/servers/
+#                   into $(BUILD)/valkey once, then make check against it)
 
 # VERSION is also in api/dlock/version.h: objects/runtime/version.c does not compile
 # when the two disagree.
@@ -282,6 +285,7 @@ clean:
 	rm -rf $(sort build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/valkey.mk
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
+-include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)

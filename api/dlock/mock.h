@@ -22,8 +22,8 @@
  * Thread-safety: everything here is thread-safe. Scripts run one at a time
  * per store (a store-wide mutex), as on a Redis server.
  *
- * What the mock runs (Redis 7.0's replies, error texts, WRONGTYPE checks,
- * empty containers deleted; checked against a real redis-server by
+ * What the mock runs (a server's replies, error texts, WRONGTYPE checks,
+ * empty containers deleted; checked against a real server by
  * tests/backends/mock/differential_test.c):
  *
  *   keys     DEL UNLINK EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT
@@ -46,13 +46,39 @@
  * redis.error_reply, redis.sha1hex, redis.log (accepted, not printed),
  * redis.replicate_commands, redis.set_repl; globals are read-only.
  *
+ * Which server it answers as (dlock_mock_server below): Redis 7.0 by
+ * default (Debian 12's redis-server), or Valkey 8. The lock semantics are
+ * the same on both; only how a few replies are spelled differs:
+ *
+ *                        DLOCK_MOCK_REDIS_7_0       DLOCK_MOCK_VALKEY_8
+ *   a double in a reply  "%.17g": "0.10000000000   the shortest text that
+ *   (ZSCORE, ZINCRBY,    000001", "1e+17" style    reads back as the same
+ *   ZADD INCR, WITH-                               double: "0.1", integers
+ *   SCORES)                                        in full up to 2^62
+ *   a Lua number passed  "%.17g" (integers as      the same as replies, but
+ *   to redis.call        such below 1e15)          -0 is "0"
+ *   errors raised in     "... calling Redis        "... calling command
+ *   scripts              command from script",     from script", "Unknown
+ *                        "Unknown Redis command    command called from
+ *                        called from script",      script", "... for this
+ *                        "... for this redis lib   call", "Command arguments
+ *                        call", "Lua redis lib     must be strings or
+ *                        command arguments must    integers"
+ *                        be strings or integers"
+ *
+ * (INCRBYFLOAT and HINCRBYFLOAT print a long double alike on both.) Other
+ * servers and versions (Redis 7.2 and later) are not emulated as such: the
+ * suite runs against Redis 7.0 and Valkey 8 only. "mock:" URLs give the
+ * default.
+ *
  * Differences to know: TIME is the store's clock ([seconds, microseconds]
  * of its wall time; on a virtual clock, virtual time, frozen during a
  * script); set replies list members in insertion order and SPOP takes the
  * oldest members (Redis: an unspecified order, random members); a key
  * expires at its deadline, not one millisecond later. A command not listed
- * fails inside a script with Redis's "ERR Unknown Redis command called from
- * script", followed by "(the dlock mock has no 'NAME'; ...)"; outside
+ * fails inside a script with the server's "ERR Unknown Redis command called
+ * from script" (Valkey: "ERR Unknown command called from script"), followed
+ * by "(the dlock mock has no 'NAME'; ...)"; outside
  * scripts (dlock_mock_store_command) with Redis's "ERR unknown command".
  * cmsgpack and struct are not offered, and the library tables (string,
  * cjson, bit...) are writable, where Redis 7.0.12+ makes them read-only.
@@ -121,6 +147,30 @@ DLOCK_API void dlock_vclock_free(dlock_vclock *vc);
 /* A new empty store whose keys expire on clock (NULL = the real-time clock).
  * The store takes a reference on the clock. 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
 DLOCK_API int dlock_mock_store_new(dlock_mock_store **out, dlock_clock *clock);
+
+/* The server whose replies a store gives where servers differ (see the
+ * table at the top). */
+typedef enum dlock_mock_server {
+    DLOCK_MOCK_REDIS_7_0 = 0, /* the default */
+    DLOCK_MOCK_VALKEY_8 = 1
+} dlock_mock_server;
+
+/* Options of dlock_mock_store_new_opts. Start from DLOCK_MOCK_OPTIONS_INIT
+ * (fields may be added at the end; version says which are there). */
+typedef struct dlock_mock_options {
+    int version;             /* DLOCK_MOCK_OPTIONS_VERSION (1) */
+    dlock_clock *clock;      /* NULL: the real-time clock; referenced */
+    dlock_mock_server server; /* default DLOCK_MOCK_REDIS_7_0 */
+} dlock_mock_options;
+
+#define DLOCK_MOCK_OPTIONS_VERSION 1
+#define DLOCK_MOCK_OPTIONS_INIT {DLOCK_MOCK_OPTIONS_VERSION, NULL, DLOCK_MOCK_REDIS_7_0}
+
+/* dlock_mock_store_new with options (NULL: the defaults, as
+ * dlock_mock_store_new(out, NULL)). 0, DLOCK_EINVAL (out NULL, a version
+ * other than 1, an unknown server: nothing made), DLOCK_ENOMEM. */
+DLOCK_API int dlock_mock_store_new_opts(dlock_mock_store **out,
+                                        const dlock_mock_options *opts);
 
 /* Drops the caller's reference. NULL is a no-op. */
 DLOCK_API void dlock_mock_store_free(dlock_mock_store *store);

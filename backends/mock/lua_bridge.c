@@ -245,9 +245,12 @@ static int redis_generic(lua_State *L, int raise)
     if (!b->running)
         return luaL_error(L, "redis.call is only available inside a script");
     if (argc == 0)
-        return CALL_FAILED(L, b,
-                           "ERR Please specify at least one argument for this redis lib call",
-                           raise);
+        return b->st->server == DLOCK_MOCK_VALKEY_8
+                   ? CALL_FAILED(L, b, "ERR Please specify at least one argument for this call",
+                                 raise)
+                   : CALL_FAILED(L, b,
+                                 "ERR Please specify at least one argument for this redis lib call",
+                                 raise);
     if (argc > STACK_ARGS) {
         /* Userdata: collected with the state even if a later step raises. */
         void *mem = lua_newuserdata(L, (size_t)argc * (sizeof(*argv) + sizeof(*lens)));
@@ -259,24 +262,20 @@ static int redis_generic(lua_State *L, int raise)
         int t = lua_type(L, i);
 
         if (t == LUA_TNUMBER) {
-            /* Not lua_tostring: its "%.14g" loses precision; Redis 7.0 uses
-             * "%.17g". Integers below 1e15 (what lock scripts pass) print
-             * the same with "%lld", which skips printf's floating-point path
-             * (~1 700 instructions a call, a fifth of a fair-lock pair). */
+            /* Not lua_tostring: its "%.14g" loses precision (Redis 7.0
+             * uses "%.17g", Valkey the shortest exact text). */
             char buf[64];
-            double d = (double)lua_tonumber(L, i);
 
-            if (d > -1e15 && d < 1e15 && d == (double)(long long)d &&
-                !(d == 0 && signbit(d)))
-                snprintf(buf, sizeof(buf), "%lld", (long long)d);
-            else
-                snprintf(buf, sizeof(buf), "%.17g", d);
+            dlock__format_double(b->st, buf, sizeof(buf), (double)lua_tonumber(L, i), 1);
             lua_pushstring(L, buf);
             lua_replace(L, i);
         } else if (t != LUA_TSTRING) {
-            return CALL_FAILED(L, b,
-                               "ERR Lua redis lib command arguments must be strings or integers",
-                               raise);
+            return b->st->server == DLOCK_MOCK_VALKEY_8
+                       ? CALL_FAILED(L, b, "ERR Command arguments must be strings or integers",
+                                     raise)
+                       : CALL_FAILED(L, b,
+                                     "ERR Lua redis lib command arguments must be strings or integers",
+                                     raise);
         }
         argv[i - 1] = lua_tolstring(L, i, &lens[i - 1]);
     }

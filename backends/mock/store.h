@@ -96,6 +96,7 @@ struct dlock_mock_store {
     pthread_mutex_t mutex;
     int refs;
     dlock_clock *clock; /* referenced */
+    dlock_mock_server server; /* whose spelling replies take (mock.h) */
     dlock__dict keys;   /* key -> dlock__obj * */
     /* The time commands see: read once per command or script, so that a
      * script sees a frozen clock, as on Redis. */
@@ -196,15 +197,21 @@ dlock_reply *dlock__reply_error(const char *msg);
 dlock_reply *dlock__reply_errorf(const char *fmt, ...);
 dlock_reply *dlock__reply_ok(void);
 dlock_reply *dlock__reply_bulk(const char *s, size_t len);
-dlock_reply *dlock__reply_double(double d);
+/* A double as the store's server prints it in a reply (the bulk string
+ * of RESP2). */
+dlock_reply *dlock__reply_double(const dlock_mock_store *st, double d);
 
 /* Redis's strict integer syntax: no spaces, no '+', no leading zeros. 1 on
  * success. */
 int dlock__parse_ll(const char *s, size_t len, long long *out);
 /* A finite or infinite double ("inf", "-inf", "+inf"), never NaN. */
 int dlock__parse_double(const char *s, size_t len, double *out);
-/* "%.17g" as Redis 7.0 prints scores; "inf"/"-inf". Returns the length. */
-size_t dlock__format_double(char *buf, size_t size, double d);
+/* A double as the store's server prints it: Redis 7.0 "%.17g"; Valkey
+ * the shortest text that reads back as d; "inf"/"-inf" on both.
+ * script_arg: as a Lua number passed to redis.call (integers below 1e15
+ * in full on Redis 7.0; -0 is "0" on Valkey). Returns the length. */
+size_t dlock__format_double(const dlock_mock_store *st, char *buf, size_t size,
+                            double d, int script_arg);
 /* Redis's string2ld: a long double (INCRBYFLOAT, HINCRBYFLOAT count in
  * long double, as Redis does); no spaces, no NaN. 1 on success. */
 int dlock__parse_ld(const char *s, size_t len, long double *out);

@@ -317,7 +317,7 @@ static dlock_reply *zadd_generic(dlock__cmd *c, int flags)
         }
     }
     if (flags & ZADD_INCR)
-        r = processed ? dlock__reply_double(incr_result) : dlock_reply_nil();
+        r = processed ? dlock__reply_double(c->st, incr_result) : dlock_reply_nil();
     else
         r = dlock_reply_integer((flags & ZADD_CH) ? added + changed : added);
 out:
@@ -369,7 +369,7 @@ static dlock_reply *cmd_zscore(dlock__cmd *c)
         return dlock__reply_error(DLOCK__ERR_WRONGTYPE);
     if (o == NULL || (e = zfind(&o->u.zset, c->argv[2], c->len[2])) == NULL)
         return dlock_reply_nil();
-    return dlock__reply_double(e->score);
+    return dlock__reply_double(c->st, e->score);
 }
 
 static dlock_reply *cmd_zcard(dlock__cmd *c)
@@ -449,7 +449,8 @@ static dlock_reply *cmd_zremrangebyscore(dlock__cmd *c)
 /* The common ZRANGE engine: positions [from, to) of the sorted array, walked
  * backwards when rev, after skipping offset and keeping at most count
  * (count < 0: all). */
-static dlock_reply *emit_range(const dlock__zset *z, size_t from, size_t to, int rev,
+static dlock_reply *emit_range(const dlock_mock_store *st, const dlock__zset *z,
+                               size_t from, size_t to, int rev,
                                long long offset, long long count, int withscores)
 {
     size_t n = to > from ? to - from : 0, k, per = withscores ? 2 : 1, j = 0;
@@ -472,7 +473,7 @@ static dlock_reply *emit_range(const dlock__zset *z, size_t from, size_t to, int
 
         if ((r->elems[j++] = dlock__reply_bulk(e->member, e->mlen)) == NULL)
             goto oom;
-        if (withscores && (r->elems[j++] = dlock__reply_double(e->score)) == NULL)
+        if (withscores && (r->elems[j++] = dlock__reply_double(st, e->score)) == NULL)
             goto oom;
     }
     return r;
@@ -529,7 +530,7 @@ static dlock_reply *range_generic(dlock__cmd *c, int by, int rev, int opt_from,
         if (o == NULL)
             return dlock_reply_array(0);
         score_span(&o->u.zset, &r, &from, &to);
-        return emit_range(&o->u.zset, from, to, rev, offset, count, withscores);
+        return emit_range(c->st, &o->u.zset, from, to, rev, offset, count, withscores);
     } else {
         long long start, stop, n;
 
@@ -554,9 +555,9 @@ static dlock_reply *range_generic(dlock__cmd *c, int by, int rev, int opt_from,
             stop = n - 1;
         /* Ranks count from the end when reversed. */
         if (rev)
-            return emit_range(z, (size_t)(n - 1 - stop), (size_t)(n - start), 1, 0, -1,
+            return emit_range(c->st, z, (size_t)(n - 1 - stop), (size_t)(n - start), 1, 0, -1,
                               withscores);
-        return emit_range(z, (size_t)start, (size_t)stop + 1, 0, 0, -1, withscores);
+        return emit_range(c->st, z, (size_t)start, (size_t)stop + 1, 0, 0, -1, withscores);
     }
 }
 

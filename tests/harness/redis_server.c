@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,4 +673,51 @@ int dlock_test_redis_signal(dlock_test_redis *r, int sig)
     if (!r || r->pid <= 0)
         return -1;
     return kill(r->pid, sig) == 0 ? 0 : -1;
+}
+
+struct dlock_test_stall {
+    pthread_t thread;
+    pid_t pid;
+    long ms;
+    int rc;
+};
+
+static void *stall_run(void *arg)
+{
+    dlock_test_stall *s = arg;
+    dlock_test_sleep_ms(s->ms);
+    s->rc = kill(s->pid, SIGCONT) == 0 ? 0 : -1;
+    return NULL;
+}
+
+int dlock_test_redis_stall(dlock_test_stall **out, dlock_test_redis *r, long ms)
+{
+    dlock_test_stall *s;
+    *out = NULL;
+    if (!r || r->pid <= 0 || !(s = calloc(1, sizeof *s)))
+        return -1;
+    s->pid = r->pid;
+    s->ms = ms;
+    if (kill(s->pid, SIGSTOP) != 0) {
+        free(s);
+        return -1;
+    }
+    if (pthread_create(&s->thread, NULL, stall_run, s) != 0) {
+        kill(s->pid, SIGCONT);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+int dlock_test_stall_join(dlock_test_stall *s)
+{
+    int rc;
+    if (!s)
+        return -1;
+    pthread_join(s->thread, NULL);
+    rc = s->rc;
+    free(s);
+    return rc;
 }

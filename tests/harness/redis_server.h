@@ -86,6 +86,17 @@ int dlock_test_redis_restart(dlock_test_redis *r);
 /* Sends sig to the running server (SIGSTOP stalls it, SIGCONT resumes it).
  * 0, or -1 when it is not running. */
 int dlock_test_redis_signal(dlock_test_redis *r, int sig);
+/* A server that is slow to answer, whatever the server (a script that
+ * spins on TIME lasts 10 times longer on Valkey, whose TIME is frozen
+ * during a script): dlock_test_redis_stall stops it now (SIGSTOP) and
+ * resumes it (SIGCONT) ms later from a thread of its own, while the
+ * caller goes on; connections stay open and commands sent meanwhile are
+ * answered after. dlock_test_stall_join waits until it has resumed and
+ * frees the stall (0, or -1 when SIGCONT failed). A test that fails in
+ * between still gets its server back ms later. 0 or -1. */
+typedef struct dlock_test_stall dlock_test_stall;
+int dlock_test_redis_stall(dlock_test_stall **out, dlock_test_redis *r, long ms);
+int dlock_test_stall_join(dlock_test_stall *s);
 /* The server's process id, 0 while it is down. */
 int dlock_test_redis_pid(dlock_test_redis *r);
 /* Monotonic time in ms, and a sleep that resumes after a signal: for the

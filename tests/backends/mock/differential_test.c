@@ -31,9 +31,16 @@
  * TIME is compared by shape: two strings, seconds within the TTL tolerance,
  * microseconds below 1 000 000.
  *
- * One deliberate difference: inside a script, Redis says "ERR Unknown Redis
- * command called from script" and the mock adds which command it lacks;
- * the comparison accepts exactly that addition.
+ * One deliberate difference: inside a script, the server says "ERR Unknown
+ * Redis command called from script" (Valkey: "ERR Unknown command called
+ * from script") and the mock adds which command it lacks; the comparison
+ * accepts exactly that addition.
+ *
+ * Servers: the mock answers as the server it emulates (dlock_mock_server in
+ * dlock/mock.h), so the mock store is made with the dialect of the server
+ * under test, read from its INFO (Redis 7.0 or Valkey 8; another server
+ * fails the run, naming it): every reply is then compared exactly, against
+ * either server.
  *
  * Everything else that differs is a mock bug. The cases found so far are
  * replayed first, as fixed regressions (regressions[] below).
@@ -899,16 +906,21 @@ static size_t error_core_len(const dlock_reply *r)
 }
 
 #define UNKNOWN_IN_SCRIPT "ERR Unknown Redis command called from script"
+#define UNKNOWN_IN_SCRIPT_VALKEY "ERR Unknown command called from script"
 #define MOCK_NAMES " (the dlock mock has no '"
 
 static int errors_equal(const dlock_reply *m, const dlock_reply *r)
 {
     size_t lm = error_core_len(m), lr = error_core_len(r);
-    size_t lu = sizeof(UNKNOWN_IN_SCRIPT) - 1;
-    /* The mock names the command it lacks (see the top). */
-    if (lr == lu && memcmp(r->str, UNKNOWN_IN_SCRIPT, lu) == 0 &&
-        lm > sizeof(UNKNOWN_IN_SCRIPT MOCK_NAMES) - 1 &&
-        memcmp(m->str, UNKNOWN_IN_SCRIPT MOCK_NAMES, sizeof(UNKNOWN_IN_SCRIPT MOCK_NAMES) - 1) == 0)
+    size_t ln = sizeof(MOCK_NAMES) - 1;
+    /* The mock names the command it lacks (see the top), after the
+     * server's own words. */
+    if (((lr == sizeof(UNKNOWN_IN_SCRIPT) - 1 &&
+          memcmp(r->str, UNKNOWN_IN_SCRIPT, lr) == 0) ||
+         (lr == sizeof(UNKNOWN_IN_SCRIPT_VALKEY) - 1 &&
+          memcmp(r->str, UNKNOWN_IN_SCRIPT_VALKEY, lr) == 0)) &&
+        lm > lr + ln && memcmp(m->str, r->str, lr) == 0 &&
+        memcmp(m->str + lr, MOCK_NAMES, ln) == 0)
         return 1;
     return lm == lr && memcmp(m->str, r->str, lm) == 0;
 }
@@ -1385,10 +1397,67 @@ static void run_regressions(dlock_diff *d)
 
 /* ---- the public face ---------------------------------------------------------------- */
 
+/* The value of "field:" in an INFO text, into out ("" when absent). */
+static void info_field(const dlock_reply *info, const char *field, char *out,
+                       size_t cap)
+{
+    size_t fl = strlen(field), i = 0;
+    const char *p = info->str, *end = info->str + info->len;
+    out[0] = '\0';
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        if ((size_t)(eol - p) > fl && memcmp(p, field, fl) == 0 && p[fl] == ':') {
+            for (p += fl + 1; p < eol && *p != '\r' && i + 1 < cap; p++)
+                out[i++] = *p;
+            out[i] = '\0';
+            return;
+        }
+        p = eol + 1;
+    }
+}
+
+/* The mock's dialect for the server on c (INFO server): Valkey 8 or later,
+ * Redis 7.0; 0, or -1 with the reason on log (another server or version:
+ * the mock has no dialect for it, and the run would compare the wrong
+ * spellings). */
+static int server_dialect(resp_conn *c, dlock_mock_server *out, FILE *log)
+{
+    const char *argv[2] = {"INFO", "server"};
+    size_t len[2] = {4, 6};
+    dlock_reply *info = NULL;
+    char name[64], valkey[64], redis[64];
+    int rc = -1;
+    if (resp_command(c, &info, 2, argv, len) != 0 || info->type != DLOCK_REPLY_BULK) {
+        if (log)
+            fprintf(log, "differential: INFO server failed\n");
+        dlock_reply_free(info);
+        return -1;
+    }
+    info_field(info, "server_name", name, sizeof name);
+    info_field(info, "valkey_version", valkey, sizeof valkey);
+    info_field(info, "redis_version", redis, sizeof redis);
+    dlock_reply_free(info);
+    if (strcmp(name, "valkey") == 0 && atoi(valkey) >= 8) {
+        *out = DLOCK_MOCK_VALKEY_8;
+        rc = 0;
+    } else if (!name[0] && !valkey[0] && strncmp(redis, "7.0.", 4) == 0) {
+        *out = DLOCK_MOCK_REDIS_7_0;
+        rc = 0;
+    } else if (log) {
+        fprintf(log, "differential: the mock emulates Redis 7.0 and Valkey 8 "
+                     "(dlock/mock.h), not %s %s\n",
+                name[0] ? name : "redis", valkey[0] ? valkey : redis);
+    }
+    return rc;
+}
+
 int dlock_diff_open(dlock_diff **out, dlock_test_redis *srv, uint64_t seed,
                     FILE *log)
 {
     dlock_diff *d = calloc(1, sizeof *d);
+    dlock_mock_options mo = DLOCK_MOCK_OPTIONS_INIT;
     cmd c;
     *out = NULL;
     if (!d)
@@ -1405,7 +1474,8 @@ int dlock_diff_open(dlock_diff **out, dlock_test_redis *srv, uint64_t seed,
     d->srv = srv;
     if (resp_connect(&d->conn, dlock_test_redis_port(srv)) != 0)
         goto fail;
-    if (dlock_mock_store_new(&d->store, NULL) != 0 ||
+    if (server_dialect(&d->conn, &mo.server, log) != 0 ||
+        dlock_mock_store_new_opts(&d->store, &mo) != 0 ||
         dlock_mock_backend_new(&d->mock, d->store) != 0)
         goto fail;
     /* Both sides start empty. */

@@ -697,6 +697,79 @@ static void test_lua_self_reference(void **state)
     dlock_reply_free(r);
 }
 
+/* DLOCK_MOCK_VALKEY_8: replies spelled as Valkey 8 spells them (every
+ * expected text below is what a valkey-server answered), and the options'
+ * bad input. The default dialect (Redis 7.0) is every other test's. */
+static void test_valkey_dialect(void **state)
+{
+    static const char *const scores[][2] = {
+        {"0.1", "\"0.1\""},
+        {"123456789012345678", "\"123456789012345680\""},
+        {"1e308", "\"1e+308\""},
+        {"1.5e-3", "\"0.0015\""},
+        {"1e-7", "\"1e-7\""},
+        {"1e21", "\"1e+21\""},
+        {"1e19", "\"1e+19\""},
+        {"12345678.5", "\"12345678.5\""},
+        {"-0.000001", "\"-0.000001\""},
+        {"0.0001234", "\"1.234e-4\""},
+        {"-2.5e-5", "\"-0.000025\""},
+        {"4611686018427387904", "\"4611686018427387904\""},
+        {"9007199254740993", "\"9007199254740992\""},
+        {"1e8", "\"100000000\""},
+        {"123e-9", "\"1.23e-7\""},
+        {"-inf", "\"-inf\""},
+    };
+    dlock_mock_options o = DLOCK_MOCK_OPTIONS_INIT;
+    dlock_mock_store *st = (dlock_mock_store *)1;
+    dlock_backend *b = NULL;
+    size_t i;
+    (void)state;
+
+    o.server = (dlock_mock_server)2;
+    assert_int_equal(dlock_mock_store_new_opts(&st, &o), DLOCK_EINVAL);
+    assert_null(st);
+    o.server = DLOCK_MOCK_VALKEY_8;
+    o.version = 2;
+    assert_int_equal(dlock_mock_store_new_opts(&st, &o), DLOCK_EINVAL);
+    assert_int_equal(dlock_mock_store_new_opts(NULL, &o), DLOCK_EINVAL);
+    o.version = DLOCK_MOCK_OPTIONS_VERSION;
+    assert_int_equal(dlock_mock_store_new_opts(&st, &o), 0);
+    assert_int_equal(dlock_mock_backend_new(&b, st), 0);
+
+    for (i = 0; i < sizeof scores / sizeof scores[0]; i++) {
+        CMD(st, "1", "ZADD", "z", scores[i][0], "m");
+        CMD(st, scores[i][1], "ZSCORE", "z", "m");
+        CMD(st, "1", "DEL", "z");
+    }
+    CMD(st, "\"0.1\"", "ZINCRBY", "z", "0.1", "m");
+    CMD(st, "[\"m\", \"0.1\"]", "ZRANGE", "z", "0", "-1", "WITHSCORES");
+    CMD(st, "\"0.2\"", "ZADD", "z", "INCR", "0.1", "m");
+    /* Numbers a script passes: the same text, -0 as 0. */
+    EVAL(b, "redis.call('SET', KEYS[1], ARGV[1] + 0) return redis.call('GET', KEYS[1])",
+         1, "\"0.1\"", "k", "0.1");
+    EVAL(b, "redis.call('SET', KEYS[1], -0.0) return redis.call('GET', KEYS[1])", 1,
+         "\"0\"", "k");
+    EVAL(b, "redis.call('SET', KEYS[1], 1e20) return redis.call('GET', KEYS[1])", 1,
+         "\"1e+20\"", "k");
+    EVAL(b, "redis.call('SET', KEYS[1], 2^62) return redis.call('GET', KEYS[1])", 1,
+         "\"4611686018427387904\"", "k");
+    EVAL0(b, "return redis.pcall()",
+          "-ERR Please specify at least one argument for this call");
+    EVAL0(b, "return redis.pcall('SET', 'k', {})",
+          "-ERR Command arguments must be strings or integers");
+    EVAL0(b, "return redis.pcall('NOPE')",
+          "-ERR Unknown command called from script (the dlock mock has no "
+          "'NOPE'; dlock/mock.h lists what it runs)");
+    EVAL0(b, "return redis.pcall('GET')",
+          "-ERR Wrong number of args calling command from script");
+    /* Outside scripts, and long doubles, the two servers agree. */
+    CMD(st, "-ERR wrong number of arguments for 'get' command", "GET");
+    CMD(st, "\"0.1\"", "INCRBYFLOAT", "f", "0.1");
+    dlock_backend_free(b);
+    dlock_mock_store_free(st);
+}
+
 static void test_redis_to_lua(void **state)
 {
     env *e = *state;
@@ -1553,6 +1626,7 @@ int dlock_test_mock_store(void)
         cmocka_unit_test(test_vclock_stepping),
         cmocka_unit_test_setup_teardown(test_vclock_store_lease, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_throughput, env_setup, env_teardown),
+        cmocka_unit_test(test_valkey_dialect),
     };
 
     return DLOCK_RUN_GROUP("mock_store", tests, NULL, NULL);

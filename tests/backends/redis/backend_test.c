@@ -48,17 +48,6 @@ static const dlock_script s_types = {
     "return {false, -42, {ok='FINE'}, {err='MYERR boom'}, {}, {1, {2, {3}}}}"};
 static const dlock_script s_echo = {"test_echo", "return ARGV[1]"};
 static const dlock_script s_nil = {"test_nil", "return false"};
-/* Keeps the server busy for ARGV[1] ms. */
-static const dlock_script s_slow = {
-    "test_slow",
-    "local t0 = redis.call('TIME')\n"
-    "local start = t0[1] * 1000000 + t0[2]\n"
-    "while true do\n"
-    "  local t = redis.call('TIME')\n"
-    "  if t[1] * 1000000 + t[2] - start >= tonumber(ARGV[1]) * 1000 then\n"
-    "    return 1\n"
-    "  end\n"
-    "end\n"};
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -921,28 +910,37 @@ static void test_idle_connection_killed(void **state)
 }
 
 /* No reply within the command timeout: DLOCK_ETIMEDOUT on time, and the
- * connection (whose reply is still due) is not reused. */
+ * connection (whose reply is still due) is not reused: the server is
+ * stalled for 500 ms (SIGSTOP: the same on every server) with the
+ * connection and its script in place, so that what times out is the call. */
 static void test_command_timeout(void **state)
 {
     dlock_backend *b = NULL;
     dlock_redis_options o = fast_options();
     dlock_reply *r = NULL;
+    dlock_test_stall *stall = NULL;
     int64_t t0, took;
     int rc;
     (void)state;
     o.command_timeout_ms = 150;
     assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
                                              errbuf, sizeof errbuf), 0);
+    assert_int_equal(eval1(b, &r, &s_incr, "timeout:n", NULL), 0);
+    dlock_reply_free(r);
+    r = NULL;
+    assert_int_equal(dlock_test_redis_stall(&stall, srv, 500), 0);
     t0 = mono_ms();
-    rc = eval1(b, &r, &s_slow, NULL, "500");
+    rc = eval1(b, &r, &s_echo, NULL, "stale");
     took = mono_ms() - t0;
     assert_int_equal(rc, DLOCK_ETIMEDOUT);
     assert_null(r);
     assert_non_null(strstr(errbuf, "150 ms"));
     assert_true(took >= 140 && took < 450);
-    sleep_ms(500); /* let the script finish */
+    /* The server answers again, "stale" first on the old connection. */
+    assert_int_equal(dlock_test_stall_join(stall), 0);
     assert_int_equal(eval1(b, &r, &s_incr, "timeout:n", NULL), 0);
     assert_int_equal(r->type, DLOCK_REPLY_INTEGER);
+    assert_int_equal(r->integer, 2);
     dlock_reply_free(r);
     dlock_backend_free(b);
 }
@@ -950,24 +948,31 @@ static void test_command_timeout(void **state)
 typedef struct slow_call {
     dlock_backend *b;
     int rc;
+    char value[16];
 } slow_call;
 
+/* A call the stalled server answers late, holding its connection. */
 static void *slow_run(void *arg)
 {
     slow_call *c = arg;
-    const char *argv[1] = {"400"};
+    const char *argv[1] = {"late"};
     dlock_reply *r = NULL;
-    c->rc = dlock_backend_eval(c->b, &r, &s_slow, 0, 1, argv, NULL, NULL, 0);
+    c->rc = dlock_backend_eval(c->b, &r, &s_echo, 0, 1, argv, NULL, NULL, 0);
+    if (c->rc == 0 && r->type == DLOCK_REPLY_BULK)
+        snprintf(c->value, sizeof c->value, "%s", r->str);
     dlock_reply_free(r);
     return NULL;
 }
 
-/* Every connection lent out: a caller waits, within the connect timeout. */
+/* Every connection lent out: a caller waits, within the connect timeout.
+ * The pool's one connection is made, then lent to a call that the server
+ * (stalled for 400 ms) answers late. */
 static void test_pool_wait_timeout(void **state)
 {
     dlock_backend *b = NULL;
     dlock_redis_options o = fast_options();
     dlock_reply *r = NULL;
+    dlock_test_stall *stall = NULL;
     slow_call c;
     pthread_t t;
     int64_t t0, took;
@@ -979,8 +984,13 @@ static void test_pool_wait_timeout(void **state)
     o.command_timeout_ms = 3000;
     assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o,
                                              errbuf, sizeof errbuf), 0);
+    assert_int_equal(eval1(b, &r, &s_get, "pool:key", NULL), 0);
+    dlock_reply_free(r);
+    r = NULL;
+    memset(&c, 0, sizeof c);
     c.b = b;
     c.rc = 1;
+    assert_int_equal(dlock_test_redis_stall(&stall, srv, 400), 0);
     assert_int_equal(pthread_create(&t, NULL, slow_run, &c), 0);
     sleep_ms(100);
     t0 = mono_ms();
@@ -990,7 +1000,9 @@ static void test_pool_wait_timeout(void **state)
     assert_non_null(strstr(errbuf, "busy"));
     assert_true(took >= 90 && took < 290);
     pthread_join(t, NULL);
+    assert_int_equal(dlock_test_stall_join(stall), 0);
     assert_int_equal(c.rc, 0);
+    assert_string_equal(c.value, "late");
     /* The connection came back to the pool. */
     assert_int_equal(eval1(b, &r, &s_get, "pool:key", NULL), 0);
     dlock_reply_free(r);
