@@ -39,8 +39,7 @@ static int refuse_blocking(char *errbuf, size_t errlen)
     if (!dlock__blocking_refused())
         return 0;
     if (errbuf != NULL && errlen > 0)
-        snprintf(errbuf, errlen, "a blocking call from inside a dlock_loop "
-                                 "callback (use its _async form)");
+        snprintf(errbuf, errlen, "%s", DLOCK__REFUSED_DETAIL);
     return DLOCK_EDEADLK;
 }
 

@@ -76,6 +76,10 @@ void dlock__callback_enter(void);
 void dlock__callback_leave(void);
 /* Whether this thread is inside a callback and not in a fiber. */
 int dlock__blocking_refused(void);
+/* What such a refusal says. */
+#define DLOCK__REFUSED_DETAIL \
+    "a blocking call from inside a dlock_loop callback (use its _async form)"
+
 /* Whether this thread is inside a callback (in a fiber or not). */
 int dlock__in_callback(void);
 

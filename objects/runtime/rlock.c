@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fiber.h"
 #include "objects/runtime/rlock.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/holds.h"
@@ -456,6 +457,10 @@ int dlock__rlock_enter(dlock_rlock *l, int mode, const char *owner, char *who,
     rc = dlock__client_check(l->client);
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "lock object used in a fork() child");
+    /* Every type alike, also one whose steps run on other threads (a
+     * Redlock's fan-out), which the backend's own refusal would miss. */
+    if (dlock__blocking_refused())
+        return dlock_rlock_fail(l, DLOCK_EDEADLK, DLOCK__REFUSED_DETAIL);
     if (mode == SELF) {
         dlock__client_owner(l->client, who);
     } else if ((rc = dlock_rlock_check_owner(l, owner)) != 0) {

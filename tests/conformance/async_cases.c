@@ -714,6 +714,35 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_own_thread),
 };
 
+/* The cases that take the lock type of the run (dlock_fx_lock), for the
+ * composite types and a lock type of one's own (tests/conformance/
+ * composite_types.c): the others make their objects themselves. */
+static const struct CMUnitTest async_type_cases[] = {
+    DLOCK_FX_CASE(async_lock_unlock),
+    DLOCK_FX_CASE(async_wait_woken_by_release),
+    DLOCK_FX_CASE(async_try_lock_times_out),
+    DLOCK_FX_CASE(async_watchdog_renews),
+    DLOCK_FX_CASE(async_callback_rules),
+    DLOCK_FX_CASE(async_free_ends_waits),
+    DLOCK_FX_CASE(async_hook_mode),
+    DLOCK_FX_CASE(async_own_thread),
+};
+
+/* Runs the cases above on type, on backend, as the group
+ * "async/<type>". Returns the failures. */
+int dlock_test_async_type(const dlock_fx_lock_type *type, const char *backend);
+int dlock_test_async_type(const dlock_fx_lock_type *type, const char *backend)
+{
+    char what[64];
+    int failed;
+
+    snprintf(what, sizeof(what), "async/%s", type->name);
+    dlock_fx_use_lock_type(type);
+    failed = DLOCK_FX_RUN_GROUP(what, backend, async_type_cases);
+    dlock_fx_use_lock_type(NULL);
+    return failed;
+}
+
 /* Runs every case on backend ("mock", or a Redis row whose server URL main
  * has set). Returns the number of failures. */
 int dlock_test_async(const char *backend);

@@ -276,6 +276,7 @@ static const char *const multilock_skip_full[] = {
     "remain_ttl_values", "max_hold_bounds_renewal", NULL};
 
 int dlock_test_extend_type(const dlock_fx_lock_type *type, const char *backend);
+int dlock_test_async_type(const dlock_fx_lock_type *type, const char *backend);
 
 static int run_on(const char *backend)
 {
@@ -288,6 +289,10 @@ static int run_on(const char *backend)
     /* dlock_extend's cases (tests/conformance/lease_control_cases.c) */
     failed += dlock_test_extend_type(&multilock_type, backend);
     failed += dlock_test_extend_type(&redlock_type, backend);
+    /* the asynchronous API (tests/conformance/async_cases.c): a Redlock's
+     * fan-out, and the MultiLock above as a lock type of one's own */
+    failed += dlock_test_async_type(&multilock_type, backend);
+    failed += dlock_test_async_type(&redlock_type, backend);
     return failed;
 }
 
