@@ -208,12 +208,16 @@ static void heap_remove(dlock_loop *lp, dlock__aop *o)
 
 /* ---- waking the loop ------------------------------------------------------------ */
 
+/* The loop whose run_due this thread is in: what it starts there (from a
+ * callback) needs no wake-up, run_due looks again before it returns. */
+static __thread dlock_loop *running_here;
+
 /* Has the loop run soon (loop mutex held). */
 static void wake_locked(dlock_loop *lp)
 {
     uint64_t one = 1;
 
-    if (lp->woken)
+    if (lp->woken || running_here == lp)
         return;
     lp->woken = 1;
     if (lp->mode == M_THREAD)
@@ -442,6 +446,7 @@ static int run_due(dlock_loop *lp)
     if (lp->running)
         return 0;
     lp->running = 1;
+    running_here = lp;
     for (;;) {
         fifo batch = {NULL, NULL};
         dlock__aop *o;
@@ -470,6 +475,7 @@ static int run_due(dlock_loop *lp)
             step(lp, o);
         n += deliver(lp);
     }
+    running_here = NULL;
     lp->running = 0;
     return n;
 }
