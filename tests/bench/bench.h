@@ -147,6 +147,10 @@ int64_t bench_raw_rtt_ns(bench_raw *r, int ms);
  * "<field>:...calls=N,usec=M" style lines is parsed by the callers. The
  * reply text is written into out. 0 or -1. */
 int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len);
+/* Runs command (a hiredis format with at most one %s, arg) on a fresh
+ * connection: its integer reply, or the length of its array reply; -1 on
+ * failure. */
+long long bench_raw_count(bench_raw *r, const char *command, const char *arg);
 /* The server's CPU seconds so far (INFO cpu: used_cpu_sys +
  * used_cpu_user); -1 on failure. */
 double bench_raw_server_cpu_s(bench_raw *r);

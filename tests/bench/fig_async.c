@@ -14,6 +14,9 @@
  *     lock released at once (force_unlock from 8 threads): wake-up latency
  *     p50/p99/max from each release to its callback. Goal at N = 10 000:
  *     heap <= 1 024 B per operation, p99 <= 10 ms.
+ *  c. async_cancel: N = 10 000 waits for fair locks held elsewhere, all
+ *     cancelled: the time until every callback ran, and what is left on
+ *     the server (fair queues, pub/sub channels). Goal: 0 and 0.
  * Printed as tables and JSON lines; goals are printed, never asserted.
  */
 #include <dirent.h>
@@ -358,6 +361,87 @@ out:
     free(p);
 }
 
+/* ---- c. cancels --------------------------------------------------------------------- */
+
+typedef struct cancelled {
+    int calls, canceled;
+} cancelled;
+
+static void on_cancel_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    cancelled *c = arg;
+
+    (void)op;
+    c->calls++;
+    c->canceled += r->rc == DLOCK_ECANCELED;
+}
+
+static void cancel_run(const bench_config *cfg, bench_raw *raw, int n)
+{
+    dlock_client *waiter = NULL, *holder = NULL;
+    dlock_rlock **mine = calloc((size_t)n, sizeof(*mine));
+    dlock_rlock **theirs = calloc((size_t)n, sizeof(*theirs));
+    dlock_op_id *ops = calloc((size_t)n, sizeof(*ops));
+    dlock_loop *lp = NULL;
+    cancelled done = {0, 0};
+    long long queues, channels;
+    int64_t t0, t1, end;
+    int i;
+    bench_json j;
+
+    if (!mine || !theirs || !ops || client_mux1(&waiter, cfg) != 0 ||
+        client_mux1(&holder, cfg) != 0)
+        goto out;
+    for (i = 0; i < n; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "bench:async-cancel:%d", i);
+        if (dlock_fair_new(&mine[i], waiter, name) != 0 ||
+            dlock_fair_new(&theirs[i], holder, name) != 0 || dlock_lock(theirs[i], 0) != 0)
+            goto out;
+    }
+    if (dlock_loop_new(&lp, waiter, NULL) != 0)
+        goto out;
+    for (i = 0; i < n; i++)
+        dlock_lock_async(lp, &ops[i], mine[i], NULL, DLOCK_WAIT_FOREVER, 0, on_cancel_done,
+                         &done);
+    for (i = 0; i < 20; i++)
+        dlock_loop_run(lp, 5);
+    t0 = bench_now_ns();
+    for (i = 0; i < n; i++)
+        dlock_op_cancel(lp, ops[i]);
+    end = t0 + 60 * 1000000000LL;
+    while (dlock_loop_pending(lp) > 0 && bench_now_ns() < end)
+        dlock_loop_run(lp, 10);
+    t1 = bench_now_ns();
+    queues = bench_raw_count(raw, "KEYS %s", "redisson_lock_queue:{bench:async-cancel:*");
+    channels = bench_raw_count(raw, "PUBSUB CHANNELS %s", "*bench:async-cancel*");
+    bench_row("%6d  %12.1f  %9d  %14lld  %16lld", n, (double)(t1 - t0) / 1e6, done.canceled,
+              queues, channels);
+    bench_json_begin(&j, "async_cancel");
+    bench_json_int(&j, "n", n);
+    bench_json_num(&j, "all_callbacks_ms", (double)(t1 - t0) / 1e6);
+    bench_json_int(&j, "canceled", done.canceled);
+    bench_json_int(&j, "queues_left", queues);
+    bench_json_int(&j, "channels_left", channels);
+    bench_json_end(&j);
+out:
+    dlock_loop_free(lp);
+    for (i = 0; i < n; i++) {
+        if (theirs && theirs[i])
+            dlock_force_unlock(theirs[i], NULL);
+        if (mine)
+            dlock_rlock_free(mine[i]);
+        if (theirs)
+            dlock_rlock_free(theirs[i]);
+    }
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    free(mine);
+    free(theirs);
+    free(ops);
+}
+
 void bench_fig_async(const bench_config *cfg, bench_raw *raw)
 {
     throughput(cfg, raw);
@@ -370,4 +454,8 @@ void bench_fig_async(const bench_config *cfg, bench_raw *raw)
     pending_run(cfg, raw, 10000);
     bench_row("N = 100 000: not run; each pending wait holds a fiber (a mapped stack with "
               "a guard page), and 100 000 of them pass vm.max_map_count (65 530)");
+    bench_heading("11c. async cancel: N waits for fair locks held elsewhere, all cancelled "
+                  "(goal: nothing left on the server)",
+                  "     N  all done ms   canceled  fair queues left  channels left");
+    cancel_run(cfg, raw, 10000);
 }

@@ -281,6 +281,25 @@ int bench_raw_info(bench_raw *r, const char *section, char *out, size_t len)
     return rc;
 }
 
+long long bench_raw_count(bench_raw *r, const char *command, const char *arg)
+{
+    redisContext *c = connect_server(r->cfg);
+    redisReply *rep;
+    long long n = -1;
+
+    if (!c)
+        return -1;
+    rep = arg ? redisCommand(c, command, arg) : redisCommand(c, command);
+    if (rep && rep->type == REDIS_REPLY_INTEGER)
+        n = rep->integer;
+    else if (rep && rep->type == REDIS_REPLY_ARRAY)
+        n = (long long)rep->elements;
+    if (rep)
+        freeReplyObject(rep);
+    redisFree(c);
+    return n;
+}
+
 double bench_raw_server_cpu_s(bench_raw *r)
 {
     char info[4096];
