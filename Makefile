@@ -84,7 +84,11 @@ BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/registe
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
                                tests/backends/*/*.c))
-TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+# The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
+# warnings as errors, in the same test program (linked with libstdc++).
+TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o) $(TEST_CXX_SRC:%.cpp=$(BUILD)/%.o)
+CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
 .PHONY: all check demo asan tsan install uninstall install-check clean headers-check FORCE
@@ -111,6 +115,9 @@ $(BUILD)/gen/backends.c: Makefile $(wildcard backends/*/register.c)
 $(BUILD)/%.o: %.c $(BUILD)/gen/scripts.h $(wildcard api/dlock/*.h api/dlock/sys/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(BUILD)/%.o: %.cpp $(wildcard api/*.hpp api/dlock/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_TEST) -MMD -MP -c $< -o $@
 $(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
@@ -190,7 +197,7 @@ $(BUILD)/cmake/%.cmake: cmake/%.cmake.in $(BUILD)/dlock.pc.values Makefile
 LOOP_LIBS := $(shell pkg-config --libs libuv libevent) -lev
 
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
-	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL)
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL) -lstdc++
 
 # The command-line tool (cli/): the public headers only, linked statically
 # to this build's libdlock.a, so build/dlock runs without installing and
