@@ -27,7 +27,8 @@
 #     consumer.c with dlock::dlock (needs libdlock.so.0) and with
 #     dlock::dlock_static (does not), and consumer.cpp (<dlock.hpp>, C++17)
 #     with dlock::dlock; all three run. find_package(dlock 1.0) and
-#     find_package(dlock 0.2) are refused by dlockConfigVersion.cmake.
+#     find_package(dlock 0.2) are refused by dlockConfigVersion.cmake. The
+#     README's C++ example compiles against the installed <dlock.hpp>.
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
 #  5. the dlock tool and its man page: bin/dlock runs from the install
@@ -178,6 +179,11 @@ if command -v cmake >/dev/null 2>&1; then
             fail "CMake: find_package(dlock $v) accepted version $VERSION"
         grep -q "dlockConfig.cmake, version: $VERSION" "$log" || { cat "$log"; fail "CMake: find_package(dlock $v)'s refusal"; }
     done
+    # the README's C++ example, as printed, compiles against the install
+    awk '/^## C\+\+: `<dlock.hpp>`/{f=1} f && /^```cpp$/{p=1; next} p && /^```$/{exit} p' \
+        "$src/README.md" >"$cm/readme_cpp.cpp"
+    grep -q 'dlock::reentrant_lock' "$cm/readme_cpp.cpp" || fail "README: the C++ example is gone"
+    run g++ -std=c++17 -Wall -Wextra -Werror -I"$p/include" -c -o "$cm/readme_cpp.o" "$cm/readme_cpp.cpp"
     cmake_ok="the CMake package (dlock::dlock, dlock::dlock_static, <dlock.hpp>)"
 else
     fail "cmake is not installed (Debian's cmake package): the CMake package is untested"
