@@ -919,6 +919,39 @@ public:
         });
     }
     template <class F>
+    op_id extend(dlock::rlock &l, milliseconds lease, F &&fn, const char *owner = nullptr)
+    {
+        return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {
+            return dlock_extend_async(get(), op, l.get(), owner, lease.count(), cb, arg);
+        });
+    }
+    /* result::value: 1 when it existed. */
+    template <class F> op_id force_unlock(dlock::rlock &l, F &&fn)
+    {
+        return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {
+            return dlock_force_unlock_async(get(), op, l.get(), cb, arg);
+        });
+    }
+    template <class F> op_id is_held(dlock::rlock &l, F &&fn, const char *owner = nullptr)
+    {
+        return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {
+            return dlock_is_held_async(get(), op, l.get(), owner, cb, arg);
+        });
+    }
+    template <class F> op_id hold_count(dlock::rlock &l, F &&fn, const char *owner = nullptr)
+    {
+        return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {
+            return dlock_hold_count_async(get(), op, l.get(), owner, cb, arg);
+        });
+    }
+    /* result::value: the TTL in ms (-2 no lock, -1 no expiry). */
+    template <class F> op_id remain_ttl(dlock::rlock &l, F &&fn)
+    {
+        return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {
+            return dlock_remain_ttl_async(get(), op, l.get(), cb, arg);
+        });
+    }
+    template <class F>
     op_id semaphore_acquire(semaphore &s, int64_t n, F &&fn, milliseconds wait = wait_forever)
     {
         return start(std::forward<F>(fn), [&](dlock_op_id *op, dlock_done_fn cb, void *arg) {

@@ -354,6 +354,18 @@ static void cpp_async(void **state)
     assert_true(seen.op == op);
     assert_true(other.is_locked());
 
+    /* the reads: value carries the answer */
+    int reads = 0;
+    int64_t held = -1, count = -1, ttl = 0;
+    lp.is_held(l, [&](const dlock::result &r) { reads++; held = r.value; });
+    lp.hold_count(l, [&](const dlock::result &r) { reads++; count = r.value; });
+    lp.remain_ttl(l, [&](const dlock::result &r) { reads++; ttl = r.value; });
+    run_until(reads, 3);
+    assert_int_equal(reads, 3);
+    assert_int_equal(held, 1);
+    assert_int_equal(count, 1);
+    assert_true(ttl > 0);
+
     /* a waiter, woken by the release */
     in_starter = true;
     lp.unlock(l, record);
