@@ -1,6 +1,7 @@
 # dlock — build, test and install.
 #
 #   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
+#                   the CMake package (dlockConfig.cmake, dlockConfigVersion.cmake),
 #                   libdlock_conformance.a (the conformance kit; with cmocka),
 #                   and the command-line tool $(BUILD)/dlock (cli/, man page
 #                   cli/dlock.1)
@@ -35,6 +36,9 @@ PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# find_package(dlock CONFIG) searches <prefix>/lib/cmake/dlock/ (and
+# lib/<arch>/cmake/dlock/ for a multiarch LIBDIR).
+CMAKEDIR  ?= $(LIBDIR)/cmake/dlock
 DESTDIR   ?=
 BUILD     ?= build
 # Run after installing into (or uninstalling from) a system prefix, so that
@@ -83,11 +87,16 @@ BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/registe
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
                                tests/backends/*/*.c))
-TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+# The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
+# warnings as errors, in the same test program (linked with libstdc++).
+TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o) $(TEST_CXX_SRC:%.cpp=$(BUILD)/%.o)
+CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
 .PHONY: all check demo asan tsan install uninstall install-check clean headers-check FORCE
-all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(BUILD)/dlock
+CMAKE_FILES := $(BUILD)/cmake/dlockConfig.cmake $(BUILD)/cmake/dlockConfigVersion.cmake
+all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock
 
 $(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
 	@mkdir -p $(@D)
@@ -109,6 +118,9 @@ $(BUILD)/gen/backends.c: Makefile $(wildcard backends/*/register.c)
 $(BUILD)/%.o: %.c $(BUILD)/gen/scripts.h $(wildcard api/dlock/*.h api/dlock/sys/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(BUILD)/%.o: %.cpp $(wildcard api/*.hpp api/dlock/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_TEST) -MMD -MP -c $< -o $@
 $(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
@@ -160,11 +172,35 @@ $(BUILD)/dlock.pc: dlock.pc.in $(BUILD)/dlock.pc.values
 	    -e 's|@REQUIRES@|$(PUBLIC_PKGS)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
 	    $< > $@
 
+# The CMake package (cmake/*.in), from the same values as dlock.pc:
+# dlock::dlock gets Jansson's flags and libraries (dlock.pc's Requires),
+# dlock::dlock_static the archive's private libraries too (dlock.pc's
+# Libs.private, and Jansson's static libraries), as CMake lists.
+dlock_empty :=
+dlock_space := $(dlock_empty) $(dlock_empty)
+cmake_list = $(subst $(dlock_space),;,$(strip $(1)))
+CM_PUBLIC_INCLUDES = $(foreach d,$(patsubst -I%,%,$(shell pkg-config --cflags-only-I $(PUBLIC_PKGS))),;$(d))
+CM_PUBLIC_CFLAGS_OTHER = $(call cmake_list,$(shell pkg-config --cflags-only-other $(PUBLIC_PKGS)))
+CM_PUBLIC_LIBS = $(call cmake_list,$(shell pkg-config --libs $(PUBLIC_PKGS)))
+CM_STATIC_LIBS = $(call cmake_list,$(shell pkg-config --libs --static $(PUBLIC_PKGS)) $(PC_LIBS_PRIVATE))
+CM_SIZEOF_VOID_P := $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P -x c - | tr -d ' ')
+$(BUILD)/cmake/%.cmake: cmake/%.cmake.in $(BUILD)/dlock.pc.values Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOVERSION@|$(SOVERSION)|g' \
+	    -e 's|@VERSION_MAJOR@|$(word 1,$(subst ., ,$(VERSION)))|g' \
+	    -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g' \
+	    -e 's|@SIZEOF_VOID_P@|$(CM_SIZEOF_VOID_P)|g' \
+	    -e 's|@PUBLIC_INCLUDES@|$(CM_PUBLIC_INCLUDES)|g' \
+	    -e 's|@PUBLIC_CFLAGS_OTHER@|$(CM_PUBLIC_CFLAGS_OTHER)|g' \
+	    -e 's|@PUBLIC_LIBS@|$(CM_PUBLIC_LIBS)|g' -e 's|@STATIC_LIBS@|$(CM_STATIC_LIBS)|g' \
+	    $< > $@
+
 # The loop adapters' tests (api/dlock/adapters/) link the real libraries.
 LOOP_LIBS := $(shell pkg-config --libs libuv libevent) -lev
 
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
-	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL)
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL) -lstdc++
 
 # The command-line tool (cli/): the public headers only, linked statically
 # to this build's libdlock.a, so build/dlock runs without installing and
@@ -201,7 +237,8 @@ check: $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
 	echo "$(BUILD)/tests/dlock_tests"; \
 	DLOCK_SAMPLES_DIR=$(BUILD)/samples $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
 
-# Every public header compiles on its own, as C99 and as C++ (a typedef
+# Every public header compiles on its own, as C99 and as C++ (<dlock.hpp>,
+# the C++ interface: as C++17 with -Wshadow -pedantic) (a typedef
 # after it: ISO C wants a non-empty unit, and export.h only defines); <dlock.h>
 # (what applications include) pulls in neither <pthread.h> nor the method
 # tables of dlock/sys/ (for people writing a backend or a lock type).
@@ -216,10 +253,11 @@ headers-check:
 	    $(CC) -std=gnu99 -Wall -Wextra -Werror -Iapi -x c -fsyntax-only - ; \
 	  echo "#include \"$$h\"" | $(CXX) -std=c++11 -Wall -Wextra -Werror -Iapi -x c++ -fsyntax-only - ; \
 	done; \
+	echo '#include "dlock.hpp"' | $(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -pedantic -Iapi -x c++ -fsyntax-only - ; \
 	deps=$$(echo '#include <dlock.h>' | $(CC) -std=c99 -Iapi -x c -M -MT x - ); \
 	if echo "$$deps" | grep -E 'pthread\.h|dlock/sys/' ; then \
 	  echo "headers-check: FAIL: <dlock.h> includes the headers above"; exit 1; fi; \
-	echo "headers-check: every public header compiles alone as C99 (the loop adapters: as the GNU C99 their libraries need) and C++; <dlock.h> is free of <pthread.h> and dlock/sys/"
+	echo "headers-check: every public header compiles alone as C99 (the loop adapters: as the GNU C99 their libraries need) and C++, <dlock.hpp> as C++17; <dlock.h> is free of <pthread.h> and dlock/sys/"
 
 demo: $(SAMPLES)
 	@set -e; for s in $(SAMPLES); do echo "== $$s"; $$s; done
@@ -236,6 +274,7 @@ ADAPTER_HEADERS := $(notdir $(wildcard api/dlock/adapters/*.h))
 I_LIB := $(DESTDIR)$(LIBDIR)
 I_INC := $(DESTDIR)$(INCLUDEDIR)
 I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
+I_CMAKE := $(DESTDIR)$(CMAKEDIR)
 I_BIN := $(DESTDIR)$(BINDIR)
 I_MAN1 := $(DESTDIR)$(MANDIR)/man1
 
@@ -246,11 +285,13 @@ install: all
 	install -m 755 $(BUILD)/libdlock.so "$(I_LIB)/libdlock.so.$(VERSION)"
 	ln -sf libdlock.so.$(VERSION) "$(I_LIB)/libdlock.so.$(SOVERSION)"
 	ln -sf libdlock.so.$(SOVERSION) "$(I_LIB)/libdlock.so"
-	install -m 644 api/dlock.h "$(I_INC)/"
+	install -m 644 api/dlock.h api/dlock.hpp "$(I_INC)/"
 	install -m 644 $(addprefix api/dlock/,$(HEADERS)) "$(I_INC)/dlock/"
 	install -m 644 $(addprefix api/dlock/sys/,$(SYS_HEADERS)) "$(I_INC)/dlock/sys/"
 	install -m 644 $(addprefix api/dlock/adapters/,$(ADAPTER_HEADERS)) "$(I_INC)/dlock/adapters/"
 	install -m 644 $(BUILD)/dlock.pc "$(I_PC)/"
+	install -d "$(I_CMAKE)"
+	install -m 644 $(CMAKE_FILES) "$(I_CMAKE)/"
 	install -d "$(I_BIN)" "$(I_MAN1)"
 	install -m 755 $(BUILD)/dlock "$(I_BIN)/"
 	install -m 644 cli/dlock.1 "$(I_MAN1)/"
@@ -259,17 +300,19 @@ ifneq ($(RUN_LDCONFIG),)
 endif
 
 # Removes what `make install` with the same variables installed: the
-# libraries, the headers, dlock.pc, the dlock tool and its man page, and the include/dlock/ folders when
-# nothing else is left in them (never the shared lib/, include/, pkgconfig/).
+# libraries, the headers, dlock.pc, the CMake package, the dlock tool and
+# its man page, and the include/dlock/ and cmake/dlock/ folders when nothing
+# else is left in them (never the shared lib/, include/, pkgconfig/, cmake/).
 uninstall:
 	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock_conformance.a" \
 	      "$(I_LIB)/libdlock.so.$(VERSION)" \
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
-	      "$(I_INC)/dlock.h" "$(I_PC)/dlock.pc" \
+	      "$(I_INC)/dlock.h" "$(I_INC)/dlock.hpp" "$(I_PC)/dlock.pc" \
+	      $(patsubst %,"$(I_CMAKE)/%",$(notdir $(CMAKE_FILES))) \
 	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1"
 	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%") \
 	      $(ADAPTER_HEADERS:%="$(I_INC)/dlock/adapters/%")
-	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters" "$(I_INC)/dlock" 2>/dev/null
+	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters" "$(I_INC)/dlock" "$(I_CMAKE)" 2>/dev/null
 ifneq ($(RUN_LDCONFIG),)
 	$(LDCONFIG)
 endif

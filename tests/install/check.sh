@@ -22,6 +22,13 @@
 #  3c. the README's virtual-clock example, as printed, builds from the
 #     installed files and runs; no README line asserts a dlock_ call (with
 #     -DNDEBUG the call would vanish).
+#  3d. the CMake package (lib/cmake/dlock/): tests/install/CMakeLists.txt,
+#     a user's project (find_package(dlock 0.1 CONFIG REQUIRED)), builds
+#     consumer.c with dlock::dlock (needs libdlock.so.0) and with
+#     dlock::dlock_static (does not), and consumer.cpp (<dlock.hpp>, C++17)
+#     with dlock::dlock; all three run. find_package(dlock 1.0) and
+#     find_package(dlock 0.2) are refused by dlockConfigVersion.cmake. The
+#     README's C++ example compiles against the installed <dlock.hpp>.
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them): no dlock__ internals, none missing.
 #  5. the dlock tool and its man page: bin/dlock runs from the install
@@ -56,7 +63,8 @@ pc=$p/lib/pkgconfig/dlock.pc
 grep -qx "prefix=$p" "$pc" || fail "$pc is not for PREFIX=$p: $(grep '^prefix=' "$pc")"
 for f in lib/libdlock.a "lib/libdlock.so.$VERSION" "lib/libdlock.so.$SOVERSION" \
          lib/libdlock.so include/dlock.h include/dlock/export.h \
-         include/dlock/sys/backend.h bin/dlock share/man/man1/dlock.1; do
+         include/dlock/sys/backend.h include/dlock.hpp bin/dlock share/man/man1/dlock.1 \
+         lib/cmake/dlock/dlockConfig.cmake lib/cmake/dlock/dlockConfigVersion.cmake; do
     [ -e "$p/$f" ] || fail "make install did not install $f"
 done
 
@@ -71,6 +79,9 @@ grep -qx 'libdir=${prefix}/lib/dlock-check' "$stage/usr/lib/dlock-check/pkgconfi
 [ -e "$stage/usr/lib/dlock-check/libdlock.so.$SOVERSION" ] || fail "LIBDIR ignored"
 [ -x "$stage/usr/sbin-check/dlock" ] || fail "BINDIR ignored"
 [ -e "$stage/usr/man-check/man1/dlock.1" ] || fail "MANDIR ignored"
+grep -q '"/usr/lib/dlock-check/libdlock.so.'"$VERSION"'"' \
+    "$stage/usr/lib/dlock-check/cmake/dlock/dlockConfig.cmake" ||
+    fail "DESTDIR install: dlockConfig.cmake does not name LIBDIR's libdlock.so"
 
 $MAKE --no-print-directory -n install PREFIX=/usr LDCONFIG=ldconfig-runs-here \
     2>&1 | grep -qx 'ldconfig-runs-here' ||
@@ -142,6 +153,41 @@ LD_LIBRARY_PATH=$p/lib ./readme_vclock >"$log" 2>&1 || { cat "$log"; fail "the R
 if grep -n 'assert(.*dlock_[a-z_]*(' "$src/README.md"; then
     fail "README: a dlock_ call inside assert() (it vanishes with -DNDEBUG)"
 fi
+
+# the CMake package: a CMake project of a user's, both targets and C++
+if command -v cmake >/dev/null 2>&1; then
+    cm=$tmp/cmake-app
+    mkdir "$cm" && cp "$src/tests/install/CMakeLists.txt" "$src/tests/install/consumer.c" \
+        "$src/tests/install/consumer.cpp" "$cm/" || fail "cannot copy"
+    run cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$p" \
+        -DCMAKE_C_FLAGS="$SANITIZE" -DCMAKE_CXX_FLAGS="$SANITIZE" \
+        -DCMAKE_EXE_LINKER_FLAGS="$SANITIZE"
+    run cmake --build "$cm/build"
+    for x in consumer_shared consumer_static consumer_cpp; do
+        LD_LIBRARY_PATH=$p/lib "$cm/build/$x" >"$log" 2>&1 || { cat "$log"; fail "CMake: $x failed"; }
+        grep -q "dlock $VERSION: " "$log" || { cat "$log"; fail "CMake: $x's output"; }
+    done
+    readelf -d "$cm/build/consumer_shared" | grep -q "NEEDED.*\[libdlock\.so\.$SOVERSION\]" ||
+        fail "CMake: dlock::dlock does not link libdlock.so.$SOVERSION"
+    readelf -d "$cm/build/consumer_static" | grep -q 'libdlock' &&
+        fail "CMake: dlock::dlock_static needs libdlock.so"
+    for v in 1.0 0.2; do
+        mkdir "$cm/v$v" &&
+        printf 'cmake_minimum_required(VERSION 3.13)\nproject(v NONE)\nfind_package(dlock %s CONFIG REQUIRED)\n' \
+            "$v" >"$cm/v$v/CMakeLists.txt"
+        cmake -S "$cm/v$v" -B "$cm/v$v/build" -DCMAKE_PREFIX_PATH="$p" >"$log" 2>&1 &&
+            fail "CMake: find_package(dlock $v) accepted version $VERSION"
+        grep -q "dlockConfig.cmake, version: $VERSION" "$log" || { cat "$log"; fail "CMake: find_package(dlock $v)'s refusal"; }
+    done
+    # the README's C++ example, as printed, compiles against the install
+    awk '/^## C\+\+: `<dlock.hpp>`/{f=1} f && /^```cpp$/{p=1; next} p && /^```$/{exit} p' \
+        "$src/README.md" >"$cm/readme_cpp.cpp"
+    grep -q 'dlock::reentrant_lock' "$cm/readme_cpp.cpp" || fail "README: the C++ example is gone"
+    run g++ -std=c++17 -Wall -Wextra -Werror -I"$p/include" -c -o "$cm/readme_cpp.o" "$cm/readme_cpp.cpp"
+    cmake_ok="the CMake package (dlock::dlock, dlock::dlock_static, <dlock.hpp>)"
+else
+    fail "cmake is not installed (Debian's cmake package): the CMake package is untested"
+fi
 cd "$src" || fail "cd $src"
 
 # ---- 4. the exported ABI ---------------------------------------------------
@@ -180,4 +226,4 @@ left=$(find "$p" "$stage" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ -d "$p/include/dlock" ] && fail "make uninstall left include/dlock/"
 
-echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; a custom lock type from the installed sys/ headers; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"
+echo "install-check: PASS (install/uninstall with PREFIX, DESTDIR, LIBDIR, BINDIR, MANDIR; shared and static builds and the README's virtual-clock example from the installed files; a custom lock type from the installed sys/ headers; $cmake_ok; $nexp exported symbols = the declared API; $kit; bin/dlock and its man page)"
