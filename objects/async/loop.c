@@ -531,12 +531,18 @@ static void *thread_main(void *arg)
 
 /* ---- public -------------------------------------------------------------------------- */
 
+/* A loop of mode for c: 0 and *out, or DLOCK_EINVAL (out or c NULL),
+ * DLOCK_EFORKED, DLOCK_ENOMEM and *out = NULL. */
 static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
 {
     dlock_loop *lp;
     int rc;
 
+    if (!out)
+        return DLOCK_EINVAL;
     *out = NULL;
+    if (!c)
+        return DLOCK_EINVAL;
     if ((rc = dlock__client_check(c)) != 0)
         return rc;
     lp = calloc(1, sizeof(*lp));
@@ -577,17 +583,16 @@ int dlock_loop_new(dlock_loop **out, dlock_client *c, const dlock_loop_hooks *ho
     dlock_loop *lp;
     int rc;
 
-    if (!out)
-        return DLOCK_EINVAL;
-    *out = NULL;
-    if (!c)
-        return DLOCK_EINVAL;
     if (hooks && (hooks->version != DLOCK_LOOP_HOOKS_VERSION || !hooks->add_read ||
-                  !hooks->del_read || !hooks->schedule_timer))
+                  !hooks->del_read || !hooks->schedule_timer)) {
+        if (out)
+            *out = NULL;
         return DLOCK_EINVAL;
-    rc = loop_alloc(&lp, c, hooks ? M_HOOKS : M_POLL);
+    }
+    rc = loop_alloc(out, c, hooks ? M_HOOKS : M_POLL);
     if (rc != 0)
         return rc;
+    lp = *out;
     if (hooks) {
         lp->hooks = *hooks;
         if (!hooks->wakeup) {
@@ -595,7 +600,6 @@ int dlock_loop_new(dlock_loop **out, dlock_client *c, const dlock_loop_hooks *ho
             lp->efd_watched = 1;
         }
     }
-    *out = lp;
     return 0;
 }
 
@@ -604,14 +608,11 @@ int dlock_loop_new_thread(dlock_loop **out, dlock_client *c)
     dlock_loop *lp;
     int rc;
 
-    if (!out)
-        return DLOCK_EINVAL;
-    *out = NULL;
-    if (!c)
-        return DLOCK_EINVAL;
-    rc = loop_alloc(&lp, c, M_THREAD);
+    rc = loop_alloc(out, c, M_THREAD);
     if (rc != 0)
         return rc;
+    lp = *out;
+    *out = NULL; /* until the thread runs */
     if (dlock_signal_init(&lp->tsig) != 0) {
         loop_release(lp);
         return DLOCK_ENOMEM;

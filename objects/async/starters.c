@@ -129,8 +129,11 @@ static void undo_lock(dlock__aop *o)
     dlock_unlock_as(LOCK(o), o->owner);
 }
 
-int dlock_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const char *owner,
-                     int64_t wait_ms, int64_t lease_ms, dlock_done_fn fn, void *arg)
+/* An acquisition of lock l (body: the blocking call), undone by an
+ * unlock when the loop is freed under it. */
+static int start_acquire(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const char *owner,
+                         int64_t wait_ms, int64_t lease_ms, dlock_done_fn fn, void *arg,
+                         dlock__aop_body body)
 {
     int rc;
     dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
@@ -145,7 +148,13 @@ int dlock_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const char
     o->lease_ms = lease_ms;
     o->is_wait = 1;
     o->undo = undo_lock;
-    return start(o, op, body_lock);
+    return start(o, op, body);
+}
+
+int dlock_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const char *owner,
+                     int64_t wait_ms, int64_t lease_ms, dlock_done_fn fn, void *arg)
+{
+    return start_acquire(lp, op, l, owner, wait_ms, lease_ms, fn, arg, body_lock);
 }
 
 static void body_unlock(dlock__aop *o)
@@ -215,20 +224,7 @@ int dlock_fenced_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                             const char *owner, int64_t wait_ms, int64_t lease_ms,
                             dlock_done_fn fn, void *arg)
 {
-    int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
-
-    if (!o)
-        return rc;
-    if (!wait_ok(wait_ms) || (rc = dlock__rlock_check_times(l, wait_ms, lease_ms)) != 0) {
-        dlock__aop_discard(o);
-        return rc != 0 ? rc : dlock_rlock_fail(l, DLOCK_EINVAL, "wait must be >= 0 ms");
-    }
-    o->wait_ms = wait_ms;
-    o->lease_ms = lease_ms;
-    o->is_wait = 1;
-    o->undo = undo_lock;
-    return start(o, op, body_fenced);
+    return start_acquire(lp, op, l, owner, wait_ms, lease_ms, fn, arg, body_fenced);
 }
 
 /* ---- reads ---------------------------------------------------------------------- */

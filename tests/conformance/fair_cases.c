@@ -612,24 +612,9 @@ static dlock_client *mortal_client(dlock_fx *fx, int64_t waiter_timeout_ms,
                                    dlock_test_failing **fb)
 {
     dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *inner = NULL;
-    dlock_test_failing *f;
-    dlock_client *c = NULL;
 
-    assert_int_equal(dlock_fx_backend_new(fx, &inner), 0);
-    f = dlock_test_failing_new(inner);
-    assert_non_null(f);
-    o.watchdog_timeout_ms = fx->watchdog_ms;
-    o.budget_slack_ms = 2000;
     o.fair_waiter_timeout_ms = waiter_timeout_ms;
-    if (dlock_client_new(&c, &f->w.base, &o) != 0) {
-        dlock_test_wrap_free(&f->w.base);
-        fail_msg("own client");
-    }
-    if (fx->is_mock)
-        dlock_fx_settle(fx); /* its watchdog asleep before the clock moves */
-    *fb = f;
-    return dlock_fx_keep(fx, c, free_client);
+    return dlock_fx_failing_client(fx, &o, fb);
 }
 
 /* The waiter timeout of the cases: the default on the mock's virtual
