@@ -66,7 +66,10 @@ int dlock__url_take_int(const char *url, const char *name, int64_t min, int64_t 
 
             if (twice || dlock__parse_decimal(p + nlen + 1, n - nlen - 1, max, out) != 0 ||
                 *out < min) {
-                dlock__wipe_free(r);
+                /* r is not terminated yet: wipe all of it (it may hold a
+                 * password copied from the URL) */
+                dlock__wipe(r, len + 1);
+                free(r);
                 *rest = NULL;
                 if (twice)
                     return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
