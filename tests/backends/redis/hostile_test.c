@@ -31,10 +31,17 @@
 #include "dlock/redis.h"
 #include "../../harness/runner.h"
 
+#include <hiredis/hiredis.h>
+
 #define HUGE_REPLY 400000000LL /* what the fake server claims to send */
 #define MAX_CONNS 16
 
-enum { FAST, TRICKLE };
+/* FAST, TRICKLE: PING answered, any other command a huge reply (above).
+ * CLUSTER: a cluster node whose map (CLUSTER SLOTS) is itself, or itself
+ * and `peer` (half the slots each; -1: 1001 nodes), and which answers
+ * SSUBSCRIBE as Redis does and every script with
+ * MOVED to `moved_to` (0: a new port each time, where nothing listens). */
+enum { FAST, TRICKLE, CLUSTER };
 
 typedef struct fake_server {
     int lfd, port, mode;
@@ -45,6 +52,13 @@ typedef struct fake_server {
     int stop;
     long long sent;     /* body bytes sent, all connections */
     int closed_by_peer; /* a stream ended because the client closed */
+    int accepted;       /* connections accepted */
+    int open;           /* connections open now */
+    int auths;          /* AUTH commands received */
+    int evals;          /* scripts received (CLUSTER) */
+    int peer;           /* CLUSTER: the other node's port in the map; 0 none */
+    int moved_to;       /* CLUSTER: where scripts are sent; 0: new ports */
+    struct fake_server *map; /* CLUSTER: whose map to tell (NULL: own) */
 } fake_server;
 
 typedef struct conn_arg {
@@ -130,33 +144,123 @@ static void stream(fake_server *s, int fd)
     }
 }
 
-/* PING gets PONG (the handshake); anything else the huge reply. */
+static int is_cmd(const redisReply *cmd, const char *name)
+{
+    return cmd->type == REDIS_REPLY_ARRAY && cmd->elements > 0 &&
+           cmd->element[0]->type == REDIS_REPLY_STRING &&
+           strcasecmp(cmd->element[0]->str, name) == 0;
+}
+
+/* One map entry "slots lo..hi served at 127.0.0.1:port". */
+static int slots_entry(char *out, size_t cap, int lo, int hi, int port)
+{
+    return snprintf(out, cap, "*3\r\n:%d\r\n:%d\r\n*2\r\n$9\r\n127.0.0.1\r\n:%d\r\n", lo,
+                     hi, port);
+}
+
+/* A cluster node's answer to cmd (CLUSTER mode); -1: the client closed. */
+static int answer_cluster(fake_server *s, int fd, const redisReply *cmd)
+{
+    const fake_server *m = s->map ? s->map : s;
+    char out[512];
+    int n, peer, to;
+
+    if (m != s) {
+        pthread_mutex_lock(&s->map->mu);
+        peer = m->peer;
+        pthread_mutex_unlock(&s->map->mu);
+    }
+    pthread_mutex_lock(&s->mu);
+    if (m == s)
+        peer = s->peer;
+    to = s->moved_to;
+    if (is_cmd(cmd, "AUTH"))
+        s->auths++;
+    if (is_cmd(cmd, "EVALSHA") || is_cmd(cmd, "EVAL"))
+        s->evals++;
+    if (!to)
+        to = 20000 + s->evals % 20000; /* a new port each time */
+    pthread_mutex_unlock(&s->mu);
+    if (is_cmd(cmd, "AUTH") || is_cmd(cmd, "ASKING"))
+        return send_all(s, fd, "+OK\r\n", 5);
+    if (is_cmd(cmd, "PING"))
+        return send_all(s, fd, "+PONG\r\n", 7);
+    if (is_cmd(cmd, "CLUSTER") && peer == -1) {
+        /* a map of 1001 masters, one slot each */
+        int i;
+        char entry[128];
+        n = snprintf(out, sizeof out, "*1001\r\n");
+        if (send_all(s, fd, out, (size_t)n) != 0)
+            return -1;
+        for (i = 0; i < 1001; i++) {
+            n = slots_entry(entry, sizeof entry, i, i, 20000 + i);
+            if (send_all(s, fd, entry, (size_t)n) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    if (is_cmd(cmd, "CLUSTER")) {
+        n = snprintf(out, sizeof out, "*%d\r\n", peer ? 2 : 1);
+        n += slots_entry(out + n, sizeof out - (size_t)n, 0, peer ? 8191 : 16383, m->port);
+        if (peer)
+            n += slots_entry(out + n, sizeof out - (size_t)n, 8192, 16383, peer);
+        return send_all(s, fd, out, (size_t)n);
+    }
+    if (is_cmd(cmd, "EVALSHA") || is_cmd(cmd, "EVAL")) {
+        n = snprintf(out, sizeof out, "-MOVED 1 127.0.0.1:%d\r\n", to);
+        return send_all(s, fd, out, (size_t)n);
+    }
+    if ((is_cmd(cmd, "SSUBSCRIBE") || is_cmd(cmd, "SUNSUBSCRIBE")) && cmd->elements == 2) {
+        n = snprintf(out, sizeof out, "*3\r\n$%zu\r\n%s\r\n$%zu\r\n%.200s\r\n:1\r\n",
+                     strlen(cmd->element[0]->str), cmd->element[0]->str,
+                     strlen(cmd->element[1]->str), cmd->element[1]->str);
+        for (peer = 0; peer < n; peer++) /* the kind in lower case */
+            if (out[peer] >= 'A' && out[peer] <= 'Z')
+                out[peer] = (char)(out[peer] - 'A' + 'a');
+        return send_all(s, fd, out, (size_t)n);
+    }
+    return send_all(s, fd, "-ERR not here\r\n", 15);
+}
+
+/* Reads commands with hiredis's parser (RESP requests are arrays of bulk
+ * strings) and answers each as the mode says. */
 static void *conn_main(void *arg)
 {
     conn_arg *a = arg;
     fake_server *s = a->s;
-    int fd = a->fd;
+    int fd = a->fd, done = 0;
+    redisReader *rd = redisReaderCreate();
     char buf[4096];
 
     free(a);
-    while (!stopping(s)) {
+    while (rd && !done && !stopping(s)) {
         struct pollfd p = {fd, POLLIN, 0};
+        void *cmd = NULL;
         ssize_t n;
         if (poll(&p, 1, 50) <= 0)
             continue;
-        n = recv(fd, buf, sizeof buf - 1, 0);
-        if (n <= 0)
+        n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0 || redisReaderFeed(rd, buf, (size_t)n) != REDIS_OK)
             break;
-        buf[n] = '\0';
-        if (strstr(buf, "PING") && !strstr(buf, "EVAL") && !strstr(buf, "SCRIPT")) {
-            if (send_all(s, fd, "+PONG\r\n", 7) != 0)
-                break;
-            continue;
+        while (!done && redisReaderGetReply(rd, &cmd) == REDIS_OK && cmd) {
+            if (s->mode == CLUSTER)
+                done = answer_cluster(s, fd, cmd) != 0;
+            else if (is_cmd(cmd, "PING"))
+                done = send_all(s, fd, "+PONG\r\n", 7) != 0;
+            else {
+                stream(s, fd);
+                done = 1;
+            }
+            freeReplyObject(cmd);
+            cmd = NULL;
         }
-        stream(s, fd);
-        break;
     }
+    if (rd)
+        redisReaderFree(rd);
     close(fd);
+    pthread_mutex_lock(&s->mu);
+    s->open--;
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -174,6 +278,7 @@ static void *accept_main(void *arg)
             continue;
         a = malloc(sizeof *a);
         pthread_mutex_lock(&s->mu);
+        s->accepted++;
         if (!a || s->nconns == MAX_CONNS) {
             pthread_mutex_unlock(&s->mu);
             free(a);
@@ -182,9 +287,10 @@ static void *accept_main(void *arg)
         }
         a->s = s;
         a->fd = fd;
-        if (pthread_create(&s->conns[s->nconns], NULL, conn_main, a) == 0)
+        if (pthread_create(&s->conns[s->nconns], NULL, conn_main, a) == 0) {
             s->nconns++;
-        else {
+            s->open++;
+        } else {
             free(a);
             close(fd);
         }
@@ -447,6 +553,148 @@ static void option_forms(void **state)
     fake_stop(s);
 }
 
+/* ---- Cluster redirections ------------------------------------------------ */
+
+#define SECRET "hostileSecret42"
+
+static int count_fds(void)
+{
+    char path[64];
+    int fd, n = 0;
+    for (fd = 0; fd < 4096; fd++) {
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        if (access(path, F_OK) == 0)
+            n++;
+    }
+    return n;
+}
+
+static int field(fake_server *s, const int *f)
+{
+    int v;
+    pthread_mutex_lock(&s->mu);
+    v = *f;
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+/* A node that answers every script with MOVED to an address its own map
+ * does not name (a listening stranger, or a new port each time): no call
+ * follows, no connection goes there (so neither do the credentials), and
+ * the client's fds stay bounded over 40 calls. */
+static void cluster_moved_spray(void **state)
+{
+    fake_server *node = fake_start(CLUSTER), *stranger = fake_start(CLUSTER);
+    dlock_client *c = NULL;
+    dlock_rlock *l = NULL;
+    char url[256];
+    int k, fds0, fds1, auths0;
+    (void)state;
+
+    snprintf(url, sizeof url, "redis-cluster://:" SECRET "@127.0.0.1:%d", node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "hostile:moved"), 0);
+    assert_int_equal(dlock_try_lock(l, 0, 10000), DLOCK_ECONN); /* connections made */
+    fds0 = count_fds();
+    auths0 = field(node, &node->auths);
+    for (k = 0; k < 40; k++) {
+        int rc;
+        pthread_mutex_lock(&node->mu);
+        node->moved_to = k % 2 ? stranger->port : 0;
+        pthread_mutex_unlock(&node->mu);
+        rc = dlock_try_lock(l, 0, 10000);
+        if (rc != DLOCK_ECONN ||
+            !strstr(dlock_errmsg(l), "a node the slot map does not name: not followed"))
+            fail_msg("call %d: %d (%s)", k, rc, dlock_errmsg(l));
+        assert_null(strstr(dlock_errmsg(l), SECRET));
+    }
+    /* a wait that outlasts the map's reading: still not followed */
+    k = dlock_try_lock(l, 300, 10000);
+    if (k != DLOCK_ECONN || !strstr(dlock_errmsg(l), "does not name: not followed"))
+        fail_msg("try_lock(wait 300): %d (%s)", k, dlock_errmsg(l));
+    fds1 = count_fds();
+    if (fds1 > fds0 + 4)
+        fail_msg("fds grew from %d to %d over 40 redirected calls", fds0, fds1);
+    assert_int_equal(field(stranger, &stranger->accepted), 0);
+    assert_int_equal(field(stranger, &stranger->auths), 0);
+    /* AUTH went to the node's own connections only, once each (the
+     * calls', the map's, the wait's subscriber): no more were made */
+    assert_int_equal(field(node, &node->auths), field(node, &node->accepted));
+    assert_true(field(node, &node->accepted) <= auths0 + 1);
+    assert_true(field(node, &node->evals) >= 40);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    fake_stop(stranger);
+    fake_stop(node);
+}
+
+/* A node the map names is used; once the map no longer names it, its
+ * connections are closed. */
+static void cluster_node_left_map(void **state)
+{
+    fake_server *a = fake_start(CLUSTER), *b = fake_start(CLUSTER);
+    dlock_client *c = NULL;
+    dlock_rlock *l = NULL;
+    char url[256];
+    int k, rc;
+    (void)state;
+
+    pthread_mutex_lock(&a->mu);
+    a->peer = b->port; /* the map: A 0..8191, B 8192..16383 */
+    pthread_mutex_unlock(&a->mu);
+    b->map = a;            /* one map, A's */
+    b->moved_to = a->port; /* B sends everything to A, which the map names */
+    a->moved_to = b->port; /* and A to B: both followed, up to the limit */
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", a->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "hostile:left"), 0);
+    rc = dlock_try_lock(l, 0, 10000);
+    if (rc != DLOCK_EPROTO || !strstr(dlock_errmsg(l), "more than 16 redirections"))
+        fail_msg("ping-pong: %d (%s)", rc, dlock_errmsg(l));
+    assert_true(field(b, &b->evals) > 0);
+    assert_true(field(b, &b->open) > 0);
+    /* B leaves the map: the next reading (a redirection asks for one)
+     * drops it and closes its connections */
+    pthread_mutex_lock(&a->mu);
+    a->peer = 0;
+    a->moved_to = 0;
+    pthread_mutex_unlock(&a->mu);
+    for (k = 0; k < 1000 && field(b, &b->open) > 0; k++) {
+        if (k % 50 == 0)
+            (void)dlock_try_lock(l, 0, 10000);
+        sleep_ms(10);
+    }
+    assert_int_equal(field(b, &b->open), 0);
+    /* and a MOVED to it is no longer followed */
+    pthread_mutex_lock(&a->mu);
+    a->moved_to = b->port;
+    pthread_mutex_unlock(&a->mu);
+    k = field(b, &b->accepted);
+    assert_int_equal(dlock_try_lock(l, 0, 10000), DLOCK_ECONN);
+    assert_non_null(strstr(dlock_errmsg(l), "does not name"));
+    assert_int_equal(field(b, &b->accepted), k);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    fake_stop(b);
+    fake_stop(a);
+}
+
+/* A map that names more nodes than a cluster may have is refused. */
+static void cluster_too_many_nodes(void **state)
+{
+    fake_server *node = fake_start(CLUSTER);
+    dlock_client *c = NULL;
+    char url[256];
+    (void)state;
+
+    node->peer = -1;
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
+    assert_null(c);
+    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 1000 nodes"));
+    fake_stop(node);
+}
+
 int dlock_test_redis_hostile(void);
 int dlock_test_redis_hostile(void)
 {
@@ -456,6 +704,9 @@ int dlock_test_redis_hostile(void)
         cmocka_unit_test(huge_reply_refused_pool),
         cmocka_unit_test(trickle_within_budget_mux),
         cmocka_unit_test(trickle_within_budget_pool),
+        cmocka_unit_test(cluster_moved_spray),
+        cmocka_unit_test(cluster_node_left_map),
+        cmocka_unit_test(cluster_too_many_nodes),
     };
     return DLOCK_RUN_GROUP("redis_hostile_server", tests, NULL, NULL);
 }
