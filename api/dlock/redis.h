@@ -156,6 +156,18 @@
  * call past its budget (the call fails with DLOCK_ETIMEDOUT and the
  * connection is dropped, as for a server that does not answer).
  *
+ * Cluster redirections (redis-cluster://, rediss-cluster://). A MOVED or
+ * ASK is followed only to a node the slot map names: to an address it
+ * does not, only after the map has been read again from the nodes known
+ * (within the call's budget) and names it; else the call fails with
+ * DLOCK_ECONN, detail "redis cluster: redirected (MOVED) to host:port, a
+ * node the slot map does not name: not followed", and nothing is sent
+ * there (no AUTH). Nodes that leave the map are dropped and their
+ * connections closed; a map naming more than 1000 nodes is refused
+ * (DLOCK_EPROTO). Every data node (each cluster node, each master a
+ * sentinel names) receives the URL's credentials: with TLS, only servers
+ * whose certificate the trusted CAs vouch for (cacert= pins your own CA).
+ *
  * Thread-safety: a backend may be shared by any number of threads.
  * No part of a password ever appears in an error message, whatever the
  * URL (a raw '@', '&' or '?' inside a password may move its rest into what
