@@ -529,10 +529,10 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
         }
         if (dispatch(m, l, s, got, n, bad) != 0)
             break;
-        /* Past the wait's end, passes go on only while they finish
-         * replies: a server that keeps sending without finishing one
-         * (a trickle, a huge reply) does not hold the caller. */
-        if (now >= until && (!ready || n == 0))
+        /* A pass begun past the wait's end was its one last look: a
+         * server that keeps sending (a trickle, a huge reply, replies
+         * for others) does not hold the caller past its deadline. */
+        if (now >= until)
             break;
     }
     /* A full look may have left more: the next reader parses first. */
