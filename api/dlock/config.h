@@ -77,6 +77,11 @@
  *                                           for one client, true for a
  *                                           client set (below); the URL's
  *                                           lazy_connect=0|1 wins
+ *   max_reply_bytes                         4096..1073741824: the largest
+ *                                           reply accepted (api/dlock/
+ *                                           redis.h, "Reply size");
+ *                                           default 64 MiB; the URL's
+ *                                           max_reply_bytes=N wins
  * (see api/dlock/redis.h and api/dlock/client.h for what each one does).
  * The scheme of "url" alone decides whether TLS is used. The Redis fields
  * are accepted, and unused, with "mock:" (and the TLS fields with redis://

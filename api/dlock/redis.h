@@ -141,6 +141,33 @@
  * Nothing else changes: the subscriber connects on the first wait, as it
  * always does.
  *
+ * Reply size (max_reply_bytes=N as a URL parameter, the version-6 field
+ * below, "max_reply_bytes" in the JSON configuration; the URL wins). A
+ * reply counts its bytes as received plus the memory of the values parsed
+ * from them (a reply of many tiny elements takes more memory than bytes).
+ * A reply over the cap, or one that claims more elements than the cap
+ * could hold, is refused as soon as it is seen to be: the call fails with
+ * DLOCK_EPROTO, detail "redis host:port: reply larger than max_reply_bytes
+ * (N bytes); connection dropped", the connection is closed and what it had
+ * buffered of the reply is freed. What a connection may hold of one reply
+ * is thus about twice the cap (plus one 16 kB read). Every read also
+ * checks the call's deadline on every pass, pooled or multiplexed: a
+ * server that trickles a reply, or streams a huge one, does not hold a
+ * call past its budget (the call fails with DLOCK_ETIMEDOUT and the
+ * connection is dropped, as for a server that does not answer).
+ *
+ * Cluster redirections (redis-cluster://, rediss-cluster://). A MOVED or
+ * ASK is followed only to a node the slot map names: to an address it
+ * does not, only after the map has been read again from the nodes known
+ * (within the call's budget) and names it; else the call fails with
+ * DLOCK_ECONN, detail "redis cluster: redirected (MOVED) to host:port, a
+ * node the slot map does not name: not followed", and nothing is sent
+ * there (no AUTH). Nodes that leave the map are dropped and their
+ * connections closed; a map naming more than 1000 nodes is refused
+ * (DLOCK_EPROTO). Every data node (each cluster node, each master a
+ * sentinel names) receives the URL's credentials: with TLS, only servers
+ * whose certificate the trusted CAs vouch for (cacert= pins your own CA).
+ *
  * Thread-safety: a backend may be shared by any number of threads.
  * No part of a password ever appears in an error message, whatever the
  * URL (a raw '@', '&' or '?' inside a password may move its rest into what
@@ -178,9 +205,11 @@ extern "C" {
  * tls_insecure (the sentinel fields then take their defaults); a
  * version-3 struct ends at sentinel_password (sync off, and multiplex and
  * connections take their defaults); a version-4 struct ends at
- * connections (lazy_connect is then 0). */
+ * connections (lazy_connect is then 0); a version-5 struct ends at
+ * lazy_connect (max_reply_bytes then takes its default). */
 typedef struct dlock_redis_options {
-    int version;                 /* 5 (4: ends at connections; 3: at
+    int version;                 /* 6 (5: ends at lazy_connect; 4: at
+                                    connections; 3: at
                                     sentinel_password;
                                     2: at tls_insecure; 1: at
                                     reconnect_max_ms) */
@@ -225,14 +254,33 @@ typedef struct dlock_redis_options {
      * URL's lazy_connect=0|1 wins. */
     int lazy_connect; /* 0 (default): connect in dlock_redis_backend_new;
                          1: no I/O there, connect on first use */
+
+    /* ---- version 6: the largest reply accepted (see "Reply size" above;
+     * every scheme, every connection: calls, the subscriber, Sentinel and
+     * Cluster discovery). The URL's max_reply_bytes=N wins. */
+    int64_t max_reply_bytes; /* DLOCK_REDIS_MAX_REPLY_MIN ..
+                                DLOCK_REDIS_MAX_REPLY_LIMIT; default
+                                DLOCK_REDIS_MAX_REPLY_DEFAULT */
 } dlock_redis_options;
+
+/* max_reply_bytes: the default (64 MiB) and the bounds. dlock's own
+ * replies are small: a lock script answers with a few integers or a
+ * short array (well under 1 kB), SCRIPT LOAD with a 40-byte sha, and the
+ * largest ones it ever reads, CLUSTER SLOTS of a cluster of a thousand
+ * nodes or a subscriber's restored channels, take a few hundred kB. 64 MiB
+ * is two orders of magnitude above those, yet keeps what one hostile or
+ * broken server can make a connection hold (about twice the cap: the
+ * parser's buffer and the value built from it) far below a gigabyte. */
+#define DLOCK_REDIS_MAX_REPLY_DEFAULT ((int64_t)64 * 1024 * 1024)
+#define DLOCK_REDIS_MAX_REPLY_MIN ((int64_t)4096)
+#define DLOCK_REDIS_MAX_REPLY_LIMIT ((int64_t)1024 * 1024 * 1024)
 
 /* The largest sync_replicas (far above any real replica count). */
 #define DLOCK_SYNC_REPLICAS_MAX 1000
 
 #define DLOCK_REDIS_OPTIONS_INIT                                               \
-    {5, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-     0, 1000, 1, 1, 0}
+    {6, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+     0, 1000, 1, 1, 0, DLOCK_REDIS_MAX_REPLY_DEFAULT}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

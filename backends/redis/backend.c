@@ -254,6 +254,9 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
         bad = "connections must be 1..64";
     else if (o->lazy_connect != 0 && o->lazy_connect != 1)
         bad = "lazy_connect must be 0 or 1";
+    else if (o->max_reply_bytes < DLOCK_REDIS_MAX_REPLY_MIN ||
+             o->max_reply_bytes > DLOCK_REDIS_MAX_REPLY_LIMIT)
+        bad = "max_reply_bytes must be 4096..1073741824 (4 kB..1 GiB)";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -266,13 +269,14 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 5) {
+    if (from->version >= 6) {
         *to = *from;
         return;
     }
     *to = defaults;
     memcpy(to, from,
-           from->version == 4   ? offsetof(dlock_redis_options, lazy_connect)
+           from->version == 5   ? offsetof(dlock_redis_options, max_reply_bytes)
+           : from->version == 4 ? offsetof(dlock_redis_options, lazy_connect)
            : from->version == 3 ? offsetof(dlock_redis_options, sync_replicas)
            : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
                                 : offsetof(dlock_redis_options, tls_cacert));
@@ -362,7 +366,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     if (opts->version < 1) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1..5 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be 1..6 (use DLOCK_REDIS_OPTIONS_INIT)");
         return DLOCK_EINVAL;
     }
     options_copy(&o, opts);
@@ -401,6 +405,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.lazy_connect = rb->cfg.url.lazy_connect != -1
                                ? rb->cfg.url.lazy_connect
                                : opts->lazy_connect;
+    rb->cfg.max_reply_bytes = rb->cfg.url.max_reply_bytes
+                                  ? (size_t)rb->cfg.url.max_reply_bytes
+                                  : (size_t)opts->max_reply_bytes;
     if (rb->cfg.url.queue_max && !rb->cfg.multiplex) {
         dlock__redis_errf(errbuf, errlen,
                           "bad redis URL: 'queue_max' bounds the request "

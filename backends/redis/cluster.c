@@ -1,12 +1,19 @@
 /*
  * Redis backend: Redis Cluster routing and sharded pub/sub (see cluster.h).
  *
- * Ownership: the slot map's entries are read and written atomically
- * (a pointer each; nodes are never freed before the cluster). mu guards
- * the node list, each node's subscriber pointer, the refresh requests and
+ * Ownership: the slot map's entries are pointers, written under mu and
+ * read atomically (the thread) or under mu (callers, which take a
+ * reference at once). mu guards the node list, each node's references,
+ * homes and subscriber pointer, the refresh requests and generations and
  * stopping; no I/O runs under it. move_mu guards the subscription list
  * and each subscription's home: the thread holds it while it moves
- * subscriptions, unsubscribe while it unlinks one.
+ * subscriptions, unsubscribe while it unlinks one (lock order: move_mu,
+ * then mu).
+ *
+ * Node lifetime: only the thread adds map nodes and drops the nodes the
+ * map no longer names (after a refresh): a dropped node leaves the list at
+ * once and is freed (its connections closed) by whoever lets go of it
+ * last, a call in flight on it or a subscription still at home there.
  */
 #include "cluster.h"
 
@@ -36,6 +43,11 @@
 #define CHASE_MS 5000
 #define CHASE_STEP_MS 100
 #define MAX_REDIRECTS 16
+/* The most nodes a slot map may name (Redis Cluster's own advice is at
+ * most 1000 nodes, masters and replicas): a larger map is refused. */
+#define MAX_NODES 1000
+/* apply_slots's refusal of a larger map (not a dlock code). */
+#define TOO_MANY_NODES 1
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 200
 /* A caller without a deadline retries refusals this long when the
@@ -45,7 +57,11 @@
 typedef struct cnode {
     dlock__redis_node *node;
     dlock__redis_subscriber *sub; /* NULL until a channel of its slots; mu */
-    struct cnode *next;
+    struct cnode *next;           /* the list (live) or gone; mu */
+    int refs;  /* calls using it; mu */
+    int homes; /* subscriptions at home here; mu */
+    int gone;  /* left the map: freed when refs and homes are 0; mu */
+    int mark;  /* the thread's, while it drops nodes */
 } cnode;
 
 /* A subscription handle (what dlock_subscription * points to here). */
@@ -64,7 +80,11 @@ struct dlock__redis_cluster {
     cnode *slots[DLOCK__REDIS_SLOTS]; /* atomic; NULL: not known */
 
     pthread_mutex_t mu;
+    pthread_cond_t refreshed; /* done_gen moved; mu (monotonic clock) */
     cnode *nodes;   /* mu */
+    cnode *gone;    /* dropped, still in use; mu */
+    int nnodes;     /* in nodes; mu */
+    unsigned long begun_gen, done_gen; /* refreshes begun, ended; mu */
     int refresh;    /* a refresh is wanted; mu */
     int64_t chase_until; /* refresh until a subscription moves; mu */
     int stopping;   /* mu */
@@ -89,38 +109,171 @@ static void slot_set(dlock__redis_cluster *c, unsigned slot, cnode *n)
     __atomic_store_n(&c->slots[slot], n, __ATOMIC_RELEASE);
 }
 
-/* The node at host:port, made on first use. NULL: out of memory. */
-static cnode *node_for(dlock__redis_cluster *c, const char *host, int port)
+/* The node of the list at host:port, or NULL. Called with mu held. */
+static cnode *find_node(dlock__redis_cluster *c, const char *host, int port)
 {
     cnode *n;
-    pthread_mutex_lock(&c->mu);
     for (n = c->nodes; n; n = n->next)
         if (dlock__redis_node_is(n->node, host, port))
             break;
-    if (!n && (n = calloc(1, sizeof *n)) != NULL) {
+    return n;
+}
+
+/* The node at host:port, made on first use (the thread and the
+ * constructor only: the seeds and the masters a map names). NULL: out of
+ * memory, or *full: the list holds MAX_NODES plus the seeds already. */
+static cnode *node_for(dlock__redis_cluster *c, const char *host, int port,
+                       int *full)
+{
+    cnode *n;
+    *full = 0;
+    pthread_mutex_lock(&c->mu);
+    n = find_node(c, host, port);
+    if (!n && c->nnodes >= MAX_NODES + c->cfg->url.naddrs)
+        *full = 1;
+    else if (!n && (n = calloc(1, sizeof *n)) != NULL) {
         if (dlock__redis_node_new(&n->node, c->cfg, host, port) != 0) {
             free(n);
             n = NULL;
         } else {
             n->next = c->nodes;
             c->nodes = n;
+            c->nnodes++;
         }
     }
     pthread_mutex_unlock(&c->mu);
     return n;
 }
 
+static void cnode_free(cnode *n)
+{
+    dlock__redis_subscriber_free(n->sub);
+    dlock__redis_node_free(n->node);
+    free(n);
+}
+
+/* Unlinks n from the gone list if nobody uses it any more: the caller
+ * frees it, after unlocking. A node with a subscriber is left to the
+ * thread (drop_unmapped): its last user may be that subscriber's own
+ * thread, which cannot join itself. Called with mu held. */
+static int gone_unused(dlock__redis_cluster *c, cnode *n)
+{
+    cnode **p;
+    if (!n->gone || n->refs > 0 || n->homes > 0 || n->sub)
+        return 0;
+    for (p = &c->gone; *p; p = &(*p)->next)
+        if (*p == n) {
+            *p = n->next;
+            return 1;
+        }
+    return 0;
+}
+
 /* Some node of the map (for calls without keys and unknown slots): the
- * first slot's master, else any node known. */
-static cnode *any_node(dlock__redis_cluster *c)
+ * first slot's master, else any node known. Called with mu held. */
+static cnode *any_node_locked(dlock__redis_cluster *c)
 {
     cnode *n = slot_node(c, 0);
-    if (n)
-        return n;
+    return n ? n : c->nodes;
+}
+
+static cnode *any_node(dlock__redis_cluster *c)
+{
+    cnode *n;
     pthread_mutex_lock(&c->mu);
-    n = c->nodes;
+    n = any_node_locked(c);
     pthread_mutex_unlock(&c->mu);
     return n;
+}
+
+/* The node a call goes to (next: where a redirection sent it, already
+ * referenced; else the slot's master, or any), referenced: node_put lets
+ * go of it. */
+static cnode *node_get(dlock__redis_cluster *c, cnode *next, size_t nkeys,
+                       unsigned slot)
+{
+    cnode *n;
+    pthread_mutex_lock(&c->mu);
+    n = next ? next : nkeys > 0 ? slot_node(c, slot) : NULL;
+    if (!n)
+        n = any_node_locked(c);
+    if (n && !next)
+        n->refs++;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* Lets go of n: a call's reference (home 0) or a subscription's home
+ * (home 1). The last user of a node that left the map frees it. */
+static void let_go(dlock__redis_cluster *c, cnode *n, int home)
+{
+    int unused;
+    pthread_mutex_lock(&c->mu);
+    if (home)
+        n->homes--;
+    else
+        n->refs--;
+    unused = gone_unused(c, n);
+    pthread_mutex_unlock(&c->mu);
+    if (unused)
+        cnode_free(n);
+}
+
+static void node_put(dlock__redis_cluster *c, cnode *n)
+{
+    let_go(c, n, 0);
+}
+
+/* Drops the nodes no slot names, the seeds among them (refresh makes them
+ * again when it needs them): out of the list at once, freed now or by
+ * their last user; and frees the nodes dropped before that nobody uses
+ * now (thread, after a refresh). */
+static void drop_unmapped(dlock__redis_cluster *c)
+{
+    cnode **p, *n, *unused = NULL;
+    unsigned s;
+
+    pthread_mutex_lock(&c->mu);
+    p = &c->gone;
+    while ((n = *p) != NULL) {
+        if (n->refs > 0 || n->homes > 0) {
+            p = &n->next;
+            continue;
+        }
+        *p = n->next;
+        n->next = unused;
+        unused = n;
+    }
+    for (n = c->nodes; n; n = n->next)
+        n->mark = 0;
+    for (s = 0; s < DLOCK__REDIS_SLOTS; s++)
+        if (c->slots[s])
+            c->slots[s]->mark = 1;
+    p = &c->nodes;
+    while ((n = *p) != NULL) {
+        if (n->mark) {
+            p = &n->next;
+            continue;
+        }
+        *p = n->next;
+        c->nnodes--;
+        n->gone = 1;
+        dlock__log(DLOCK_LOG_INFO, "redis cluster: node %s left the slot map: "
+                   "dropped", n->node->cfg.url.where);
+        if (n->refs == 0 && n->homes == 0) {
+            n->next = unused;
+            unused = n;
+        } else {
+            n->next = c->gone;
+            c->gone = n;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    while (unused) {
+        n = unused->next;
+        cnode_free(unused);
+        unused = n;
+    }
 }
 
 static void wake(dlock__redis_cluster *c)
@@ -154,6 +307,7 @@ static int apply_slots(dlock__redis_cluster *c, const redisReply *r,
                        const cnode *asked)
 {
     size_t i;
+    int full;
     if (r->type != REDIS_REPLY_ARRAY)
         return DLOCK_EPROTO;
     for (i = 0; i < r->elements; i++) {
@@ -174,11 +328,15 @@ static int apply_slots(dlock__redis_cluster *c, const redisReply *r,
         host = m->element[0]->str;
         if (host[0] == '\0' || strcmp(host, "?") == 0)
             host = asked->node->cfg.url.host;
-        n = node_for(c, host, (int)port);
+        n = node_for(c, host, (int)port, &full);
+        if (full)
+            return TOO_MANY_NODES;
         if (!n)
             return DLOCK_ENOMEM;
+        pthread_mutex_lock(&c->mu);
         for (s = lo; s <= hi; s++)
             slot_set(c, (unsigned)s, n);
+        pthread_mutex_unlock(&c->mu);
     }
     return 0;
 }
@@ -214,7 +372,13 @@ static int refresh_from(dlock__redis_cluster *c, cnode *n, char *errbuf,
                                                         : DLOCK_EPROTO;
     } else {
         rc = apply_slots(c, r, n);
-        if (rc == DLOCK_EPROTO)
+        if (rc == TOO_MANY_NODES) {
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: CLUSTER SLOTS names more than %d "
+                              "nodes (refused)",
+                              n->node->cfg.url.where, MAX_NODES);
+            rc = DLOCK_EPROTO;
+        } else if (rc == DLOCK_EPROTO)
             dlock__redis_errf(errbuf, errlen,
                               "redis %s: unexpected reply to CLUSTER SLOTS",
                               n->node->cfg.url.where);
@@ -226,27 +390,29 @@ static int refresh_from(dlock__redis_cluster *c, cnode *n, char *errbuf,
 }
 
 /* Reads the map from the first node that answers: the masters of the map
- * (and every other known node), then the seeds. */
+ * (and every other known node), then the seeds. The constructor's and the
+ * thread's only (the list's other writers only add at its head, and only
+ * the thread unlinks). */
 static int refresh(dlock__redis_cluster *c, char *errbuf, size_t errlen)
 {
     const dlock__redis_url *u = &c->cfg->url;
     cnode *n, *list;
-    int i, rc = DLOCK_ECONN;
+    int i, full, rc = DLOCK_ECONN;
 
     pthread_mutex_lock(&c->mu);
     list = c->nodes;
     pthread_mutex_unlock(&c->mu);
-    /* The list only grows at its head: what was read stays valid. */
     for (n = list; n; n = n->next) {
         rc = refresh_from(c, n, errbuf, errlen);
         if (rc == 0 || rc == DLOCK_EAUTH)
             return rc;
     }
     for (i = 0; i < u->naddrs; i++) {
-        n = node_for(c, u->addrs[i].host, u->addrs[i].port);
+        n = node_for(c, u->addrs[i].host, u->addrs[i].port, &full);
         if (!n) {
-            dlock__redis_errf(errbuf, errlen, "out of memory");
-            return DLOCK_ENOMEM;
+            dlock__redis_errf(errbuf, errlen, full ? "redis cluster: too many "
+                              "nodes" : "out of memory");
+            return full ? DLOCK_EPROTO : DLOCK_ENOMEM;
         }
         rc = refresh_from(c, n, errbuf, errlen);
         if (rc == 0 || rc == DLOCK_EAUTH || rc == DLOCK_EPROTO)
@@ -268,6 +434,36 @@ static int64_t retry_deadline(const dlock__redis_cluster *c, int64_t deadline_ms
                                         : RETRY_WINDOW_MS);
 }
 
+/* The node a redirection names, referenced (node_put), if the map knows
+ * it: after the map is read again when it does not yet (the thread reads
+ * it; this waits by deadline_ms). NULL: the map does not name it, and no
+ * connection to it is made (nor credentials sent). */
+static cnode *redirect_target(dlock__redis_cluster *c,
+                              const dlock__redis_redirect *redir,
+                              int64_t deadline_ms)
+{
+    cnode *n;
+    pthread_mutex_lock(&c->mu);
+    n = find_node(c, redir->host, redir->port);
+    if (!n) {
+        unsigned long want = c->begun_gen + 1;
+        int poke = !c->refresh;
+        c->refresh = 1;
+        pthread_mutex_unlock(&c->mu);
+        if (poke)
+            wake(c);
+        pthread_mutex_lock(&c->mu);
+        while (c->done_gen < want && !c->stopping &&
+               dlock__redis_now_ms() < deadline_ms)
+            dlock__redis_cond_wait_until(&c->refreshed, &c->mu, deadline_ms);
+        n = find_node(c, redir->host, redir->port);
+    }
+    if (n)
+        n->refs++;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
 int dlock__redis_cluster_eval(dlock__redis_cluster *c,
                               dlock__redis_scripts *scripts, dlock_reply **out,
                               const dlock_script *script, size_t nkeys,
@@ -279,28 +475,31 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
     char detail[256];
     int64_t retry_until, backoff = BACKOFF_MIN_MS;
     unsigned slot = 0;
-    cnode *ask = NULL;
-    int redirects = 0, rc;
+    cnode *next = NULL; /* where a redirection sent the call; referenced */
+    int redirects = 0, asking = 0, rc;
 
     if (nkeys > 0 && argv && argv[0])
         slot = dlock__redis_key_slot(argv[0],
                                      argvlen ? argvlen[0] : strlen(argv[0]));
     retry_until = retry_deadline(c, deadline_ms);
     for (;;) {
-        cnode *n = ask ? ask : nkeys > 0 ? slot_node(c, slot) : NULL;
-        if (!n)
-            n = any_node(c);
+        cnode *n = node_get(c, next, nkeys, slot), *to;
+        if (!n) {
+            dlock__redis_errf(errbuf, errlen, "redis cluster: no node known");
+            return DLOCK_ECONN;
+        }
         memset(&redir, 0, sizeof redir);
-        redir.asking = ask != NULL;
-        ask = NULL;
+        redir.asking = asking;
+        next = NULL;
+        asking = 0;
         detail[0] = '\0';
         rc = dlock__redis_eval(n->node, scripts, out, script, nkeys, nargs,
                                argv, argvlen, deadline_ms, &redir, detail,
                                sizeof detail);
+        node_put(c, n);
         if (rc != DLOCK_ECONN)
             break;
         if (redir.kind != 0) {
-            cnode *to = node_for(c, redir.host, redir.port);
             if (++redirects > MAX_REDIRECTS) {
                 dlock__redis_errf(errbuf, errlen,
                                   "redis cluster: more than %d redirections "
@@ -308,17 +507,29 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
                                   MAX_REDIRECTS, detail);
                 return DLOCK_EPROTO;
             }
+            to = redirect_target(c, &redir, retry_until);
             if (!to) {
-                dlock__redis_errf(errbuf, errlen, "out of memory");
-                return DLOCK_ENOMEM;
+                dlock__redis_errf(errbuf, errlen,
+                                  "redis cluster: redirected (%s) to %s:%d, "
+                                  "a node the slot map does not name: not "
+                                  "followed",
+                                  redir.kind == DLOCK__REDIS_MOVED ? "MOVED"
+                                                                   : "ASK",
+                                  redir.host, redir.port);
+                return DLOCK_ECONN;
             }
+            /* The call is repeated at the node named (with ASKING after
+             * an ASK); a MOVED also moves the slot there. */
             if (redir.kind == DLOCK__REDIS_MOVED) {
-                if ((unsigned)redir.slot < DLOCK__REDIS_SLOTS)
+                pthread_mutex_lock(&c->mu);
+                if ((unsigned)redir.slot < DLOCK__REDIS_SLOTS && !to->gone)
                     slot_set(c, (unsigned)redir.slot, to);
+                pthread_mutex_unlock(&c->mu);
                 want_refresh(c);
             } else {
-                ask = to;
+                asking = 1;
             }
+            next = to;
             continue;
         }
         want_refresh(c);
@@ -380,23 +591,41 @@ static dlock__redis_subscriber *node_subscriber(dlock__redis_cluster *c,
     return s;
 }
 
-/* Subscribes s at the master of its slot now. */
+/* Subscribes s at the master of its slot now. On 0, *home is that node,
+ * counted as s's home (set_home's to undo). */
 static int subscribe_home(dlock__redis_cluster *c, csub *s, cnode **home,
                           dlock_subscription **inner, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
 {
-    cnode *n = slot_node(c, s->slot);
+    cnode *n = node_get(c, NULL, 1, s->slot);
     dlock__redis_subscriber *sub;
-    if (!n)
-        n = any_node(c);
+    int rc;
+    if (!n) {
+        dlock__redis_errf(errbuf, errlen, "redis cluster: no node known");
+        return DLOCK_ECONN;
+    }
     sub = node_subscriber(c, n);
     if (!sub) {
         dlock__redis_errf(errbuf, errlen, "out of memory");
-        return DLOCK_ENOMEM;
+        rc = DLOCK_ENOMEM;
+    } else {
+        rc = dlock__redis_subscriber_add(sub, inner, s->channel, relay, s,
+                                         deadline_ms, errbuf, errlen);
     }
-    *home = n;
-    return dlock__redis_subscriber_add(sub, inner, s->channel, relay, s,
-                                       deadline_ms, errbuf, errlen);
+    if (rc == 0) {
+        pthread_mutex_lock(&c->mu);
+        n->homes++;
+        pthread_mutex_unlock(&c->mu);
+        *home = n;
+    }
+    node_put(c, n);
+    return rc;
+}
+
+/* n is no longer a subscription's home. */
+static void leave_home(dlock__redis_cluster *c, cnode *n)
+{
+    let_go(c, n, 1);
 }
 
 int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
@@ -477,6 +706,7 @@ void dlock__redis_cluster_unsubscribe(dlock__redis_cluster *c,
     pthread_mutex_unlock(&c->mu);
     pthread_mutex_unlock(&c->move_mu);
     dlock__redis_subscriber_remove(from, inner);
+    leave_home(c, s->home);
     free(s->channel);
     free(s);
 }
@@ -503,8 +733,9 @@ static int rehome(dlock__redis_cluster *c)
         pthread_mutex_unlock(&c->mu);
         old = s->inner;
         s->inner = inner;
-        s->home = home;
         dlock__redis_subscriber_remove(from, old);
+        leave_home(c, s->home);
+        s->home = home;
         moved++;
         dlock__log(DLOCK_LOG_INFO, "redis cluster: subscription to \"%.128s\" "
                    "moved to %s", s->channel, home->node->cfg.url.where);
@@ -538,17 +769,28 @@ static void *run(void *arg)
                       : chasing ? CHASE_STEP_MS
                                 : REFRESH_EVERY_MS);
         if (now >= due) {
+            unsigned long gen;
+            int ok;
             pthread_mutex_lock(&c->mu);
             c->refresh = 0;
+            gen = ++c->begun_gen;
             pthread_mutex_unlock(&c->mu);
-            if (refresh(c, NULL, 0) == 0) {
+            ok = refresh(c, NULL, 0) == 0;
+            if (ok) {
                 failures = 0;
                 if (rehome(c) > 0) {
                     pthread_mutex_lock(&c->mu);
                     c->chase_until = 0;
                     pthread_mutex_unlock(&c->mu);
                 }
-            } else {
+                drop_unmapped(c);
+            }
+            /* Callers waiting on a redirection look at the map now. */
+            pthread_mutex_lock(&c->mu);
+            c->done_gen = gen;
+            pthread_cond_broadcast(&c->refreshed);
+            pthread_mutex_unlock(&c->mu);
+            if (!ok) {
                 failures++;
                 want_refresh(c);
             }
@@ -592,14 +834,22 @@ int dlock__redis_cluster_new(dlock__redis_cluster **out,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
+    if (dlock__redis_cond_init(&c->refreshed) != 0) {
+        pthread_mutex_destroy(&c->move_mu);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
     if (c->cfg->lazy_connect) {
         /* No I/O: the seeds stand in for the map until the thread has read
          * it (it starts with a refresh wanted); a call sent to one meanwhile
          * is redirected by it, or refused while it is down. */
-        int i;
+        int i, full;
         rc = 0;
         for (i = 0; i < cfg->url.naddrs && rc == 0; i++)
-            if (!node_for(c, cfg->url.addrs[i].host, cfg->url.addrs[i].port)) {
+            if (!node_for(c, cfg->url.addrs[i].host, cfg->url.addrs[i].port,
+                          &full)) {
                 dlock__redis_errf(errbuf, errlen, "out of memory");
                 rc = DLOCK_ENOMEM;
             }
@@ -640,6 +890,7 @@ void dlock__redis_cluster_free(dlock__redis_cluster *c)
     if (c->started) {
         pthread_mutex_lock(&c->mu);
         c->stopping = 1;
+        pthread_cond_broadcast(&c->refreshed);
         pthread_mutex_unlock(&c->mu);
         wake(c);
         pthread_join(c->thread, NULL);
@@ -650,11 +901,15 @@ void dlock__redis_cluster_free(dlock__redis_cluster *c)
     }
     while (c->nodes) {
         cnode *next = c->nodes->next;
-        dlock__redis_subscriber_free(c->nodes->sub);
-        dlock__redis_node_free(c->nodes->node);
-        free(c->nodes);
+        cnode_free(c->nodes);
         c->nodes = next;
     }
+    while (c->gone) {
+        cnode *next = c->gone->next;
+        cnode_free(c->gone);
+        c->gone = next;
+    }
+    pthread_cond_destroy(&c->refreshed);
     pthread_mutex_destroy(&c->move_mu);
     pthread_mutex_destroy(&c->mu);
     free(c);

@@ -11,6 +11,12 @@
  *   the node named, and the whole map is refreshed in the background.
  * - ASK (a slot being migrated, the key already moved): the call is
  *   repeated once at the node named, preceded by ASKING; the map stays.
+ * - Either one names a node the map does not know: the call waits (within
+ *   its deadline) for the thread to read the map again from the nodes it
+ *   knows, and follows only if the new map names the node; else
+ *   DLOCK_ECONN, detail "redis cluster: redirected (MOVED) to host:port,
+ *   a node the slot map does not name: not followed". No connection is
+ *   made to such an address, so it never receives the credentials.
  * - TRYAGAIN, CLUSTERDOWN and other refusals that ran nothing (LOADING,
  *   MASTERDOWN...), and a node that cannot be connected to (a master that
  *   failed before the map knew: nothing was sent), are repeated with
@@ -27,8 +33,10 @@
  * failed call or a lost subscriber connection (at most every 50 ms), and
  * every 5 s. It asks the known masters, then the seed nodes, in turn;
  * the first answer wins. Nodes (node.h: an address and its connections)
- * are kept until the cluster is freed, so a caller may finish on a node
- * the map has since left.
+ * are the masters the map names (at most 1000: a larger map is refused)
+ * and the seeds while the thread needs them; after each reading, the
+ * nodes the map no longer names are dropped: their connections are
+ * closed when the last call or subscription still using one lets go.
  *
  * Pub/sub: sharded (SSUBSCRIBE on the master of the channel's slot; the
  * scripts SPUBLISH, api/dlock/sys/backend.h publish_command), one

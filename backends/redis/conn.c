@@ -167,16 +167,118 @@ int dlock__redis_send(dlock__redis_conn *c, const dlock__redis_cmdbuf *b,
     return rc;
 }
 
+/* ---- the reply cap ------------------------------------------------------ */
+
+/* Whether a value of `cost` bytes more would take the reply being parsed
+ * over the cap; if so the connection remembers why its parser fails. */
+static int over_cap(dlock__redis_conn *c, size_t cost)
+{
+    if (cost > c->max_reply || c->reply_mem > c->max_reply - cost) {
+        c->over = 1;
+        return 1;
+    }
+    c->reply_mem += cost;
+    return 0;
+}
+
+/* hiredis's value functions, counted: each value costs its struct, its
+ * string, its element pointers. A refusal (NULL) is hiredis's "out of
+ * memory": it stops parsing and frees what it built of the reply. */
+static void *capped_string(const redisReadTask *task, char *str, size_t len)
+{
+    dlock__redis_conn *c = task->privdata;
+    if (len > SIZE_MAX / 2 || over_cap(c, sizeof(redisReply) + len + 1))
+        return NULL;
+    return c->hiredis_fn->createString(task, str, len);
+}
+
+static void *capped_array(const redisReadTask *task, int elements)
+{
+    dlock__redis_conn *c = task->privdata;
+    /* Each element takes at least 3 bytes of the reply ("+\r\n") and
+     * its pointer: an array that claims more than the cap could carry is
+     * refused before hiredis allocates its table. */
+    size_t n = elements > 0 ? (size_t)elements : 0;
+    if (n > c->max_reply / 3 ||
+        over_cap(c, sizeof(redisReply) + n * sizeof(redisReply *)))
+        return NULL;
+    return c->hiredis_fn->createArray(task, elements);
+}
+
+static void *capped_integer(const redisReadTask *task, long long value)
+{
+    dlock__redis_conn *c = task->privdata;
+    if (over_cap(c, sizeof(redisReply)))
+        return NULL;
+    return c->hiredis_fn->createInteger(task, value);
+}
+
+static void *capped_nil(const redisReadTask *task)
+{
+    dlock__redis_conn *c = task->privdata;
+    if (over_cap(c, sizeof(redisReply)))
+        return NULL;
+    return c->hiredis_fn->createNil(task);
+}
+
+/* Puts the counting functions under c's reader (hiredis's own still build
+ * the values; the other slots, if any, stay hiredis's). */
+static void cap_reader(dlock__redis_conn *c, size_t max_reply)
+{
+    c->hiredis_fn = c->reader->fn;
+    c->fn = *c->reader->fn;
+    c->fn.createString = capped_string;
+    c->fn.createArray = capped_array;
+    c->fn.createInteger = capped_integer;
+    c->fn.createNil = capped_nil;
+    c->reader->fn = &c->fn;
+    c->reader->privdata = c;
+    c->max_reply = max_reply;
+}
+
 int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out)
 {
     void *r = NULL;
+    uint64_t end;
+
     *out = NULL;
     if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
         c->broken = 1;
         return DLOCK_EPROTO;
     }
+    /* A reply ends where the reader stopped (what it holds unparsed
+     * belongs to the replies after it); one still incomplete holds every
+     * byte fed since the last one ended. */
+    end = r ? c->fed - (uint64_t)(c->reader->len - c->reader->pos) : c->fed;
+    if (end - c->reply_at > c->max_reply ||
+        c->reply_mem > c->max_reply - (size_t)(end - c->reply_at)) {
+        if (r)
+            freeReplyObject(r);
+        c->over = 1;
+        c->broken = 1;
+        return DLOCK_EPROTO;
+    }
+    if (r) {
+        c->reply_at = end;
+        c->reply_mem = 0;
+    }
     *out = r;
     return 0;
+}
+
+void dlock__redis_conn_eproto(const dlock__redis_conn *c, const char *where,
+                              char *errbuf, size_t errlen)
+{
+    if (c->over)
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: reply larger than max_reply_bytes (%zu "
+                          "bytes); connection dropped",
+                          where, c->max_reply);
+    else
+        dlock__redis_errf(errbuf, errlen,
+                          "redis %s: protocol error (is it a Redis server?): "
+                          "%s",
+                          where, c->reader->errstr);
 }
 
 /* Gives the parser n bytes read; a failure leaves c->broken alone. */
@@ -187,6 +289,7 @@ static int feed_parser(dlock__redis_conn *c, const char *buf, size_t n,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
+    c->fed += n;
     return 0;
 }
 
@@ -222,26 +325,35 @@ int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
 }
 
 /* Reads until a whole reply is parsed or deadline_ms passes; timeouts get
- * no detail here (the callers know which limit it was). */
+ * no detail here (the callers know which limit it was). The deadline is
+ * checked on every pass: a server that keeps sending without finishing a
+ * reply (a trickle, a huge bulk) ends the wait at the deadline as one
+ * that sends nothing does. */
 static int read_until(dlock__redis_conn *c, redisReply **out,
                       const dlock__redis_config *cfg, int64_t deadline_ms,
                       char *errbuf, size_t errlen)
 {
     char buf[READ_CHUNK];
+    int looked = 0;
 
     *out = NULL;
     for (;;) {
         size_t n;
         int rc;
         if (dlock__redis_conn_next(c, out) != 0) {
-            dlock__redis_errf(errbuf, errlen,
-                              "redis %s: protocol error (is it a Redis "
-                              "server?): %s",
-                              cfg->url.where, c->reader->errstr);
+            dlock__redis_conn_eproto(c, cfg->url.where, errbuf, errlen);
             return DLOCK_EPROTO;
         }
         if (*out)
             return 0;
+        /* Past the deadline, the first pass still takes one look (what
+         * has come already is this call's), the next ones do not. */
+        if (looked && deadline_ms != INT64_MAX &&
+            dlock__redis_now_ms() >= deadline_ms) {
+            c->broken = 1;
+            return DLOCK_ETIMEDOUT;
+        }
+        looked = 1;
         rc = dlock__redis_transport_read(c->t, buf, sizeof buf, &n,
                                          deadline_ms, errbuf, errlen);
         if (rc == 0)
@@ -434,6 +546,7 @@ int dlock__redis_connect(dlock__redis_conn **out,
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", u->where);
         return DLOCK_ENOMEM;
     }
+    cap_reader(c, cfg->max_reply_bytes);
     rc = dlock__redis_transport_open(&c->t, u, cfg->tls,
                                      budget_ms > 0 ? start + budget_ms
                                                    : INT64_MAX,

@@ -25,6 +25,16 @@ typedef struct dlock__redis_conn {
     dlock__redis_transport *t;
     redisReader *reader;
     int broken; /* a failure left the stream out of step: never reuse */
+    /* The reply cap (api/dlock/redis.h, "Reply size"): the reader's value
+     * functions are hiredis's own, wrapped to count what they allocate
+     * (reader->fn points to fn, reader->privdata to this connection). */
+    redisReplyObjectFunctions fn;
+    const redisReplyObjectFunctions *hiredis_fn;
+    size_t max_reply;   /* cfg->max_reply_bytes */
+    uint64_t fed;       /* bytes given to the reader in all */
+    uint64_t reply_at;  /* fed when the reply being parsed began */
+    size_t reply_mem;   /* memory of the values parsed of it so far */
+    int over;           /* the last DLOCK_EPROTO was the cap */
 } dlock__redis_conn;
 
 /* Commands in RESP form, ready to send; several make a pipeline. */
@@ -77,7 +87,8 @@ int dlock__redis_read(dlock__redis_conn *c, redisReply **out,
 
 /* For a poll() loop (the subscriber): feeds the parser what the stream has
  * now, without waiting. 0 (possibly nothing read), DLOCK_ECONN or
- * DLOCK_ENOMEM; a failure marks c broken. */
+ * DLOCK_ENOMEM; a failure marks c broken. The cap is checked by
+ * dlock__redis_conn_next, which such a loop calls after each fill. */
 int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen);
 
 /* For the multiplexed connection's reader, which runs while a writer
@@ -91,8 +102,16 @@ int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
 
 /* The next complete reply already read (*out NULL when there is none yet,
  * or *out set: the caller frees it with freeReplyObject). 0, or
- * DLOCK_EPROTO (c marked broken). */
+ * DLOCK_EPROTO (c marked broken): not RESP, or the reply is over the cap
+ * (its bytes so far, or a whole one read at once). The caller then drops
+ * c (dlock__redis_conn_free frees what the reader buffered). */
 int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out);
+
+/* The detail of conn_next's DLOCK_EPROTO: "redis <where>: reply larger
+ * than max_reply_bytes (N bytes); connection dropped" or "redis <where>:
+ * protocol error (is it a Redis server?): <the parser's words>". */
+void dlock__redis_conn_eproto(const dlock__redis_conn *c, const char *where,
+                              char *errbuf, size_t errlen);
 
 /* Whether an error reply is the server refusing service for now (LOADING,
  * BUSY, MASTERDOWN, READONLY, TRYAGAIN, CLUSTERDOWN, too many clients):

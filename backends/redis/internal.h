@@ -40,6 +40,9 @@ typedef struct dlock__redis_config {
     /* 1: the constructor does no I/O; the topology or the cluster connects
      * on first use (api/dlock/redis.h, lazy connection). */
     int lazy_connect;
+    /* The largest reply a connection accepts (api/dlock/redis.h, reply
+     * size; conn.c counts). */
+    size_t max_reply_bytes;
 } dlock__redis_config;
 
 /* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */

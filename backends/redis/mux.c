@@ -461,9 +461,8 @@ static int dispatch(dlock__redis_mux *m, lane *l, session *s,
         }
     }
     if (bad) {
-        snprintf(detail, sizeof detail,
-                 "redis %s: protocol error (is it a Redis server?): %s",
-                 m->cfg->url.where, s->c->reader->errstr);
+        dlock__redis_conn_eproto(s->c, m->cfg->url.where, detail,
+                                 sizeof detail);
         break_lane(m, l, s, DLOCK_EPROTO, detail);
         return DLOCK_EPROTO;
     }
@@ -530,7 +529,10 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
         }
         if (dispatch(m, l, s, got, n, bad) != 0)
             break;
-        if (!ready && now >= until)
+        /* A pass begun past the wait's end was its one last look: a
+         * server that keeps sending (a trickle, a huge reply, replies
+         * for others) does not hold the caller past its deadline. */
+        if (now >= until)
             break;
     }
     /* A full look may have left more: the next reader parses first. */

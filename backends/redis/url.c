@@ -428,8 +428,8 @@ static const struct str_param {
     {"sentinel_password", 1, offsetof(dlock__redis_url, sentinel_password)},
 };
 
-/* The integer parameters of every scheme: replica-synced writes
- * (api/dlock/redis.h). */
+/* The integer parameters of every scheme: replica-synced writes and the
+ * reply cap (api/dlock/redis.h). */
 #define NINT_PARAMS (sizeof int_params / sizeof int_params[0])
 static const struct int_param {
     const char *name;
@@ -437,6 +437,7 @@ static const struct int_param {
 } int_params[] = {
     {"sync_replicas", -1, DLOCK_SYNC_REPLICAS_MAX},
     {"sync_timeout_ms", 1, DLOCK_TIME_MAX_MS},
+    {"max_reply_bytes", DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
 };
 
 /* Sets integer parameter i once, within its bounds. */
@@ -444,8 +445,12 @@ static int set_int(dlock__redis_url *u, size_t i, const char *kind,
                    const char *vs, size_t vn, char *errbuf, size_t errlen)
 {
     const struct int_param *ip = &int_params[i];
-    long long *slot = i == 0 ? &u->sync_replicas : &u->sync_timeout_ms;
-    int given = i == 0 ? u->sync_replicas_given : *slot != -1;
+    long long *slot = i == 0   ? &u->sync_replicas
+                      : i == 1 ? &u->sync_timeout_ms
+                               : &u->max_reply_bytes;
+    int given = i == 0 ? u->sync_replicas_given
+                : i == 1 ? *slot != -1
+                         : *slot != 0;
     int neg = vn > 0 && vs[0] == '-';
     long v;
 
@@ -622,8 +627,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         dlock__redis_errf(errbuf, errlen,
                           "bad unix URL: unknown parameter%s (only db=N, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max and lazy_connect are "
-                          "supported; TLS needs rediss://)",
+                          "connections, queue_max, lazy_connect and "
+                          "max_reply_bytes are supported; TLS needs "
+                          "rediss://)",
                           shown(q, u, ps, klen));
         return DLOCK_EINVAL;
     }
@@ -635,7 +641,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           "bad %s URL: unknown parameter%s (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max or lazy_connect%s)",
+                          "connections, queue_max, lazy_connect or "
+                          "max_reply_bytes%s)",
                           kind, shown(q, u, ps, klen),
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",

@@ -34,7 +34,8 @@
  * Connection parameters (every scheme): multiplex (0 or 1), connections
  * (1..DLOCK__REDIS_CONNECTIONS_MAX), queue_max
  * (1..DLOCK__REDIS_QUEUE_MAX_LIMIT; multiplexed connections only, which
- * the backend checks once the options are merged), lazy_connect (0 or 1).
+ * the backend checks once the options are merged), lazy_connect (0 or 1),
+ * max_reply_bytes (DLOCK_REDIS_MAX_REPLY_MIN..DLOCK_REDIS_MAX_REPLY_LIMIT).
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
@@ -102,6 +103,10 @@ typedef struct dlock__redis_url {
     /* lazy_connect=0|1, any scheme; -1 = not given (the options' field
      * then applies). */
     int lazy_connect;
+
+    /* max_reply_bytes=N, any scheme; 0 = not given (the options' field
+     * then applies). */
+    long long max_reply_bytes;
 
     /* While parsing: 1 when the URL may hold a secret, so that its
      * messages quote nothing of it (url.c, shown()). */
