@@ -2,6 +2,8 @@
  * Test harness: the failing backend (failing_backend.h).
  */
 #include "failing_backend.h"
+#include "fixture.h"
+#include "runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,4 +62,29 @@ dlock_test_failing *dlock_test_failing_new(dlock_backend *inner)
 void dlock_test_failing_set(dlock_test_failing *f, int mode)
 {
     __atomic_store_n(&f->mode, mode, __ATOMIC_SEQ_CST);
+}
+
+static void free_failing_client(void *o) { dlock_client_free(o); }
+
+dlock_client *dlock_fx_failing_client(dlock_fx *fx, const dlock_client_options *o,
+                                      dlock_test_failing **fb)
+{
+    dlock_client_options opts = *o;
+    dlock_backend *inner = NULL;
+    dlock_test_failing *f;
+    dlock_client *c = NULL;
+
+    assert_int_equal(dlock_fx_backend_new(fx, &inner), 0);
+    f = dlock_test_failing_new(inner);
+    assert_non_null(f);
+    opts.watchdog_timeout_ms = fx->watchdog_ms;
+    opts.budget_slack_ms = 2000;
+    if (dlock_client_new(&c, &f->w.base, &opts) != 0) {
+        dlock_test_wrap_free(&f->w.base);
+        fail_msg("own client");
+    }
+    if (fx->is_mock)
+        dlock_fx_settle(fx); /* its watchdog asleep before the clock moves */
+    *fb = f;
+    return dlock_fx_keep(fx, c, free_failing_client);
 }

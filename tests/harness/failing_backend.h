@@ -8,6 +8,8 @@
 #ifndef DLOCK_TEST_FAILING_BACKEND_H
 #define DLOCK_TEST_FAILING_BACKEND_H
 
+#include "dlock/client.h"
+
 #include "wrap_backend.h"
 
 #define DLOCK_TEST_FAIL_NONE 0
@@ -26,5 +28,16 @@ dlock_test_failing *dlock_test_failing_new(dlock_backend *inner);
 
 /* Sets the mode for the calls that start afterwards (any thread). */
 void dlock_test_failing_set(dlock_test_failing *f, int mode);
+
+/* ---- with the conformance fixture (not in the conformance kit) ---- */
+
+struct dlock_fx;
+/* A client of its own (fresh metrics) on the fixture's store or server,
+ * behind a failing backend (*fb, owned by the client), with o's options but the fixture's
+ * watchdog timeout and a 2 s budget slack; on the mock, its watchdog is
+ * asleep before this returns. Kept for teardown; fails the test if it
+ * cannot be made. */
+dlock_client *dlock_fx_failing_client(struct dlock_fx *fx, const dlock_client_options *o,
+                                      dlock_test_failing **fb);
 
 #endif /* DLOCK_TEST_FAILING_BACKEND_H */

@@ -2,7 +2,6 @@
  * The conformance fixture (see fixture.h).
  */
 #include "fixture.h"
-#include "failing_backend.h"
 #include "runner.h"
 
 #include "dlock/sys/backend.h"
@@ -611,29 +610,4 @@ void dlock_fx_run_in_child(void (*fn)(void *arg, int *codes), void *arg, int *co
     waitpid(pid, &status, 0);
     assert_int_equal(got, size);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-static void free_failing_client(void *o) { dlock_client_free(o); }
-
-dlock_client *dlock_fx_failing_client(dlock_fx *fx, const dlock_client_options *o,
-                                      dlock_test_failing **fb)
-{
-    dlock_client_options opts = *o;
-    dlock_backend *inner = NULL;
-    dlock_test_failing *f;
-    dlock_client *c = NULL;
-
-    assert_int_equal(dlock_fx_backend_new(fx, &inner), 0);
-    f = dlock_test_failing_new(inner);
-    assert_non_null(f);
-    opts.watchdog_timeout_ms = fx->watchdog_ms;
-    opts.budget_slack_ms = 2000;
-    if (dlock_client_new(&c, &f->w.base, &opts) != 0) {
-        dlock_test_wrap_free(&f->w.base);
-        fail_msg("own client");
-    }
-    if (fx->is_mock)
-        dlock_fx_settle(fx); /* its watchdog asleep before the clock moves */
-    *fb = f;
-    return dlock_fx_keep(fx, c, free_failing_client);
 }

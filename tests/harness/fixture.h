@@ -161,16 +161,6 @@ dlock_rlock *dlock_fx_lock(dlock_fx *fx, dlock_client *c, const char *name);
  * stderr). */
 int dlock_fx_backend_new(dlock_fx *fx, dlock_backend **out);
 
-/* A client of its own (fresh metrics) on the fixture's store or server,
- * behind a failing backend (*fb, owned by the client:
- * tests/harness/failing_backend.h), with o's options but the fixture's
- * watchdog timeout and a 2 s budget slack; on the mock, its watchdog is
- * asleep before this returns. Kept for teardown; fails the test if it
- * cannot be made. */
-struct dlock_test_failing;
-dlock_client *dlock_fx_failing_client(dlock_fx *fx, const dlock_client_options *o,
-                                      struct dlock_test_failing **fb);
-
 /* Has teardown free obj with free_fn (the last kept first, before the
  * fixture's locks and clients): for the objects a case makes beyond
  * dlock_fx_lock (other object types, clients of its own), so that a failing
