@@ -228,6 +228,16 @@ static void wake_locked(dlock_loop *lp)
         lp->woken = 0; /* cannot happen with an eventfd below its limit */
 }
 
+/* Makes a parked operation ready (loop mutex held); 1 if it was parked. */
+static int unpark_locked(dlock_loop *lp, dlock__aop *o)
+{
+    if (o->state != A_PARKED)
+        return 0;
+    o->state = A_READY;
+    fifo_push(&lp->ready, o);
+    return 1;
+}
+
 /* A parked operation's signal was raised (any thread). */
 static void on_raise(void *arg)
 {
@@ -235,11 +245,8 @@ static void on_raise(void *arg)
     dlock_loop *lp = o->lp;
 
     pthread_mutex_lock(&lp->mu);
-    if (o->state == A_PARKED) {
-        o->state = A_READY;
-        fifo_push(&lp->ready, o);
+    if (unpark_locked(lp, o))
         wake_locked(lp);
-    }
     pthread_mutex_unlock(&lp->mu);
 }
 
@@ -430,10 +437,7 @@ static void due_timers(dlock_loop *lp)
 
         heap_remove(lp, o);
         pthread_mutex_lock(&lp->mu);
-        if (o->state == A_PARKED) {
-            o->state = A_READY;
-            fifo_push(&lp->ready, o);
-        }
+        unpark_locked(lp, o);
         pthread_mutex_unlock(&lp->mu);
     }
 }
@@ -639,10 +643,7 @@ static void cancel_all(dlock_loop *lp)
 
         for (o = lp->ids[i]; o; o = o->hnext) {
             __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
-            if (o->state == A_PARKED) {
-                o->state = A_READY;
-                fifo_push(&lp->ready, o);
-            }
+            unpark_locked(lp, o);
         }
     }
     wake_locked(lp);
@@ -785,11 +786,8 @@ int dlock_op_cancel(dlock_loop *lp, dlock_op_id id)
     }
     if (o->is_wait) {
         __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
-        if (o->state == A_PARKED) {
-            o->state = A_READY;
-            fifo_push(&lp->ready, o);
+        if (unpark_locked(lp, o))
             wake_locked(lp);
-        }
     }
     pthread_mutex_unlock(&lp->mu);
     return 0;

@@ -56,6 +56,8 @@ typedef struct bench_config {
 /* Nanoseconds on CLOCK_MONOTONIC: one time line for every thread and every
  * process of the machine, so processes can compare stamps. */
 int64_t bench_now_ns(void);
+/* The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), ns. */
+int64_t bench_thread_cpu_ns(void);
 void bench_sleep_ms(int64_t ms);
 
 /* ---- lock types ---------------------------------------------------------- */

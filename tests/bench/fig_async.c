@@ -40,14 +40,6 @@ static int client_mux1(dlock_client **out, const bench_config *cfg)
     return bench_client_new(out, cfg, BENCH_REDIS, 0, NULL, NULL);
 }
 
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* ---- a. throughput ----------------------------------------------------------- */
 
 typedef struct slot {
@@ -115,14 +107,14 @@ static double async_rate(dlock_client *c, int k, double *cpu_us)
             goto out;
     }
     t0 = bench_now_ns();
-    c0 = thread_cpu_ns();
+    c0 = bench_thread_cpu_ns();
     p.end_ns = t0 + (int64_t)RUN_MS * 1000000;
     for (i = 0; i < k; i++)
         if (dlock_lock_async(p.lp, NULL, slots[i].l, NULL, 0, 0, on_locked, &slots[i]) == 0)
             p.live++;
     while (p.live > 0)
         dlock_loop_run(p.lp, 10);
-    *cpu_us = p.pairs ? (double)(thread_cpu_ns() - c0) / 1000.0 / (double)p.pairs : 0;
+    *cpu_us = p.pairs ? (double)(bench_thread_cpu_ns() - c0) / 1000.0 / (double)p.pairs : 0;
     t0 = bench_now_ns() - t0;
 out:
     dlock_loop_free(p.lp);

@@ -47,7 +47,7 @@ double bench_cpu_us_per_pair(const bench_rate *r)
     return r->pairs > 0 ? r->cpu_seconds * 1e6 / (double)r->pairs : 0.0;
 }
 
-static int64_t thread_cpu_ns(void)
+int64_t bench_thread_cpu_ns(void)
 {
     struct timespec ts;
 
@@ -119,14 +119,14 @@ static void *work(void *arg)
 
         s = &r->sides[k];
         w->pairs = 0;
-        w->cpu_ns = thread_cpu_ns();
+        w->cpu_ns = bench_thread_cpu_ns();
         while (w->rc[k] == 0 && !__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
             w->rc[k] = s->pair(w->state[k]);
             if (w->rc[k] == 0)
                 w->pairs++;
         }
         w->end_ns = bench_now_ns();
-        w->cpu_ns = thread_cpu_ns() - w->cpu_ns;
+        w->cpu_ns = bench_thread_cpu_ns() - w->cpu_ns;
 
         pthread_mutex_lock(&r->mu);
         r->done++;
