@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "dlock/errors.h"
+#include "core/alloc.h"
 #include "transport.h"
 
 enum { QUEUED, INFLIGHT, DONE };
@@ -572,7 +573,7 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     mux_req *me;
 
     *out = NULL;
-    me = calloc(1, sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
+    me = dlock__zalloc(sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
     if (!me || dlock__redis_cond_init(&me->cv) != 0) {
         free(me);
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory",
