@@ -10,7 +10,9 @@
 #include <sys/socket.h>
 
 #include "dlock/errors.h"
+#include "dlock/sys/clock.h"
 #include "core/alloc.h"
+#include "core/fiber.h"
 #include "transport.h"
 
 enum { QUEUED, INFLIGHT, DONE };
@@ -36,6 +38,11 @@ typedef struct dlock__redis_mux_req {
     int rc;                       /* when DONE */
     int64_t cmd_deadline;         /* written at: + the command timeout */
     pthread_cond_t cv;            /* DONE, or a role may be free */
+    /* A caller in a loop's fiber sleeps on a signal instead (the loop's
+     * thread must not block): made at its first such wait. in_fiber: it
+     * is sleeping there now (set and read under the lane's mutex). */
+    dlock_signal *fsig;
+    int in_fiber;
     char err[512];
     redisReply *replies[1];       /* nreplies of them (allocated so) */
 } mux_req;
@@ -107,6 +114,10 @@ static void req_put(mux_req *r)
     for (i = 0; i < r->got; i++)
         freeReplyObject(r->replies[i]);
     pthread_cond_destroy(&r->cv);
+    if (r->fsig) {
+        dlock_signal_destroy(r->fsig);
+        free(r->fsig);
+    }
     free(r);
 }
 
@@ -132,18 +143,23 @@ static void lane_unlock(lane *l)
 {
     for (;;) {
         mux_req *batch[32];
+        int fiber[32];
         int n = 0, i;
         while (l->wake && n < (int)(sizeof batch / sizeof batch[0])) {
             mux_req *r = l->wake;
             l->wake = r->wnext;
             r->to_wake = 0;
+            fiber[n] = r->in_fiber;
             batch[n++] = r;
         }
         if (!l->wake)
             l->wake_tail = NULL;
         pthread_mutex_unlock(&l->mu);
         for (i = 0; i < n; i++) {
-            pthread_cond_signal(&batch[i]->cv);
+            if (fiber[i])
+                dlock_signal_raise(batch[i]->fsig);
+            else
+                pthread_cond_signal(&batch[i]->cv);
             req_put(batch[i]);
         }
         if (n < (int)(sizeof batch / sizeof batch[0]))
@@ -509,9 +525,7 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
              * already there is taken (the caller of a split call may come
              * to read late, having read other nodes first). */
             if (!ready)
-                ready = poll(&p, 1, now >= until
-                                        ? 0
-                                        : dlock__redis_poll_ms(until - now)) > 0;
+                ready = dlock__redis_poll_until(p.fd, p.events, until) > 0;
             if (ready) {
                 pthread_mutex_lock(&s->io);
                 detail[0] = '\0';
@@ -631,6 +645,35 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     return 0;
 }
 
+/* Sleeps until me is woken (its call ended, or a role may be free) or
+ * until passes; l->mu held, released meanwhile. In a loop's fiber the
+ * fiber sleeps, not the thread (without memory for its signal: a short
+ * nap of the fiber instead, then the caller looks again). */
+static void wait_woken(lane *l, mux_req *me, int64_t until)
+{
+    if (!dlock__fiber_current()) {
+        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+        return;
+    }
+    if (!me->fsig) {
+        dlock_signal *sig = malloc(sizeof *sig);
+        if (sig && dlock_signal_init(sig) == 0)
+            me->fsig = sig;
+        else
+            free(sig);
+    }
+    me->in_fiber = me->fsig != NULL;
+    pthread_mutex_unlock(&l->mu);
+    if (me->fsig) {
+        dlock__fiber_sleep(me->fsig, until);
+    } else {
+        int64_t nap = dlock__redis_now_ms() + 1;
+        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, nap < until ? nap : until);
+    }
+    pthread_mutex_lock(&l->mu);
+    me->in_fiber = 0;
+}
+
 int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                           redisReply **replies, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
@@ -670,7 +713,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             pthread_mutex_lock(&l->mu);
             continue;
         }
-        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+        wait_woken(l, me, until);
     }
 
     if (me->state == DONE) {
