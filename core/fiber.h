@@ -60,9 +60,9 @@ struct dlock_signal;
  * fiber is cancelled (0). What dlock_clock_sleep_until does in a fiber. */
 int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms);
 /* In a fiber: yields until fd is ready for events (DLOCK__FIBER_READ or
- * _WRITE; 0) or the resumer's clock reaches wake_ms (DLOCK_ETIMEDOUT).
- * The resumer may also resume it early (0): the caller looks at fd again
- * either way. A cancel does not end it (a round trip runs to its end, by
+ * _WRITE; 1) or the resumer's clock reaches wake_ms (DLOCK_ETIMEDOUT).
+ * The resumer may also resume it early (0): then the caller looks at fd
+ * again. fd -1: a timed nap. A cancel does not end it (a round trip runs to its end, by
  * its own deadline). What a backend's socket wait does in a fiber, so
  * that the loop's thread never blocks on the network. */
 int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms);

@@ -112,10 +112,13 @@ int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
         if (n == 0 && deadline_ms != INT64_MAX &&
             dlock__redis_now_ms() >= deadline_ms)
             return 0;
-        if (n == 0 && in_fiber)
+        /* In a fiber: the loop's report that fd is ready is taken as
+         * poll's (it is one: epoll's). */
+        if (n == 0 && in_fiber &&
             dlock__fiber_wait_fd(fd, (events & POLLOUT) ? DLOCK__FIBER_WRITE
                                                         : DLOCK__FIBER_READ,
-                                 deadline_ms);
+                                 deadline_ms) == 1)
+            return 1;
     }
 }
 

@@ -365,14 +365,14 @@ static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
     }
 }
 
-/* Takes o's socket out of the epoll set and o out of the socket waits
- * (the loop's thread). */
+/* Takes o out of the socket waits (the loop's thread). Its socket stays
+ * in the epoll set, disarmed once it fired (one-shot): the next wait on it
+ * re-arms it with one EPOLL_CTL_MOD; a report of it with nobody waiting
+ * is ignored; a socket closed meanwhile leaves the set by itself. */
 static void io_unwatch(dlock_loop *lp, dlock__aop *o)
 {
     dlock__aop **p;
 
-    if (o->io_watched)
-        epoll_ctl(lp->epfd, EPOLL_CTL_DEL, o->io_fd, NULL);
     o->io_watched = 0;
     for (p = &lp->io_head; *p; p = &(*p)->io_next)
         if (*p == o) {
@@ -403,7 +403,9 @@ static void park_io(dlock_loop *lp, dlock__aop *o, int64_t wake)
         ev.events = EPOLLONESHOT |
                     ((events & DLOCK__FIBER_WRITE) ? EPOLLOUT : EPOLLIN);
         ev.data.fd = fd;
-        o->io_watched = epoll_ctl(lp->epfd, EPOLL_CTL_ADD, fd, &ev) == 0;
+        o->io_watched = epoll_ctl(lp->epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ||
+                        (errno == ENOENT &&
+                         epoll_ctl(lp->epfd, EPOLL_CTL_ADD, fd, &ev) == 0);
     }
     if (!o->io_watched) {
         int64_t nap = dlock_clock_now(lp->clock) + 1;
@@ -438,6 +440,7 @@ static void collect_io(dlock_loop *lp)
                 continue;
             for (o = lp->io_head; o; o = o->io_next)
                 if (o->io_watched && o->io_fd == ev[i].data.fd) {
+                    o->io_ready = 1;
                     pthread_mutex_lock(&lp->mu);
                     unpark_locked(lp, o);
                     pthread_mutex_unlock(&lp->mu);
@@ -458,8 +461,10 @@ static void step(dlock_loop *lp, dlock__aop *o)
         /* Back from a socket wait: the socket out of the set. */
         io_unwatch(lp, o);
         heap_remove(lp, o);
-        dlock__fiber_answer(o->fiber, dlock_clock_now(lp->clock) < o->wake_ms
+        dlock__fiber_answer(o->fiber, o->io_ready ? 1
+                                      : dlock_clock_now(lp->clock) < o->wake_ms
                                           ? 0 : DLOCK_ETIMEDOUT);
+        o->io_ready = 0;
     }
     if (o->sig) {
         /* Back from a sleep: no more notifies, the flag consumed, and the
