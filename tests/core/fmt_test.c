@@ -9,30 +9,27 @@
 #include "core/fmt.h"
 #include "../harness/runner.h"
 
+/* fmt(buf, v) against snprintf(fmt_spec) for one value. */
+#define CHECK(fmt, spec, v)                                      \
+    do {                                                         \
+        char want_[32], got_[DLOCK__FMT_INT_SIZE + 8];           \
+        size_t n_;                                               \
+        memset(got_, 'x', sizeof got_);                          \
+        snprintf(want_, sizeof want_, "%" spec, v);              \
+        n_ = fmt(got_, v);                                       \
+        assert_string_equal(got_, want_);                        \
+        assert_int_equal(n_, strlen(want_));                     \
+        assert_true(n_ + 1 <= DLOCK__FMT_INT_SIZE);              \
+    } while (0)
+
 static void check_i64(int64_t v)
 {
-    char want[32], got[DLOCK__FMT_INT_SIZE + 8];
-    size_t n;
-
-    memset(got, 'x', sizeof got);
-    snprintf(want, sizeof want, "%" PRId64, v);
-    n = dlock__fmt_i64(got, v);
-    assert_string_equal(got, want);
-    assert_int_equal(n, strlen(want));
-    assert_true(n + 1 <= DLOCK__FMT_INT_SIZE);
+    CHECK(dlock__fmt_i64, PRId64, v);
 }
 
 static void check_u64(uint64_t v)
 {
-    char want[32], got[DLOCK__FMT_INT_SIZE + 8];
-    size_t n;
-
-    memset(got, 'x', sizeof got);
-    snprintf(want, sizeof want, "%" PRIu64, v);
-    n = dlock__fmt_u64(got, v);
-    assert_string_equal(got, want);
-    assert_int_equal(n, strlen(want));
-    assert_true(n + 1 <= DLOCK__FMT_INT_SIZE);
+    CHECK(dlock__fmt_u64, PRIu64, v);
 }
 
 static void test_edges(void **state)

@@ -30,19 +30,8 @@
 
 static dlock_test_redis *srv;
 
-typedef struct calls {
-    int n;
-    int rc;
-} calls;
-
-static void done(void *arg, dlock_op_id op, const dlock_result *r)
-{
-    calls *c = arg;
-
-    (void)op;
-    c->n++;
-    c->rc = r->rc;
-}
+typedef dlock_fx_calls calls;
+#define done dlock_fx_count_call
 
 static dlock_client *client(int multiplex)
 {
@@ -87,7 +76,7 @@ static void stalled_server(int multiplex, const char *name)
     assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
     assert_int_equal(dlock_loop_new(&lp, c, NULL), 0);
     /* One round trip first: the connection is open before the stall. */
-    assert_int_equal(dlock_lock_async(lp, NULL, l, "a", 0, 0, done, &got), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "a", CALL_BUDGET_MS, 0, done, &got), 0);
     run_until(lp, &got, 1);
     assert_int_equal(got.n, 1);
     assert_int_equal(got.rc, 0);
