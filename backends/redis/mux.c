@@ -66,6 +66,7 @@ struct lane {
     int count;                  /* queued + in flight (placeholders too) */
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
+    int64_t heard_ms;           /* when replies last came (0: never) */
     mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
                                  * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
@@ -486,6 +487,22 @@ static int dispatch(dlock__redis_mux *m, lane *l, session *s,
     return 0;
 }
 
+/* When me's wait ends for the command timeout (the server taken as gone):
+ * that long after me was written, or after the lane last got replies,
+ * whichever is later. Replies come in order: a server still answering the
+ * calls ahead of me (a long queue, read by a loop's fiber between other
+ * work) is not silent. The caller's own deadline bounds the wait anyway.
+ * Called with l->mu. */
+static int64_t silent_until(const dlock__redis_mux *m, const lane *l,
+                            const mux_req *me)
+{
+    int64_t heard = l->heard_ms > 0 && m->cfg->command_timeout_ms > 0
+                        ? l->heard_ms + m->cfg->command_timeout_ms
+                        : 0;
+
+    return me->cmd_deadline > heard ? me->cmd_deadline : heard;
+}
+
 /* me takes the reader's role until its call is done or its wait ends.
  * Called with l->mu held, returns with it held. */
 static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
@@ -499,8 +516,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
     l->reading = 1;
     s->refs++;
     while (me->state != DONE && !s->broken) {
-        int64_t until = me->cmd_deadline < deadline_ms ? me->cmd_deadline
-                                                       : deadline_ms;
+        int64_t silent = silent_until(m, l, me);
+        int64_t until = silent < deadline_ms ? silent : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
         int rc = 0, ready = 1;
@@ -542,6 +559,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                 break_lane(m, l, s, DLOCK_ECONN, detail);
             break;
         }
+        if (n > 0)
+            l->heard_ms = dlock__redis_now_ms();
         if (dispatch(m, l, s, got, n, bad) != 0)
             break;
         /* A pass begun past the wait's end was its one last look: a
@@ -696,14 +715,14 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
         if (me->state == INFLIGHT && !l->reading) {
             read_replies(m, l, me, deadline_ms);
             if (me->state != DONE &&
-                dlock__redis_now_ms() >= (me->cmd_deadline < deadline_ms
-                                              ? me->cmd_deadline
+                dlock__redis_now_ms() >= (silent_until(m, l, me) < deadline_ms
+                                              ? silent_until(m, l, me)
                                               : deadline_ms))
                 break;
             continue;
         }
-        until = me->state == INFLIGHT && me->cmd_deadline < deadline_ms
-                    ? me->cmd_deadline
+        until = me->state == INFLIGHT && silent_until(m, l, me) < deadline_ms
+                    ? silent_until(m, l, me)
                     : deadline_ms;
         if (dlock__redis_now_ms() >= until)
             break;
@@ -732,7 +751,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
 
     /* The wait ended first. */
     rc = DLOCK_ETIMEDOUT;
-    if (me->state == INFLIGHT && me->cmd_deadline <= deadline_ms) {
+    if (me->state == INFLIGHT && silent_until(m, l, me) <= deadline_ms) {
         /* No reply for the command timeout: the server is gone. */
         char detail[512];
         dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",
