@@ -183,22 +183,28 @@ static int set(target *t, dlock_client **out, size_t cap, size_t *n, char *errbu
     return 0;
 }
 
+/* One client, in fmt, from the text or (file) the file at arg. */
+static int one_from(const format *fmt, dlock_client **out, const char *arg, int file,
+                    char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = one(&t, fmt, out, errbuf, errlen);
+
+    if (rc != 0)
+        return rc;
+    return file ? from_file(&t, arg, errbuf, errlen) : from_string(&t, arg, errbuf, errlen);
+}
+
 int dlock_client_from_json_string(dlock_client **out, const char *json,
                                   char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, &json_format, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_string(&t, json, errbuf, errlen);
+    return one_from(&json_format, out, json, 0, errbuf, errlen);
 }
 
 int dlock_client_from_json_file(dlock_client **out, const char *path,
                                 char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, &json_format, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+    return one_from(&json_format, out, path, 1, errbuf, errlen);
 }
 
 int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
@@ -222,17 +228,11 @@ int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
 int dlock_client_from_redisson_yaml_string(dlock_client **out, const char *yaml,
                                            char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, &yaml_format, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_string(&t, yaml, errbuf, errlen);
+    return one_from(&yaml_format, out, yaml, 0, errbuf, errlen);
 }
 
 int dlock_client_from_redisson_yaml_file(dlock_client **out, const char *path,
                                          char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, &yaml_format, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+    return one_from(&yaml_format, out, path, 1, errbuf, errlen);
 }
