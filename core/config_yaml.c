@@ -22,7 +22,10 @@
  * one moves its pieces elsewhere. libyaml's own messages are constant
  * strings (they never quote input), so they are shown. The document's
  * copies of every scalar and the parser's buffers are wiped before they
- * are freed, and so is every copy made here that may hold a secret.
+ * are freed, and so is every copy made here that may hold a secret. Out
+ * of reach: the smaller buffers libyaml outgrows while it scans a long
+ * scalar (it reallocates them as they fill, with no allocator hook), and
+ * the nodes of a document whose load failed (libyaml frees them itself).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -302,7 +305,7 @@ static const char *kind_of(const yaml_node_t *v)
         return "a sequence";
     if (is_null(v))
         return "null";
-    return "a scalar of another kind";
+    return "a scalar";
 }
 
 /* A tag that is not YAML's own (!<org.redisson...>) on a value dlock
