@@ -6,7 +6,9 @@
  * client was made from, URL and options, is not readable from a client),
  * and the URLs they make accepted by the backend; a client made from a
  * YAML string and from a file that takes and releases a lock on a real
- * redis-server with a password; and bad input: malformed YAML, a wrong
+ * redis-server with a password, and over mutual TLS from the SSL fields
+ * (a PEM truststore, a PEM keystore holding certificate and key); and bad
+ * input: malformed YAML, a wrong
  * type, an unknown field, unsupported fields (a Java keystore...), each
  * named with its line and column, with no part of a secret in the
  * message or the log. Nothing may leak: `make asan` runs it under ASan.
@@ -362,6 +364,61 @@ static void test_real_server(void **state)
     dlock_test_redis_stop(r);
 }
 
+/* Mutual TLS from Redisson's SSL fields: sslTruststore the CA (a file:
+ * URL), sslKeystore one PEM file with the client's certificate and key
+ * (the server requires a client certificate: without the keystore the
+ * handshake fails). */
+static void test_real_server_tls(void **state)
+{
+    dlock_test_redis *r = NULL;
+    dlock_client *c = NULL;
+    char yaml[2048], pem[512], line[512], err[512] = "";
+    const char *parts[] = {"client.crt", "client.key"};
+    FILE *out, *in;
+    size_t i;
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start_tls(&r, "yes", 0, NULL), 0);
+    snprintf(pem, sizeof pem, "%s/client-both.pem", dlock_test_redis_dir(r));
+    assert_non_null(out = fopen(pem, "w"));
+    for (i = 0; i < 2; i++) {
+        char part[512];
+        snprintf(part, sizeof part, "%s/%s", dlock_test_redis_dir(r), parts[i]);
+        assert_non_null(in = fopen(part, "r"));
+        while (fgets(line, sizeof line, in))
+            fputs(line, out);
+        fclose(in);
+    }
+    assert_int_equal(fclose(out), 0);
+    snprintf(yaml, sizeof yaml,
+             "singleServerConfig:\n"
+             "  address: \"rediss://127.0.0.1:%d\"\n"
+             "  sslTruststore: \"file:%s/ca.crt\"\n"
+             "  sslKeystore: \"%s\"\n"
+             "  sslProvider: \"JDK\"\n"
+             "  timeout: 10000\n"
+             "  connectTimeout: 10000\n"
+             "lockWatchdogTimeout: 9000\n",
+             dlock_test_redis_tls_port(r), dlock_test_redis_dir(r), pem);
+    if (dlock_client_from_redisson_yaml_string(&c, yaml, err, sizeof err) != 0)
+        fprintf(stderr, "%s\n", err);
+    assert_non_null(c);
+    lock_cycle(c, "yaml-tls-lock");
+    dlock_client_free(c);
+    c = (dlock_client *)1;
+
+    /* Without the keystore the server refuses us: the field is used. */
+    snprintf(yaml, sizeof yaml,
+             "singleServerConfig:\n"
+             "  address: \"rediss://127.0.0.1:%d\"\n"
+             "  sslTruststore: \"%s/ca.crt\"\n",
+             dlock_test_redis_tls_port(r), dlock_test_redis_dir(r));
+    assert_int_equal(dlock_client_from_redisson_yaml_string(&c, yaml, err, sizeof err),
+                     DLOCK_ECONN);
+    assert_null(c);
+    dlock_test_redis_stop(r);
+}
+
 /* ---- bad input ------------------------------------------------------------ */
 
 static const struct bad {
@@ -565,6 +622,7 @@ int dlock_test_redisson_yaml(void)
         cmocka_unit_test(test_urls_accepted_by_backend),
         cmocka_unit_test(test_mapped_fields),
         cmocka_unit_test(test_real_server),
+        cmocka_unit_test(test_real_server_tls),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_no_secret_in_errors),
     };
