@@ -247,6 +247,11 @@ DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, si
  * and of the passwords (libyaml's included) is wiped before it is freed.
  * Then the codes of dlock_client_connect, as for the JSON configuration.
  *
+ * Where dlock differs from Redisson's Config.fromYAML: a field not given
+ * takes dlock's default, not Redisson's (2000 ms timeouts, no replica
+ * sync); TLS files are PEM, not Java keystores; ${VARIABLE}s are refused,
+ * not substituted; one document, one client.
+ *
  * Ownership: the text and path are the caller's, read during the call
  * only; on success *out is the caller's (dlock_client_free), on failure
  * *out is NULL. Blocks as dlock_client_from_json_string does (for at most
