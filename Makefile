@@ -56,8 +56,9 @@ OPT       ?= -O2 -g
 SANITIZE  ?=
 # lua5.1-cjson and lua5.1-bitop: the cjson and bit libraries Redis embeds in
 # its script environment (the mock offers them too); Debian's lua-cjson-dev
-# and lua-bitop-dev, linked like lua5.1 itself.
-PKGS      := hiredis lua5.1 lua5.1-cjson lua5.1-bitop uuid jansson openssl
+# and lua-bitop-dev, linked like lua5.1 itself. yaml-0.1: libyaml (Debian's
+# libyaml-dev), the Redisson YAML configuration's parser (core/config_yaml.c).
+PKGS      := hiredis lua5.1 lua5.1-cjson lua5.1-bitop uuid jansson openssl yaml-0.1
 # jansson is part of the public API (json_t in codec.h, the state calls): a
 # consumer's `pkg-config --cflags --libs dlock` brings it. The others are
 # private: dlock.pc names their libraries in Libs.private only (for static

@@ -4,8 +4,14 @@
  *
  * The URL goes to the library as given (dlock_client_connect), and so
  * does a configuration file (dlock_client_set_from_json_file, which reads
- * a single client's "url" as well as a client set's "urls"): every form
- * it accepts works here, and its errors never hold a password.
+ * a single client's "url" as well as a client set's "urls"; a file whose
+ * name ends in .yaml or .yml, dlock_client_from_redisson_yaml_file): every
+ * form they accept works here, and their errors never hold a password.
+ *
+ * The format goes by the name, not by the content: every JSON text is
+ * also YAML, so the content could not tell a JSON file with a mistake
+ * from a YAML file, and each parser's errors are only useful for its own
+ * format.
  */
 #include "cli.h"
 
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void vline(const char *fmt, va_list ap, const char *suffix)
 {
@@ -124,6 +131,16 @@ static int connect_lazily(dlock_client **out, const char *url,
     return rc;
 }
 
+/* Whether path names a Redisson YAML file: it ends in .yaml or .yml (any
+ * case). */
+static int is_yaml(const char *path)
+{
+    size_t n = strlen(path);
+
+    return (n > 5 && strcasecmp(path + n - 5, ".yaml") == 0) ||
+           (n > 4 && strcasecmp(path + n - 4, ".yml") == 0);
+}
+
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
@@ -136,7 +153,9 @@ int cli_connect(dlock_client **out, const cli_common *co,
 
     if ((rc = pick_target(co, &url, &config)) != 0)
         return rc;
-    if (config) {
+    if (config && is_yaml(config)) {
+        rc = dlock_client_from_redisson_yaml_file(out, config, err, sizeof err);
+    } else if (config) {
         rc = dlock_client_set_from_json_file(set, sizeof set / sizeof set[0], &n, config,
                                              err, sizeof err);
         if (rc == 0 && n != 1) {

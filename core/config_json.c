@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edit_distance.h"
 #include "errbuf.h"
 #include "config_json.h"
 #include "wipe.h"
@@ -162,26 +163,6 @@ static const field *find(const char *key)
     return NULL;
 }
 
-/* The edit distance (insertions, deletions, substitutions) of a and b,
- * b at most 63 bytes. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t prev[64], cur[64], i, j, lb = strlen(b);
-
-    for (j = 0; j <= lb; j++)
-        prev[j] = j;
-    for (i = 1; a[i - 1]; i++) {
-        cur[0] = i;
-        for (j = 1; j <= lb; j++) {
-            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, (lb + 1) * sizeof(*prev));
-    }
-    return prev[lb];
-}
-
 /* The field whose name is within 2 edits of key (the nearest), or NULL:
  * what a misspelt field is told to be, since key itself is not quoted. */
 static const field *nearest(const char *key)
@@ -189,10 +170,8 @@ static const field *nearest(const char *key)
     const field *best = NULL;
     size_t i, d, best_d = 3;
 
-    if (strlen(key) > 64)
-        return NULL;
     for (i = 0; i < NFIELDS; i++) {
-        d = distance(key, fields[i].name);
+        d = dlock__edit_distance(key, fields[i].name);
         if (d < best_d) {
             best = &fields[i];
             best_d = d;

@@ -13,7 +13,7 @@
 # so that no input can hang or exhaust the fuzzer.
 FUZZ_BUILD   ?= $(BUILD)-fuzz
 FUZZ_TIME    ?= 20
-FUZZ_TARGETS := url config codec script
+FUZZ_TARGETS := url config redisson_yaml codec script
 FUZZ_SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer \
                 -fno-sanitize-recover=all
 

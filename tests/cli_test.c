@@ -873,7 +873,8 @@ static void test_quiet(void **state)
 
 /* Every sub-command's --help is its own usage; the URL forms list every
  * scheme; --config FILE / $DLOCK_CONFIG take the library's JSON
- * configuration (a client set is refused by a one-server command). */
+ * configuration (a client set is refused by a one-server command), or a
+ * Redisson YAML one by its name. */
 static void test_help_and_config(void **state)
 {
     static const char *const subs[] = {"run", "status", "unlock", "semaphore", "latch"};
@@ -932,6 +933,28 @@ static void test_help_and_config(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"--config", path, "--url", url, "status",
                                                    "cli-cfg", NULL}), 2);
     assert_one_line_error(&p, "not both");
+
+    /* A Redisson YAML file, by its name (.yaml, .yml): the lock is taken
+     * on the server its address names; an error gives the field's line
+     * and column. */
+    snprintf(path, sizeof path, "%s/redisson.yaml", dir);
+    snprintf(bad_path, sizeof bad_path, "%s/bad.YML", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "singleServerConfig:\n  address: \"%s\"\n  timeout: 3000\n"
+               "codec: !<org.redisson.codec.Kryo5Codec> {}\n", url);
+    fclose(f);
+    assert_non_null(f = fopen(bad_path, "w"));
+    fprintf(f, "singleServerConfig:\n  address: \"%s\"\n  timeout: many\n", url);
+    fclose(f);
+    start_env(&p, NULL, (const char *[]){"--config", path, "semaphore", "cli-yaml", "set", "1",
+                                         NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", url, "semaphore", "--wait", "0",
+                                                   "cli-yaml", "acquire", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"--config", bad_path, "status", "cli-yaml",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "singleServerConfig.timeout");
+    assert_non_null(strstr(p.err, "bad.YML:3:12: "));
 }
 
 /* Issue 29 §2 / 32 §3: `dlock run` without --wait, started while its

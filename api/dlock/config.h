@@ -1,5 +1,6 @@
 /*
- * dlock — a client from a JSON configuration (a file or a string).
+ * dlock — a client from a JSON configuration (a file or a string), or
+ * from a Redisson YAML configuration (below).
  *
  *     {
  *       "url": "redis://:secret@127.0.0.1:6379/0",
@@ -163,6 +164,106 @@ DLOCK_API int dlock_client_set_from_json_string(dlock_client **out, size_t cap, 
 DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
                                               const char *path, char *errbuf,
                                               size_t errlen);
+
+/*
+ * A Redisson YAML configuration: the redisson.yaml a team's Java services
+ * already read (Config.fromYAML), so that a C service sharing their locks
+ * reads the same file. One client (Redisson's file configures one).
+ *
+ *     singleServerConfig:
+ *       address: "redis://127.0.0.1:6379"
+ *       password: "secret"
+ *       database: 0
+ *       timeout: 3000
+ *     lockWatchdogTimeout: 30000
+ *     codec: !<org.redisson.codec.Kryo5Codec> {}
+ *
+ * Exactly one server section: singleServerConfig, sentinelServersConfig
+ * or clusterServersConfig (masterSlaveServersConfig and
+ * replicatedServersConfig are unsupported). What dlock reads of it:
+ *   address                  single: "redis://host:port", or rediss://
+ *                            (TLS); valkey:// and valkeys:// too; nothing
+ *                            but host:port after the scheme
+ *   sentinelAddresses,       Sentinel: the sentinels' addresses, and the
+ *   masterName               master's name -> redis-sentinel://h1,h2...
+ *                            ?sentinelMasterId=NAME (rediss-sentinel://
+ *                            when the addresses are rediss://)
+ *   nodeAddresses            Cluster: the seed nodes -> redis-cluster://
+ *   password, username       the data nodes' AUTH (percent-encoded into
+ *                            the URL); username needs a password
+ *   sentinelPassword,        the sentinels' own AUTH (sentinel_password,
+ *   sentinelUsername         sentinel_user)
+ *   database                 single and Sentinel: the URL's /db
+ *   connectTimeout, timeout  connect_timeout_ms, command_timeout_ms
+ *                            (dlock's defaults, 2000 ms each, where not
+ *                            given; Redisson's are 10000 and 3000)
+ *   sslTruststore            tls_cacert: a PEM file (.pem, .crt, .cer),
+ *                            as a path or a file: URL
+ *   sslKeystore              tls_cert and tls_key: one PEM file (.pem,
+ *                            .crt, .cer, .key) holding the client
+ *                            certificate and its unencrypted key
+ *   sslVerificationMode      STRICT (the default) or NONE (tls_insecure)
+ *   sslEnableEndpointIdentification  true only (the default)
+ *   lockWatchdogTimeout      watchdog_timeout_ms (top level)
+ *   checkLockSyncedSlaves    true: sync_replicas -1 (every connected
+ *                            replica acknowledges each write); false: 0.
+ *                            Where not given, dlock's default (off), not
+ *                            Redisson's (true)
+ *   slavesSyncTimeout        sync_timeout_ms
+ *   lazyInitialization       lazy_connect
+ * Integers may be plain or quoted ("3000", as Jackson coerces them);
+ * booleans are true/false (yes/no, on/off); null (or ~, or nothing) is
+ * "not set": the default.
+ *
+ * Ignored, with one log line each (api/dlock/log.h, DLOCK_LOG_INFO: "dlock:
+ * redisson yaml LINE:COLUMN: NAME ignored: why"), whatever their value and
+ * tag (!<org.redisson.codec.Kryo5Codec> {} and the like): what only
+ * concerns the JVM (threads, nettyThreads, codec, transportMode, executors,
+ * Netty and TCP settings, pingConnectionInterval), connection pools and
+ * their idle timeouts, retryAttempts and retryInterval (a dlock call
+ * retries within its own budget), clientName, readMode, subscriptionMode,
+ * loadBalancer, scanInterval and the other topology checks, and the
+ * settings of Redisson's caches and topics. Unsupported (DLOCK_EINVAL,
+ * naming the field and its position), because ignoring them would change
+ * which servers, keys or certificates are used: a Java keystore (.jks,
+ * .p12, .pfx... as sslTruststore or sslKeystore: convert it to PEM), an
+ * sslKeystorePassword, sslKeystoreType other than PEM, sslProtocols,
+ * sslCiphers, sslEnableEndpointIdentification: false, sslVerificationMode:
+ * CA_ONLY, a non-null nameMapper, commandMapper, natMapper,
+ * credentialsResolver or secretKey (Redisson PRO's encrypted passwords),
+ * a ${VARIABLE} anywhere (Redisson substitutes them; dlock does not),
+ * addresses mixing redis:// and rediss://, and credentials inside an
+ * address. Options Redisson has no field for (pool_size, max_hold_ms...)
+ * keep their defaults: use the JSON configuration for them.
+ *
+ * Errors: DLOCK_EINVAL with errbuf "<where>:<line>:<column>: <what>"
+ * (where: the path, or "yaml" for a string), as the JSON configuration's:
+ * a YAML syntax error gives libyaml's position and its kind; a value of
+ * the wrong type or out of range, a field given twice or in the wrong
+ * section, a required field missing (address; sentinelAddresses and
+ * masterName; nodeAddresses) name the field ("singleServerConfig.timeout");
+ * an unknown field gives its position and the nearest known name. No
+ * detail quotes a value or an unknown name, and every copy of the text
+ * and of the passwords (libyaml's included) is wiped before it is freed.
+ * Then the codes of dlock_client_connect, as for the JSON configuration.
+ *
+ * Where dlock differs from Redisson's Config.fromYAML: a field not given
+ * takes dlock's default, not Redisson's (2000 ms timeouts, no replica
+ * sync); TLS files are PEM, not Java keystores; ${VARIABLE}s are refused,
+ * not substituted; one document, one client.
+ *
+ * Ownership: the text and path are the caller's, read during the call
+ * only; on success *out is the caller's (dlock_client_free), on failure
+ * *out is NULL. Blocks as dlock_client_from_json_string does (for at most
+ * the connect timeout plus one command; lazyInitialization: true, not on
+ * the network). Thread-safety: may be called from any thread at once.
+ */
+DLOCK_API int dlock_client_from_redisson_yaml_string(dlock_client **out, const char *yaml,
+                                                     char *errbuf, size_t errlen);
+
+/* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
+DLOCK_API int dlock_client_from_redisson_yaml_file(dlock_client **out, const char *path,
+                                                   char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,9 @@
  * what happens behind its calls installs one process-wide callback: it then
  * hears about renewal failures, lost locks, renewals stopped by max_hold_ms,
  * connection failures and reconnects, Sentinel failovers and rediscovery,
- * and pub/sub subscriptions restored after a reconnect.
+ * pub/sub subscriptions restored after a reconnect, and each field a
+ * Redisson YAML configuration gives that dlock ignores (DLOCK_LOG_INFO,
+ * on the thread reading it: api/dlock/config.h).
  *
  * Messages are one line without a trailing newline, start with "dlock: ",
  * and never contain a password or other credential (URLs are shown as

@@ -1,7 +1,8 @@
 /*
- * dlock — a client from a JSON configuration (api/dlock/config.h): the text
- * is parsed in core/ (core/config_json.c, the Jansson side), the client
- * is made here.
+ * dlock — a client from a configuration (api/dlock/config.h), JSON or
+ * Redisson's YAML: the text is parsed in core/ (core/config_json.c, the
+ * Jansson side; core/config_yaml.c, the libyaml side) into the same
+ * options, and the client is made here, on one path for both.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "core/config_json.h"
+#include "core/config_yaml.h"
 #include "core/wipe.h"
 #include "dlock/config.h"
 #include "objects/runtime/client.h"
@@ -21,12 +23,24 @@ static void put_err(char *errbuf, size_t errlen, const char *where, const char *
                  msg[0] >= '0' && msg[0] <= '9' ? "" : " ", msg);
 }
 
+/* A format: its name (where a string's errors say they are) and its
+ * parser. */
+typedef struct format {
+    const char *name;
+    int (*parse)(dlock__config *out, const char *text, size_t len, char *errbuf,
+                 size_t errlen);
+} format;
+
+static const format json_format = {"json", dlock__config_parse};
+static const format yaml_format = {"yaml", dlock__redisson_yaml_parse};
+
 /* Where a parsed configuration's clients go: one (set NULL) or a set of
- * up to cap (out[0..*n)). */
+ * up to cap (out[0..*n)), and from which format. */
 typedef struct target {
     dlock_client **out;
     size_t cap, *n;
     int set;
+    const format *fmt;
 } target;
 
 static int make_clients(const target *t, dlock__config *cfg, const char *where,
@@ -78,7 +92,7 @@ static int from_text(const target *t, const char *text, size_t len,
 
     if (errbuf && errlen > 0)
         errbuf[0] = '\0';
-    rc = dlock__config_parse(&cfg, text, len, detail, sizeof(detail));
+    rc = t->fmt->parse(&cfg, text, len, detail, sizeof(detail));
     if (rc != 0) {
         put_err(errbuf, errlen, where, detail);
         return rc;
@@ -88,13 +102,13 @@ static int from_text(const target *t, const char *text, size_t len,
     return rc;
 }
 
-static int from_string(const target *t, const char *json, char *errbuf, size_t errlen)
+static int from_string(const target *t, const char *text, char *errbuf, size_t errlen)
 {
-    if (!json) {
-        put_err(errbuf, errlen, "json", "out and json must not be NULL");
+    if (!text) {
+        put_err(errbuf, errlen, t->fmt->name, "the text must not be NULL");
         return DLOCK_EINVAL;
     }
-    return from_text(t, json, strlen(json), "json", errbuf, errlen);
+    return from_text(t, text, strlen(text), t->fmt->name, errbuf, errlen);
 }
 
 static int from_file(const target *t, const char *path, char *errbuf, size_t errlen)
@@ -105,7 +119,7 @@ static int from_file(const target *t, const char *path, char *errbuf, size_t err
     int rc;
 
     if (!path) {
-        put_err(errbuf, errlen, "json", "out and path must not be NULL");
+        put_err(errbuf, errlen, t->fmt->name, "path must not be NULL");
         return DLOCK_EINVAL;
     }
     f = fopen(path, "rb");
@@ -128,20 +142,22 @@ static int from_file(const target *t, const char *path, char *errbuf, size_t err
         rc = from_text(t, text, len, path, errbuf, errlen);
     }
     fclose(f);
-    dlock__wipe(text, len); /* its URLs and sentinel_password */
+    dlock__wipe(text, len); /* its URLs and passwords */
     free(text);
     return rc;
 }
 
-static int one(target *t, dlock_client **out, char *errbuf, size_t errlen)
+static int one(target *t, const format *fmt, dlock_client **out, char *errbuf,
+               size_t errlen)
 {
     memset(t, 0, sizeof(*t));
     t->out = out;
     t->cap = 1;
+    t->fmt = fmt;
     if (out)
         *out = NULL;
     else
-        put_err(errbuf, errlen, "json", "out and json must not be NULL");
+        put_err(errbuf, errlen, fmt->name, "out must not be NULL");
     return out ? 0 : DLOCK_EINVAL;
 }
 
@@ -155,6 +171,7 @@ static int set(target *t, dlock_client **out, size_t cap, size_t *n, char *errbu
     t->cap = cap;
     t->n = n;
     t->set = 1;
+    t->fmt = &json_format;
     if (n)
         *n = 0;
     for (i = 0; out && i < cap; i++)
@@ -166,22 +183,28 @@ static int set(target *t, dlock_client **out, size_t cap, size_t *n, char *errbu
     return 0;
 }
 
+/* One client, in fmt, from the text or (file) the file at arg. */
+static int one_from(const format *fmt, dlock_client **out, const char *arg, int file,
+                    char *errbuf, size_t errlen)
+{
+    target t;
+    int rc = one(&t, fmt, out, errbuf, errlen);
+
+    if (rc != 0)
+        return rc;
+    return file ? from_file(&t, arg, errbuf, errlen) : from_string(&t, arg, errbuf, errlen);
+}
+
 int dlock_client_from_json_string(dlock_client **out, const char *json,
                                   char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_string(&t, json, errbuf, errlen);
+    return one_from(&json_format, out, json, 0, errbuf, errlen);
 }
 
 int dlock_client_from_json_file(dlock_client **out, const char *path,
                                 char *errbuf, size_t errlen)
 {
-    target t;
-    int rc = one(&t, out, errbuf, errlen);
-
-    return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+    return one_from(&json_format, out, path, 1, errbuf, errlen);
 }
 
 int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
@@ -200,4 +223,16 @@ int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
     int rc = set(&t, out, cap, n, errbuf, errlen);
 
     return rc != 0 ? rc : from_file(&t, path, errbuf, errlen);
+}
+
+int dlock_client_from_redisson_yaml_string(dlock_client **out, const char *yaml,
+                                           char *errbuf, size_t errlen)
+{
+    return one_from(&yaml_format, out, yaml, 0, errbuf, errlen);
+}
+
+int dlock_client_from_redisson_yaml_file(dlock_client **out, const char *path,
+                                         char *errbuf, size_t errlen)
+{
+    return one_from(&yaml_format, out, path, 1, errbuf, errlen);
 }

@@ -1,0 +1,26 @@
+/*
+ * dlock — the Redisson YAML configuration's parser (core/config_yaml.c, on
+ * libyaml), which turns a redisson.yaml into the same options structs as
+ * the JSON configuration (core/config_json.h); objects/runtime/config.c
+ * makes the client from them, on the one path both formats share. The
+ * split keeps libyaml out of objects/.
+ */
+#ifndef DLOCK_CORE_CONFIG_YAML_H
+#define DLOCK_CORE_CONFIG_YAML_H
+
+#include <stddef.h>
+
+#include "config_json.h"
+
+/* Parses len bytes of a Redisson YAML configuration (api/dlock/config.h
+ * tells what is read) into out: out->url is the dlock URL the server
+ * section makes (credentials percent-encoded into it), every option not
+ * given keeps its default; out->urls is never set. Fields that concern
+ * only Java are logged (dlock__log, DLOCK_LOG_INFO), one line each. On
+ * failure errbuf gets "<line>:<column>: what", naming the field, never
+ * quoting a value, and out holds nothing to free.
+ * 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
+int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
+                               char *errbuf, size_t errlen);
+
+#endif /* DLOCK_CORE_CONFIG_YAML_H */
