@@ -27,13 +27,14 @@ typedef struct counter_args {
 
 static const char semaphore_usage[] =
     "Usage: dlock semaphore [--wait D] NAME acquire [N] | release [N] | set N |\n"
-    "                                       status [--text]\n"
+    "                                       status [--text] | delete\n"
     "The counting semaphore NAME (Redisson's RSemaphore).\n"
     "  set N        give it N permits if it has no count yet (else exit 1)\n"
     "  acquire [N]  take N permits (default 1), waiting for them (--wait D;\n"
     "               exit 1 when not had within D)\n"
     "  release [N]  give N permits back (default 1)\n"
-    "  status       the permits available, as JSON (--text: for people)\n";
+    "  status       the permits available, as JSON (--text: for people)\n"
+    "  delete       delete the count (exit 1 when there was none)\n";
 static const char latch_usage[] =
     "Usage: dlock latch [--wait D] NAME await | count-down | set N | status [--text]\n"
     "The count-down latch NAME (Redisson's RCountDownLatch).\n"
@@ -95,7 +96,8 @@ typedef struct action_spec {
 
 static const action_spec semaphore_actions[] = {
     {"acquire", NUM_OPTIONAL, 0}, {"release", NUM_OPTIONAL, 0},
-    {"set", NUM_REQUIRED, 0}, {"status", NUM_NONE, 0}, {NULL, NUM_NONE, 0},
+    {"set", NUM_REQUIRED, 0}, {"status", NUM_NONE, 0}, {"delete", NUM_NONE, 0},
+    {NULL, NUM_NONE, 0},
 };
 static const action_spec latch_actions[] = {
     {"await", NUM_NONE, 0}, {"count-down", NUM_NONE, 0},
@@ -138,6 +140,13 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
     int rc, set = 0;
 
     if (strcmp(a->action, "acquire") == 0) {
+        int exists = 1;
+        /* A misspelt name has no count: it would wait for ever. */
+        if (!a->co.quiet && dlock_object_exists(dlock_semaphore_object(s), &exists) == 0 &&
+            !exists)
+            cli_error("semaphore '%s' was never set (dlock semaphore %s set N); waiting "
+                      "for a release%s%s", a->name, a->name,
+                      a->wait_text ? " for at most " : "", a->wait_text ? a->wait_text : "");
         rc = a->wait_text ? dlock_semaphore_try_acquire(s, n, a->wait_ms)
                           : dlock_semaphore_acquire(s, n);
         if (a->wait_text && (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT)) {
@@ -150,6 +159,16 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
                       rc == DLOCK_ETIMEDOUT ? a->wait_text : "", (long long)avail);
             return CLI_CONFLICT;
         }
+    } else if (strcmp(a->action, "delete") == 0) {
+        int existed = 0;
+        rc = dlock_object_delete(dlock_semaphore_object(s), &existed);
+        if (rc == 0 && !existed) {
+            if (!a->co.quiet)
+                cli_error("semaphore '%s' has no count; nothing deleted", a->name);
+            return CLI_CONFLICT;
+        }
+        if (rc != 0)
+            return cli_failed("cannot delete", rc, dlock_object_errmsg(dlock_semaphore_object(s)));
     } else if (strcmp(a->action, "release") == 0) {
         rc = dlock_semaphore_release(s, n);
     } else if (strcmp(a->action, "set") == 0) {

@@ -9,10 +9,12 @@
  * of a handle is that base, seen through the opaque dlock_object.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlock/object.h"
+#include "dlock/reentrant.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/rlock.h"
 #include "objects/types/methods.h"
@@ -218,4 +220,134 @@ int dlock_object_remain_ttl(dlock_object *o, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(o), DLOCK_EINVAL, "out is NULL");
     return run(o, out, &dlock__script_object_remain_ttl, 0, 0, NULL);
+}
+
+/* ---- what is stored, and what there is ----------------------------------- */
+
+static const char *const kinds[] = {"none", "reentrant", "fair", "fenced", "rwlock",
+                                    "semaphore_lock", "permit_semaphore", "counter",
+                                    "simple", "string", "other"};
+
+int dlock_object_kind(dlock_object *o, const char **out)
+{
+    dlock_rlock *l = BASE(o);
+    char *keys[6];
+    const char *argv[7];
+    dlock_reply *r = NULL;
+    size_t i;
+    int rc;
+
+    if (out)
+        *out = kinds[0];
+    if (!o)
+        return DLOCK_EINVAL;
+    if (!out)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
+    if ((rc = dlock__object_check(l)) != 0)
+        return rc;
+    keys[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
+    keys[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
+    keys[2] = dlock_rlock_key(l, "dlock_lock_alive:", "");
+    keys[3] = dlock_rlock_key(l, "redisson_lock_token:", "");
+    keys[4] = dlock_rlock_key(l, "", ":holders");
+    keys[5] = dlock_rlock_key(l, "", ":timeout");
+    argv[0] = l->name;
+    rc = 0;
+    for (i = 0; i < 6; i++) {
+        argv[i + 1] = keys[i];
+        if (!keys[i])
+            rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    }
+    if (rc == 0)
+        rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_kind, 7, 0, argv);
+    for (i = 0; i < 6; i++)
+        free(keys[i]);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_BULK || r->type == DLOCK_REPLY_STATUS)
+        for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            if (strcmp(r->str, kinds[i]) == 0) {
+                *out = kinds[i];
+                dlock_reply_free(r);
+                return 0;
+            }
+    return dlock__unexpected_reply(l, &dlock__script_object_kind, r);
+}
+
+void dlock_names_free(char **names)
+{
+    size_t i;
+
+    if (!names)
+        return;
+    for (i = 0; names[i]; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The step's reply {cursor, name...} as *cursor and *out. 0 or -1. */
+static int scan_reply(const dlock_reply *r, uint64_t *cursor, char ***out)
+{
+    char **names, *end;
+    size_t i;
+
+    if (r->type != DLOCK_REPLY_ARRAY || r->n < 1 || r->elems[0]->type != DLOCK_REPLY_BULK)
+        return -1;
+    for (i = 1; i < r->n; i++)
+        if (r->elems[i]->type != DLOCK_REPLY_BULK)
+            return -1;
+    *cursor = strtoull(r->elems[0]->str, &end, 10);
+    if (*end != '\0' || !(names = calloc(r->n, sizeof *names)))
+        return -1;
+    for (i = 1; i < r->n; i++)
+        if (!(names[i - 1] = strdup(r->elems[i]->str))) {
+            dlock_names_free(names);
+            return -1;
+        }
+    *out = names;
+    return 0;
+}
+
+int dlock_client_scan(dlock_client *c, uint64_t *cursor, const char *pattern,
+                      int64_t count, char ***out, char *err, size_t errlen)
+{
+    char cur[32], cnt[DLOCK__I64_SIZE];
+    const char *argv[3];
+    dlock_rlock *l = NULL;
+    dlock_reply *r = NULL;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (out)
+        *out = NULL;
+    if (!c || !cursor || !pattern || !out) {
+        if (err && errlen)
+            snprintf(err, errlen, "NULL argument");
+        return DLOCK_EINVAL;
+    }
+    if (count < 1 || count > 1000000) {
+        if (err && errlen)
+            snprintf(err, errlen, "count must be 1..1000000 (got %" PRId64 ")", count);
+        return DLOCK_EINVAL;
+    }
+    /* A handle only to run the script through the client's services (its
+     * checks, its budget, the detail of a failure); no key of its own. */
+    if ((rc = dlock_reentrant_new(&l, c, "dlock-scan")) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", dlock_strerror(rc));
+        return rc;
+    }
+    snprintf(cur, sizeof cur, "%" PRIu64, *cursor);
+    argv[0] = cur;
+    argv[1] = pattern;
+    argv[2] = dlock__i64(cnt, count);
+    rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_scan, 0, 3, argv);
+    if (rc == 0 && scan_reply(r, cursor, out) != 0)
+        rc = dlock__unexpected_reply(l, &dlock__script_object_scan, r), r = NULL;
+    if (rc != 0 && err && errlen)
+        snprintf(err, errlen, "%s", dlock_errmsg(l));
+    dlock_reply_free(r);
+    dlock_rlock_free(l);
+    return rc;
 }
