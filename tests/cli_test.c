@@ -970,6 +970,207 @@ static void test_run_server_down_at_start(void **state)
     dlock_test_redis_stop(down);
 }
 
+/* ---- every lock type (issue 29, section 3) ---------------------------------- */
+
+/* Runs `dlock ARGS... -- sh -c SCRIPT` where "$D" in SCRIPT is the dlock
+ * binary: what the script prints while the lock is held lands in p->out. */
+static int run_holding(proc *p, const char *const *opts, const char *script)
+{
+    const char *args[32];
+    char sh[2048];
+    size_t n = 0, i;
+
+    snprintf(sh, sizeof sh, "D='%s'; %s", cli_path(), script);
+    args[n++] = "run";
+    for (i = 0; opts[i]; i++)
+        args[n++] = opts[i];
+    args[n++] = "--";
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = sh;
+    args[n] = NULL;
+    return run_cli(p, args);
+}
+
+static void assert_has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle)) {
+        fprintf(stderr, "  expected [%s] in: [%s]\n", needle, text);
+        fail();
+    }
+}
+
+/* status reads whatever is stored under a name as what it is; run refuses
+ * a name of another type with one line saying which. */
+static void test_status_every_type(void **state)
+{
+    char out[256];
+    proc p;
+    json_t *doc;
+
+    /* the read-write lock: either half, and the whole lock in status */
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "cli-rw", NULL},
+                                 "$D status --text cli-rw; $D status cli-rw; "
+                                 "$D run --wait 0 cli-rw true; echo rc=$?"), 0);
+    assert_has(p.out, "rwlock 'cli-rw': read-locked");
+    assert_has(p.out, "  reader ");
+    assert_has(p.out, "\"kind\":\"rwlock\"");
+    assert_has(p.out, "\"mode\":\"read\"");
+    assert_has(p.out, "rc=2");
+    assert_has(p.err, "'cli-rw' is a read-write lock, not a reentrant lock");
+    assert_int_equal(run_holding(&p, (const char *[]){"--write", "cli-rw", NULL},
+                                 "$D status --text cli-rw; "
+                                 "$D run --read --wait 0 cli-rw true; echo rc=$?"), 0);
+    assert_has(p.out, "rwlock 'cli-rw': write-locked, ttl ");
+    assert_has(p.out, "  writer ");
+    assert_has(p.out, "rc=1"); /* a reader waits for the writer: busy */
+    assert_false(key_exists("cli-rw"));
+
+    /* the fenced lock: its token to COMMAND, in status, and by --verbose */
+    assert_int_equal(run_holding(&p, (const char *[]){"--fenced", "-v", "cli-fen", NULL},
+                                 "echo token=$DLOCK_FENCING_TOKEN; $D status --text cli-fen"),
+                     0);
+    assert_has(p.out, "token=1\n");
+    assert_has(p.out, "fenced 'cli-fen': locked, token 1");
+    assert_one_line_error(&p, "lock 'cli-fen' held by ");
+    assert_has(p.err, "fencing token 1");
+    assert_int_equal(run_holding(&p, (const char *[]){"--fenced", "cli-fen", NULL},
+                                 "echo token=$DLOCK_FENCING_TOKEN"), 0);
+    assert_has(p.out, "token=2\n");
+    /* a free fenced lock is its counter: still a fenced lock */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-fen", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-fen' is a fenced lock, not a reentrant lock");
+
+    /* the semaphore as a lock: one of N permits, its count set to N */
+    assert_int_equal(run_holding(&p, (const char *[]){"--semaphore", "2", "cli-sl", NULL},
+                                 "$D status --text cli-sl; $D status cli-sl"), 0);
+    assert_has(p.out, "semaphore 'cli-sl': locked, 1 permit available");
+    assert_has(p.out, "\"kind\":\"semaphore_lock\"");
+    redis_cmd(out, sizeof out, "GET", "cli-sl", NULL);
+    assert_string_equal(out, "2"); /* the permit came back */
+
+    /* a bare count: a semaphore's or a latch's */
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-cnt", "set", "3", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-cnt", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "counter");
+    assert_int_equal(json_integer_value(json_object_get(doc, "count")), 3);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-cnt", NULL}), 0);
+    assert_string_equal(p.out, "counter 'cli-cnt': 3 (a semaphore's permits or a latch's "
+                               "count), no expiry\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "cli-cnt", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-cnt' is a semaphore or latch count, not a fair lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--write", "cli-cnt", "true", NULL}),
+                     2);
+    assert_one_line_error(&p, "not a read-write lock");
+
+    /* a simple lock (a string holding an owner id, as another program
+     * left it), a string of someone else's, a key of another type */
+    redis_cmd(out, sizeof out, "SET", "cli-simple", "0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-simple", NULL}), 0);
+    assert_has(p.out, "simple 'cli-simple': locked");
+    assert_has(p.out, "holder 0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    redis_cmd(out, sizeof out, "SET", "cli-str", "hello");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-str", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "string");
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--semaphore", "1", "cli-str", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "'cli-str' is a string that is no dlock object, not a "
+                              "semaphore held as a lock");
+    redis_cmd(out, sizeof out, "RPUSH", "cli-list", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-list", NULL}), 0);
+    assert_string_equal(p.out, "'cli-list' is a key of another Redis type\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-list", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-list' is a key of another Redis type, not a reentrant lock");
+
+    /* a fair lock with waiters only (the queue and deadlines) */
+    redis_cmd(out, sizeof out, "RPUSH", "redisson_lock_queue:{cli-fq}", "w1");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-fq", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "fair");
+    assert_int_equal(json_array_size(json_object_get(doc, "queue")), 1);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "0", "cli-fq", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "'cli-fq' is a fair lock, not a reentrant lock");
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_queue:{cli-fq}", NULL);
+}
+
+/* The permit-expiring semaphore, made with the library (the tool has no
+ * command for it), read by status. */
+static void test_status_permit_semaphore(void **state)
+{
+    dlock_client *c;
+    dlock_permit_semaphore *ps;
+    char err[256], **ids = NULL;
+    proc p;
+    json_t *doc;
+
+    assert_int_equal(dlock_client_connect(&c, url, NULL, err, sizeof err), 0);
+    assert_int_equal(dlock_permit_semaphore_new(&ps, c, "cli-ps"), 0);
+    assert_int_equal(dlock_permit_semaphore_set_permits(ps, 3), 0);
+    assert_int_equal(dlock_permit_semaphore_try_acquire(ps, &ids, 1, 0, 60000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-ps", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "permit_semaphore");
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-ps", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-ps' is a permit-expiring semaphore, not a reentrant lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-ps*", NULL}), 0);
+    assert_has(p.out, "permit_semaphore");
+    assert_int_equal(dlock_object_delete(dlock_permit_semaphore_object(ps), NULL), 0);
+    dlock_permit_ids_free(ids);
+    dlock_permit_semaphore_free(ps);
+    dlock_client_free(c);
+}
+
+/* list: one line per object whose name matches, its auxiliary keys (the
+ * read holds' markers, the tokens, queues, descriptions) never listed as
+ * objects of their own. */
+static void test_list(void **state)
+{
+    char out[256];
+    proc p;
+    const char *line;
+    int lines = 0;
+
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "cli-ls-rw", NULL},
+                                 "$D list 'cli-ls-*'; $D list --text 'cli-ls-*'"), 0);
+    /* JSON: one object, as status prints it */
+    line = p.out;
+    {
+        const char *nl = strchr(line, '\n');
+        char first[4096];
+        json_t *doc;
+        assert_non_null(nl);
+        snprintf(first, sizeof first, "%.*s", (int)(nl - line), line);
+        doc = parse_json(first);
+        assert_string_equal(json_string_value(json_object_get(doc, "kind")), "rwlock");
+        assert_string_equal(json_string_value(json_object_get(doc, "name")), "cli-ls-rw");
+        json_decref(doc);
+        line = nl + 1;
+    }
+    assert_has(line, "rwlock           cli-ls-rw locked mode=read ttl=");
+    assert_has(line, " holders=");
+    for (line = p.out; (line = strchr(line, '\n')) != NULL; line++)
+        lines++;
+    assert_int_equal(lines, 2);
+
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-ls-sem", "set", "4", NULL}),
+                     0);
+    redis_cmd(out, sizeof out, "SET", "cli-other", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-ls-*", NULL}), 0);
+    assert_string_equal(p.out, "counter          cli-ls-sem count=4 ttl=none\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-nothing-*", NULL}), 0);
+    assert_string_equal(p.out, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "cli-ls-f*", "extra", NULL}), 2);
+    assert_one_line_error(&p, "one PATTERN only");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--count", "0", NULL}), 2);
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1020,6 +1221,9 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_quiet),
         cmocka_unit_test(test_help_and_config),
         cmocka_unit_test(test_run_server_down_at_start),
+        cmocka_unit_test(test_status_every_type),
+        cmocka_unit_test(test_status_permit_semaphore),
+        cmocka_unit_test(test_list),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }
