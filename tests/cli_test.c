@@ -1171,6 +1171,161 @@ static void test_list(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"list", "--count", "0", NULL}), 2);
 }
 
+/* Who holds it: the tool's client describes itself (host, pid, program,
+ * start), one key per client, shown next to each holder. */
+static void test_owner_description(void **state)
+{
+    char host[256] = "", want[300], out[64];
+    proc p;
+    json_t *doc, *h;
+
+    gethostname(host, sizeof host - 1);
+    assert_int_equal(run_holding(&p, (const char *[]){"cli-who", NULL},
+                                 "echo pid=$PPID; $D status cli-who; $D status --text cli-who; "
+                                 "$D list --text cli-who"), 0);
+    {
+        char *nl = strchr(p.out, '\n'), *json_line;
+        assert_non_null(nl);
+        *nl = '\0';
+        assert_true(strncmp(p.out, "pid=", 4) == 0);
+        snprintf(want, sizeof want, "%.200s pid %.20s dlock, started ", host, p.out + 4);
+        json_line = nl + 1;
+        nl = strchr(json_line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        doc = parse_json(json_line);
+        h = json_array_get(json_object_get(doc, "holders"), 0);
+        assert_non_null(h);
+        assert_has(json_string_value(json_object_get(h, "described")), want);
+        json_decref(doc);
+        assert_has(nl + 1, want); /* status --text */
+        assert_has(nl + 1, "cli-who locked ttl=");
+    }
+    /* one key per client: the run's, which expires with its watchdog */
+    redis_cmd(out, sizeof out, "EXISTS", "cli-who", NULL);
+    assert_string_equal(out, "0");
+    {
+        const char *argv[] = {"KEYS", "dlock_owner:*", NULL};
+        char keys[4096];
+        assert_int_equal(dlock_test_redis_command(srv, keys, sizeof keys, argv), 0);
+        assert_non_null(strstr(keys, "dlock_owner:{"));
+    }
+    /* an owner id that no client described: shown as is */
+    redis_cmd(out, sizeof out, "SET", "cli-who2", "0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-who2", NULL}), 0);
+    assert_null(strstr(p.out, "described"));
+}
+
+/* dlock semaphore: delete, an acquire on a name never set (a hint, and
+ * --wait gives up), release beyond the count set gave (refused). */
+static void test_semaphore_more(void **state)
+{
+    char out[64];
+    proc p;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0.2", "cli-never",
+                                                   "acquire", NULL}), 1);
+    assert_has(p.err, "semaphore 'cli-never' was never set (dlock semaphore cli-never set N)");
+    assert_has(p.err, "not available within 200ms");
+    assert_int_equal(run_cli(&p, (const char *[]){"-q", "semaphore", "--wait", "0",
+                                                   "cli-never", "acquire", NULL}), 1);
+    assert_string_equal(p.err, "");
+
+    /* set 2, two acquires, release, release 5: refused, 1 available */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "set", "2", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "acquire", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "acquire", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", "5", NULL}),
+                     2);
+    assert_one_line_error(&p, "releasing 5 would make 6 permits available, more than the 2 "
+                              "it was set to; nothing released");
+    redis_cmd(out, sizeof out, "GET", "cli-sb", NULL);
+    assert_string_equal(out, "1");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 2);
+    redis_cmd(out, sizeof out, "GET", "cli-sb", NULL);
+    assert_string_equal(out, "2");
+    /* set by another program: no total, not checked */
+    redis_cmd(out, sizeof out, "SET", "cli-sb2", "1");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb2", "release", "3", NULL}),
+                     0);
+    redis_cmd(out, sizeof out, "GET", "cli-sb2", NULL);
+    assert_string_equal(out, "4");
+
+    /* delete: the count and the total; a second delete finds nothing */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", NULL}), 0);
+    assert_false(key_exists("cli-sb"));
+    assert_false(key_exists("{cli-sb}:total"));
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", NULL}), 1);
+    assert_one_line_error(&p, "has no count; nothing deleted");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", "2", NULL}),
+                     2);
+}
+
+/* Fair locks: --fair-slack, and clearing dead waiters wherever they stand. */
+static void test_fair_slack_and_clear(void **state)
+{
+    char out[256];
+    proc p;
+    const char *push[] = {"RPUSH", "redisson_lock_queue:{cli-fc}", "dead1", "live", "dead2",
+                          NULL};
+    const char *zadd[] = {"ZADD", "redisson_lock_timeout:{cli-fc}", "1", "dead1",
+                          "99999999999999", "live", "5", "dead2", NULL};
+    const char *range[] = {"LRANGE", "redisson_lock_queue:{cli-fc}", "0", "-1", NULL};
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--fair-slack", "2s",
+                                                   "cli-fs", "true", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair-slack", "2s", "cli-fs", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "--fair-slack is for --fair");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--fair-slack", "0",
+                                                   "cli-fs", "true", NULL}), 2);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--read", "cli-fs", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "one lock type at a time");
+
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, push), 0);
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, zadd), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-fc", NULL}), 0);
+    assert_has(p.out, "waiting 1: dead1, presumed dead");
+    assert_has(p.out, "waiting 3: dead2, presumed dead");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "clear-dead", NULL}), 0);
+    assert_string_equal(p.out, "2 dead waiters dropped\n");
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, range), 0);
+    assert_string_equal(out, "live");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "clear-dead", NULL}), 0);
+    assert_string_equal(p.out, "0 dead waiters dropped\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "purge", NULL}), 2);
+    redis_cmd(out, sizeof out, "SET", "cli-fc-str", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc-str", "clear-dead", NULL}), 2);
+    assert_one_line_error(&p, "not a fair lock");
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_queue:{cli-fc}", NULL);
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_timeout:{cli-fc}", NULL);
+}
+
+/* --redlock over the client set of --config, with its token by --fenced. */
+static void test_redlock(void **state)
+{
+    char path[PATH_MAX];
+    FILE *f;
+    proc p;
+
+    snprintf(path, sizeof path, "%s/set.json", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "{\"urls\": [\"%s\"]}\n", url);
+    fclose(f);
+    start_env(&p, NULL, (const char *[]){"run", "--redlock", "--fenced", "--config", path,
+                                         "cli-rl", "--", "sh", "-c",
+                                         "echo token=$DLOCK_FENCING_TOKEN", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    assert_has(p.out, "token=");
+    assert_null(strstr(p.out, "token=\n"));
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--redlock", "cli-rl", "true", NULL}),
+                     2);
+    assert_one_line_error(&p, "--redlock needs a client set");
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1224,6 +1379,10 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_status_every_type),
         cmocka_unit_test(test_status_permit_semaphore),
         cmocka_unit_test(test_list),
+        cmocka_unit_test(test_owner_description),
+        cmocka_unit_test(test_semaphore_more),
+        cmocka_unit_test(test_fair_slack_and_clear),
+        cmocka_unit_test(test_redlock),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -4,7 +4,8 @@
 -- Reply: {next cursor, name...}: the keys that matched, less the
 -- auxiliary keys of the types in DESIGN.md's data layout (queues,
 -- deadlines, tokens, holders, leases, read-hold markers, owner
--- descriptions), which are not objects of their own.
+-- descriptions, the total dlock(1) records for a semaphore), which are not
+-- objects of their own.
 local r = redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3])
 local out = {r[1]}
 local aux_prefixes = {'redisson_lock_queue:', 'redisson_lock_timeout:',
@@ -21,6 +22,7 @@ local function aux(k)
     end
     return string.match(k, '}:holders$') or string.match(k, '}:timeout$') or
         string.match(k, '}:expired$') or string.match(k, '}:lease:') or
+        string.match(k, '}:total$') or
         string.match(k, ':rwlock_timeout:%d+$')
 end
 for i = 1, #r[2] do
