@@ -107,22 +107,30 @@ void cli_client_options(dlock_client_options *o)
     *o = d;
 }
 
-/* The backend by its scheme, as dlock_client_connect finds it, but with
- * lazy connection on (the Redis schemes' options; the mock ignores them). */
+/* dlock_client_connect with lazy connection on: the URL's own
+ * lazy_connect=0|1 when it has one, else lazy_connect=1 added to its query
+ * (the Redis schemes take it, api/dlock/redis.h; the mock, which never
+ * connects, takes no query), so that the client's own URL parameters
+ * (fair_waiter_timeout_ms, describe_owner) work as they do without it. */
 static int connect_lazily(dlock_client **out, const char *url,
                           const dlock_client_options *opts, char *err, size_t errlen)
 {
-    dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
-    dlock_backend *b = NULL;
+    const char *q = strchr(url, '?');
+    size_t n = strlen(url) + sizeof "?lazy_connect=1";
+    char *lazy;
     int rc;
 
-    ro.lazy_connect = 1;
-    *out = NULL;
-    rc = dlock_backend_open(&b, url, &ro, err, errlen);
-    if (rc == 0 && (rc = dlock_client_new(out, b, opts)) != 0) {
-        dlock_backend_free(b);
-        snprintf(err, errlen, "invalid client options");
+    if ((q && strstr(q, "lazy_connect=")) || strncmp(url, "mock:", 5) == 0)
+        return dlock_client_connect(out, url, opts, err, errlen);
+    if (!(lazy = malloc(n))) {
+        snprintf(err, errlen, "out of memory");
+        return DLOCK_ENOMEM;
     }
+    snprintf(lazy, n, "%s%slazy_connect=1", url, !q ? "?" : q[1] ? "&" : "");
+    rc = dlock_client_connect(out, lazy, opts, err, errlen);
+    /* it may hold a password */
+    memset(lazy, 0, n);
+    free(lazy);
     return rc;
 }
 

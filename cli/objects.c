@@ -223,16 +223,12 @@ int cli_object_state(dlock_client *c, const char *name, int fair, json_t **out,
 static const char list_usage[] =
     "Usage: dlock list [--text] [--count N] [PATTERN]\n"
     "The locks, semaphores and latches whose names match PATTERN (Redis's glob:\n"
-    "*, ?, [...]; default *), by SCAN: one line of JSON each, as dlock status\n"
+    "*, ?, [...]; default *), by SCAN (every master of a cluster): one line of\n"
+    "JSON each, as dlock status\n"
     "prints it (--text: one line each for people: type, name, state, TTL,\n"
     "holders, waiters).\n"
     "  --text      one line per object for people\n"
     "  --count N   SCAN's COUNT hint (keys looked at per round trip; 100)\n";
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* One line of --text for an object's state. */
 static void list_line(json_t *doc)
@@ -283,10 +279,9 @@ int cli_list(int argc, char **argv, const cli_common *common)
     };
     cli_common co = *common;
     const char *pattern = "*";
-    char **all = NULL, **step, err[512];
-    size_t n = 0, cap = 0, i, k;
+    char **all = NULL, err[512];
+    size_t i;
     int64_t count = 100;
-    uint64_t cursor = 0;
     dlock_client *c;
     int ch, rc, text = 0, status = CLI_OK;
 
@@ -313,33 +308,12 @@ int cli_list(int argc, char **argv, const cli_common *common)
         return cli_usage("list: one PATTERN only ('%s' is extra)", argv[optind]);
     if ((rc = cli_connect(&c, &co, NULL)) != 0)
         return rc;
-    do {
-        if ((rc = dlock_client_scan(c, &cursor, pattern, count, &step, err, sizeof err)) != 0) {
-            status = cli_failed("cannot list", rc, err);
-            goto out;
-        }
-        for (k = 0; step[k]; k++) {
-            if (n == cap) {
-                char **grown = realloc(all, (cap = cap ? cap * 2 : 64) * sizeof *all);
-                if (!grown) {
-                    dlock_names_free(step);
-                    cli_error("out of memory");
-                    status = CLI_FAILED;
-                    goto out;
-                }
-                all = grown;
-            }
-            all[n++] = step[k];
-            step[k] = NULL;
-        }
-        free(step);
-    } while (cursor != 0);
-    if (n)
-        qsort(all, n, sizeof *all, cmp_names);
-    for (i = 0; i < n; i++) {
+    if ((rc = dlock_client_scan(c, pattern, count, &all, err, sizeof err)) != 0) {
+        status = cli_failed("cannot list", rc, err);
+        goto out;
+    }
+    for (i = 0; all[i]; i++) {
         json_t *doc;
-        if (i > 0 && strcmp(all[i], all[i - 1]) == 0)
-            continue; /* SCAN may name a key twice */
         rc = cli_object_state(c, all[i], 0, &doc, err, sizeof err);
         if (rc != 0) {
             char what[256];
@@ -362,9 +336,7 @@ int cli_list(int argc, char **argv, const cli_common *common)
         json_decref(doc);
     }
 out:
-    for (i = 0; i < n; i++)
-        free(all[i]);
-    free(all);
+    dlock_names_free(all);
     dlock_client_free(c);
     return status;
 }

@@ -1214,6 +1214,30 @@ static void test_owner_description(void **state)
     redis_cmd(out, sizeof out, "SET", "cli-who2", "0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
     assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-who2", NULL}), 0);
     assert_null(strstr(p.out, "described"));
+    /* turned off in the URL (which wins): no description */
+    {
+        char off[300];
+        snprintf(off, sizeof off, "%s?describe_owner=0", url);
+        start_env(&p, off, (const char *[]){"run", "cli-who3", "--", "sh", "-c",
+                                            "\"$0\" status cli-who3", cli_path(), NULL});
+        assert_int_equal(finish(&p, 10000), 0);
+        assert_has(p.out, "\"kind\":\"reentrant\"");
+        assert_null(strstr(p.out, "described"));
+    }
+    /* a configuration says for itself: "describe_owner": true */
+    {
+        char path[PATH_MAX];
+        FILE *f;
+        snprintf(path, sizeof path, "%s/describe.json", dir);
+        assert_non_null(f = fopen(path, "w"));
+        fprintf(f, "{\"url\": \"%s\", \"describe_owner\": true}\n", url);
+        fclose(f);
+        start_env(&p, NULL, (const char *[]){"run", "--config", path, "cli-who4", "--", "sh",
+                                             "-c", "DLOCK_CONFIG=$1 \"$0\" status cli-who4",
+                                             cli_path(), path, NULL});
+        assert_int_equal(finish(&p, 10000), 0);
+        assert_has(p.out, "\"described\":");
+    }
 }
 
 /* dlock semaphore: delete, an acquire on a name never set (a hint, and

@@ -130,9 +130,10 @@ typedef struct dlock_owner_info {
     int64_t started_ms; /* when its client was made, unix ms */
 } dlock_owner_info;
 
-/* Publishes c's description now (one round trip; the watchdog rewrites it
- * after, when describe_owner is set): for a program that wants it seen at
- * once. Blocks for one round trip. 0, DLOCK_EINVAL, DLOCK_EFORKED, or a
+/* With describe_owner set, publishes c's description now rather than when
+ * the watchdog thread gets to it (which rewrites it after): for a program
+ * that wants it seen before it goes on. Blocks for one round trip. Without
+ * describe_owner, does nothing. 0, DLOCK_EINVAL, DLOCK_EFORKED, or a
  * backend's error. */
 DLOCK_API int dlock_client_describe(dlock_client *c);
 

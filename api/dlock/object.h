@@ -116,23 +116,23 @@ DLOCK_API int dlock_object_remain_ttl(dlock_object *o, int64_t *out);
 DLOCK_API int dlock_object_kind(dlock_object *o, const char **out);
 
 /*
- * One step of listing the objects whose names match pattern (Redis's glob:
- * '*', '?', [...], backslash escapes), by SCAN: *cursor 0 starts, and is 0
- * again after the last step. *out: a new NULL-terminated array of the
- * names found in this step (free with dlock_names_free); a name may come
- * twice over a whole listing (SCAN's rule) and a name added or removed
- * meanwhile may or may not come. The auxiliary keys of the built-in types
- * (queues, deadlines, tokens, holders, leases, read-hold markers, owner
- * descriptions) are left out: only the keys at object names are listed,
- * so an object with none stored at its name (a free fenced lock's counter)
- * is not. count: SCAN's COUNT hint (1..1000000). On Redis Cluster the step
- * runs on one node only: list each master with a client of its own.
- * 0, DLOCK_EINVAL (NULL argument, bad count; err says which), or a
- * backend's error with its detail in err (may be NULL; errlen bytes).
- * Blocks for one round trip.
+ * The names of the objects matching pattern (Redis's glob: '*', '?', [...],
+ * backslash escapes), by SCAN to the end: on Redis Cluster on every master
+ * (found with CLUSTER SLOTS), elsewhere on the one server. *out: a new
+ * NULL-terminated array, sorted, each name once (free with
+ * dlock_names_free); a name added or removed meanwhile may or may not be
+ * in it (SCAN's rule). The auxiliary keys of the built-in types (queues,
+ * deadlines, tokens, holders, leases, read-hold markers, owner
+ * descriptions, the totals dlock(1) records for semaphores) are left out:
+ * only keys at object names are listed, so an object with nothing stored
+ * at its name (a free fenced lock's counter) is not. count: SCAN's COUNT
+ * hint, keys looked at per round trip (1..1000000). 0, DLOCK_EINVAL (NULL
+ * argument, bad count; err says which), or a backend's error with its
+ * detail in err (may be NULL; errlen bytes). Blocks for one round trip per
+ * step; the whole keyspace is walked, so this is for tools, not hot paths.
  */
-DLOCK_API int dlock_client_scan(dlock_client *c, uint64_t *cursor, const char *pattern,
-                                int64_t count, char ***out, char *err, size_t errlen);
+DLOCK_API int dlock_client_scan(dlock_client *c, const char *pattern, int64_t count,
+                                char ***out, char *err, size_t errlen);
 /* Frees an array from dlock_client_scan; NULL is a no-op. */
 DLOCK_API void dlock_names_free(char **names);
 

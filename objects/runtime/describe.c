@@ -45,6 +45,8 @@ int dlock_client_describe(dlock_client *c)
         return DLOCK_EINVAL;
     if ((rc = dlock__client_check(c)) != 0)
         return rc;
+    if (!c->opts.describe_owner)
+        return 0; /* the option says no: nothing published */
     if (gethostname(host, sizeof host - 1) != 0)
         snprintf(host, sizeof host, "?");
     key_of(key, sizeof key, c->id, strlen(c->id));

@@ -1,5 +1,7 @@
 -- One step of listing objects by name (api/dlock/object.h:
--- dlock_client_scan). Reads only; no KEYS (the node the backend picks).
+-- dlock_client_scan). Reads only. No KEYS on a single server; on Redis
+-- Cluster one KEYS entry that only routes the call to the master being
+-- listed (never read).
 -- ARGV[1] the cursor, ARGV[2] the MATCH pattern, ARGV[3] the COUNT hint.
 -- Reply: {next cursor, name...}: the keys that matched, less the
 -- auxiliary keys of the types in DESIGN.md's data layout (queues,

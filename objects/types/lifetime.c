@@ -285,10 +285,12 @@ void dlock_names_free(char **names)
     free(names);
 }
 
-/* The step's reply {cursor, name...} as *cursor and *out. 0 or -1. */
-static int scan_reply(const dlock_reply *r, uint64_t *cursor, char ***out)
+/* The step's reply {cursor, name...}: *cursor, and the names appended to
+ * the list (*names, *n, *cap). 0 or -1 (a bad reply, or out of memory). */
+static int scan_reply(const dlock_reply *r, uint64_t *cursor, char ***names, size_t *n,
+                      size_t *cap)
 {
-    char **names, *end;
+    char *end;
     size_t i;
 
     if (r->type != DLOCK_REPLY_ARRAY || r->n < 1 || r->elems[0]->type != DLOCK_REPLY_BULK)
@@ -297,31 +299,122 @@ static int scan_reply(const dlock_reply *r, uint64_t *cursor, char ***out)
         if (r->elems[i]->type != DLOCK_REPLY_BULK)
             return -1;
     *cursor = strtoull(r->elems[0]->str, &end, 10);
-    if (*end != '\0' || !(names = calloc(r->n, sizeof *names)))
+    if (*end != '\0')
         return -1;
-    for (i = 1; i < r->n; i++)
-        if (!(names[i - 1] = strdup(r->elems[i]->str))) {
-            dlock_names_free(names);
-            return -1;
+    for (i = 1; i < r->n; i++) {
+        if (*n + 2 > *cap) {
+            size_t grown = *cap ? *cap * 2 : 64;
+            char **more = realloc(*names, grown * sizeof **names);
+            if (!more)
+                return -1;
+            *names = more;
+            *cap = grown;
         }
-    *out = names;
+        if (!((*names)[*n] = strdup(r->elems[i]->str)))
+            return -1;
+        (*names)[++*n] = NULL;
+    }
     return 0;
 }
 
-int dlock_client_scan(dlock_client *c, uint64_t *cursor, const char *pattern,
-                      int64_t count, char ***out, char *err, size_t errlen)
+static int cmp_names(const void *a, const void *b)
 {
-    char cur[32], cnt[DLOCK__I64_SIZE];
-    const char *argv[3];
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A key of the group slot's node: "dlock-scan-N" with the first N whose
+ * group falls in [lo, hi] (api/dlock/sys/backend.h: key_slot). */
+static void routing_key(dlock_backend *b, char *key, size_t len, unsigned lo, unsigned hi)
+{
+    unsigned long i;
+    unsigned slot;
+
+    for (i = 0;; i++) {
+        snprintf(key, len, "dlock-scan-%lu", i);
+        slot = dlock_backend_key_slot(b, key, strlen(key));
+        if ((slot >= lo && slot <= hi) || i > 10000000UL)
+            return;
+    }
+}
+
+/* Every SCAN step on one node (route: a key of that node, or NULL on a
+ * single server), the names appended. 0 or the code, recorded on l. */
+static int scan_node(dlock_rlock *l, const char *route, const char *pattern, const char *cnt,
+                     char ***names, size_t *n, size_t *cap)
+{
+    char cur[32];
+    const char *argv[4];
+    dlock_reply *r;
+    uint64_t cursor = 0;
+    size_t k = 0;
+    int rc;
+
+    if (route)
+        argv[k++] = route;
+    argv[k] = cur;
+    argv[k + 1] = pattern;
+    argv[k + 2] = cnt;
+    do {
+        snprintf(cur, sizeof cur, "%" PRIu64, cursor);
+        r = NULL;
+        rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_scan, k, 3, argv);
+        if (rc != 0)
+            return rc;
+        if (scan_reply(r, &cursor, names, n, cap) != 0)
+            return dlock__unexpected_reply(l, &dlock__script_object_scan, r);
+        dlock_reply_free(r);
+    } while (cursor != 0);
+    return 0;
+}
+
+/* Every master (Redis Cluster: object_masters.lua's ranges, one routing
+ * key per node id), or the one server. */
+static int scan_all(dlock_rlock *l, const char *pattern, const char *cnt, char ***names,
+                    size_t *n, size_t *cap)
+{
+    dlock_backend *b = dlock_client_backend(l->client);
+    dlock_reply *m = NULL;
+    char key[48];
+    size_t i, j;
+    int rc;
+
+    rc = dlock_rlock_eval(l, NULL, &m, &dlock__script_object_masters, 0, 0, NULL);
+    if (rc != 0)
+        return rc;
+    if (m->type != DLOCK_REPLY_ARRAY || m->n % 3 != 0)
+        return dlock__unexpected_reply(l, &dlock__script_object_masters, m);
+    for (i = 0; i < m->n; i++)
+        if (m->elems[i]->type != (i % 3 == 2 ? DLOCK_REPLY_BULK : DLOCK_REPLY_INTEGER))
+            return dlock__unexpected_reply(l, &dlock__script_object_masters, m);
+    if (m->n == 0)
+        rc = scan_node(l, NULL, pattern, cnt, names, n, cap);
+    for (i = 0; i < m->n && rc == 0; i += 3) {
+        for (j = 0; j < i; j += 3) /* a master of several ranges: once */
+            if (strcmp(m->elems[j + 2]->str, m->elems[i + 2]->str) == 0)
+                break;
+        if (j < i)
+            continue;
+        routing_key(b, key, sizeof key, (unsigned)m->elems[i]->integer,
+                    (unsigned)m->elems[i + 1]->integer);
+        rc = scan_node(l, key, pattern, cnt, names, n, cap);
+    }
+    dlock_reply_free(m);
+    return rc;
+}
+
+int dlock_client_scan(dlock_client *c, const char *pattern, int64_t count, char ***out,
+                      char *err, size_t errlen)
+{
+    char cnt[DLOCK__I64_SIZE], **names = NULL;
+    size_t n = 0, cap = 0, i, k;
     dlock_rlock *l = NULL;
-    dlock_reply *r = NULL;
     int rc;
 
     if (err && errlen)
         err[0] = '\0';
     if (out)
         *out = NULL;
-    if (!c || !cursor || !pattern || !out) {
+    if (!c || !pattern || !out) {
         if (err && errlen)
             snprintf(err, errlen, "NULL argument");
         return DLOCK_EINVAL;
@@ -331,23 +424,33 @@ int dlock_client_scan(dlock_client *c, uint64_t *cursor, const char *pattern,
             snprintf(err, errlen, "count must be 1..1000000 (got %" PRId64 ")", count);
         return DLOCK_EINVAL;
     }
-    /* A handle only to run the script through the client's services (its
-     * checks, its budget, the detail of a failure); no key of its own. */
+    /* A handle only to run the scripts through the client's services (its
+     * checks, the detail of a failure); no key of its own. */
     if ((rc = dlock_reentrant_new(&l, c, "dlock-scan")) != 0) {
         if (err && errlen)
             snprintf(err, errlen, "%s", dlock_strerror(rc));
         return rc;
     }
-    snprintf(cur, sizeof cur, "%" PRIu64, *cursor);
-    argv[0] = cur;
-    argv[1] = pattern;
-    argv[2] = dlock__i64(cnt, count);
-    rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_scan, 0, 3, argv);
-    if (rc == 0 && scan_reply(r, cursor, out) != 0)
-        rc = dlock__unexpected_reply(l, &dlock__script_object_scan, r), r = NULL;
-    if (rc != 0 && err && errlen)
-        snprintf(err, errlen, "%s", dlock_errmsg(l));
-    dlock_reply_free(r);
+    rc = scan_all(l, pattern, dlock__i64(cnt, count), &names, &n, &cap);
+    if (rc == 0 && !names && !(names = calloc(1, sizeof *names)))
+        rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    if (rc != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", dlock_errmsg(l));
+        dlock_names_free(names);
+        dlock_rlock_free(l);
+        return rc;
+    }
+    /* Sorted, each name once (SCAN may return a key twice). */
+    qsort(names, n, sizeof *names, cmp_names);
+    for (i = k = 0; i < n; i++) {
+        if (k > 0 && strcmp(names[i], names[k - 1]) == 0)
+            free(names[i]);
+        else
+            names[k++] = names[i];
+    }
+    names[k] = NULL;
+    *out = names;
     dlock_rlock_free(l);
-    return rc;
+    return 0;
 }

@@ -148,12 +148,11 @@ static int has_name(char **names, size_t n, const char *name)
 static void scan_lists_objects_not_their_keys(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    char n[3][128], pattern[160], err[256], *all[64], **step;
+    char n[3][128], pattern[160], err[256], **all = NULL, **step = NULL;
     size_t nall = 0, i;
-    uint64_t cursor = 0;
     dlock_rlock *rw, *fair;
     dlock_semaphore *s;
-    int set, rounds = 0;
+    int set;
 
     assert_int_equal(dlock_rwlock_read_new(&rw, fx->c1, sub(fx, n[0], sizeof n[0], "rw")), 0);
     dlock_fx_keep(fx, rw, (void (*)(void *))dlock_rlock_free);
@@ -166,33 +165,27 @@ static void scan_lists_objects_not_their_keys(void **state)
     assert_int_equal(dlock_lock(fair, fx->long_lease_ms), 0);
 
     snprintf(pattern, sizeof pattern, "*%s*", fx->name);
-    do {
-        assert_int_equal(dlock_client_scan(fx->c1, &cursor, pattern, 10, &step, err,
-                                           sizeof err), 0);
-        for (i = 0; step[i]; i++) {
-            assert_true(nall < 64);
-            all[nall++] = strdup(step[i]);
-        }
-        dlock_names_free(step);
-        assert_true(++rounds < 10000);
-    } while (cursor != 0);
+    assert_int_equal(dlock_client_scan(fx->c1, pattern, 10, &all, err, sizeof err), 0);
+    for (nall = 0; all[nall]; nall++)
+        if (nall > 0) /* sorted, each once */
+            assert_true(strcmp(all[nall - 1], all[nall]) < 0);
+    assert_int_equal(nall, 3);
     for (i = 0; i < 3; i++)
         assert_true(has_name(all, nall, n[i]));
-    for (i = 0; i < nall; i++) /* the read hold's marker is no object */
-        assert_null(strstr(all[i], "rwlock_timeout"));
-    for (i = 0; i < nall; i++)
-        free(all[i]);
+    dlock_names_free(all);
+    /* a pattern matching none */
+    snprintf(pattern, sizeof pattern, "%s-none*", fx->name);
+    assert_int_equal(dlock_client_scan(fx->c1, pattern, 1000, &all, err, sizeof err), 0);
+    assert_null(all[0]);
+    dlock_names_free(all);
 
     /* bad input: nothing sent */
-    cursor = 0;
-    assert_int_equal(dlock_client_scan(fx->c1, &cursor, pattern, 0, &step, err, sizeof err),
+    assert_int_equal(dlock_client_scan(fx->c1, pattern, 0, &step, err, sizeof err),
                      DLOCK_EINVAL);
     assert_non_null(strstr(err, "count"));
     assert_null(step);
-    assert_int_equal(dlock_client_scan(NULL, &cursor, pattern, 10, &step, NULL, 0),
-                     DLOCK_EINVAL);
-    assert_int_equal(dlock_client_scan(fx->c1, &cursor, NULL, 10, &step, NULL, 0),
-                     DLOCK_EINVAL);
+    assert_int_equal(dlock_client_scan(NULL, pattern, 10, &step, NULL, 0), DLOCK_EINVAL);
+    assert_int_equal(dlock_client_scan(fx->c1, NULL, 10, &step, NULL, 0), DLOCK_EINVAL);
     dlock_names_free(NULL);
     assert_int_equal(dlock_unlock(rw), 0);
     assert_int_equal(dlock_unlock(fair), 0);
@@ -235,6 +228,7 @@ static void owner_description(void **state)
     assert_int_equal(found, 1);
 
     /* nobody described these */
+    assert_int_equal(dlock_client_describe(fx->c2), 0); /* option off: nothing */
     assert_int_equal(dlock_client_owner_info(fx->c1, fx->owner2, &info, &found), 0);
     assert_int_equal(found, 0);
     assert_int_equal(dlock_client_owner_info(fx->c1, "not-a-dlock-owner", &info, &found), 0);
