@@ -1,10 +1,17 @@
 /*
  * dlock run: hold a lock while a command runs.
  *
- *   dlock run [--wait D] [--lease D] [--fair] [--on-lost kill|term|ignore]
+ *   dlock run [--wait D] [--lease D] [--on-lost kill|term|ignore]
  *             [--kill-after D] [--lost-exit-code N] [--no-group]
  *             [--conflict-exit-code N] [--watchdog-timeout D]
+ *             [--fair [--fair-slack D] | --read | --write | --fenced |
+ *              --semaphore N | --redlock] [-v]
  *             NAME [--] COMMAND...
+ *
+ * The lock type is one of those flags (reentrant without one); before it
+ * waits, run looks at what is stored under NAME (cli_check_kind) and
+ * refuses a name of another type. --fenced hands the token to COMMAND as
+ * $DLOCK_FENCING_TOKEN; --redlock takes its client set from --config.
  *
  * COMMAND never runs without the lock, as far as dlock can see:
  *  - dlock renews the lock itself (a thread calling dlock_extend_as every

@@ -1,6 +1,10 @@
 /*
- * dlock status [--fair] [--text] NAME   the lock's state (api/dlock/rlock.h)
+ * dlock status [--fair] [--text] NAME   the state of whatever NAME is
  * dlock unlock --force [--fair] NAME    release it whoever holds it
+ * dlock fair NAME clear-dead            drop a fair lock's dead waiters
+ *
+ * status and unlock look at what is stored under NAME first
+ * (dlock_object_kind, cli/objects.c) and act on it as what it is.
  *
  * And the human form of every state document (--text), shared with the
  * semaphore and the latch (cli/counters.c).
@@ -158,13 +162,17 @@ int cli_print_doc(json_t *doc, int text)
 
 static const char status_usage[] =
     "Usage: dlock status [--fair] [--text] NAME\n"
-    "The lock NAME's state as stored, as one line of JSON: type, name, whether it\n"
-    "is locked, its TTL, its holders (and with --fair the queue of waiters).\n"
-    "  --fair   the fair lock of NAME instead of the reentrant lock\n"
+    "The state of whatever is stored under NAME, read as what it is (\"kind\": a\n"
+    "reentrant, fair, fenced, read-write or simple lock, a semaphore held as a lock,\n"
+    "a permit-expiring semaphore, a semaphore's or latch's count...), as one line\n"
+    "of JSON: whether it is locked, its TTL, its holders and who they are, its\n"
+    "queue of waiters, mode, token or permits.\n"
+    "  --fair   read a lock with no waiters as the fair lock (stored alike)\n"
     "  --text   the same as lines for people\n";
 static const char unlock_usage[] =
     "Usage: dlock unlock --force [--fair] NAME\n"
-    "Releases the lock NAME whoever holds it, and wakes its waiters.\n"
+    "Releases the lock NAME whoever holds it, and wakes its waiters: whatever lock\n"
+    "type is stored there (a read-write lock: readers and writer).\n"
     "  --force  required: a lock is released by the process holding it\n"
     "  --fair   the fair lock of NAME instead of the reentrant lock\n";
 
@@ -229,6 +237,9 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     dlock_rlock *l;
     json_t *doc = NULL;
     char what[128], err[512];
+    const char *kind;
+    cli_flavour flavours[2];
+    size_t n, i;
     int rc, existed;
 
     memset(&a, 0, sizeof a);
@@ -254,14 +265,51 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
         dlock_client_free(c);
         return rc;
     }
-    if ((rc = cli_open_lock(&c, &l, &a.co, NULL, a.name, a.fair ? CLI_FAIR : CLI_REENTRANT)) != 0)
+    /* The type stored there: its own force_unlock (a read-write lock's
+     * two halves, every holder of the semaphore as a lock...). */
+    if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
         return rc;
-    rc = dlock_force_unlock(l, &existed);
-    if (rc != 0) {
-        snprintf(what, sizeof what, "cannot unlock '%.64s'", a.name);
-        rc = cli_failed(what, rc, dlock_errmsg(l));
+    rc = cli_kind_of(c, a.name, &kind, err, sizeof err);
+    if (rc == DLOCK_EINVAL) {
+        dlock_client_free(c);
+        return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
     }
-    dlock_rlock_free(l);
+    if (rc != 0) {
+        snprintf(what, sizeof what, "cannot tell what '%.64s' is", a.name);
+        rc = cli_failed(what, rc, err);
+        dlock_client_free(c);
+        return rc;
+    }
+    n = 0;
+    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0)
+        flavours[n++] = a.fair ? CLI_FAIR : CLI_REENTRANT;
+    else if (strcmp(kind, "fair") == 0)
+        flavours[n++] = CLI_FAIR;
+    else if (strcmp(kind, "fenced") == 0)
+        flavours[n++] = CLI_FENCED;
+    else if (strcmp(kind, "rwlock") == 0) {
+        flavours[n++] = CLI_WRITE;
+        flavours[n++] = CLI_READ;
+    } else if (strcmp(kind, "semaphore_lock") == 0)
+        flavours[n++] = CLI_SEMAPHORE;
+    else if (strcmp(kind, "simple") == 0)
+        flavours[n++] = CLI_SIMPLE;
+    if (n == 0) {
+        cli_error("'%s' is a %s, not a lock", a.name, cli_kind_what(kind));
+        dlock_client_free(c);
+        return CLI_USAGE;
+    }
+    for (i = 0, rc = 0; i < n && rc == 0; i++) {
+        if ((rc = cli_lock_new(&l, c, a.name, flavours[i])) != 0) {
+            rc = cli_failed("cannot make the lock", rc, NULL);
+            break;
+        }
+        if ((rc = dlock_force_unlock(l, &existed)) != 0) {
+            snprintf(what, sizeof what, "cannot unlock '%.64s'", a.name);
+            rc = cli_failed(what, rc, dlock_errmsg(l));
+        }
+        dlock_rlock_free(l);
+    }
     dlock_client_free(c);
     return rc;
 }

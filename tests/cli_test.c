@@ -1025,6 +1025,14 @@ static void test_status_every_type(void **state)
     assert_has(p.out, "  writer ");
     assert_has(p.out, "rc=1"); /* a reader waits for the writer: busy */
     assert_false(key_exists("cli-rw"));
+    /* unlock --force as the type stored: a read-write lock's readers */
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "--on-lost", "ignore",
+                                                      "cli-rw", NULL},
+                                 "$D unlock --force cli-rw; echo rc=$?; $D status cli-rw"),
+                     0);
+    assert_has(p.out, "rc=0");
+    assert_has(p.out, "\"kind\":\"none\"");
+    assert_false(key_exists("cli-rw"));
 
     /* the fenced lock: its token to COMMAND, in status, and by --verbose */
     assert_int_equal(run_holding(&p, (const char *[]){"--fenced", "-v", "cli-fen", NULL},
@@ -1064,6 +1072,10 @@ static void test_status_every_type(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"run", "--write", "cli-cnt", "true", NULL}),
                      2);
     assert_one_line_error(&p, "not a read-write lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-cnt", NULL}), 2);
+    assert_one_line_error(&p, "'cli-cnt' is a semaphore or latch count, not a lock");
+    redis_cmd(out, sizeof out, "GET", "cli-cnt", NULL);
+    assert_string_equal(out, "3");
 
     /* a simple lock (a string holding an owner id, as another program
      * left it), a string of someone else's, a key of another type */

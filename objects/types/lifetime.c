@@ -7,6 +7,12 @@
  * Every handle type starts with its dlock_rlock base (the locks are one; the
  * semaphores, the latch and the bucket are built on it), so the object view
  * of a handle is that base, seen through the opaque dlock_object.
+ *
+ * And looking at objects from outside, for tools (dlock(1)'s status and
+ * list): what is stored under a name whatever the handle's type
+ * (dlock_object_kind, object_kind.lua, which knows every type's keys as
+ * this file's layouts do) and the names there are (dlock_client_scan,
+ * object_scan.lua and object_masters.lua).
  */
 #include <inttypes.h>
 #include <stdio.h>
