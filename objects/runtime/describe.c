@@ -19,7 +19,7 @@
 #include "objects/runtime/client.h"
 #include "scripts.h"
 
-extern char *program_invocation_short_name; /* glibc, <errno.h> with _GNU_SOURCE */
+/* program_invocation_short_name: glibc's, from <errno.h> with _GNU_SOURCE. */
 
 static void key_of(char *buf, size_t len, const char *uuid, size_t n)
 {
