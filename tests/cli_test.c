@@ -270,11 +270,17 @@ static json_t *parse_json(const char *text)
  * long enough. */
 static void test_concurrent_runs(void **state)
 {
-    char script[PATH_MAX + 64], check[PATH_MAX + 64], done[PATH_MAX];
+    char script[2 * PATH_MAX + 64], check[PATH_MAX + 64], done[PATH_MAX], go[PATH_MAX];
     proc a, b;
+    FILE *f;
 
+    /* The first holds the lock until the test says go (a file), not for a
+     * time: the refused runs below take what they take on a loaded
+     * machine. */
     snprintf(done, sizeof done, "%s/first-done", dir);
-    snprintf(script, sizeof script, "sleep 1; touch %s", done);
+    snprintf(go, sizeof go, "%s/first-go", dir);
+    snprintf(script, sizeof script, "while [ ! -e %s ]; do sleep 0.02; done; touch %s", go,
+             done);
     snprintf(check, sizeof check, "test -e %s && echo after-first", done);
     start(&a, (const char *[]){"run", "cli-job", "--", "sh", "-c", script, NULL});
     wait_key("cli-job");
@@ -300,8 +306,12 @@ static void test_concurrent_runs(void **state)
     assert_true(running(&a));
 
     /* Waits for the first to finish, then runs: the file proves the order. */
-    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "8s", "cli-job",
-                                                   "--", "sh", "-c", check, NULL}), 0);
+    start(&b, (const char *[]){"run", "--wait", "8s", "cli-job", "--", "sh", "-c", check,
+                               NULL});
+    wait_subscriber("redisson_lock__channel:{cli-job}");
+    assert_non_null(f = fopen(go, "w"));
+    fclose(f);
+    assert_int_equal(finish(&b, 10000), 0);
     assert_string_equal(b.out, "after-first\n");
     assert_int_equal(finish(&a, 5000), 0);
     assert_false(key_exists("cli-job"));
