@@ -10,6 +10,8 @@
  *               errors
  *   run.c       dlock run: hold a lock while a command runs
  *   status.c    dlock status and dlock unlock --force
+ *   objects.c   any object by name: what is stored there, its state, the
+ *               check before run takes a name, and dlock list
  *   counters.c  dlock semaphore and dlock latch
  *
  * Exit codes (also in cli/dlock.1, EXIT STATUS): see the enum below. A
@@ -103,11 +105,53 @@ void cli_client_options(dlock_client_options *o);
  * otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
-/* cli_connect, then a handle on the lock called name: the reentrant lock,
- * or the fair one. 0, or the exit code after the message (nothing left to
+/* The client set of --config / $DLOCK_CONFIG (its "urls", or its one
+ * "url"), for --redlock: up to max clients into set, *n of them. 0, or the
+ * exit code after the message (nothing left to free). */
+int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+
+/* The lock types a name is taken as (dlock run's --fair, --read,
+ * --write, --fenced, --semaphore, --redlock; the simple lock only for
+ * status). */
+typedef enum cli_flavour {
+    CLI_REENTRANT,
+    CLI_FAIR,
+    CLI_READ,
+    CLI_WRITE,
+    CLI_FENCED,
+    CLI_SEMAPHORE, /* the semaphore as a lock */
+    CLI_SIMPLE,
+    CLI_REDLOCK
+} cli_flavour;
+/* A handle of flavour f (not CLI_REDLOCK) on the lock called name: the
+ * library's code. */
+int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavour f);
+/* cli_connect, then a handle on the lock called name of flavour f (not
+ * CLI_REDLOCK). 0, or the exit code after the message (nothing left to
  * free). */
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
-                  const dlock_client_options *opts, const char *name, int fair);
+                  const dlock_client_options *opts, const char *name, cli_flavour f);
+
+/* cli/objects.c. What is stored under name (dlock_object_kind): 0, or the
+ * library's code with its detail in err. */
+int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
+                size_t errlen);
+/* A kind in words ("read-write lock"). */
+const char *cli_kind_what(const char *kind);
+/* Before dlock run takes name as flavour f: 0 when what is stored there
+ * fits (or the server cannot be asked now), else the exit code after the
+ * message ("'x' is a read-write lock, not a reentrant lock": CLI_USAGE). */
+int cli_check_kind(dlock_client *c, const char *name, cli_flavour f);
+/* The state document of whatever is stored under name (fair: read a plain
+ * hash as a fair lock), with "kind" (dlock_object_kind's) and the holders'
+ * owner descriptions. 0 and *out (the caller's), or the library's code
+ * with its detail in err. */
+struct json_t;
+int cli_object_state(dlock_client *c, const char *name, int fair, struct json_t **out,
+                     char *err, size_t errlen);
+/* Adds "described" (host, pid, program, start, as one string) to each
+ * holder of doc whose client published its description. */
+void cli_describe_holders(dlock_client *c, struct json_t *doc);
 /* Prints "dlock: <what>: <library message> (<detail>)" and returns
  * CLI_FAILED: for a failed library call. */
 int cli_failed(const char *what, int rc, const char *detail);
@@ -127,10 +171,14 @@ int cli_status(int argc, char **argv, const cli_common *co);
 int cli_unlock(int argc, char **argv, const cli_common *co);
 int cli_semaphore(int argc, char **argv, const cli_common *co);
 int cli_latch(int argc, char **argv, const cli_common *co);
+int cli_list(int argc, char **argv, const cli_common *co);
+int cli_fair(int argc, char **argv, const cli_common *co);
 
 /* Prints a state document (one of the library's *_state_text results) on
  * stdout: as is (JSON), or in the human form when text is set. 0, or
  * CLI_FAILED when it is not JSON. Frees state. */
 int cli_print_state(char *state, int text);
+/* The same for a document (borrowed). */
+int cli_print_doc(struct json_t *doc, int text);
 
 #endif /* DLOCK_CLI_H */

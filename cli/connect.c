@@ -109,25 +109,35 @@ void cli_client_options(dlock_client_options *o)
     dlock_client_options d = DLOCK_CLIENT_OPTIONS_INIT;
 
     d.budget_slack_ms = CLI_BUDGET_SLACK_MS;
+    /* status and list show who holds a lock: a holder says who it is. */
+    d.describe_owner = 1;
     *o = d;
 }
 
-/* The backend by its scheme, as dlock_client_connect finds it, but with
- * lazy connection on (the Redis schemes' options; the mock ignores them). */
+/* dlock_client_connect with lazy connection on: the URL's own
+ * lazy_connect=0|1 when it has one, else lazy_connect=1 added to its query
+ * (the Redis schemes take it, api/dlock/redis.h; the mock, which never
+ * connects, takes no query), so that the client's own URL parameters
+ * (fair_waiter_timeout_ms, describe_owner) work as they do without it. */
 static int connect_lazily(dlock_client **out, const char *url,
                           const dlock_client_options *opts, char *err, size_t errlen)
 {
-    dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
-    dlock_backend *b = NULL;
+    const char *q = strchr(url, '?');
+    size_t n = strlen(url) + sizeof "?lazy_connect=1";
+    char *lazy;
     int rc;
 
-    ro.lazy_connect = 1;
-    *out = NULL;
-    rc = dlock_backend_open(&b, url, &ro, err, errlen);
-    if (rc == 0 && (rc = dlock_client_new(out, b, opts)) != 0) {
-        dlock_backend_free(b);
-        snprintf(err, errlen, "invalid client options");
+    if ((q && strstr(q, "lazy_connect=")) || strncmp(url, "mock:", 5) == 0)
+        return dlock_client_connect(out, url, opts, err, errlen);
+    if (!(lazy = malloc(n))) {
+        snprintf(err, errlen, "out of memory");
+        return DLOCK_ENOMEM;
     }
+    snprintf(lazy, n, "%s%slazy_connect=1", url, !q ? "?" : q[1] ? "&" : "");
+    rc = dlock_client_connect(out, lazy, opts, err, errlen);
+    /* it may hold a password */
+    memset(lazy, 0, n);
+    free(lazy);
     return rc;
 }
 
@@ -187,14 +197,59 @@ int cli_connect(dlock_client **out, const cli_common *co,
     return 0;
 }
 
+int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co)
+{
+    const char *url, *config;
+    char err[512] = "";
+    int rc;
+
+    *n = 0;
+    if ((rc = pick_target(co, &url, &config)) != 0)
+        return rc;
+    if (!config)
+        return cli_usage("--redlock needs a client set: --config FILE (or $DLOCK_CONFIG) "
+                         "with \"urls\"");
+    rc = dlock_client_set_from_json_file(set, max, n, config, err, sizeof err);
+    if (rc == DLOCK_EINVAL) {
+        cli_error("bad configuration: %s", err[0] ? err : dlock_strerror(rc));
+        return CLI_USAGE;
+    }
+    if (rc != 0)
+        return cli_failed("cannot connect", rc, err);
+    return 0;
+}
+
+int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavour f)
+{
+    switch (f) {
+    case CLI_FAIR:
+        return dlock_fair_new(out, c, name);
+    case CLI_READ:
+        return dlock_rwlock_read_new(out, c, name);
+    case CLI_WRITE:
+        return dlock_rwlock_write_new(out, c, name);
+    case CLI_FENCED:
+        return dlock_fenced_new(out, c, name);
+    case CLI_SEMAPHORE:
+        return dlock_semaphore_lock_new(out, c, name);
+    case CLI_SIMPLE:
+        return dlock_simple_lock_new(out, c, name);
+    case CLI_REENTRANT:
+        return dlock_reentrant_new(out, c, name);
+    default:
+        *out = NULL;
+        return DLOCK_EINVAL;
+    }
+}
+
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
-                  const dlock_client_options *opts, const char *name, int fair)
+                  const dlock_client_options *opts, const char *name, cli_flavour f)
 {
     int rc = cli_connect(c, co, opts);
 
     if (rc != 0)
         return rc;
-    rc = fair ? dlock_fair_new(l, *c, name) : dlock_reentrant_new(l, *c, name);
+    rc = cli_lock_new(l, *c, name, f);
     if (rc != 0) {
         dlock_client_free(*c);
         *c = NULL;

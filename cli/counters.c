@@ -7,6 +7,14 @@
  * the shell's way of using it. `set` sets only what is not set yet (the
  * library's try_set), so it never hands out permits twice: when the count
  * exists it says so and exits 1, leaving it as it is.
+ *
+ * What `set N` gave is recorded beside the count, in the key
+ * "{NAME}:total" (a string integer; Redisson ignores it), and `release` is
+ * refused when it would take the available count above it (the library's
+ * dlock_semaphore_release_within: one atomic step), so that a release
+ * without an acquire cannot create permits. A semaphore set by another
+ * program has no total: its releases are not checked. `delete` removes
+ * both keys.
  */
 #include "cli.h"
 
@@ -27,13 +35,15 @@ typedef struct counter_args {
 
 static const char semaphore_usage[] =
     "Usage: dlock semaphore [--wait D] NAME acquire [N] | release [N] | set N |\n"
-    "                                       status [--text]\n"
+    "                                       status [--text] | delete\n"
     "The counting semaphore NAME (Redisson's RSemaphore).\n"
     "  set N        give it N permits if it has no count yet (else exit 1)\n"
     "  acquire [N]  take N permits (default 1), waiting for them (--wait D;\n"
     "               exit 1 when not had within D)\n"
-    "  release [N]  give N permits back (default 1)\n"
-    "  status       the permits available, as JSON (--text: for people)\n";
+    "  release [N]  give N permits back (default 1); refused (exit 2) beyond the\n"
+    "               count set gave\n"
+    "  status       the permits available, as JSON (--text: for people)\n"
+    "  delete       delete the count (exit 1 when there was none)\n";
 static const char latch_usage[] =
     "Usage: dlock latch [--wait D] NAME await | count-down | set N | status [--text]\n"
     "The count-down latch NAME (Redisson's RCountDownLatch).\n"
@@ -95,7 +105,8 @@ typedef struct action_spec {
 
 static const action_spec semaphore_actions[] = {
     {"acquire", NUM_OPTIONAL, 0}, {"release", NUM_OPTIONAL, 0},
-    {"set", NUM_REQUIRED, 0}, {"status", NUM_NONE, 0}, {NULL, NUM_NONE, 0},
+    {"set", NUM_REQUIRED, 0}, {"status", NUM_NONE, 0}, {"delete", NUM_NONE, 0},
+    {NULL, NUM_NONE, 0},
 };
 static const action_spec latch_actions[] = {
     {"await", NUM_NONE, 0}, {"count-down", NUM_NONE, 0},
@@ -132,12 +143,53 @@ static int check_action(const char *what, const action_spec *specs, counter_args
     return 0;
 }
 
-static int semaphore_do(dlock_semaphore *s, const counter_args *a)
+/* The bucket of the total `set` recorded for the semaphore called name:
+ * "{name}:total" (name as it is when it holds a '{', as the library names
+ * auxiliary keys). NULL when it cannot be made. */
+static dlock_bucket *total_bucket(dlock_client *c, const char *name)
+{
+    char key[DLOCK_NAME_MAX + 16];
+    dlock_bucket *b = NULL;
+
+    snprintf(key, sizeof key, strchr(name, '{') ? "%s:total" : "{%s}:total", name);
+    if (dlock_bucket_new(&b, c, key, dlock_codec_long()) != 0)
+        return NULL;
+    return b;
+}
+
+/* The total recorded for the semaphore: 1 and *out, 0 none, or -1 after the
+ * message. */
+static int read_total(dlock_bucket *t, const counter_args *a, int64_t *out)
+{
+    int64_t *v = NULL;
+    int rc = t ? dlock_bucket_get(t, (void **)&v) : DLOCK_ENOMEM;
+
+    if (rc != 0) {
+        char what[128];
+        snprintf(what, sizeof what, "semaphore '%.64s': its total", a->name);
+        cli_failed(what, rc, t ? dlock_bucket_errmsg(t) : NULL);
+        return -1;
+    }
+    if (!v)
+        return 0;
+    *out = *v;
+    dlock_bucket_value_free(t, v);
+    return 1;
+}
+
+static int semaphore_do(dlock_semaphore *s, dlock_bucket *total, const counter_args *a)
 {
     int64_t n = a->n, avail = 0;
     int rc, set = 0;
 
     if (strcmp(a->action, "acquire") == 0) {
+        int exists = 1;
+        /* A misspelt name has no count: it would wait for ever. */
+        if (!a->co.quiet && dlock_object_exists(dlock_semaphore_object(s), &exists) == 0 &&
+            !exists)
+            cli_error("semaphore '%s' was never set (dlock semaphore %s set N); waiting "
+                      "for a release%s%s", a->name, a->name,
+                      a->wait_text ? " for at most " : "", a->wait_text ? a->wait_text : "");
         rc = a->wait_text ? dlock_semaphore_try_acquire(s, n, a->wait_ms)
                           : dlock_semaphore_acquire(s, n);
         if (a->wait_text && (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT)) {
@@ -150,10 +202,40 @@ static int semaphore_do(dlock_semaphore *s, const counter_args *a)
                       rc == DLOCK_ETIMEDOUT ? a->wait_text : "", (long long)avail);
             return CLI_CONFLICT;
         }
+    } else if (strcmp(a->action, "delete") == 0) {
+        int existed = 0;
+        if (total)
+            dlock_bucket_delete(total, NULL);
+        rc = dlock_object_delete(dlock_semaphore_object(s), &existed);
+        if (rc == 0 && !existed) {
+            if (!a->co.quiet)
+                cli_error("semaphore '%s' has no count; nothing deleted", a->name);
+            return CLI_CONFLICT;
+        }
+        if (rc != 0)
+            return cli_failed("cannot delete", rc, dlock_object_errmsg(dlock_semaphore_object(s)));
     } else if (strcmp(a->action, "release") == 0) {
-        rc = dlock_semaphore_release(s, n);
+        int64_t limit = 0;
+        int known = read_total(total, a, &limit), done = 0;
+        if (known < 0)
+            return CLI_FAILED;
+        if (!known) {
+            rc = dlock_semaphore_release(s, n);
+        } else if ((rc = dlock_semaphore_release_within(s, &done, n, limit)) == 0 && !done) {
+            dlock_semaphore_available_permits(s, &avail);
+            cli_error("semaphore '%s': releasing %lld would make %lld permits available, "
+                      "more than the %lld it was set to; nothing released", a->name,
+                      (long long)n, (long long)(avail + n), (long long)limit);
+            return CLI_USAGE;
+        }
     } else if (strcmp(a->action, "set") == 0) {
         rc = dlock_semaphore_try_set_permits(s, &set, n);
+        if (rc == 0 && set && total && (rc = dlock_bucket_set(total, &n, 0)) != 0) {
+            char what[128];
+            snprintf(what, sizeof what, "semaphore '%.64s': set, but its total not recorded",
+                     a->name);
+            return cli_failed(what, rc, dlock_bucket_errmsg(total));
+        }
         if (rc == 0 && !set) {
             if (a->co.quiet)
                 return CLI_CONFLICT;
@@ -237,7 +319,11 @@ int cli_semaphore(int argc, char **argv, const cli_common *co)
         return rc == DLOCK_EINVAL ? cli_usage("bad semaphore name (1 to %d bytes)", DLOCK_NAME_MAX)
                                   : cli_failed("cannot make the semaphore", rc, NULL);
     }
-    rc = semaphore_do(s, &a);
+    {
+        dlock_bucket *total = total_bucket(c, a.name);
+        rc = semaphore_do(s, total, &a);
+        dlock_bucket_free(total);
+    }
     dlock_semaphore_free(s);
     dlock_client_free(c);
     return rc;

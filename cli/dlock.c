@@ -22,11 +22,20 @@ static const char usage_text[] =
     "      [--kill-after D] [--lost-exit-code N] [--no-group]\n"
     "      [--conflict-exit-code N] [--watchdog-timeout D] NAME [--] COMMAND [ARG...]\n"
     "          hold the lock NAME while COMMAND runs; exit with COMMAND's status\n"
+    "  run ... [--read|--write|--fenced|--semaphore N|--redlock] [--fair-slack D]\n"
+    "      [-v] NAME [--] COMMAND [ARG...]\n"
+    "          the same with another lock type (see dlock run --help)\n"
     "  status [--fair] [--text] NAME\n"
-    "          the lock's state as JSON (--text: as lines for people)\n"
+    "          the state of whatever NAME is (lock, semaphore, latch) as JSON\n"
+    "          (--text: as lines for people), its holders described\n"
+    "  list [--text] [PATTERN]\n"
+    "          every lock, semaphore and latch whose name matches, one line each\n"
+    "  fair NAME clear-dead\n"
+    "          drop the dead waiters from the fair lock NAME's queue\n"
     "  unlock --force [--fair] NAME\n"
     "          release the lock NAME whoever holds it\n"
     "  semaphore [--wait D] NAME acquire [N] | release [N] | set N | status [--text]\n"
+    "      | delete\n"
     "  latch [--wait D] NAME await | count-down | set N | status [--text]\n"
     "\n"
     "%s"
@@ -70,6 +79,8 @@ static const struct {
     {"unlock", cli_unlock},
     {"semaphore", cli_semaphore},
     {"latch", cli_latch},
+    {"list", cli_list},
+    {"fair", cli_fair},
 };
 
 int main(int argc, char **argv)

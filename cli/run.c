@@ -1,10 +1,17 @@
 /*
  * dlock run: hold a lock while a command runs.
  *
- *   dlock run [--wait D] [--lease D] [--fair] [--on-lost kill|term|ignore]
+ *   dlock run [--wait D] [--lease D] [--on-lost kill|term|ignore]
  *             [--kill-after D] [--lost-exit-code N] [--no-group]
  *             [--conflict-exit-code N] [--watchdog-timeout D]
+ *             [--fair [--fair-slack D] | --read | --write | --fenced |
+ *              --semaphore N | --redlock] [-v]
  *             NAME [--] COMMAND...
+ *
+ * The lock type is one of those flags (reentrant without one); before it
+ * waits, run looks at what is stored under NAME (cli_check_kind) and
+ * refuses a name of another type. --fenced hands the token to COMMAND as
+ * $DLOCK_FENCING_TOKEN; --redlock takes its client set from --config.
  *
  * COMMAND never runs without the lock, as far as dlock can see:
  *  - dlock renews the lock itself (a thread calling dlock_extend_as every
@@ -83,7 +90,11 @@ typedef struct run_opts {
     int64_t lease_ms;       /* --lease: fixed, never renewed; 0: renewed */
     int64_t renew_ms;       /* --watchdog-timeout: the lease renewed */
     int64_t kill_after_ms;  /* --kill-after */
-    int fair;
+    cli_flavour flavour;    /* --fair, --read, --write, --semaphore, --redlock */
+    int fenced;             /* --fenced: a fencing token for COMMAND */
+    int64_t permits;        /* --semaphore N */
+    int64_t fair_slack_ms;  /* --fair-slack; 0: the library's default */
+    int verbose;            /* --verbose */
     int no_group;           /* --no-group: COMMAND in dlock's group */
     enum on_lost_mode on_lost;
     int conflict_exit;
@@ -93,7 +104,10 @@ typedef struct run_opts {
 
 typedef struct run_state {
     const run_opts *o;
-    dlock_client *client;
+    dlock_client *client;     /* clients[0] */
+    dlock_client *clients[DLOCK_REDLOCK_MAX_NODES]; /* --redlock: the set */
+    size_t nclients;
+    int64_t token;            /* --fenced: the acquisition's token */
     dlock_rlock *lock;
     char owner[DLOCK_OWNER_MAX];
     pthread_t main_thread;
@@ -147,6 +161,15 @@ static const char run_usage[] =
     "  --lease D                hold the lock for D at most, never renewed\n"
     "  --watchdog-timeout D     the lease dlock renews every third of it (30s)\n"
     "  --fair                   the fair lock (FIFO) instead of the reentrant one\n"
+    "  --fair-slack D           the fair lock's wait slack W: a dead waiter blocks\n"
+    "                           the queue for about D (5m)\n"
+    "  --read, --write          the read-write lock's read (shared) or write half\n"
+    "  --semaphore N            one of N permits of the semaphore NAME (set to N if\n"
+    "                           it has no count yet); a dead holder's permit returns\n"
+    "  --redlock                the Redlock over the client set of --config (\"urls\")\n"
+    "  --fenced                 the fenced lock: its token goes to COMMAND as\n"
+    "                           $DLOCK_FENCING_TOKEN (with --redlock: the Redlock's)\n"
+    "  -v, --verbose            say on stderr when the lock is held (and its token)\n"
     "  --on-lost term|kill|ignore   what COMMAND gets when the lock is lost (term)\n"
     "  --kill-after D           SIGKILL D after --on-lost term if still running (10s)\n"
     "  --lost-exit-code N       exit N when the lock was lost while COMMAND ran (124;\n"
@@ -173,6 +196,18 @@ static int parse_exit_code(const char *opt, const char *arg, int *out)
     return 0;
 }
 
+static const char *const flavour_opts[] = {"", "--fair", "--read", "--write", "",
+                                           "--semaphore", "", "--redlock"};
+
+/* One lock type only. */
+static int set_flavour(run_opts *o, cli_flavour f, const char *opt)
+{
+    if (o->flavour != CLI_REENTRANT && o->flavour != f)
+        return cli_usage("%s and %s: one lock type at a time", flavour_opts[o->flavour], opt);
+    o->flavour = f;
+    return 0;
+}
+
 /* One option of run's: 0, or the exit code of a usage error (-1 after
  * --help). */
 static int run_option(int c, run_opts *o, char **argv)
@@ -195,7 +230,30 @@ static int run_option(int c, run_opts *o, char **argv)
     case 'K':
         return parse_duration_opt("--kill-after", optarg, &o->kill_after_ms);
     case 'f':
-        o->fair = 1;
+        return set_flavour(o, CLI_FAIR, "--fair");
+    case 'r':
+        return set_flavour(o, CLI_READ, "--read");
+    case 'W':
+        return set_flavour(o, CLI_WRITE, "--write");
+    case 'R':
+        return set_flavour(o, CLI_REDLOCK, "--redlock");
+    case 'S': {
+        char err[256];
+        if (cli_parse_count(optarg, 1, DLOCK_PERMITS_MAX, &o->permits, err, sizeof err) != 0)
+            return cli_usage("--semaphore: %s", err);
+        return set_flavour(o, CLI_SEMAPHORE, "--semaphore");
+    }
+    case 'F':
+        o->fenced = 1;
+        return 0;
+    case 'v':
+        o->verbose = 1;
+        return 0;
+    case 'L':
+        if (parse_duration_opt("--fair-slack", optarg, &o->fair_slack_ms) != 0)
+            return CLI_USAGE;
+        if (o->fair_slack_ms < 1)
+            return cli_usage("--fair-slack: at least 1ms");
         return 0;
     case 'G':
         o->no_group = 1;
@@ -232,6 +290,13 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         {"wait", required_argument, NULL, 'w'},
         {"lease", required_argument, NULL, 'l'},
         {"fair", no_argument, NULL, 'f'},
+        {"fair-slack", required_argument, NULL, 'L'},
+        {"read", no_argument, NULL, 'r'},
+        {"write", no_argument, NULL, 'W'},
+        {"semaphore", required_argument, NULL, 'S'},
+        {"redlock", no_argument, NULL, 'R'},
+        {"fenced", no_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},
         {"on-lost", required_argument, NULL, 'o'},
         {"conflict-exit-code", required_argument, NULL, 'E'},
         {"watchdog-timeout", required_argument, NULL, 'T'},
@@ -245,7 +310,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     for (;;) {
         /* "+": stop at the first operand, so that COMMAND's own options
          * are never taken for ours. */
-        c = getopt_long(argc, argv, "+:w:E:" CLI_COMMON_SHORTS, longs, NULL);
+        c = getopt_long(argc, argv, "+:w:E:v" CLI_COMMON_SHORTS, longs, NULL);
         if (c != -1) {
             if (cli_common_option(c, optarg, o->co))
                 continue;
@@ -265,6 +330,13 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return cli_usage("run: no lock NAME given");
     if (optind >= argc)
         return cli_usage("run: no COMMAND given (dlock run NAME -- COMMAND ...)");
+    if (o->fenced && o->flavour != CLI_REENTRANT && o->flavour != CLI_REDLOCK)
+        return cli_usage("--fenced and %s: a fencing token comes with the fenced lock "
+                         "or the Redlock", flavour_opts[o->flavour]);
+    if (o->fenced && o->flavour == CLI_REENTRANT)
+        o->flavour = CLI_FENCED;
+    if (o->fair_slack_ms && o->flavour != CLI_FAIR)
+        return cli_usage("--fair-slack is for --fair");
     o->command = argv + optind;
     return 0;
 }
@@ -285,9 +357,18 @@ static void *acquire_main(void *arg)
     run_state *st = arg;
     const run_opts *o = st->o;
     int64_t lease = o->lease_ms > 0 ? o->lease_ms : o->renew_ms, t_call = now_ms(), t, ttl = 0;
-    int rc = o->has_wait ? dlock_try_lock_as(st->lock, st->owner, o->wait_ms, lease)
-                         : dlock_lock_as(st->lock, st->owner, lease);
     int64_t certain = t_call + lease;
+    int rc;
+
+    if (o->flavour == CLI_FENCED)
+        rc = o->has_wait ? dlock_fenced_try_lock_as(st->lock, &st->token, st->owner,
+                                                    o->wait_ms, lease)
+                         : dlock_fenced_lock_as(st->lock, &st->token, st->owner, lease);
+    else
+        rc = o->has_wait ? dlock_try_lock_as(st->lock, st->owner, o->wait_ms, lease)
+                         : dlock_lock_as(st->lock, st->owner, lease);
+    if (rc == 0 && o->fenced && o->flavour == CLI_REDLOCK)
+        rc = dlock_redlock_token_as(st->lock, &st->token, st->owner);
 
     /* The lock was set with its lease at some moment after t_call. After a
      * long wait, its TTL read now gives a later bound: the key lives at
@@ -697,6 +778,69 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
     }
 }
 
+static void free_clients(run_state *st)
+{
+    size_t i;
+
+    for (i = 0; i < st->nclients; i++)
+        dlock_client_free(st->clients[i]);
+    st->nclients = 0;
+    st->client = NULL;
+}
+
+/* The client(s) and the lock of o's flavour, checked against what is
+ * stored under the name; with --semaphore N, the count set to N if it has
+ * none yet. 0, or the exit code after the message (nothing left). */
+static int open_lock(run_state *st, cli_common *co)
+{
+    const run_opts *o = st->o;
+    dlock_client_options d;
+    int rc, set;
+
+    if (o->flavour == CLI_REDLOCK) {
+        if ((rc = cli_connect_set(st->clients, DLOCK_REDLOCK_MAX_NODES, &st->nclients,
+                                  co)) != 0)
+            return rc;
+        st->client = st->clients[0];
+        rc = dlock_redlock_new(&st->lock, st->clients, st->nclients, o->name);
+        if (rc != 0) {
+            free_clients(st);
+            return rc == DLOCK_EINVAL ? cli_usage("bad lock name (1 to %d bytes)",
+                                                  DLOCK_NAME_MAX)
+                                      : cli_failed("cannot make the Redlock", rc, NULL);
+        }
+        return 0;
+    }
+    cli_client_options(&d);
+    if (o->fair_slack_ms)
+        d.fair_wait_slack_ms = o->fair_slack_ms;
+    if ((rc = cli_open_lock(&st->client, &st->lock, co, &d, o->name, o->flavour)) != 0)
+        return rc;
+    st->clients[0] = st->client;
+    st->nclients = 1;
+    rc = cli_check_kind(st->client, o->name, o->flavour);
+    if (rc == 0 && o->flavour == CLI_SEMAPHORE) {
+        dlock_semaphore *s;
+        if ((rc = dlock_semaphore_new(&s, st->client, o->name)) == 0) {
+            rc = dlock_semaphore_try_set_permits(s, &set, o->permits);
+            /* Unreachable now: the wait for a permit waits for it too. */
+            if (rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT)
+                rc = 0;
+            else if (rc != 0)
+                rc = cli_failed("cannot set the semaphore's permits", rc,
+                                dlock_semaphore_errmsg(s));
+            dlock_semaphore_free(s);
+        } else {
+            rc = cli_failed("cannot make the semaphore", rc, NULL);
+        }
+    }
+    if (rc != 0) {
+        dlock_rlock_free(st->lock);
+        free_clients(st);
+    }
+    return rc;
+}
+
 int cli_run(int argc, char **argv, const cli_common *common)
 {
     cli_common co = *common;
@@ -745,11 +889,11 @@ int cli_run(int argc, char **argv, const cli_common *common)
     /* A job started before its Redis (a boot script) waits for it, within
      * --wait if given, as it waits for the lock. */
     co.lazy_connect = 1;
-    if ((rc = cli_open_lock(&st.client, &st.lock, &co, NULL, o.name, o.fair)) != 0)
+    if ((rc = open_lock(&st, &co)) != 0)
         return rc;
     if ((rc = dlock_client_owner(st.client, st.owner, sizeof st.owner)) != 0) {
         dlock_rlock_free(st.lock);
-        dlock_client_free(st.client);
+        free_clients(&st);
         return cli_failed("cannot take an owner id", rc, NULL);
     }
 
@@ -762,6 +906,20 @@ int cli_run(int argc, char **argv, const cli_common *common)
             renewing = rc == 0;
             if (rc != 0)
                 cli_error("cannot start a thread: %s", strerror(rc));
+        }
+        /* Seen by status and list from now on (the watchdog renews it). */
+        dlock_client_describe(st.client);
+        if (o.fenced) {
+            char tok[32];
+            snprintf(tok, sizeof tok, "%lld", (long long)st.token);
+            setenv("DLOCK_FENCING_TOKEN", tok, 1);
+        }
+        if (o.verbose) {
+            if (o.fenced)
+                cli_error("lock '%s' held by %s, fencing token %lld", o.name, st.owner,
+                          (long long)st.token);
+            else
+                cli_error("lock '%s' held by %s", o.name, st.owner);
         }
         if (o.lease_ms == 0 && !renewing)
             status = CLI_FAILED;
@@ -788,7 +946,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
             status = o.lost_exit;
     }
     dlock_rlock_free(st.lock);
-    dlock_client_free(st.client);
+    free_clients(&st);
     pthread_cond_destroy(&st.cond);
     pthread_mutex_destroy(&st.mu);
     return status;

@@ -1,6 +1,10 @@
 /*
- * dlock status [--fair] [--text] NAME   the lock's state (api/dlock/rlock.h)
+ * dlock status [--fair] [--text] NAME   the state of whatever NAME is
  * dlock unlock --force [--fair] NAME    release it whoever holds it
+ * dlock fair NAME clear-dead            drop a fair lock's dead waiters
+ *
+ * status and unlock look at what is stored under NAME first
+ * (dlock_object_kind, cli/objects.c) and act on it as what it is.
  *
  * And the human form of every state document (--text), shared with the
  * semaphore and the latch (cli/counters.c).
@@ -27,25 +31,56 @@ static void print_ttl(const char *label, json_t *ttl)
         printf(", %s %lld.%03llds", label, (long long)(ms / 1000), (long long)(ms % 1000));
 }
 
+/* One holder's line: owner, holds, lease, and who it is when its client
+ * described itself. */
+static void print_holder(const char *role, json_t *v)
+{
+    json_t *who = json_object_get(v, "described");
+
+    printf("  %s %s: %lld hold%s", role, json_string_value(json_object_get(v, "owner")),
+           (long long)json_integer_value(json_object_get(v, "holds")),
+           json_integer_value(json_object_get(v, "holds")) == 1 ? "" : "s");
+    print_ttl("ttl", json_object_get(v, "ttl_ms"));
+    if (json_is_string(who))
+        printf(" (%s)", json_string_value(who));
+    printf("\n");
+}
+
 static void print_lock_text(json_t *doc)
 {
     json_t *holders = json_object_get(doc, "holders");
     json_t *queue = json_object_get(doc, "queue");
+    json_t *mode = json_object_get(doc, "mode");
+    json_t *permits = json_object_get(doc, "permits");
     json_t *v;
     size_t i;
 
+    if (json_object_get(doc, "readers")) {
+        /* The read-write lock: the whole lock, not the half read. */
+        printf("rwlock '%s': %s", json_string_value(json_object_get(doc, "name")),
+               json_is_string(mode) ? json_string_value(mode) : "free");
+        if (json_is_string(mode))
+            printf("-locked");
+        print_ttl("ttl", json_object_get(doc, "ttl_ms"));
+        printf("\n");
+        if (json_is_object(json_object_get(doc, "writer")))
+            print_holder("writer", json_object_get(doc, "writer"));
+        json_array_foreach(json_object_get(doc, "readers"), i, v)
+            print_holder("reader", v);
+        return;
+    }
     printf("%s '%s': %s", json_string_value(json_object_get(doc, "type")),
            json_string_value(json_object_get(doc, "name")),
            json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
+    if (json_is_integer(permits))
+        printf(", %lld permit%s available", (long long)json_integer_value(permits),
+               json_integer_value(permits) == 1 ? "" : "s");
+    if (json_is_integer(json_object_get(doc, "token")))
+        printf(", token %lld", (long long)json_integer_value(json_object_get(doc, "token")));
     print_ttl("ttl", json_object_get(doc, "ttl_ms"));
     printf("\n");
-    json_array_foreach(holders, i, v) {
-        printf("  holder %s: %lld hold%s", json_string_value(json_object_get(v, "owner")),
-               (long long)json_integer_value(json_object_get(v, "holds")),
-               json_integer_value(json_object_get(v, "holds")) == 1 ? "" : "s");
-        print_ttl("ttl", json_object_get(v, "ttl_ms"));
-        printf("\n");
-    }
+    json_array_foreach(holders, i, v)
+        print_holder("holder", v);
     json_array_foreach(queue, i, v) {
         json_t *left = json_object_get(v, "remaining_ms");
 
@@ -62,8 +97,8 @@ static void print_lock_text(json_t *doc)
 int cli_print_state(char *state, int text)
 {
     json_error_t jerr;
-    json_t *doc, *type;
-    const char *t;
+    json_t *doc;
+    int rc;
 
     if (!text) {
         printf("%s\n", state);
@@ -72,31 +107,54 @@ int cli_print_state(char *state, int text)
     }
     doc = json_loads(state, 0, &jerr);
     free(state);
-    type = json_object_get(doc, "type");
+    rc = cli_print_doc(doc, 1);
+    json_decref(doc);
+    return rc;
+}
+
+int cli_print_doc(json_t *doc, int text)
+{
+    json_t *type = json_object_get(doc, "type");
+    const char *t, *name = json_string_value(json_object_get(doc, "name"));
+
     if (!json_is_string(type)) {
-        json_decref(doc);
         cli_error("the state is not a JSON object with a type");
         return CLI_FAILED;
     }
+    if (!text) {
+        char *line = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+        if (!line) {
+            cli_error("out of memory");
+            return CLI_FAILED;
+        }
+        printf("%s\n", line);
+        free(line);
+        return CLI_OK;
+    }
     t = json_string_value(type);
-    if (strcmp(t, "semaphore") == 0) {
+    if (strcmp(t, "semaphore") == 0 && !json_object_get(doc, "holders")) {
         json_int_t n = json_integer_value(json_object_get(doc, "permits"));
-        printf("semaphore '%s': %lld permit%s available",
-               json_string_value(json_object_get(doc, "name")), (long long)n,
+        printf("semaphore '%s': %lld permit%s available", name, (long long)n,
                n == 1 ? "" : "s");
+        print_ttl("ttl", json_object_get(doc, "ttl_ms"));
+        printf("\n");
+    } else if (strcmp(t, "counter") == 0) {
+        printf("counter '%s': %lld (a semaphore's permits or a latch's count)", name,
+               (long long)json_integer_value(json_object_get(doc, "count")));
         print_ttl("ttl", json_object_get(doc, "ttl_ms"));
         printf("\n");
     } else if (strcmp(t, "latch") == 0) {
         json_int_t n = json_integer_value(json_object_get(doc, "count"));
-        printf("latch '%s': %s", json_string_value(json_object_get(doc, "name")),
-               n == 0 ? "open" : "count ");
+        printf("latch '%s': %s", name, n == 0 ? "open" : "count ");
         if (n != 0)
             printf("%lld", (long long)n);
         printf("\n");
+    } else if (!json_object_get(doc, "locked") && !json_object_get(doc, "permits")) {
+        printf("'%s' is a %s\n", name,
+               cli_kind_what(json_string_value(json_object_get(doc, "kind"))));
     } else {
         print_lock_text(doc);
     }
-    json_decref(doc);
     return CLI_OK;
 }
 
@@ -104,13 +162,17 @@ int cli_print_state(char *state, int text)
 
 static const char status_usage[] =
     "Usage: dlock status [--fair] [--text] NAME\n"
-    "The lock NAME's state as stored, as one line of JSON: type, name, whether it\n"
-    "is locked, its TTL, its holders (and with --fair the queue of waiters).\n"
-    "  --fair   the fair lock of NAME instead of the reentrant lock\n"
+    "The state of whatever is stored under NAME, read as what it is (\"kind\": a\n"
+    "reentrant, fair, fenced, read-write or simple lock, a semaphore held as a lock,\n"
+    "a permit-expiring semaphore, a semaphore's or latch's count...), as one line\n"
+    "of JSON: whether it is locked, its TTL, its holders and who they are, its\n"
+    "queue of waiters, mode, token or permits.\n"
+    "  --fair   read a lock with no waiters as the fair lock (stored alike)\n"
     "  --text   the same as lines for people\n";
 static const char unlock_usage[] =
     "Usage: dlock unlock --force [--fair] NAME\n"
-    "Releases the lock NAME whoever holds it, and wakes its waiters.\n"
+    "Releases the lock NAME whoever holds it, and wakes its waiters: whatever lock\n"
+    "type is stored there (a read-write lock: readers and writer).\n"
     "  --force  required: a lock is released by the process holding it\n"
     "  --fair   the fair lock of NAME instead of the reentrant lock\n";
 
@@ -173,27 +235,81 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     lock_args a;
     dlock_client *c;
     dlock_rlock *l;
-    char *state = NULL, what[128];
+    json_t *doc = NULL;
+    char what[128], err[512];
+    const char *kind;
+    cli_flavour flavours[2];
+    size_t n, i;
     int rc, existed;
 
     memset(&a, 0, sizeof a);
     a.co = *co;
     if ((rc = parse_lock_args(argc, argv, &a, is_unlock)) != 0)
         return rc < 0 ? CLI_OK : rc;
-    if ((rc = cli_open_lock(&c, &l, &a.co, NULL, a.name, a.fair)) != 0)
+    if (!is_unlock) {
+        /* Whatever is stored there, read as what it is. */
+        if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
+            return rc;
+        rc = cli_object_state(c, a.name, a.fair, &doc, err, sizeof err);
+        if (rc == DLOCK_EINVAL && !doc) {
+            dlock_client_free(c);
+            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+        }
+        if (rc != 0) {
+            snprintf(what, sizeof what, "no state of '%.64s'", a.name);
+            rc = cli_failed(what, rc, err);
+        } else {
+            rc = cli_print_doc(doc, a.text);
+        }
+        json_decref(doc);
+        dlock_client_free(c);
         return rc;
-    if (is_unlock)
-        rc = dlock_force_unlock(l, &existed);
-    else
-        rc = dlock_rlock_state_text(l, &state);
-    if (rc != 0) {
-        snprintf(what, sizeof what, "%s '%.64s'", is_unlock ? "cannot unlock" : "no state of",
-                 a.name);
-        rc = cli_failed(what, rc, dlock_errmsg(l));
-    } else if (!is_unlock) {
-        rc = cli_print_state(state, a.text);
     }
-    dlock_rlock_free(l);
+    /* The type stored there: its own force_unlock (a read-write lock's
+     * two halves, every holder of the semaphore as a lock...). */
+    if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
+        return rc;
+    rc = cli_kind_of(c, a.name, &kind, err, sizeof err);
+    if (rc == DLOCK_EINVAL) {
+        dlock_client_free(c);
+        return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+    }
+    if (rc != 0) {
+        snprintf(what, sizeof what, "cannot tell what '%.64s' is", a.name);
+        rc = cli_failed(what, rc, err);
+        dlock_client_free(c);
+        return rc;
+    }
+    n = 0;
+    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0)
+        flavours[n++] = a.fair ? CLI_FAIR : CLI_REENTRANT;
+    else if (strcmp(kind, "fair") == 0)
+        flavours[n++] = CLI_FAIR;
+    else if (strcmp(kind, "fenced") == 0)
+        flavours[n++] = CLI_FENCED;
+    else if (strcmp(kind, "rwlock") == 0) {
+        flavours[n++] = CLI_WRITE;
+        flavours[n++] = CLI_READ;
+    } else if (strcmp(kind, "semaphore_lock") == 0)
+        flavours[n++] = CLI_SEMAPHORE;
+    else if (strcmp(kind, "simple") == 0)
+        flavours[n++] = CLI_SIMPLE;
+    if (n == 0) {
+        cli_error("'%s' is a %s, not a lock", a.name, cli_kind_what(kind));
+        dlock_client_free(c);
+        return CLI_USAGE;
+    }
+    for (i = 0, rc = 0; i < n && rc == 0; i++) {
+        if ((rc = cli_lock_new(&l, c, a.name, flavours[i])) != 0) {
+            rc = cli_failed("cannot make the lock", rc, NULL);
+            break;
+        }
+        if ((rc = dlock_force_unlock(l, &existed)) != 0) {
+            snprintf(what, sizeof what, "cannot unlock '%.64s'", a.name);
+            rc = cli_failed(what, rc, dlock_errmsg(l));
+        }
+        dlock_rlock_free(l);
+    }
     dlock_client_free(c);
     return rc;
 }
@@ -206,4 +322,52 @@ int cli_status(int argc, char **argv, const cli_common *co)
 int cli_unlock(int argc, char **argv, const cli_common *co)
 {
     return lock_command(argc, argv, co, 1);
+}
+
+/* ---- dlock fair NAME clear-dead ------------------------------------------------ */
+
+static const char fair_usage[] =
+    "Usage: dlock fair NAME clear-dead\n"
+    "Drops from the fair lock NAME's queue every waiter presumed dead (its deadline\n"
+    "passed, or a dlock waiter that stopped renewing its place), wherever it stands\n"
+    "in line, and says how many.\n";
+
+int cli_fair(int argc, char **argv, const cli_common *common)
+{
+    static const struct option longs[] = {
+        CLI_COMMON_LONGS,
+        {NULL, 0, NULL, 0},
+    };
+    cli_common co = *common;
+    dlock_client *c;
+    dlock_rlock *l;
+    int64_t dropped = 0;
+    int ch, rc;
+
+    while ((ch = getopt_long(argc, argv, ":" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
+        if (cli_common_option(ch, optarg, &co))
+            continue;
+        if (ch == 'h')
+            return cli_sub_help(fair_usage);
+        return cli_bad_option(ch, argv);
+    }
+    if (argc - optind != 2)
+        return cli_usage("fair: expected NAME clear-dead");
+    if (strcmp(argv[optind + 1], "clear-dead") != 0)
+        return cli_usage("fair: unknown action '%s' (clear-dead)", argv[optind + 1]);
+    if ((rc = cli_open_lock(&c, &l, &co, NULL, argv[optind], CLI_FAIR)) != 0)
+        return rc;
+    if ((rc = cli_check_kind(c, argv[optind], CLI_FAIR)) == 0) {
+        rc = dlock_fair_clear_dead(l, &dropped);
+        if (rc != 0) {
+            char what[128];
+            snprintf(what, sizeof what, "cannot clear '%.64s'", argv[optind]);
+            rc = cli_failed(what, rc, dlock_errmsg(l));
+        } else {
+            printf("%lld dead waiter%s dropped\n", (long long)dropped, dropped == 1 ? "" : "s");
+        }
+    }
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    return rc;
 }

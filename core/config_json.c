@@ -74,6 +74,7 @@ static const field fields[] = {
     {"max_reply_bytes", F_I64, offsetof(dlock__config, redis.max_reply_bytes),
      DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
     I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
+    {"describe_owner", F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

@@ -270,11 +270,17 @@ static json_t *parse_json(const char *text)
  * long enough. */
 static void test_concurrent_runs(void **state)
 {
-    char script[PATH_MAX + 64], check[PATH_MAX + 64], done[PATH_MAX];
+    char script[2 * PATH_MAX + 64], check[PATH_MAX + 64], done[PATH_MAX], go[PATH_MAX];
     proc a, b;
+    FILE *f;
 
+    /* The first holds the lock until the test says go (a file), not for a
+     * time: the refused runs below take what they take on a loaded
+     * machine. */
     snprintf(done, sizeof done, "%s/first-done", dir);
-    snprintf(script, sizeof script, "sleep 1; touch %s", done);
+    snprintf(go, sizeof go, "%s/first-go", dir);
+    snprintf(script, sizeof script, "while [ ! -e %s ]; do sleep 0.02; done; touch %s", go,
+             done);
     snprintf(check, sizeof check, "test -e %s && echo after-first", done);
     start(&a, (const char *[]){"run", "cli-job", "--", "sh", "-c", script, NULL});
     wait_key("cli-job");
@@ -300,8 +306,12 @@ static void test_concurrent_runs(void **state)
     assert_true(running(&a));
 
     /* Waits for the first to finish, then runs: the file proves the order. */
-    assert_int_equal(run_cli(&b, (const char *[]){"run", "--wait", "8s", "cli-job",
-                                                   "--", "sh", "-c", check, NULL}), 0);
+    start(&b, (const char *[]){"run", "--wait", "8s", "cli-job", "--", "sh", "-c", check,
+                               NULL});
+    wait_subscriber("redisson_lock__channel:{cli-job}");
+    assert_non_null(f = fopen(go, "w"));
+    fclose(f);
+    assert_int_equal(finish(&b, 10000), 0);
     assert_string_equal(b.out, "after-first\n");
     assert_int_equal(finish(&a, 5000), 0);
     assert_false(key_exists("cli-job"));
@@ -993,6 +1003,398 @@ static void test_run_server_down_at_start(void **state)
     dlock_test_redis_stop(down);
 }
 
+/* ---- every lock type (issue 29, section 3) ---------------------------------- */
+
+/* Runs `dlock ARGS... -- sh -c SCRIPT` where "$D" in SCRIPT is the dlock
+ * binary: what the script prints while the lock is held lands in p->out. */
+static int run_holding(proc *p, const char *const *opts, const char *script)
+{
+    const char *args[32];
+    char sh[2048];
+    size_t n = 0, i;
+
+    snprintf(sh, sizeof sh, "D='%s'; %s", cli_path(), script);
+    args[n++] = "run";
+    for (i = 0; opts[i]; i++)
+        args[n++] = opts[i];
+    args[n++] = "--";
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = sh;
+    args[n] = NULL;
+    return run_cli(p, args);
+}
+
+static void assert_has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle)) {
+        fprintf(stderr, "  expected [%s] in: [%s]\n", needle, text);
+        fail();
+    }
+}
+
+/* status reads whatever is stored under a name as what it is; run refuses
+ * a name of another type with one line saying which. */
+static void test_status_every_type(void **state)
+{
+    char out[256];
+    proc p;
+    json_t *doc;
+
+    /* the read-write lock: either half, and the whole lock in status */
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "cli-rw", NULL},
+                                 "$D status --text cli-rw; $D status cli-rw; "
+                                 "$D run --wait 0 cli-rw true; echo rc=$?"), 0);
+    assert_has(p.out, "rwlock 'cli-rw': read-locked");
+    assert_has(p.out, "  reader ");
+    assert_has(p.out, "\"kind\":\"rwlock\"");
+    assert_has(p.out, "\"mode\":\"read\"");
+    assert_has(p.out, "rc=2");
+    assert_has(p.err, "'cli-rw' is a read-write lock, not a reentrant lock");
+    assert_int_equal(run_holding(&p, (const char *[]){"--write", "cli-rw", NULL},
+                                 "$D status --text cli-rw; "
+                                 "$D run --read --wait 0 cli-rw true; echo rc=$?"), 0);
+    assert_has(p.out, "rwlock 'cli-rw': write-locked, ttl ");
+    assert_has(p.out, "  writer ");
+    assert_has(p.out, "rc=1"); /* a reader waits for the writer: busy */
+    assert_false(key_exists("cli-rw"));
+    /* unlock --force as the type stored: a read-write lock's readers */
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "--on-lost", "ignore",
+                                                      "cli-rw", NULL},
+                                 "$D unlock --force cli-rw; echo rc=$?; $D status cli-rw"),
+                     0);
+    assert_has(p.out, "rc=0");
+    assert_has(p.out, "\"kind\":\"none\"");
+    assert_false(key_exists("cli-rw"));
+
+    /* the fenced lock: its token to COMMAND, in status, and by --verbose */
+    assert_int_equal(run_holding(&p, (const char *[]){"--fenced", "-v", "cli-fen", NULL},
+                                 "echo token=$DLOCK_FENCING_TOKEN; $D status --text cli-fen"),
+                     0);
+    assert_has(p.out, "token=1\n");
+    assert_has(p.out, "fenced 'cli-fen': locked, token 1");
+    assert_one_line_error(&p, "lock 'cli-fen' held by ");
+    assert_has(p.err, "fencing token 1");
+    assert_int_equal(run_holding(&p, (const char *[]){"--fenced", "cli-fen", NULL},
+                                 "echo token=$DLOCK_FENCING_TOKEN"), 0);
+    assert_has(p.out, "token=2\n");
+    /* a free fenced lock is its counter: still a fenced lock */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-fen", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-fen' is a fenced lock, not a reentrant lock");
+
+    /* the semaphore as a lock: one of N permits, its count set to N */
+    assert_int_equal(run_holding(&p, (const char *[]){"--semaphore", "2", "cli-sl", NULL},
+                                 "$D status --text cli-sl; $D status cli-sl"), 0);
+    assert_has(p.out, "semaphore 'cli-sl': locked, 1 permit available");
+    assert_has(p.out, "\"kind\":\"semaphore_lock\"");
+    redis_cmd(out, sizeof out, "GET", "cli-sl", NULL);
+    assert_string_equal(out, "2"); /* the permit came back */
+
+    /* a bare count: a semaphore's or a latch's */
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-cnt", "set", "3", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-cnt", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "counter");
+    assert_int_equal(json_integer_value(json_object_get(doc, "count")), 3);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-cnt", NULL}), 0);
+    assert_string_equal(p.out, "counter 'cli-cnt': 3 (a semaphore's permits or a latch's "
+                               "count), no expiry\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "cli-cnt", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-cnt' is a semaphore or latch count, not a fair lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--write", "cli-cnt", "true", NULL}),
+                     2);
+    assert_one_line_error(&p, "not a read-write lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-cnt", NULL}), 2);
+    assert_one_line_error(&p, "'cli-cnt' is a semaphore or latch count, not a lock");
+    redis_cmd(out, sizeof out, "GET", "cli-cnt", NULL);
+    assert_string_equal(out, "3");
+
+    /* a simple lock (a string holding an owner id, as another program
+     * left it), a string of someone else's, a key of another type */
+    redis_cmd(out, sizeof out, "SET", "cli-simple", "0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-simple", NULL}), 0);
+    assert_has(p.out, "simple 'cli-simple': locked");
+    assert_has(p.out, "holder 0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    redis_cmd(out, sizeof out, "SET", "cli-str", "hello");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-str", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "string");
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--semaphore", "1", "cli-str", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "'cli-str' is a string that is no dlock object, not a "
+                              "semaphore held as a lock");
+    redis_cmd(out, sizeof out, "RPUSH", "cli-list", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-list", NULL}), 0);
+    assert_string_equal(p.out, "'cli-list' is a key of another Redis type\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-list", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-list' is a key of another Redis type, not a reentrant lock");
+
+    /* a fair lock with waiters only (the queue and deadlines) */
+    redis_cmd(out, sizeof out, "RPUSH", "redisson_lock_queue:{cli-fq}", "w1");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-fq", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "fair");
+    assert_int_equal(json_array_size(json_object_get(doc, "queue")), 1);
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "0", "cli-fq", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "'cli-fq' is a fair lock, not a reentrant lock");
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_queue:{cli-fq}", NULL);
+}
+
+/* The permit-expiring semaphore, made with the library (the tool has no
+ * command for it), read by status. */
+static void test_status_permit_semaphore(void **state)
+{
+    dlock_client *c;
+    dlock_permit_semaphore *ps;
+    char err[256], **ids = NULL;
+    proc p;
+    json_t *doc;
+
+    assert_int_equal(dlock_client_connect(&c, url, NULL, err, sizeof err), 0);
+    assert_int_equal(dlock_permit_semaphore_new(&ps, c, "cli-ps"), 0);
+    assert_int_equal(dlock_permit_semaphore_set_permits(ps, 3), 0);
+    assert_int_equal(dlock_permit_semaphore_try_acquire(ps, &ids, 1, 0, 60000), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-ps", NULL}), 0);
+    doc = parse_json(p.out);
+    assert_string_equal(json_string_value(json_object_get(doc, "kind")), "permit_semaphore");
+    json_decref(doc);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "cli-ps", "true", NULL}), 2);
+    assert_one_line_error(&p, "'cli-ps' is a permit-expiring semaphore, not a reentrant lock");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-ps*", NULL}), 0);
+    assert_has(p.out, "permit_semaphore");
+    assert_int_equal(dlock_object_delete(dlock_permit_semaphore_object(ps), NULL), 0);
+    dlock_permit_ids_free(ids);
+    dlock_permit_semaphore_free(ps);
+    dlock_client_free(c);
+}
+
+/* list: one line per object whose name matches, its auxiliary keys (the
+ * read holds' markers, the tokens, queues, descriptions) never listed as
+ * objects of their own. */
+static void test_list(void **state)
+{
+    char out[256];
+    proc p;
+    const char *line;
+    int lines = 0;
+
+    assert_int_equal(run_holding(&p, (const char *[]){"--read", "cli-ls-rw", NULL},
+                                 "$D list 'cli-ls-*'; $D list --text 'cli-ls-*'"), 0);
+    /* JSON: one object, as status prints it */
+    line = p.out;
+    {
+        const char *nl = strchr(line, '\n');
+        char first[4096];
+        json_t *doc;
+        assert_non_null(nl);
+        snprintf(first, sizeof first, "%.*s", (int)(nl - line), line);
+        doc = parse_json(first);
+        assert_string_equal(json_string_value(json_object_get(doc, "kind")), "rwlock");
+        assert_string_equal(json_string_value(json_object_get(doc, "name")), "cli-ls-rw");
+        json_decref(doc);
+        line = nl + 1;
+    }
+    assert_has(line, "rwlock           cli-ls-rw locked mode=read ttl=");
+    assert_has(line, " holders=");
+    for (line = p.out; (line = strchr(line, '\n')) != NULL; line++)
+        lines++;
+    assert_int_equal(lines, 2);
+
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-ls-sem", "set", "4", NULL}),
+                     0);
+    redis_cmd(out, sizeof out, "SET", "cli-other", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-ls-*", NULL}), 0);
+    assert_string_equal(p.out, "counter          cli-ls-sem count=4 ttl=none\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-nothing-*", NULL}), 0);
+    assert_string_equal(p.out, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "cli-ls-f*", "extra", NULL}), 2);
+    assert_one_line_error(&p, "one PATTERN only");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--count", "0", NULL}), 2);
+}
+
+/* Who holds it: the tool's client describes itself (host, pid, program,
+ * start), one key per client, shown next to each holder. */
+static void test_owner_description(void **state)
+{
+    char host[256] = "", want[300], out[64];
+    proc p;
+    json_t *doc, *h;
+
+    gethostname(host, sizeof host - 1);
+    assert_int_equal(run_holding(&p, (const char *[]){"cli-who", NULL},
+                                 "echo pid=$PPID; $D status cli-who; $D status --text cli-who; "
+                                 "$D list --text cli-who"), 0);
+    {
+        char *nl = strchr(p.out, '\n'), *json_line;
+        assert_non_null(nl);
+        *nl = '\0';
+        assert_true(strncmp(p.out, "pid=", 4) == 0);
+        snprintf(want, sizeof want, "%.200s pid %.20s dlock, started ", host, p.out + 4);
+        json_line = nl + 1;
+        nl = strchr(json_line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        doc = parse_json(json_line);
+        h = json_array_get(json_object_get(doc, "holders"), 0);
+        assert_non_null(h);
+        assert_has(json_string_value(json_object_get(h, "described")), want);
+        json_decref(doc);
+        assert_has(nl + 1, want); /* status --text */
+        assert_has(nl + 1, "cli-who locked ttl=");
+    }
+    /* one key per client: the run's, which expires with its watchdog */
+    redis_cmd(out, sizeof out, "EXISTS", "cli-who", NULL);
+    assert_string_equal(out, "0");
+    {
+        const char *argv[] = {"KEYS", "dlock_owner:*", NULL};
+        char keys[4096];
+        assert_int_equal(dlock_test_redis_command(srv, keys, sizeof keys, argv), 0);
+        assert_non_null(strstr(keys, "dlock_owner:{"));
+    }
+    /* an owner id that no client described: shown as is */
+    redis_cmd(out, sizeof out, "SET", "cli-who2", "0b3b0b3b-0b3b-0b3b-0b3b-0b3b0b3b0b3b:7");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-who2", NULL}), 0);
+    assert_null(strstr(p.out, "described"));
+    /* turned off in the URL (which wins): no description */
+    {
+        char off[300];
+        snprintf(off, sizeof off, "%s?describe_owner=0", url);
+        start_env(&p, off, (const char *[]){"run", "cli-who3", "--", "sh", "-c",
+                                            "\"$0\" status cli-who3", cli_path(), NULL});
+        assert_int_equal(finish(&p, 10000), 0);
+        assert_has(p.out, "\"kind\":\"reentrant\"");
+        assert_null(strstr(p.out, "described"));
+    }
+    /* a configuration says for itself: "describe_owner": true */
+    {
+        char path[PATH_MAX];
+        FILE *f;
+        snprintf(path, sizeof path, "%s/describe.json", dir);
+        assert_non_null(f = fopen(path, "w"));
+        fprintf(f, "{\"url\": \"%s\", \"describe_owner\": true}\n", url);
+        fclose(f);
+        start_env(&p, NULL, (const char *[]){"run", "--config", path, "cli-who4", "--", "sh",
+                                             "-c", "DLOCK_CONFIG=$1 \"$0\" status cli-who4",
+                                             cli_path(), path, NULL});
+        assert_int_equal(finish(&p, 10000), 0);
+        assert_has(p.out, "\"described\":");
+    }
+}
+
+/* dlock semaphore: delete, an acquire on a name never set (a hint, and
+ * --wait gives up), release beyond the count set gave (refused). */
+static void test_semaphore_more(void **state)
+{
+    char out[64];
+    proc p;
+
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0.2", "cli-never",
+                                                   "acquire", NULL}), 1);
+    assert_has(p.err, "semaphore 'cli-never' was never set (dlock semaphore cli-never set N)");
+    assert_has(p.err, "not available within 200ms");
+    assert_int_equal(run_cli(&p, (const char *[]){"-q", "semaphore", "--wait", "0",
+                                                   "cli-never", "acquire", NULL}), 1);
+    assert_string_equal(p.err, "");
+
+    /* set 2, two acquires, release, release 5: refused, 1 available */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "set", "2", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "acquire", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "acquire", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", "5", NULL}),
+                     2);
+    assert_one_line_error(&p, "releasing 5 would make 6 permits available, more than the 2 "
+                              "it was set to; nothing released");
+    redis_cmd(out, sizeof out, "GET", "cli-sb", NULL);
+    assert_string_equal(out, "1");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "release", NULL}), 2);
+    redis_cmd(out, sizeof out, "GET", "cli-sb", NULL);
+    assert_string_equal(out, "2");
+    /* set by another program: no total, not checked */
+    redis_cmd(out, sizeof out, "SET", "cli-sb2", "1");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb2", "release", "3", NULL}),
+                     0);
+    redis_cmd(out, sizeof out, "GET", "cli-sb2", NULL);
+    assert_string_equal(out, "4");
+
+    /* delete: the count and the total; a second delete finds nothing */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", NULL}), 0);
+    assert_false(key_exists("cli-sb"));
+    assert_false(key_exists("{cli-sb}:total"));
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", NULL}), 1);
+    assert_one_line_error(&p, "has no count; nothing deleted");
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sb", "delete", "2", NULL}),
+                     2);
+}
+
+/* Fair locks: --fair-slack, and clearing dead waiters wherever they stand. */
+static void test_fair_slack_and_clear(void **state)
+{
+    char out[256];
+    proc p;
+    const char *push[] = {"RPUSH", "redisson_lock_queue:{cli-fc}", "dead1", "live", "dead2",
+                          NULL};
+    const char *zadd[] = {"ZADD", "redisson_lock_timeout:{cli-fc}", "1", "dead1",
+                          "99999999999999", "live", "5", "dead2", NULL};
+    const char *range[] = {"LRANGE", "redisson_lock_queue:{cli-fc}", "0", "-1", NULL};
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--fair-slack", "2s",
+                                                   "cli-fs", "true", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair-slack", "2s", "cli-fs", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "--fair-slack is for --fair");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--fair-slack", "0",
+                                                   "cli-fs", "true", NULL}), 2);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fair", "--read", "cli-fs", "true",
+                                                   NULL}), 2);
+    assert_one_line_error(&p, "one lock type at a time");
+
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, push), 0);
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, zadd), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-fc", NULL}), 0);
+    assert_has(p.out, "waiting 1: dead1, presumed dead");
+    assert_has(p.out, "waiting 3: dead2, presumed dead");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "clear-dead", NULL}), 0);
+    assert_string_equal(p.out, "2 dead waiters dropped\n");
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, range), 0);
+    assert_string_equal(out, "live");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "clear-dead", NULL}), 0);
+    assert_string_equal(p.out, "0 dead waiters dropped\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "purge", NULL}), 2);
+    redis_cmd(out, sizeof out, "SET", "cli-fc-str", "x");
+    assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc-str", "clear-dead", NULL}), 2);
+    assert_one_line_error(&p, "not a fair lock");
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_queue:{cli-fc}", NULL);
+    redis_cmd(out, sizeof out, "DEL", "redisson_lock_timeout:{cli-fc}", NULL);
+}
+
+/* --redlock over the client set of --config, with its token by --fenced. */
+static void test_redlock(void **state)
+{
+    char path[PATH_MAX];
+    FILE *f;
+    proc p;
+
+    snprintf(path, sizeof path, "%s/set.json", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "{\"urls\": [\"%s\"]}\n", url);
+    fclose(f);
+    start_env(&p, NULL, (const char *[]){"run", "--redlock", "--fenced", "--config", path,
+                                         "cli-rl", "--", "sh", "-c",
+                                         "echo token=$DLOCK_FENCING_TOKEN", NULL});
+    assert_int_equal(finish(&p, 10000), 0);
+    assert_has(p.out, "token=");
+    assert_null(strstr(p.out, "token=\n"));
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--redlock", "cli-rl", "true", NULL}),
+                     2);
+    assert_one_line_error(&p, "--redlock needs a client set");
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1043,6 +1445,13 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_quiet),
         cmocka_unit_test(test_help_and_config),
         cmocka_unit_test(test_run_server_down_at_start),
+        cmocka_unit_test(test_status_every_type),
+        cmocka_unit_test(test_status_permit_semaphore),
+        cmocka_unit_test(test_list),
+        cmocka_unit_test(test_owner_description),
+        cmocka_unit_test(test_semaphore_more),
+        cmocka_unit_test(test_fair_slack_and_clear),
+        cmocka_unit_test(test_redlock),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

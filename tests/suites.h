@@ -55,6 +55,7 @@
     X(dlock_test_redisson_parity, "Redisson parity", ROWS_ALL)         /* redisson_parity_cases.c */ \
     X(dlock_test_spin, "spin lock", ROW_MOCK | ROW_REDIS)              /* spin_cases.c */            \
     X(dlock_test_simple, "simple lock", ROW_MOCK | ROW_REDIS)          /* simple_cases.c */          \
+    X(dlock_test_inspection, "inspection", ROW_MOCK | ROW_REDIS | ROW_CLUSTER) /* inspection_cases.c */ \
     X(dlock_test_sample_custom_lock, "samples/custom_lock", ROW_REDIS) /* tests/sample_test.c */     \
     X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */   \
     X(dlock_test_async, "async", ROW_MOCK | ROW_REDIS | ROW_CLUSTER)   /* async_cases.c */ \

@@ -75,8 +75,9 @@ typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
-    int version;                 /* 3 (1: a struct ending at on_lost_arg,
-                                  * 2: at budget_slack_ms) */
+    int version;                 /* 4 (1: a struct ending at on_lost_arg,
+                                  * 2: at budget_slack_ms, 3: at
+                                  * fair_waiter_timeout_ms) */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
@@ -105,9 +106,45 @@ typedef struct dlock_client_options {
      * (wins over this field), JSON key "fair_waiter_timeout_ms".
      * 0..DLOCK_TIME_MAX_MS; default 5000. */
     int64_t fair_waiter_timeout_ms;
+    /* ---- version 4 ---- */
+    /* 1: the client publishes who it is (host name, pid, program, start
+     * time) for tools that show lock holders (dlock(1)'s status and list;
+     * dlock_client_owner_info below): one key per client, whatever the
+     * number of its locks, "dlock_owner:{<client uuid>}" (a hash), written
+     * by the watchdog thread when the client starts and every third of
+     * watchdog_timeout_ms after, expiring after watchdog_timeout_ms (so it
+     * goes that long after the client does). The host name and program
+     * are readable by anyone who can read the server. URL query parameter
+     * describe_owner=0|1 (wins over this field), JSON key
+     * "describe_owner" (true/false). Default 0. */
+    int describe_owner;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {3, 30000, 0, 300000, NULL, NULL, 50, 5000}
+#define DLOCK_CLIENT_OPTIONS_INIT {4, 30000, 0, 300000, NULL, NULL, 50, 5000, 0}
+
+/* A client's description of itself (describe_owner). Strings cut to fit. */
+typedef struct dlock_owner_info {
+    char host[256];
+    long long pid;
+    char program[256];
+    int64_t started_ms; /* when its client was made, unix ms */
+} dlock_owner_info;
+
+/* With describe_owner set, publishes c's description now rather than when
+ * the watchdog thread gets to it (which rewrites it after): for a program
+ * that wants it seen before it goes on. Blocks for one round trip. Without
+ * describe_owner, does nothing. 0, DLOCK_EINVAL, DLOCK_EFORKED, or a
+ * backend's error. */
+DLOCK_API int dlock_client_describe(dlock_client *c);
+
+/* The description published by the client of owner (an owner id
+ * "<uuid>:<thread>" or a client id), read through c: *found 1 and *out
+ * filled, or *found 0 (none published, expired, or owner is not a dlock
+ * id). Blocks for one round trip. 0, DLOCK_EINVAL (NULL argument),
+ * DLOCK_EFORKED, or a backend's error (DLOCK_EPROTO: not a description
+ * stored there). */
+DLOCK_API int dlock_client_owner_info(dlock_client *c, const char *owner,
+                                      dlock_owner_info *out, int *found);
 
 /* Creates a client on backend. On success the client owns the backend (it
  * is freed with the client); on failure the caller keeps it. opts may be NULL

@@ -25,7 +25,8 @@
  *       "multiplex": true,
  *       "connections": 1,
  *       "lazy_connect": false,
- *       "fair_waiter_timeout_ms": 5000
+ *       "fair_waiter_timeout_ms": 5000,
+ *       "describe_owner": false
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -78,6 +79,11 @@
  *                                           for one client, true for a
  *                                           client set (below); the URL's
  *                                           lazy_connect=0|1 wins
+ *   describe_owner                          true/false or 1/0: the client
+ *                                           publishes who it is
+ *                                           (api/dlock/client.h); default
+ *                                           false; the URL's
+ *                                           describe_owner=0|1 wins
  *   max_reply_bytes                         4096..1073741824: the largest
  *                                           reply accepted (api/dlock/
  *                                           redis.h, "Reply size");

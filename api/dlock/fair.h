@@ -79,6 +79,17 @@ extern "C" {
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM, DLOCK_EFORKED. */
 DLOCK_API int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name);
 
+/* Drops every waiter presumed dead (deadline passed, or a dlock waiter whose
+ * liveness passed: the rules above) from the queue of the fair lock l,
+ * wherever it stands in line, not only first (the purge every call makes);
+ * the deadlines of the others stay as they are, and a new first in line is
+ * woken when the lock is free. For an operator clearing a queue that
+ * Java waiters killed with kill -9 block for up to W each. *out: how many
+ * were dropped. One round trip. 0, DLOCK_EINVAL (NULL, not a fair lock),
+ * or the errors of api/dlock/rlock.h (DLOCK_EPROTO: a key of another type,
+ * nothing changed). */
+DLOCK_API int dlock_fair_clear_dead(dlock_rlock *l, int64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,6 +93,49 @@ DLOCK_API int dlock_object_clear_expire(dlock_object *o, int *out);
  * reads the name's TTL only). */
 DLOCK_API int dlock_object_remain_ttl(dlock_object *o, int64_t *out);
 
+/*
+ * What is stored under the object's name, whatever type the handle is of
+ * (one read-only round trip; for tools that show any object, such as
+ * dlock(1)'s status and list). *out is a static string:
+ *   "none"             nothing of any type below
+ *   "reentrant"        a hash of owners (a reentrant or spin lock; a fair
+ *                      lock whose queue is empty looks the same)
+ *   "fair"             a hash of owners with a queue, deadlines or
+ *                      liveness set, or those alone
+ *   "fenced"           a hash of owners and a token counter, or the counter
+ *                      alone (a free fenced lock)
+ *   "rwlock"           a hash with the field "mode" (the read-write lock)
+ *   "semaphore_lock"   the semaphore as a lock (its holders' hash exists)
+ *   "permit_semaphore" the permit-expirable semaphore (its permits' set)
+ *   "counter"          an integer string alone: a semaphore's permits or a
+ *                      latch's count (stored alike: the data cannot tell)
+ *   "simple"           a string holding an owner id (the simple lock)
+ *   "string"           another string (a bucket, another program's key)
+ *   "other"            a key of another Redis type (list, set, zset)
+ * 0 or the errors above (*out is "none" on failure). */
+DLOCK_API int dlock_object_kind(dlock_object *o, const char **out);
+
+/*
+ * The names of the objects matching pattern (Redis's glob: '*', '?', [...],
+ * backslash escapes), by SCAN to the end: on Redis Cluster on every master
+ * (found with CLUSTER SLOTS), elsewhere on the one server. *out: a new
+ * NULL-terminated array, sorted, each name once (free with
+ * dlock_names_free); a name added or removed meanwhile may or may not be
+ * in it (SCAN's rule). The auxiliary keys of the built-in types (queues,
+ * deadlines, tokens, holders, leases, read-hold markers, owner
+ * descriptions, the totals dlock(1) records for semaphores) are left out:
+ * only keys at object names are listed, so an object with nothing stored
+ * at its name (a free fenced lock's counter) is not. count: SCAN's COUNT
+ * hint, keys looked at per round trip (1..1000000). 0, DLOCK_EINVAL (NULL
+ * argument, bad count; err says which), or a backend's error with its
+ * detail in err (may be NULL; errlen bytes). Blocks for one round trip per
+ * step; the whole keyspace is walked, so this is for tools, not hot paths.
+ */
+DLOCK_API int dlock_client_scan(dlock_client *c, const char *pattern, int64_t count,
+                                char ***out, char *err, size_t errlen);
+/* Frees an array from dlock_client_scan; NULL is a no-op. */
+DLOCK_API void dlock_names_free(char **names);
+
 /* The detail of the last failure of a call on the object's handle. */
 DLOCK_API const char *dlock_object_errmsg(dlock_object *o);
 

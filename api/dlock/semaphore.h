@@ -107,6 +107,14 @@ DLOCK_API int dlock_semaphore_release(dlock_semaphore *s, int64_t permits);
  * released, 0 it did not exist (nothing created). */
 DLOCK_API int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits);
 
+/* Releases permits unless that would take the available count above limit
+ * (0..DLOCK_PERMITS_MAX): *out 1 released (waiters woken), 0 refused and
+ * nothing changed. One atomic step, for a caller that knows how many
+ * permits the semaphore was given (dlock(1) records what `set` gave): a
+ * release without a matching acquire then cannot create permits. */
+DLOCK_API int dlock_semaphore_release_within(dlock_semaphore *s, int *out, int64_t permits,
+                                             int64_t limit);
+
 /* Adds delta (negative allowed: the count may go below zero, and acquirers
  * then wait until releases bring it back above their need). Creates the
  * count if absent. Wakes waiters when permits become available. */

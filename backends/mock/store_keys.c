@@ -3,8 +3,10 @@
  */
 #include "store.h"
 
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static dlock_reply *cmd_del(dlock__cmd *c)
@@ -200,6 +202,73 @@ static dlock_reply *cmd_dbsize(dlock__cmd *c)
     return dlock_reply_integer((long long)dlock__key_purge_expired(c->st));
 }
 
+/* SCAN cursor [MATCH pattern] [COUNT n]: the whole keyspace in one step
+ * (cursor "0" back), which Redis's guarantees allow (COUNT is a hint): no
+ * key is missed or repeated whatever the store does between calls. MATCH is
+ * Redis's glob, as fnmatch(3) reads it without flags ('*', '?', [...],
+ * backslash escapes). */
+static dlock_reply *cmd_scan(dlock__cmd *c)
+{
+    const dlock__dict_entry *e;
+    char *pattern = NULL;
+    long long cur, count;
+    dlock_reply *r, *keys;
+    size_t n = 0;
+    int i;
+
+    if (!dlock__parse_ll(c->argv[1], c->len[1], &cur) || cur < 0)
+        return dlock__reply_error("ERR invalid cursor");
+    for (i = 2; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc)
+            goto syntax;
+        if (dlock__arg_is(c, i, "match")) {
+            free(pattern);
+            if ((pattern = malloc(c->len[i + 1] + 1)) == NULL)
+                return NULL;
+            memcpy(pattern, c->argv[i + 1], c->len[i + 1]);
+            pattern[c->len[i + 1]] = '\0';
+        } else if (dlock__arg_is(c, i, "count")) {
+            if (!dlock__parse_ll(c->argv[i + 1], c->len[i + 1], &count))
+                goto notint;
+            if (count < 1)
+                goto syntax;
+        } else {
+            goto syntax;
+        }
+    }
+    dlock__key_purge_expired(c->st);
+    for (e = c->st->keys.head; e; e = e->next)
+        n += !pattern || fnmatch(pattern, e->key, 0) == 0;
+    r = dlock_reply_array(2);
+    keys = dlock_reply_array(n);
+    if (!r || !keys)
+        goto nomem;
+    r->elems[1] = keys;
+    if ((r->elems[0] = dlock__reply_bulk("0", 1)) == NULL)
+        goto nomem;
+    n = 0;
+    for (e = c->st->keys.head; e; e = e->next)
+        if (!pattern || fnmatch(pattern, e->key, 0) == 0)
+            if ((keys->elems[n++] = dlock__reply_bulk(e->key, e->klen)) == NULL)
+                goto nomem;
+    free(pattern);
+    return r;
+
+nomem:
+    if (r)
+        dlock_reply_free(r);
+    else if (keys)
+        dlock_reply_free(keys);
+    free(pattern);
+    return NULL;
+notint:
+    free(pattern);
+    return dlock__reply_error(DLOCK__ERR_NOTINT);
+syntax:
+    free(pattern);
+    return dlock__reply_error(DLOCK__ERR_SYNTAX);
+}
+
 static dlock_reply *cmd_flushall(dlock__cmd *c)
 {
     if (c->argc > 2 ||
@@ -223,6 +292,7 @@ const dlock__cmd_def dlock__cmds_keys[] = {
     {"ping", -1, cmd_ping},
     {"pttl", 2, cmd_pttl},
     {"publish", 3, cmd_publish},
+    {"scan", -2, cmd_scan},
     /* Sharded pub/sub is plain pub/sub on one node: a script given
      * "spublish" (api/dlock/sys/backend.h: publish_command) reaches the
      * same subscribers. */

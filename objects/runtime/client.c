@@ -87,7 +87,8 @@ static int options_valid(const dlock_client_options *o)
     return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
            in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
            (o->version < 2 || in_range(o->budget_slack_ms, 0)) &&
-           (o->version < 3 || in_range(o->fair_waiter_timeout_ms, 0));
+           (o->version < 3 || in_range(o->fair_waiter_timeout_ms, 0)) &&
+           (o->version < 4 || o->describe_owner == 0 || o->describe_owner == 1);
 }
 
 /* opts as this version of the library reads it: an older struct is
@@ -96,13 +97,15 @@ static void options_copy(dlock_client_options *to, const dlock_client_options *f
 {
     static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
 
-    if (from->version >= 3) {
+    if (from->version >= 4) {
         *to = *from;
         return;
     }
     *to = defaults;
-    memcpy(to, from, from->version == 2 ? offsetof(dlock_client_options, fair_waiter_timeout_ms)
-                                        : offsetof(dlock_client_options, budget_slack_ms));
+    memcpy(to, from, from->version == 3   ? offsetof(dlock_client_options, describe_owner)
+                     : from->version == 2 ? offsetof(dlock_client_options, fair_waiter_timeout_ms)
+                                          : offsetof(dlock_client_options, budget_slack_ms));
+    to->version = defaults.version;
 }
 
 int dlock_client_new(dlock_client **out, dlock_backend *backend,
@@ -127,6 +130,7 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
         return DLOCK_ENOMEM;
     options_copy(&c->opts, opts);
     c->pid = current_pid();
+    dlock__client_describe_init(c);
     c->refs = 1;
     c->waits.next = c->waits.prev = &c->waits;
     uuid_generate_random(uu);
@@ -177,8 +181,8 @@ int dlock__client_connect(dlock_client **out, const char *url,
     dlock_client_options mine;
     dlock_backend *b = NULL;
     char *rest = NULL;
-    int64_t v;
-    int given, rc;
+    int64_t v, describe;
+    int given, given_describe, rc;
 
     if (out)
         *out = NULL;
@@ -193,7 +197,16 @@ int dlock__client_connect(dlock_client **out, const char *url,
                              &given, &rest, errbuf, errlen);
     if (rc != 0)
         return rc;
-    if (given) {
+    {
+        char *rest2 = NULL;
+        rc = dlock__url_take_int(rest, "describe_owner", 0, 1, &describe, &given_describe,
+                                 &rest2, errbuf, errlen);
+        dlock__wipe_free(rest); /* it may hold a password */
+        if (rc != 0)
+            return rc;
+        rest = rest2;
+    }
+    if (given || given_describe) {
         if (!opts)
             opts = &defaults;
         if (opts->version < 1) {
@@ -203,7 +216,10 @@ int dlock__client_connect(dlock_client **out, const char *url,
         }
         options_copy(&mine, opts);
         mine.version = defaults.version; /* a newer struct now */
-        mine.fair_waiter_timeout_ms = v;
+        if (given)
+            mine.fair_waiter_timeout_ms = v;
+        if (given_describe)
+            mine.describe_owner = (int)describe;
         opts = &mine;
     }
     /* The scheme finds the backend (core/registry.c), which alone knows

@@ -32,6 +32,7 @@ struct dlock_client {
     dlock_clock *clock; /* the backend's */
     char id[37];
     pid_t pid;
+    int64_t started_ms; /* unix ms, for its description (describe.c) */
     dlock_client_options opts;
 
     /* Atomic, not under a mutex: a fork() child drops references (its
@@ -79,6 +80,8 @@ int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w);
 void dlock__waiter_end(dlock_client *c, dlock__waiter *w);
 /* DLOCK_EFORKED when called in a fork() child of the client's process. */
 int dlock__client_check(const dlock_client *c);
+/* describe.c: sets what the client's description says of its start. */
+void dlock__client_describe_init(dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
 void dlock__client_owner(const dlock_client *c, char *buf);
 /* dlock_client_connect with the backend's own options (NULL: defaults;

@@ -307,7 +307,12 @@ static void *watchdog_main(void *arg)
     dlock_client *c = arg;
     int64_t period = c->opts.watchdog_timeout_ms / 3;
     int64_t next = dlock_clock_now(c->clock) + period;
-    int orphaned;
+    int orphaned, rc;
+
+    /* The client's description (describe.c): at once, then with every
+     * renewal round. */
+    if (c->opts.describe_owner)
+        next = dlock_clock_now(c->clock);
 
     /* Not a thread a test waits for: dlock_vclock_wait_waiters. */
     dlock__thread_mark_background();
@@ -317,6 +322,9 @@ static void *watchdog_main(void *arg)
             break;
         if (dlock_clock_now(c->clock) < next)
             continue; /* raised for nothing but stopping */
+        if (c->opts.describe_owner && (rc = dlock_client_describe(c)) != 0)
+            dlock__log(DLOCK_LOG_WARN, "publishing the client's description failed: %s; "
+                       "retrying in %lld ms", dlock_strerror(rc), (long long)period);
         renew_all(c);
         if (!stopping(c))
             dlock__metrics_push(c); /* may drop the last reference, as on_lost */

@@ -1,9 +1,9 @@
 -- Semaphore: release permits, or add (or remove) some.
 -- KEYS[1] the count; ARGV[1] delta, ARGV[2] the wake-up channel, ARGV[3] '1'
--- to do it only if the semaphore exists, ARGV[4] the publish command
--- (publish.luainc).
--- Reply: 1 done, 0 not (it did not exist and ARGV[3] is '1': nothing is
--- created).
+-- to do it only if the semaphore exists, ARGV[4] the most the count may
+-- become ('' no limit), ARGV[5] the publish command (publish.luainc).
+-- Reply: 1 done, 0 not (it did not exist and ARGV[3] is '1', or it would
+-- pass ARGV[4]: nothing is changed).
 -- #include semaphore_count.luainc
 -- #include publish.luainc
 if ARGV[3] == '1' and redis.call('exists', KEYS[1]) == 0 then
@@ -11,6 +11,9 @@ if ARGV[3] == '1' and redis.call('exists', KEYS[1]) == 0 then
 end
 local delta = tonumber(ARGV[1])
 local new = count + delta
+if ARGV[4] ~= '' and delta > 0 and new > tonumber(ARGV[4]) then
+    return 0
+end
 if not count_ok(new) then
     return redis.error_reply('ERR the permit count would leave +-(2^53 - 1)')
 end

@@ -266,3 +266,23 @@ int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)
     *out = &o->base;
     return 0;
 }
+
+int dlock_fair_clear_dead(dlock_rlock *l, int64_t *out)
+{
+    const dlock_script *s = &dlock__script_fair_clear_dead;
+    char now[DLOCK__I64_SIZE], who[DLOCK_OWNER_MAX];
+    const char *argv[NKEYS + 3];
+    int rc;
+
+    if (out)
+        *out = 0;
+    if ((rc = dlock__rlock_enter(l, DLOCK__OWNER_SELF, NULL, who, out, "clear_dead", 1)) != 0)
+        return rc;
+    if (l->methods != &fair_methods.m)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "not a fair lock");
+    keys((fair *)l, argv);
+    argv[NKEYS + 0] = WAKE_MESSAGE;
+    argv[NKEYS + 1] = dlock__i64(now, wall_now(l));
+    argv[NKEYS + 2] = dlock__publish_cmd(l);
+    return dlock_rlock_eval_integer(l, NULL, out, s, NKEYS, 3, argv);
+}

@@ -7,12 +7,20 @@
  * Every handle type starts with its dlock_rlock base (the locks are one; the
  * semaphores, the latch and the bucket are built on it), so the object view
  * of a handle is that base, seen through the opaque dlock_object.
+ *
+ * And looking at objects from outside, for tools (dlock(1)'s status and
+ * list): what is stored under a name whatever the handle's type
+ * (dlock_object_kind, object_kind.lua, which knows every type's keys as
+ * this file's layouts do) and the names there are (dlock_client_scan,
+ * object_scan.lua and object_masters.lua).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlock/object.h"
+#include "dlock/reentrant.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/rlock.h"
 #include "objects/types/methods.h"
@@ -218,4 +226,237 @@ int dlock_object_remain_ttl(dlock_object *o, int64_t *out)
     if (!out)
         return dlock_rlock_fail(BASE(o), DLOCK_EINVAL, "out is NULL");
     return run(o, out, &dlock__script_object_remain_ttl, 0, 0, NULL);
+}
+
+/* ---- what is stored, and what there is ----------------------------------- */
+
+static const char *const kinds[] = {"none", "reentrant", "fair", "fenced", "rwlock",
+                                    "semaphore_lock", "permit_semaphore", "counter",
+                                    "simple", "string", "other"};
+
+int dlock_object_kind(dlock_object *o, const char **out)
+{
+    dlock_rlock *l = BASE(o);
+    char *keys[6];
+    const char *argv[7];
+    dlock_reply *r = NULL;
+    size_t i;
+    int rc;
+
+    if (out)
+        *out = kinds[0];
+    if (!o)
+        return DLOCK_EINVAL;
+    if (!out)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
+    if ((rc = dlock__object_check(l)) != 0)
+        return rc;
+    keys[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
+    keys[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
+    keys[2] = dlock_rlock_key(l, "dlock_lock_alive:", "");
+    keys[3] = dlock_rlock_key(l, "redisson_lock_token:", "");
+    keys[4] = dlock_rlock_key(l, "", ":holders");
+    keys[5] = dlock_rlock_key(l, "", ":timeout");
+    argv[0] = l->name;
+    rc = 0;
+    for (i = 0; i < 6; i++) {
+        argv[i + 1] = keys[i];
+        if (!keys[i])
+            rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    }
+    if (rc == 0)
+        rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_kind, 7, 0, argv);
+    for (i = 0; i < 6; i++)
+        free(keys[i]);
+    if (rc != 0)
+        return rc;
+    if (r->type == DLOCK_REPLY_BULK || r->type == DLOCK_REPLY_STATUS)
+        for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            if (strcmp(r->str, kinds[i]) == 0) {
+                *out = kinds[i];
+                dlock_reply_free(r);
+                return 0;
+            }
+    return dlock__unexpected_reply(l, &dlock__script_object_kind, r);
+}
+
+void dlock_names_free(char **names)
+{
+    size_t i;
+
+    if (!names)
+        return;
+    for (i = 0; names[i]; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The step's reply {cursor, name...}: *cursor, and the names appended to
+ * the list (*names, *n, *cap). 0 or -1 (a bad reply, or out of memory). */
+static int scan_reply(const dlock_reply *r, uint64_t *cursor, char ***names, size_t *n,
+                      size_t *cap)
+{
+    char *end;
+    size_t i;
+
+    if (r->type != DLOCK_REPLY_ARRAY || r->n < 1 || r->elems[0]->type != DLOCK_REPLY_BULK)
+        return -1;
+    for (i = 1; i < r->n; i++)
+        if (r->elems[i]->type != DLOCK_REPLY_BULK)
+            return -1;
+    *cursor = strtoull(r->elems[0]->str, &end, 10);
+    if (*end != '\0')
+        return -1;
+    for (i = 1; i < r->n; i++) {
+        if (*n + 2 > *cap) {
+            size_t grown = *cap ? *cap * 2 : 64;
+            char **more = realloc(*names, grown * sizeof **names);
+            if (!more)
+                return -1;
+            *names = more;
+            *cap = grown;
+        }
+        if (!((*names)[*n] = strdup(r->elems[i]->str)))
+            return -1;
+        (*names)[++*n] = NULL;
+    }
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A key of the group slot's node: "dlock-scan-N" with the first N whose
+ * group falls in [lo, hi] (api/dlock/sys/backend.h: key_slot). */
+static void routing_key(dlock_backend *b, char *key, size_t len, unsigned lo, unsigned hi)
+{
+    unsigned long i;
+    unsigned slot;
+
+    for (i = 0;; i++) {
+        snprintf(key, len, "dlock-scan-%lu", i);
+        slot = dlock_backend_key_slot(b, key, strlen(key));
+        if ((slot >= lo && slot <= hi) || i > 10000000UL)
+            return;
+    }
+}
+
+/* Every SCAN step on one node (route: a key of that node, or NULL on a
+ * single server), the names appended. 0 or the code, recorded on l. */
+static int scan_node(dlock_rlock *l, const char *route, const char *pattern, const char *cnt,
+                     char ***names, size_t *n, size_t *cap)
+{
+    char cur[32];
+    const char *argv[4];
+    dlock_reply *r;
+    uint64_t cursor = 0;
+    size_t k = 0;
+    int rc;
+
+    if (route)
+        argv[k++] = route;
+    argv[k] = cur;
+    argv[k + 1] = pattern;
+    argv[k + 2] = cnt;
+    do {
+        snprintf(cur, sizeof cur, "%" PRIu64, cursor);
+        r = NULL;
+        rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_scan, k, 3, argv);
+        if (rc != 0)
+            return rc;
+        if (scan_reply(r, &cursor, names, n, cap) != 0)
+            return dlock__unexpected_reply(l, &dlock__script_object_scan, r);
+        dlock_reply_free(r);
+    } while (cursor != 0);
+    return 0;
+}
+
+/* Every master (Redis Cluster: object_masters.lua's ranges, one routing
+ * key per node id), or the one server. */
+static int scan_all(dlock_rlock *l, const char *pattern, const char *cnt, char ***names,
+                    size_t *n, size_t *cap)
+{
+    dlock_backend *b = dlock_client_backend(l->client);
+    dlock_reply *m = NULL;
+    char key[48];
+    size_t i, j;
+    int rc;
+
+    rc = dlock_rlock_eval(l, NULL, &m, &dlock__script_object_masters, 0, 0, NULL);
+    if (rc != 0)
+        return rc;
+    if (m->type != DLOCK_REPLY_ARRAY || m->n % 3 != 0)
+        return dlock__unexpected_reply(l, &dlock__script_object_masters, m);
+    for (i = 0; i < m->n; i++)
+        if (m->elems[i]->type != (i % 3 == 2 ? DLOCK_REPLY_BULK : DLOCK_REPLY_INTEGER))
+            return dlock__unexpected_reply(l, &dlock__script_object_masters, m);
+    if (m->n == 0)
+        rc = scan_node(l, NULL, pattern, cnt, names, n, cap);
+    for (i = 0; i < m->n && rc == 0; i += 3) {
+        for (j = 0; j < i; j += 3) /* a master of several ranges: once */
+            if (strcmp(m->elems[j + 2]->str, m->elems[i + 2]->str) == 0)
+                break;
+        if (j < i)
+            continue;
+        routing_key(b, key, sizeof key, (unsigned)m->elems[i]->integer,
+                    (unsigned)m->elems[i + 1]->integer);
+        rc = scan_node(l, key, pattern, cnt, names, n, cap);
+    }
+    dlock_reply_free(m);
+    return rc;
+}
+
+int dlock_client_scan(dlock_client *c, const char *pattern, int64_t count, char ***out,
+                      char *err, size_t errlen)
+{
+    char cnt[DLOCK__I64_SIZE], **names = NULL;
+    size_t n = 0, cap = 0, i, k;
+    dlock_rlock *l = NULL;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (out)
+        *out = NULL;
+    if (!c || !pattern || !out) {
+        if (err && errlen)
+            snprintf(err, errlen, "NULL argument");
+        return DLOCK_EINVAL;
+    }
+    if (count < 1 || count > 1000000) {
+        if (err && errlen)
+            snprintf(err, errlen, "count must be 1..1000000 (got %" PRId64 ")", count);
+        return DLOCK_EINVAL;
+    }
+    /* A handle only to run the scripts through the client's services (its
+     * checks, the detail of a failure); no key of its own. */
+    if ((rc = dlock_reentrant_new(&l, c, "dlock-scan")) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", dlock_strerror(rc));
+        return rc;
+    }
+    rc = scan_all(l, pattern, dlock__i64(cnt, count), &names, &n, &cap);
+    if (rc == 0 && !names && !(names = calloc(1, sizeof *names)))
+        rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
+    if (rc != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", dlock_errmsg(l));
+        dlock_names_free(names);
+        dlock_rlock_free(l);
+        return rc;
+    }
+    /* Sorted, each name once (SCAN may return a key twice). */
+    qsort(names, n, sizeof *names, cmp_names);
+    for (i = k = 0; i < n; i++) {
+        if (k > 0 && strcmp(names[i], names[k - 1]) == 0)
+            free(names[i]);
+        else
+            names[k++] = names[i];
+    }
+    names[k] = NULL;
+    *out = names;
+    dlock_rlock_free(l);
+    return 0;
 }

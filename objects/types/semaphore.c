@@ -160,12 +160,12 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 }
 
 static int add(dlock_semaphore *s, dlock_op *op, int *out, int64_t delta,
-               int only_if_exists);
+               int only_if_exists, const char *limit);
 
 /* An acquisition not synced to enough replicas: the permits go back. */
 static int undo(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec)
 {
-    return add((dlock_semaphore *)l, op, NULL, strtoll(spec->arg, NULL, 10), 0);
+    return add((dlock_semaphore *)l, op, NULL, strtoll(spec->arg, NULL, 10), 0, NULL);
 }
 
 static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
@@ -201,11 +201,12 @@ int dlock_semaphore_try_acquire(dlock_semaphore *s, int64_t permits, int64_t wai
 
 /* ---- releasing and changing the count ---------------------------------------- */
 
+/* limit: the most the count may become, NULL none. */
 static int add(dlock_semaphore *s, dlock_op *op, int *out, int64_t delta,
-               int only_if_exists)
+               int only_if_exists, const char *limit)
 {
     char d[DLOCK__I64_SIZE];
-    const char *argv[5];
+    const char *argv[6];
     int64_t done;
     int rc;
 
@@ -213,8 +214,9 @@ static int add(dlock_semaphore *s, dlock_op *op, int *out, int64_t delta,
     argv[1] = dlock__i64(d, delta);
     argv[2] = s->o.channel;
     argv[3] = only_if_exists ? "1" : "0";
-    argv[4] = dlock__publish_cmd(BASE(s));
-    rc = dlock_rlock_eval_integer(BASE(s), op, &done, &dlock__script_semaphore_add, 1, 4,
+    argv[4] = limit ? limit : "";
+    argv[5] = dlock__publish_cmd(BASE(s));
+    rc = dlock_rlock_eval_integer(BASE(s), op, &done, &dlock__script_semaphore_add, 1, 5,
                                   argv);
     if (rc == 0 && out)
         *out = done == 1;
@@ -227,7 +229,25 @@ int dlock_semaphore_release(dlock_semaphore *s, int64_t permits)
 
     if (rc != 0 || permits == 0)
         return rc;
-    return add(s, NULL, NULL, permits, 0);
+    return add(s, NULL, NULL, permits, 0, NULL);
+}
+
+int dlock_semaphore_release_within(dlock_semaphore *s, int *out, int64_t permits,
+                                   int64_t limit)
+{
+    char l[DLOCK__I64_SIZE];
+    int rc = enter(s, permits, 0, "permits");
+
+    if (out)
+        *out = 0;
+    if (rc != 0)
+        return rc;
+    if (!out)
+        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL, "out is NULL");
+    if (limit < 0 || limit > DLOCK_PERMITS_MAX)
+        return dlock_rlock_fail(BASE(s), DLOCK_EINVAL,
+                                "limit must be 0..2^53 - 1 (got %" PRId64 ")", limit);
+    return add(s, NULL, out, permits, 0, dlock__i64(l, limit));
 }
 
 int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t permits)
@@ -239,7 +259,7 @@ int dlock_semaphore_release_if_exists(dlock_semaphore *s, int *out, int64_t perm
     /* 0 permits change nothing; a round trip only to answer "existed" */
     if (permits == 0 && !out)
         return 0;
-    return add(s, NULL, out, permits, 1);
+    return add(s, NULL, out, permits, 1, NULL);
 }
 
 int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta)
@@ -248,7 +268,7 @@ int dlock_semaphore_add_permits(dlock_semaphore *s, int64_t delta)
 
     if (rc != 0 || delta == 0)
         return rc;
-    return add(s, NULL, NULL, delta, 0);
+    return add(s, NULL, NULL, delta, 0, NULL);
 }
 
 int dlock_semaphore_drain_permits(dlock_semaphore *s, int64_t *out)

@@ -1,0 +1,376 @@
+/*
+ * Any object by its name: what is stored there (the library's
+ * dlock_object_kind), its state document whatever its type, the check
+ * dlock run makes before it takes a name, and dlock list.
+ *
+ *   dlock list [--text] [--count N] [PATTERN]
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- kinds ------------------------------------------------------------------- */
+
+static const struct {
+    const char *kind, *what;
+} kind_names[] = {
+    {"none", "nothing"},
+    {"reentrant", "reentrant lock"},
+    {"fair", "fair lock"},
+    {"fenced", "fenced lock"},
+    {"rwlock", "read-write lock"},
+    {"semaphore_lock", "semaphore held as a lock"},
+    {"permit_semaphore", "permit-expiring semaphore"},
+    {"counter", "semaphore or latch count"},
+    {"simple", "simple lock"},
+    {"string", "string that is no dlock object"},
+    {"other", "key of another Redis type"},
+};
+
+const char *cli_kind_what(const char *kind)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+        if (strcmp(kind_names[i].kind, kind) == 0)
+            return kind_names[i].what;
+    return kind;
+}
+
+int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
+                size_t errlen)
+{
+    dlock_rlock *l;
+    int rc;
+
+    *kind = "none";
+    err[0] = '\0';
+    if ((rc = dlock_reentrant_new(&l, c, name)) != 0) {
+        snprintf(err, errlen, "bad name (1 to %d bytes)", DLOCK_NAME_MAX);
+        return rc;
+    }
+    rc = dlock_object_kind(dlock_rlock_object(l), kind);
+    if (rc != 0)
+        snprintf(err, errlen, "%s", dlock_errmsg(l));
+    dlock_rlock_free(l);
+    return rc;
+}
+
+/* Which stored kinds each flavour of lock takes: the empty name, and the
+ * layouts it shares (a fair lock with no queue is a plain hash; a fenced
+ * lock's hash is a reentrant one; the semaphore as a lock counts on the
+ * plain semaphore's count). */
+static const char *const takes_reentrant[] = {"none", "reentrant", NULL};
+static const char *const takes_fair[] = {"none", "reentrant", "fair", NULL};
+static const char *const takes_fenced[] = {"none", "reentrant", "fenced", NULL};
+static const char *const takes_rwlock[] = {"none", "rwlock", NULL};
+static const char *const takes_semaphore[] = {"none", "counter", "semaphore_lock", NULL};
+
+static const char *flavour_kind(cli_flavour f)
+{
+    switch (f) {
+    case CLI_FAIR:
+        return "fair";
+    case CLI_FENCED:
+        return "fenced";
+    case CLI_READ:
+    case CLI_WRITE:
+        return "rwlock";
+    case CLI_SEMAPHORE:
+        return "semaphore_lock";
+    default:
+        return "reentrant";
+    }
+}
+
+int cli_check_kind(dlock_client *c, const char *name, cli_flavour f)
+{
+    const char *const *ok;
+    const char *kind;
+    char err[512];
+    size_t i;
+    int rc;
+
+    switch (f) {
+    case CLI_FAIR:
+        ok = takes_fair;
+        break;
+    case CLI_FENCED:
+        ok = takes_fenced;
+        break;
+    case CLI_READ:
+    case CLI_WRITE:
+        ok = takes_rwlock;
+        break;
+    case CLI_SEMAPHORE:
+        ok = takes_semaphore;
+        break;
+    case CLI_REDLOCK:
+        return 0; /* its keys are on every node: each node's own script says */
+    default:
+        ok = takes_reentrant;
+        break;
+    }
+    rc = cli_kind_of(c, name, &kind, err, sizeof err);
+    /* A server that cannot be reached now: the acquisition waits for it
+     * (and a wrong type then fails it with the library's detail). */
+    if (rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT)
+        return 0;
+    if (rc != 0) {
+        char what[256];
+        snprintf(what, sizeof what, "cannot tell what '%.64s' is", name);
+        return cli_failed(what, rc, err);
+    }
+    for (i = 0; ok[i]; i++)
+        if (strcmp(ok[i], kind) == 0)
+            return 0;
+    cli_error("'%s' is a %s, not a %s", name, cli_kind_what(kind),
+              cli_kind_what(flavour_kind(f)));
+    return CLI_USAGE;
+}
+
+/* ---- state documents ------------------------------------------------------- */
+
+/* The state of the lock of flavour f called name. */
+static int lock_state(dlock_client *c, const char *name, cli_flavour f, json_t **doc,
+                      char *err, size_t errlen)
+{
+    dlock_rlock *l;
+    int rc = cli_lock_new(&l, c, name, f);
+
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", dlock_strerror(rc));
+        return rc;
+    }
+    if ((rc = dlock_rlock_state(l, doc)) != 0)
+        snprintf(err, errlen, "%s", dlock_errmsg(l));
+    dlock_rlock_free(l);
+    return rc;
+}
+
+int cli_object_state(dlock_client *c, const char *name, int fair, json_t **out,
+                     char *err, size_t errlen)
+{
+    const char *kind;
+    json_t *doc = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((rc = cli_kind_of(c, name, &kind, err, errlen)) != 0)
+        return rc;
+    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0) {
+        rc = lock_state(c, name, fair ? CLI_FAIR : CLI_REENTRANT, &doc, err, errlen);
+    } else if (strcmp(kind, "fair") == 0) {
+        rc = lock_state(c, name, CLI_FAIR, &doc, err, errlen);
+    } else if (strcmp(kind, "fenced") == 0) {
+        rc = lock_state(c, name, CLI_FENCED, &doc, err, errlen);
+    } else if (strcmp(kind, "rwlock") == 0) {
+        /* Either half reports the whole lock (mode, readers, writer); the
+         * lock's TTL and holders are those of the half in use. */
+        rc = lock_state(c, name, CLI_READ, &doc, err, errlen);
+        if (rc == 0 && json_is_string(json_object_get(doc, "mode")) &&
+            strcmp(json_string_value(json_object_get(doc, "mode")), "write") == 0) {
+            json_decref(doc);
+            doc = NULL;
+            rc = lock_state(c, name, CLI_WRITE, &doc, err, errlen);
+        }
+    } else if (strcmp(kind, "semaphore_lock") == 0) {
+        rc = lock_state(c, name, CLI_SEMAPHORE, &doc, err, errlen);
+    } else if (strcmp(kind, "simple") == 0) {
+        rc = lock_state(c, name, CLI_SIMPLE, &doc, err, errlen);
+    } else if (strcmp(kind, "permit_semaphore") == 0) {
+        dlock_permit_semaphore *p;
+        if ((rc = dlock_permit_semaphore_new(&p, c, name)) == 0) {
+            if ((rc = dlock_permit_semaphore_state(p, &doc)) != 0)
+                snprintf(err, errlen, "%s", dlock_permit_semaphore_errmsg(p));
+            dlock_permit_semaphore_free(p);
+        }
+    } else if (strcmp(kind, "counter") == 0) {
+        dlock_semaphore *s;
+        if ((rc = dlock_semaphore_new(&s, c, name)) == 0) {
+            if ((rc = dlock_semaphore_state(s, &doc)) == 0) {
+                /* The count is a semaphore's or a latch's: say so. */
+                json_object_set(doc, "count", json_object_get(doc, "permits"));
+                json_object_del(doc, "permits");
+                json_object_set_new(doc, "type", json_string("counter"));
+            } else {
+                snprintf(err, errlen, "%s", dlock_semaphore_errmsg(s));
+            }
+            dlock_semaphore_free(s);
+        }
+    } else { /* "string", "other": no dlock object to read */
+        doc = json_object();
+        json_object_set_new(doc, "type", json_string(kind));
+        json_object_set_new(doc, "name", json_string(name));
+    }
+    if (rc != 0) {
+        json_decref(doc);
+        return rc;
+    }
+    json_object_set_new(doc, "kind", json_string(kind));
+    cli_describe_holders(c, doc);
+    *out = doc;
+    return 0;
+}
+
+/* ---- dlock list --------------------------------------------------------------- */
+
+static const char list_usage[] =
+    "Usage: dlock list [--text] [--count N] [PATTERN]\n"
+    "The locks, semaphores and latches whose names match PATTERN (Redis's glob:\n"
+    "*, ?, [...]; default *), by SCAN (every master of a cluster): one line of\n"
+    "JSON each, as dlock status\n"
+    "prints it (--text: one line each for people: type, name, state, TTL,\n"
+    "holders, waiters).\n"
+    "  --text      one line per object for people\n"
+    "  --count N   SCAN's COUNT hint (keys looked at per round trip; 100)\n";
+
+/* One line of --text for an object's state. */
+static void list_line(json_t *doc)
+{
+    json_t *holders = json_object_get(doc, "holders");
+    json_t *queue = json_object_get(doc, "queue");
+    json_t *ttl = json_object_get(doc, "ttl_ms");
+    json_t *v;
+    size_t i;
+
+    printf("%-16s %s", json_string_value(json_object_get(doc, "kind")),
+           json_string_value(json_object_get(doc, "name")));
+    if (json_object_get(doc, "count"))
+        printf(" count=%lld", (long long)json_integer_value(json_object_get(doc, "count")));
+    else if (json_object_get(doc, "permits"))
+        printf(" permits=%lld",
+               (long long)json_integer_value(json_object_get(doc, "permits")));
+    if (json_object_get(doc, "locked"))
+        printf(" %s", json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
+    if (json_is_string(json_object_get(doc, "mode")))
+        printf(" mode=%s", json_string_value(json_object_get(doc, "mode")));
+    if (json_is_integer(ttl) && json_integer_value(ttl) >= 0)
+        printf(" ttl=%lld.%03llds", (long long)(json_integer_value(ttl) / 1000),
+               (long long)(json_integer_value(ttl) % 1000));
+    else if (json_is_integer(ttl) && json_integer_value(ttl) == -1)
+        printf(" ttl=none");
+    if (json_array_size(holders)) {
+        printf(" holders=");
+        json_array_foreach(holders, i, v) {
+            json_t *who = json_object_get(v, "described");
+            printf("%s%s", i ? "," : "", json_string_value(json_object_get(v, "owner")));
+            if (json_is_string(who))
+                printf("(%s)", json_string_value(who));
+        }
+    }
+    if (json_is_array(queue))
+        printf(" waiters=%zu", json_array_size(queue));
+    printf("\n");
+}
+
+int cli_list(int argc, char **argv, const cli_common *common)
+{
+    static const struct option longs[] = {
+        CLI_COMMON_LONGS,
+        {"text", no_argument, NULL, 't'},
+        {"count", required_argument, NULL, 'n'},
+        {NULL, 0, NULL, 0},
+    };
+    cli_common co = *common;
+    const char *pattern = "*";
+    char **all = NULL, err[512];
+    size_t i;
+    int64_t count = 100;
+    dlock_client *c;
+    int ch, rc, text = 0, status = CLI_OK;
+
+    while ((ch = getopt_long(argc, argv, ":" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
+        if (cli_common_option(ch, optarg, &co))
+            continue;
+        switch (ch) {
+        case 't':
+            text = 1;
+            break;
+        case 'n':
+            if (cli_parse_count(optarg, 1, 1000000, &count, err, sizeof err) != 0)
+                return cli_usage("--count: %s", err);
+            break;
+        case 'h':
+            return cli_sub_help(list_usage);
+        default:
+            return cli_bad_option(ch, argv);
+        }
+    }
+    if (optind < argc)
+        pattern = argv[optind++];
+    if (optind < argc)
+        return cli_usage("list: one PATTERN only ('%s' is extra)", argv[optind]);
+    if ((rc = cli_connect(&c, &co, NULL)) != 0)
+        return rc;
+    if ((rc = dlock_client_scan(c, pattern, count, &all, err, sizeof err)) != 0) {
+        status = cli_failed("cannot list", rc, err);
+        goto out;
+    }
+    for (i = 0; all[i]; i++) {
+        json_t *doc;
+        rc = cli_object_state(c, all[i], 0, &doc, err, sizeof err);
+        if (rc != 0) {
+            char what[256];
+            snprintf(what, sizeof what, "no state of '%.64s'", all[i]);
+            status = cli_failed(what, rc, err);
+            continue;
+        }
+        if (strcmp(json_string_value(json_object_get(doc, "kind")), "none") == 0) {
+            json_decref(doc); /* gone since the scan */
+            continue;
+        }
+        if (text) {
+            list_line(doc);
+        } else {
+            char *line = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+            if (line)
+                printf("%s\n", line);
+            free(line);
+        }
+        json_decref(doc);
+    }
+out:
+    dlock_names_free(all);
+    dlock_client_free(c);
+    return status;
+}
+
+/* "host pid 123 program started 2026-11-27T16:03:36Z" for one owner, into
+ * holder; nothing when its client published no description. */
+static void describe_one(dlock_client *c, json_t *holder)
+{
+    const char *owner = json_string_value(json_object_get(holder, "owner"));
+    dlock_owner_info info;
+    char line[700], when[32];
+    struct tm tm;
+    time_t t;
+    int found;
+
+    if (!owner || dlock_client_owner_info(c, owner, &info, &found) != 0 || !found)
+        return;
+    t = (time_t)(info.started_ms / 1000);
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(line, sizeof line, "%s pid %lld %s, started %s", info.host, info.pid,
+             info.program, when);
+    json_object_set_new(holder, "described", json_string(line));
+}
+
+void cli_describe_holders(dlock_client *c, json_t *doc)
+{
+    const char *const arrays[] = {"holders", "readers"};
+    json_t *v;
+    size_t i, k;
+
+    for (k = 0; k < 2; k++)
+        json_array_foreach(json_object_get(doc, arrays[k]), i, v)
+            describe_one(c, v);
+    if (json_is_object(json_object_get(doc, "writer")))
+        describe_one(c, json_object_get(doc, "writer"));
+}
