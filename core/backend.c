@@ -135,6 +135,19 @@ uint64_t dlock_backend_unsynced(dlock_backend *b, int cause)
     return b->methods->unsynced(b, cause);
 }
 
+int dlock_backend_server_safety(dlock_backend *b, dlock_server_safety *out)
+{
+    static const dlock_server_safety unknown = DLOCK_SERVER_SAFETY_INIT;
+
+    if (b == NULL || out == NULL || out->version != 1)
+        return DLOCK_EINVAL;
+    if (b->methods == NULL || b->methods->version < 7 ||
+        b->methods->server_safety == NULL)
+        return DLOCK_ENOTSUP;
+    *out = unknown;
+    return b->methods->server_safety(b, out);
+}
+
 const char *dlock_backend_publish_command(dlock_backend *b)
 {
     const char *cmd = NULL;

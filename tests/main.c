@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness/acl_user.h"
 #include "harness/fixture.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
@@ -100,7 +101,8 @@ static void on_alarm(int sig)
 /* DLOCK_TEST_ONLY=name[,name...] runs only the named parts, for working on
  * one of them: the suites' parts (tests/suites.h), "mock" for the
  * conformance groups on the mock, and the Redis rows ("redis",
- * "redis-tls", "redis-pool", "redis-sentinel", "redis-cluster"). Unset:
+ * "redis-tls", "redis-pool", "redis-acl", "redis-sentinel",
+ * "redis-cluster"). Unset:
  * everything (make check). */
 static int wanted(const char *part)
 {
@@ -143,6 +145,7 @@ static void run_groups(const char *backend, int row)
 static void run_conformance_on_redis(const char *name, int row)
 {
     const char *url;
+    char acl_url[256];
     int rc, tls = row == ROW_TLS;
 
     if (!wanted(name))
@@ -155,6 +158,11 @@ static void run_conformance_on_redis(const char *name, int row)
     else
         rc = tls ? dlock_test_redis_start_tls(&server, "yes", 0, NULL)
                  : dlock_test_redis_start(&server, NULL);
+    /* The ACL row: the README's exact ACL SETUSER line, and the clients
+     * log in as that user. */
+    if (rc == 0 && row == ROW_ACL &&
+        dlock_test_acl_apply(server, acl_url, sizeof acl_url) != 0)
+        rc = -1;
     if (rc != 0 || (row != ROW_SENTINEL && row != ROW_CLUSTER && !server)) {
         int n = dlock_test_conformance_count();
         fprintf(stderr, "cannot start redis-server (%d): the %d conformance "
@@ -166,9 +174,12 @@ static void run_conformance_on_redis(const char *name, int row)
     url = row == ROW_SENTINEL   ? dlock_test_sentinel_url()
           : row == ROW_CLUSTER  ? dlock_test_cluster_seed_url()
           : tls                 ? dlock_test_redis_tls_url(server)
+          : row == ROW_ACL      ? acl_url
                                 : dlock_test_redis_url(server);
     dlock_fx_set_redis_url(url);
-    printf("conformance on %s at %s\n", name, url);
+    dlock_fx_set_redis_admin_url(row == ROW_ACL ? dlock_test_redis_url(server) : NULL);
+    printf("conformance on %s at %s\n", name,
+           row == ROW_ACL ? dlock_test_redis_url(server) : url);
     dlock_test_set_phase("conformance on %s", name);
     /* Every group through Sentinel, or over TLS, adds about 1.5-2 min each
      * to make check, and neither changes lock semantics (the plain and
@@ -272,6 +283,10 @@ int main(void)
      * included (DLOCK_TEST_TLS_FULL=1: every case). */
     run_conformance_on_redis("redis-tls", ROW_TLS);
     run_reentrant_pooled();
+    /* And every group once more as the README's least-privilege ACL user
+     * (tests/harness/acl_user.txt: "Deploying"), so that a command the
+     * library needs and the line lacks fails here with NOPERM. */
+    run_conformance_on_redis("redis-acl", ROW_ACL);
     /* And through Sentinel (redis-sentinel://, the master found by asking
      * three sentinels; the Sentinel tests' set, stopped after). */
     run_conformance_on_redis("redis-sentinel", ROW_SENTINEL);

@@ -31,7 +31,14 @@
 #define ROW_TLS      0x04 /* "redis-tls": rediss://; DLOCK_TEST_TLS_FULL=1 */
 #define ROW_SENTINEL 0x08 /* "redis-sentinel"; DLOCK_TEST_SENTINEL_FULL=1 */
 #define ROW_CLUSTER  0x10 /* "redis-cluster": 3 masters, 3 replicas */
-#define ROWS_ALL (ROW_MOCK | ROW_REDIS | ROW_TLS | ROW_SENTINEL | ROW_CLUSTER)
+#define ROW_ACL      0x20 /* "redis-acl": plain TCP as the README's
+                           * least-privilege ACL user (Deploying) */
+#define ROWS_ALL (ROW_MOCK | ROW_REDIS | ROW_TLS | ROW_SENTINEL | ROW_CLUSTER | ROW_ACL)
+/* Every conformance group runs on the ACL row, so that a command, key or
+ * channel the library needs and the README's ACL line lacks fails there
+ * with NOPERM (the sample runs on the redis row only: its lock name is not
+ * under the line's "dlock" prefix). */
+#define ROWS_PLAIN (ROW_MOCK | ROW_REDIS | ROW_ACL)
 /* The TLS and Sentinel rows run every group only with their _FULL=1
  * variable; else, like the pooled row ("redis-pool"), they run the
  * reentrant lock's generic cases alone (tests/main.c). The spin and simple
@@ -53,13 +60,13 @@
     X(dlock_test_lifecycle, "lifecycle", ROWS_ALL)                     /* lifecycle_cases.c */       \
     X(dlock_test_interop, "interop", ROWS_ALL)                         /* interop_cases.c */         \
     X(dlock_test_redisson_parity, "Redisson parity", ROWS_ALL)         /* redisson_parity_cases.c */ \
-    X(dlock_test_spin, "spin lock", ROW_MOCK | ROW_REDIS)              /* spin_cases.c */            \
-    X(dlock_test_simple, "simple lock", ROW_MOCK | ROW_REDIS)          /* simple_cases.c */          \
-    X(dlock_test_inspection, "inspection", ROW_MOCK | ROW_REDIS | ROW_CLUSTER) /* inspection_cases.c */ \
+    X(dlock_test_spin, "spin lock", ROWS_PLAIN)                        /* spin_cases.c */            \
+    X(dlock_test_simple, "simple lock", ROWS_PLAIN)                    /* simple_cases.c */          \
+    X(dlock_test_inspection, "inspection", ROW_MOCK | ROW_REDIS | ROW_CLUSTER) /* inspection_cases.c; admin rights, not the ACL row */ \
     X(dlock_test_sample_custom_lock, "samples/custom_lock", ROW_REDIS) /* tests/sample_test.c */     \
     X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */   \
-    X(dlock_test_async, "async", ROW_MOCK | ROW_REDIS | ROW_CLUSTER)   /* async_cases.c */ \
-    X(dlock_test_cpp, "C++", ROW_MOCK | ROW_REDIS)                     /* cpp_cases.cpp (api/dlock.hpp) */
+    X(dlock_test_async, "async", ROWS_PLAIN | ROW_CLUSTER)             /* async_cases.c */ \
+    X(dlock_test_cpp, "C++", ROWS_PLAIN)                               /* cpp_cases.cpp (api/dlock.hpp) */
 
 /* X(function, part): `int function(void)`, before the conformance rows. */
 #define DLOCK_TEST_SUITES(X)                                                                               \
@@ -81,6 +88,7 @@
     X(dlock_test_redis_async_io, "redis async I/O tests")              /* async_io_test.c */               \
     X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
     X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
+    X(dlock_test_redis_safety, "redis safety tests")                   /* safety_test.c */                 \
     /* tests/backends/mock/: the mock against a redis-server */                                            \
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \

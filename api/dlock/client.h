@@ -203,6 +203,22 @@ DLOCK_API int dlock_client_owner(dlock_client *c, char *buf, size_t len);
 /* The client's backend (borrowed). */
 DLOCK_API dlock_backend *dlock_client_backend(dlock_client *c);
 
+/* What the servers that keep c's locks said, when c's backend connected
+ * to them, of evicting keys (maxmemory-policy) and persisting them (AOF,
+ * RDB save points): dlock_server_safety in api/dlock/backend.h, which
+ * says what each field means; api/dlock/fenced.h says when fencing tokens
+ * hold, and the README's "Deploying" how to set a server up. The Redis
+ * backend reads it on the connection being set up (the first to a server,
+ * the first after a reconnect or a failover; with lazy_connect, the first
+ * call's), never on a lock operation, and logs one DLOCK_LOG_WARN line
+ * per backend (api/dlock/log.h) the first time a server can evict lock
+ * keys or send tokens back. Never blocks, never talks to a server.
+ * 0; DLOCK_EINVAL (NULL, out->version not 1); DLOCK_ENOTSUP (a backend
+ * that cannot tell: the mock). Any thread. */
+struct dlock_server_safety;
+DLOCK_API int dlock_client_server_safety(dlock_client *c,
+                                         struct dlock_server_safety *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,35 @@
  * The calls below add the token; they take a lock made by dlock_fenced_new
  * (any other lock: DLOCK_EINVAL).
  *
+ * When the guarantee holds. "Strictly greater than every token handed out
+ * before" rests on the counter never losing an increment, which the store,
+ * not dlock, decides. On Redis it holds exactly while all of these do:
+ *  - no eviction of the counter: maxmemory-policy noeviction, or a
+ *    volatile-* policy (it evicts only keys with a TTL, and the counter
+ *    has none; but then a held lock, whose hash has its lease as TTL, can
+ *    be evicted and taken by another owner: the tokens still go up, which
+ *    is what lets the guarded writes refuse the old holder). An allkeys-*
+ *    policy can evict the counter: tokens start again from 1.
+ *  - no restart that loses writes: appendonly yes (AOF) with appendfsync
+ *    always keeps every increment; everysec (Redis's default) can lose
+ *    the last second's on a crash of the machine (not of the process). RDB
+ *    snapshots alone lose every increment since the last snapshot on a
+ *    crash, kill -9 or power cut; no persistence loses them all.
+ *  - no failover to a replica that had not received the last increments:
+ *    replication is asynchronous, so a promoted replica can be behind,
+ *    unless the backend waits for replicas (sync_replicas,
+ *    api/dlock/redis.h: -1 or N, each acquisition acknowledged before it
+ *    returns; a DLOCK_ESYNC acquisition is rolled back).
+ *  - nobody deletes or resets the counter (DEL, FLUSHALL, a restore from
+ *    an older backup).
+ * The Redis backend reads the policy and the persistence settings when it
+ * connects (and after a reconnect or failover), logs one warning per
+ * backend when tokens can go back, and reports what it found:
+ * dlock_client_server_safety (api/dlock/client.h), whose
+ * tokens_can_go_back says "allkeys-* or unknown policy, or neither AOF nor
+ * RDB save points". The README's "Deploying" section sets a server up for
+ * it. On the mock the counter lives as long as its store.
+ *
  * Owner ids: the hash holds owner ids only and the counter is a key of its
  * own: no id is reserved.
  *

@@ -24,6 +24,7 @@
 #include "eval.h"
 #include "internal.h"
 #include "mux.h"
+#include "safety.h"
 #include "slot.h"
 #include "topology.h"
 #include "transport.h"
@@ -35,6 +36,7 @@ typedef struct redis_backend {
     dlock__redis_cluster *cluster; /* Redis Cluster */
     dlock__redis_scripts *scripts;
     uint64_t reconnects; /* cfg.reconnects points here */
+    int safety_warned;   /* cfg.safety_warned points here */
 } redis_backend;
 
 static int rb_eval_until(dlock_backend *b, dlock_reply **out,
@@ -138,6 +140,25 @@ static uint64_t rb_unsynced(dlock_backend *b, int cause)
     return dlock__redis_scripts_unsynced(((redis_backend *)b)->scripts, cause);
 }
 
+/* The master's facts (standalone; Sentinel: the current master, which a
+ * failover replaces with a node whose pool probes afresh), or every
+ * master's (Cluster). */
+static int rb_server_safety(dlock_backend *b, dlock_server_safety *out)
+{
+    redis_backend *rb = (redis_backend *)b;
+    dlock__redis_node *n;
+    dlock__redis_facts f;
+
+    if (rb->cluster) {
+        dlock__redis_cluster_safety(rb->cluster, out);
+        return 0;
+    }
+    n = dlock__redis_topology_master(rb->topo);
+    if (n && dlock__redis_pool_facts(n->pool, &f))
+        dlock__redis_safety_merge(out, &f);
+    return 0;
+}
+
 /* Redis Cluster: sharded pub/sub (SPUBLISH on the master of the
  * channel's slot, where the waiters SSUBSCRIBE), as Redisson 3.22+ does in
  * cluster mode; standalone and Sentinel: PUBLISH. */
@@ -207,6 +228,7 @@ static const dlock_backend_methods redis_methods = {
     .eval_send = rb_eval_send,
     .eval_receive = rb_eval_receive,
     .unsynced = rb_unsynced,
+    .server_safety = rb_server_safety,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and
@@ -387,6 +409,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.reconnect_min_ms = opts->reconnect_min_ms;
     rb->cfg.reconnect_max_ms = opts->reconnect_max_ms;
     rb->cfg.reconnects = &rb->reconnects;
+    rb->cfg.safety_warned = &rb->safety_warned;
 
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)

@@ -31,6 +31,7 @@
 #include "core/thread_name.h"
 #include "conn.h"
 #include "node.h"
+#include "safety.h"
 #include "slot.h"
 #include "subscriber.h"
 
@@ -913,4 +914,29 @@ void dlock__redis_cluster_free(dlock__redis_cluster *c)
     pthread_mutex_destroy(&c->move_mu);
     pthread_mutex_destroy(&c->mu);
     free(c);
+}
+
+/* ---- what the masters keep (safety.h) ---------------------------------- */
+
+/* Whether the map names n as the master of some slot. Called with mu held. */
+static int is_master(dlock__redis_cluster *c, const cnode *n)
+{
+    unsigned s;
+    for (s = 0; s < DLOCK__REDIS_SLOTS; s++)
+        if (slot_node(c, s) == n)
+            return 1;
+    return 0;
+}
+
+void dlock__redis_cluster_safety(dlock__redis_cluster *c,
+                                 dlock_server_safety *out)
+{
+    dlock__redis_facts f;
+    cnode *n;
+
+    pthread_mutex_lock(&c->mu);
+    for (n = c->nodes; n; n = n->next)
+        if (is_master(c, n) && dlock__redis_pool_facts(n->node->pool, &f))
+            dlock__redis_safety_merge(out, &f);
+    pthread_mutex_unlock(&c->mu);
 }

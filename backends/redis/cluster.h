@@ -94,4 +94,9 @@ int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
 void dlock__redis_cluster_unsubscribe(dlock__redis_cluster *c,
                                       dlock_subscription *sub);
 
+/* The backend's server_safety slot: the probed facts (safety.h) of every
+ * master of the slot map, merged into out. Never blocks on I/O. */
+void dlock__redis_cluster_safety(dlock__redis_cluster *c,
+                                 dlock_server_safety *out);
+
 #endif /* DLOCK_REDIS_CLUSTER_H */

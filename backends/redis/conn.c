@@ -13,6 +13,7 @@
 
 #include "dlock/errors.h"
 #include "core/wipe.h"
+#include "safety.h"
 
 /* ---- RESP formatting --------------------------------------------------- */
 
@@ -471,13 +472,15 @@ static int check_handshake_reply(const redisReply *r, const char *what,
 }
 
 static int handshake(dlock__redis_conn *c, const dlock__redis_config *cfg,
-                     int64_t deadline_ms, char *errbuf, size_t errlen)
+                     int64_t deadline_ms, dlock__redis_facts *probe,
+                     char *errbuf, size_t errlen)
 {
     const dlock__redis_url *u = &cfg->url;
     dlock__redis_cmdbuf b = {0};
     const char *what[3];
     const char *expect[3];
-    int n = 0, i, rc = 0;
+    redisReply *answers[4] = {NULL, NULL, NULL, NULL};
+    int n = 0, i, rc = 0, nprobe = 0;
 
     if (u->password) {
         const char *argv[3];
@@ -506,6 +509,10 @@ static int handshake(dlock__redis_conn *c, const dlock__redis_config *cfg,
         what[n] = "PING";
         expect[n++] = "PONG";
     }
+    /* The probe rides in the same round trip, after PING (safety.h). */
+    if (rc == 0 && probe &&
+        (nprobe = dlock__redis_probe_add(&b, probe->from_info)) < 0)
+        rc = DLOCK_ENOMEM;
     if (rc != 0) {
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", u->where);
         goto out;
@@ -523,6 +530,16 @@ static int handshake(dlock__redis_conn *c, const dlock__redis_config *cfg,
         rc = check_handshake_reply(r, what[i], expect[i], cfg, errbuf, errlen);
         freeReplyObject(r);
     }
+    /* Every reply of the probe is read, whatever it says: the connection
+     * stays in step; a refusal only leaves a fact unknown. */
+    for (i = 0; rc == 0 && i < nprobe; i++)
+        rc = read_until(c, &answers[i], cfg, deadline_ms, errbuf, errlen);
+    if (rc == 0 && nprobe > 0)
+        dlock__redis_probe_read(probe, answers, nprobe, u->where);
+    else
+        for (i = 0; i < nprobe; i++)
+            if (answers[i])
+                freeReplyObject(answers[i]);
 out:
     /* The buffer held the password. */
     dlock__wipe(b.data, b.cap);
@@ -532,7 +549,8 @@ out:
 
 int dlock__redis_connect(dlock__redis_conn **out,
                          const dlock__redis_config *cfg, int64_t budget_ms,
-                         char *errbuf, size_t errlen)
+                         dlock__redis_facts *probe, char *errbuf,
+                         size_t errlen)
 {
     const dlock__redis_url *u = &cfg->url;
     int64_t start = dlock__redis_now_ms(), hs_deadline;
@@ -575,7 +593,7 @@ int dlock__redis_connect(dlock__redis_conn **out,
     } else {
         hs_deadline = dlock__redis_deadline(cfg->command_timeout_ms);
     }
-    rc = handshake(c, cfg, hs_deadline, errbuf, errlen);
+    rc = handshake(c, cfg, hs_deadline, probe, errbuf, errlen);
     if (rc == DLOCK_ETIMEDOUT)
         dlock__redis_errf(errbuf, errlen,
                           "redis %s: no reply to AUTH/SELECT/PING within "

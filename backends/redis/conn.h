@@ -57,15 +57,21 @@ void dlock__redis_cmdbuf_free(dlock__redis_cmdbuf *b);
 /* Opens a connection and prepares it: connect (and the TLS handshake, for
  * rediss://) within budget_ms (0 = no limit), then AUTH (if the URL has a
  * password), SELECT (if db != 0) and PING pipelined in one round trip. The
- * PING reply proves a Redis server is talking. Returns 0, DLOCK_ECONN
+ * PING reply proves a Redis server is talking. probe (NULL: none) adds the
+ * commands of safety.h to that round trip and fills *probe with what the
+ * server said (probe->from_info set on entry: this server refused CONFIG
+ * before, ask INFO only); a refused probe command never fails the
+ * connect. Returns 0, DLOCK_ECONN
  * (refused, unreachable, closed, TLS handshake or certificate refused),
  * DLOCK_ETIMEDOUT, DLOCK_EAUTH, DLOCK_EPROTO (not Redis, or SELECT refused)
  * or DLOCK_ENOMEM; errbuf gets the detail, never the password. Blocks for
  * at most budget_ms (the handshake included), or, with no budget, the
  * connect plus the command timeout. */
+struct dlock__redis_facts;
 int dlock__redis_connect(dlock__redis_conn **out,
                          const dlock__redis_config *cfg, int64_t budget_ms,
-                         char *errbuf, size_t errlen);
+                         struct dlock__redis_facts *probe, char *errbuf,
+                         size_t errlen);
 
 /* Closes c. NULL is a no-op. */
 void dlock__redis_conn_free(dlock__redis_conn *c);

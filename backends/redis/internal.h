@@ -37,6 +37,9 @@ typedef struct dlock__redis_config {
     int sync_replicas;
     int64_t sync_timeout_ms;
     uint64_t *reconnects; /* the backend's count (atomic); copies share it */
+    /* The backend's "a server can evict lock keys or send fencing tokens
+     * back" warning, logged once (atomic; copies share it: safety.h). */
+    int *safety_warned;
     /* 1: the constructor does no I/O; the topology or the cluster connects
      * on first use (api/dlock/redis.h, lazy connection). */
     int lazy_connect;

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
+#include "safety.h"
 
 struct dlock__redis_pool {
     const dlock__redis_config *cfg;
@@ -23,6 +24,11 @@ struct dlock__redis_pool {
     int64_t retry_at_ms;  /* no new attempt before this */
     int last_rc;
     char last_err[256];
+    /* What the server said of eviction and persistence (safety.h): the
+     * last probe's; asked again on a connect while none was open (a
+     * restart, a failover to this server) and on the first after failed
+     * ones. */
+    dlock__redis_facts facts;
 };
 
 int64_t dlock__redis_backoff_ms(const dlock__redis_config *cfg, int failures)
@@ -127,6 +133,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
         if (p->open < cfg->pool_size) {
             int64_t budget = 0;
             int probe = 0;
+            dlock__redis_facts ask, *asking = NULL;
             if (p->failures > 0) {
                 if (p->probing || now < p->retry_at_ms) {
                     rc = fail_fast(p, now, errbuf, errlen);
@@ -134,6 +141,13 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                     return rc;
                 }
                 p->probing = probe = 1;
+            }
+            if (probe || p->open == 0 || !p->facts.known) {
+                /* A server that refused CONFIG is not asked again (its
+                 * ACL: each refusal is an ACL LOG entry). */
+                memset(&ask, 0, sizeof ask);
+                ask.from_info = p->facts.known && p->facts.from_info;
+                asking = &ask;
             }
             p->open++;
             pthread_mutex_unlock(&p->mu);
@@ -144,7 +158,8 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                     budget = 1;
             }
             detail[0] = '\0';
-            rc = dlock__redis_connect(&c, cfg, budget, detail, sizeof detail);
+            rc = dlock__redis_connect(&c, cfg, budget, asking, detail,
+                                      sizeof detail);
 
             pthread_mutex_lock(&p->mu);
             if (probe)
@@ -173,7 +188,11 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                 return rc;
             }
             p->failures = 0;
+            if (asking && ask.known)
+                p->facts = ask;
             pthread_mutex_unlock(&p->mu);
+            if (asking && ask.known)
+                dlock__redis_safety_report(cfg, &ask);
             if (probe && cfg->reconnects) __atomic_add_fetch(cfg->reconnects, 1, __ATOMIC_RELAXED);
             if (probe) dlock__log(DLOCK_LOG_INFO, "redis %s: reconnected", cfg->url.where);
             *out = c;
@@ -273,4 +292,12 @@ int dlock__redis_pool_call(dlock__redis_pool *p, const dlock__redis_cmdbuf *b,
     return rc != 0 ? rc
                    : dlock__redis_pool_receive(p, c, nreplies, replies,
                                                deadline_ms, errbuf, errlen);
+}
+
+int dlock__redis_pool_facts(dlock__redis_pool *p, dlock__redis_facts *out)
+{
+    pthread_mutex_lock(&p->mu);
+    *out = p->facts;
+    pthread_mutex_unlock(&p->mu);
+    return out->known;
 }

@@ -70,4 +70,11 @@ int dlock__redis_pool_receive(dlock__redis_pool *p, dlock__redis_conn *c,
                               int nreplies, redisReply **replies,
                               int64_t deadline_ms, char *errbuf, size_t errlen);
 
+/* The server's answers to the last probe (safety.h): what the pool's
+ * connects asked, on the first connection to the server and on the first
+ * after it had none open or failed to connect. Returns out->known (0:
+ * not asked yet). Never blocks on I/O. */
+struct dlock__redis_facts;
+int dlock__redis_pool_facts(dlock__redis_pool *p, struct dlock__redis_facts *out);
+
 #endif /* DLOCK_REDIS_POOL_H */

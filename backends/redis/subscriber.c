@@ -627,7 +627,7 @@ static void try_connect(dlock__redis_subscriber *s)
     int rc;
 
     pthread_mutex_unlock(&s->mu);
-    rc = dlock__redis_connect(&c, cfg, cfg->connect_timeout_ms, detail,
+    rc = dlock__redis_connect(&c, cfg, cfg->connect_timeout_ms, NULL, detail,
                               sizeof detail);
     if (rc != 0) dlock__log(DLOCK_LOG_WARN, "subscriber connect failed: %s", detail);
     pthread_mutex_lock(&s->mu);

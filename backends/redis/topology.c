@@ -123,7 +123,7 @@ static int ask_sentinel(dlock__redis_topology *t, int i, char *host,
     redisReply *r = NULL;
     int rc;
 
-    rc = dlock__redis_connect(&c, sc, sc->connect_timeout_ms, errbuf, errlen);
+    rc = dlock__redis_connect(&c, sc, sc->connect_timeout_ms, NULL, errbuf, errlen);
     if (rc != 0)
         return rc;
     argv[0] = "SENTINEL";
@@ -264,7 +264,7 @@ static int watch_open(dlock__redis_topology *t, dlock__redis_conn **out)
         dlock__redis_conn *c;
         redisReply *r = NULL;
         int ok;
-        if (dlock__redis_connect(&c, sc, sc->connect_timeout_ms, NULL, 0) != 0)
+        if (dlock__redis_connect(&c, sc, sc->connect_timeout_ms, NULL, NULL, 0) != 0)
             continue;
         ok = roundtrip(c, sc, 2, argv, &r, NULL, 0) == 0 &&
              r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&

@@ -412,3 +412,10 @@ dlock_backend *dlock_client_backend(dlock_client *c)
 {
     return c ? c->backend : NULL;
 }
+
+int dlock_client_server_safety(dlock_client *c, dlock_server_safety *out)
+{
+    if (!c)
+        return DLOCK_EINVAL;
+    return dlock_backend_server_safety(c->backend, out);
+}

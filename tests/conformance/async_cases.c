@@ -507,6 +507,10 @@ static void async_other_objects(void **state)
 /* The case's locks, freed together by teardown. */
 typedef struct many_locks {
     dlock_rlock *mine[MANY], *theirs[MANY];
+    /* their callbacks' records: with the locks, not on the test's stack,
+     * and the loop is made after them (so freed first at teardown): a
+     * failed assertion leaves nothing pending that points at freed memory */
+    seen s[MANY];
 } many_locks;
 
 static void free_many(void *arg)
@@ -524,15 +528,16 @@ static void free_many(void *arg)
 static void async_many_waits(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    dlock_loop *lp = loop(fx, fx->c1);
     many_locks *m = calloc(1, sizeof(*m));
-    seen s[MANY];
+    dlock_loop *lp;
+    seen *s;
     int i, total;
     int64_t end;
 
     assert_non_null(m);
     dlock_fx_keep(fx, m, free_many);
-    memset(s, 0, sizeof(s));
+    lp = loop(fx, fx->c1);
+    s = m->s;
     for (i = 0; i < MANY; i++) {
         char name[160];
 

@@ -47,7 +47,7 @@ static long long queue_len(dlock_fx *fx)
     char key[160];
 
     key_of(key, sizeof(key), "redisson_lock_queue:", fx->name);
-    return dlock_fx_call_int(fx->c1, "LLEN", key, 0, NULL);
+    return dlock_fx_list_len(fx->c1, key);
 }
 
 static long long deadlines_len(dlock_fx *fx)
@@ -821,7 +821,7 @@ static void waiter_timeout_settings(void **state)
         w.lease_ms = fx->long_lease_ms;
         dlock_fx_start(&t, waiter_main, &w);
         while (dlock_fx_real_ms() < give_up && !dlock_fx_done(&t) &&
-               (queued = dlock_fx_call_int(c, "LLEN", queue, 0, NULL)) == 0)
+               (queued = dlock_fx_list_len(c, queue)) == 0)
             dlock_fx_sleep_real(5);
         alives = dlock_fx_call_int(c, "ZCARD", alive, 0, NULL);
         if (dlock_fx_call(c, &r, "ZRANGE", alive, 3, "0", "0", "WITHSCORES") == 0 &&
@@ -840,7 +840,7 @@ static void waiter_timeout_settings(void **state)
         assert_int_equal(alives, want > 0 ? 1 : 0);
         if (want > 0)
             assert_true(ahead > want - 5000 && ahead <= want);
-        assert_int_equal(dlock_fx_call_int(c, "LLEN", queue, 0, NULL), 0);
+        assert_int_equal(dlock_fx_list_len(c, queue), 0);
         assert_int_equal(dlock_fx_call_int(c, "ZCARD", alive, 0, NULL), 0);
     }
 }

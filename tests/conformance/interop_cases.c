@@ -138,7 +138,8 @@ static void latch_channel_of_braced_name(void **state)
     int64_t started, took;
     int n, base;
 
-    snprintf(name, sizeof(name), "{app}latch-%s", fx->name);
+    /* "{dlock": the README's ACL user's key patterns (redis-acl row) */
+    snprintf(name, sizeof(name), "{dlock-app}latch-%s", fx->name);
     snprintf(channel, sizeof(channel), "redisson_countdownlatch__channel__{%s}", name);
     {
         /* Redis Cluster: Redisson's channel for this braced name would hash
@@ -560,7 +561,7 @@ static long long queue_len(dlock_fx *fx)
     fair_keys k;
 
     fair_keys_of(&k, fx->name);
-    return dlock_fx_call_int(fx->c1, "LLEN", k.queue, 0, NULL);
+    return dlock_fx_list_len(fx->c1, k.queue);
 }
 
 static void queue_at(dlock_fx *fx, char *buf, size_t len, long long i)

@@ -247,7 +247,8 @@ static long long keys_left(dlock_fx *fx, char *first, size_t len)
     snprintf(pattern, sizeof(pattern), "*%s*", fx->name);
     argv[0] = fx->name;
     argv[1] = pattern;
-    assert_int_equal(dlock_backend_eval(dlock_client_backend(fx->c1), &r, &keys_matching,
+    assert_int_equal(dlock_backend_eval(dlock_client_backend(dlock_fx_inspector(fx)), &r,
+                                        &keys_matching,
                                         1, 1, argv, NULL, NULL, 0),
                      0);
     assert_int_equal(r->type, DLOCK_REPLY_ARRAY);

@@ -84,6 +84,18 @@ long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
     return v;
 }
 
+long long dlock_fx_list_len(dlock_client *c, const char *key)
+{
+    dlock_reply *r = NULL;
+    long long v;
+
+    assert_int_equal(dlock_fx_call(c, &r, "LRANGE", key, 2, "0", "-1"), 0);
+    assert_int_equal(r->type, DLOCK_REPLY_ARRAY);
+    v = (long long)r->n;
+    dlock_reply_free(r);
+    return v;
+}
+
 /* Appends text (n bytes) to buf at *at; fails the test when it is full. */
 static void dump_put(char *buf, size_t len, size_t *at, const char *text, size_t n)
 {

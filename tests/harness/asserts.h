@@ -28,6 +28,10 @@ void dlock_fx_call_str(dlock_client *c, char *buf, size_t len, const char *cmd,
 /* The reply of a direct command on c that must be an integer (LLEN, PTTL...). */
 long long dlock_fx_call_int(dlock_client *c, const char *cmd, const char *key,
                             int nargs, const char *a1);
+/* The length of the list at key (0 when absent), read with LRANGE: LLEN
+ * is not among the commands of the README's ACL user (the library never
+ * needs it), and the conformance cases also run as that user. */
+long long dlock_fx_list_len(dlock_client *c, const char *key);
 
 /* What the keys (a NULL-terminated list) hold, as one text for comparing
  * the store before and after a call: per key "<key>=<type>[<contents>]

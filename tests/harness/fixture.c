@@ -24,6 +24,27 @@ static const char *fx_redis_url;
 static unsigned fx_counter;
 
 void dlock_fx_set_redis_url(const char *url) { fx_redis_url = url; }
+static const char *fx_admin_url;
+void dlock_fx_set_redis_admin_url(const char *url) { fx_admin_url = url; }
+
+static void fx_free_client(void *c) { dlock_client_free(c); }
+
+dlock_client *dlock_fx_inspector(dlock_fx *fx)
+{
+    dlock_client *c = NULL;
+    char err[256] = "";
+
+    if (fx->is_mock || !fx_admin_url)
+        return fx->c1;
+    if (fx->inspector)
+        return fx->inspector;
+    if (dlock_client_connect(&c, fx_admin_url, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "fixture: inspector: %s\n", err);
+        fail();
+    }
+    fx->inspector = dlock_fx_keep(fx, c, fx_free_client);
+    return c;
+}
 const char *dlock_fx_redis_url(void) { return fx_redis_url; }
 
 int dlock_fx_group_mock(void **state)

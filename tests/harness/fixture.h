@@ -46,6 +46,12 @@ typedef struct dlock_fx_backend {
 void dlock_fx_set_redis_url(const char *url);
 const char *dlock_fx_redis_url(void);
 
+/* A Redis row whose clients log in as a user of few rights (the redis-acl
+ * row: the README's ACL user) gives the URL of an unrestricted login here,
+ * for what only the cases do: inspecting the store with commands the
+ * library never sends (KEYS...). NULL: none (the clients' own URL). */
+void dlock_fx_set_redis_admin_url(const char *url);
+
 /* cmocka group setups: *state = the backend descriptor. */
 int dlock_fx_group_mock(void **state);
 int dlock_fx_group_redis(void **state);
@@ -82,6 +88,7 @@ typedef struct dlock_fx {
     dlock_vclock *vclock;    /* mock: the virtual clock; redis: NULL */
     dlock_mock_store *store; /* mock only */
     dlock_client *c1, *c2;   /* two clients = two processes on one store */
+    dlock_client *inspector; /* dlock_fx_inspector's, or NULL (kept) */
     int64_t watchdog_ms;     /* the clients' watchdog timeout */
     int64_t lease_ms;        /* a short lease, for expiry cases */
     int64_t long_lease_ms;   /* a lease no case outlives */
@@ -201,6 +208,12 @@ int dlock_fx_lost_last(dlock_fx *fx, char *name, size_t name_len, char *owner,
 int dlock_fx_wait_lost(dlock_fx *fx, int n, int64_t max_ms);
 
 /* ---- direct access to the store (separate script calls) --------------- */
+
+/* A client for inspecting the store with commands beyond the library's
+ * own (KEYS...): c1, or on a row with an admin URL
+ * (dlock_fx_set_redis_admin_url) a client logged in with it, made on
+ * first use and freed by teardown. Fails the test if it cannot be made. */
+dlock_client *dlock_fx_inspector(dlock_fx *fx);
 
 /* Runs one command on the key through a script on c's backend:
  * redis.call(cmd, key, args...). The reply is the caller's. 0 or a code. */

@@ -88,16 +88,17 @@ typedef struct dlock_pending dlock_pending;
 
 /* The method table's version this header describes: 1 ends at free, 2
  * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
- * key_slot, 5 eval_send and eval_receive, 6 unsynced. A table declares the
+ * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 server_safety. A
+ * table declares the
  * version whose slots it has; the dispatchers never read past it. */
-#define DLOCK_BACKEND_VERSION 6
+#define DLOCK_BACKEND_VERSION 7
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
  * ..., ...}` (a slot not named is NULL: the dispatcher's fallback). */
 #define DLOCK_BACKEND_METHODS_INIT {DLOCK_BACKEND_VERSION, NULL, NULL, NULL, NULL, \
                                     NULL, NULL, NULL, NULL, NULL, NULL, NULL,       \
-                                    NULL, NULL, NULL}
+                                    NULL, NULL, NULL, NULL}
 
 typedef struct dlock_backend_methods {
     int version; /* DLOCK_BACKEND_VERSION (see there) */
@@ -222,6 +223,17 @@ typedef struct dlock_backend_methods {
      * the client's metrics (api/dlock/metrics.h). Never blocks; any
      * thread. May be NULL (counted as 0). */
     uint64_t (*unsynced)(dlock_backend *b, int cause);
+
+    /* ---- version 7 ---- */
+
+    /* What the backend's servers said, when its connections were set up,
+     * of evicting and persisting keys (api/dlock/backend.h,
+     * dlock_server_safety: the slot fills the fields after version; the
+     * dispatcher has checked out and its version). Read it at connect
+     * time, in the handshake's round trip, never on a lock operation.
+     * 0, or a code. Never blocks on the network; any thread. May be NULL
+     * (dlock_backend_server_safety then says DLOCK_ENOTSUP). */
+    int (*server_safety)(dlock_backend *b, dlock_server_safety *out);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version

@@ -235,6 +235,34 @@ static void cluster_json(void **state)
     dlock_client_free(c);
 }
 
+/* The connect-time check of eviction and persistence (issue 32 §4,
+ * dlock_client_server_safety) covers every master: before a call, only
+ * the nodes the map was read from are known; after a lock on each shard,
+ * every master is, each with the harness's settings (noeviction, no
+ * persistence). */
+static void cluster_server_safety_every_master(void **state)
+{
+    dlock_client *c = client_on(cl.url, 600);
+    dlock_server_safety s = DLOCK_SERVER_SAFETY_INIT;
+    char name[64];
+    int shard;
+    (void)state;
+    for (shard = 0; shard < cl.masters; shard++) {
+        dlock_rlock *l = NULL;
+        name_on(shard, "safety", 0, name, sizeof name);
+        assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+        expect_ok(dlock_try_lock(l, 0, 5000), l);
+        expect_ok(dlock_unlock(l), l);
+        dlock_rlock_free(l);
+    }
+    assert_int_equal(dlock_client_server_safety(c, &s), 0);
+    assert_int_equal(s.servers, cl.masters);
+    assert_string_equal(s.maxmemory_policy, "noeviction");
+    assert_int_equal(s.locks_evictable, 0);
+    assert_int_equal(s.tokens_can_go_back, 1);
+    dlock_client_free(c);
+}
+
 /* ---- slot moves ------------------------------------------------------------- */
 
 /* A lock held with the watchdog (lease 600 ms, renewed every 200 ms) while
@@ -623,6 +651,7 @@ int dlock_test_redis_cluster(void)
         cmocka_unit_test_teardown(cluster_name_without_tag, settle),
         cmocka_unit_test_teardown(cluster_routes_by_slot, settle),
         cmocka_unit_test_teardown(cluster_json, settle),
+        cmocka_unit_test_teardown(cluster_server_safety_every_master, settle),
         cmocka_unit_test_teardown(cluster_moved_under_hold, settle),
         cmocka_unit_test_teardown(cluster_ask_during_migration, settle),
         cmocka_unit_test_teardown(cluster_waiter_follows_move, settle),

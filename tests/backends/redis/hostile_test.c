@@ -36,7 +36,8 @@
 #define HUGE_REPLY 400000000LL /* what the fake server claims to send */
 #define MAX_CONNS 16
 
-/* FAST, TRICKLE: PING answered, any other command a huge reply (above).
+/* FAST, TRICKLE: PING answered (CONFIG and INFO refused), any other
+ * command a huge reply (above).
  * CLUSTER: a cluster node whose map (CLUSTER SLOTS) is itself, or itself
  * and `peer` (half the slots each; -1: 1001 nodes), and which answers
  * SSUBSCRIBE as Redis does and every script with
@@ -247,6 +248,11 @@ static void *conn_main(void *arg)
                 done = answer_cluster(s, fd, cmd) != 0;
             else if (is_cmd(cmd, "PING"))
                 done = send_all(s, fd, "+PONG\r\n", 7) != 0;
+            /* the connect-time probe of a new connection (CONFIG GET,
+             * INFO: issue 32 §4) is refused, as by a server that has no
+             * such commands: the huge reply is the scripts' */
+            else if (is_cmd(cmd, "CONFIG") || is_cmd(cmd, "INFO"))
+                done = send_all(s, fd, "-ERR unknown command\r\n", 22) != 0;
             else {
                 stream(s, fd);
                 done = 1;

@@ -283,6 +283,8 @@ static void sentinel_follows_failover(void **state)
     dlock_backend *b;
     dlock_subscription *sub = NULL;
     dlock_test_inbox in;
+    dlock_server_safety safety = DLOCK_SERVER_SAFETY_INIT;
+    char where[64];
     int before, after, i;
     int64_t t0;
     (void)state;
@@ -291,6 +293,11 @@ static void sentinel_follows_failover(void **state)
     assert_int_equal(open_with(&b, set.url, NULL), 0);
     assert_int_equal(dlock_backend_subscribe(b, &sub, "sentinel:ch", dlock_test_inbox_on_message, &in), 0);
     before = dlock_test_sentinels_master(&set);
+    /* the connect-time check (issue 32 §4) read the master's settings */
+    assert_int_equal(dlock_backend_server_safety(b, &safety), 0);
+    assert_int_equal(safety.servers, 1);
+    snprintf(where, sizeof where, "127.0.0.1:%d", dlock_test_redis_port(set.data[before]));
+    assert_string_equal(safety.server, where);
     assert_int_equal(dlock_test_redis_command(set.sentinel[0], out, sizeof out, failover), 0);
     assert_string_equal(out, "OK");
     /* the subscriber moves to the new master and says "look again" */
@@ -305,6 +312,13 @@ static void sentinel_follows_failover(void **state)
             break;
     assert_true(i < 100);
     master_port_ran("sentinel:after-failover", 1);
+    /* ... and, after the failover, the new master's */
+    safety.version = 1;
+    assert_int_equal(dlock_backend_server_safety(b, &safety), 0);
+    assert_int_equal(safety.servers, 1);
+    snprintf(where, sizeof where, "127.0.0.1:%d", dlock_test_redis_port(set.data[after]));
+    assert_string_equal(safety.server, where);
+    assert_string_equal(safety.maxmemory_policy, "noeviction");
     dlock_backend_unsubscribe(b, sub);
     dlock_backend_free(b);
     pthread_mutex_destroy(&in.mu);
