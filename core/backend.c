@@ -135,6 +135,14 @@ uint64_t dlock_backend_unsynced(dlock_backend *b, int cause)
     return b->methods->unsynced(b, cause);
 }
 
+uint64_t dlock_backend_ignored_messages(dlock_backend *b)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 7 ||
+        b->methods->ignored_messages == NULL)
+        return 0;
+    return b->methods->ignored_messages(b);
+}
+
 const char *dlock_backend_publish_command(dlock_backend *b)
 {
     const char *cmd = NULL;

@@ -35,6 +35,7 @@ typedef struct redis_backend {
     dlock__redis_cluster *cluster; /* Redis Cluster */
     dlock__redis_scripts *scripts;
     uint64_t reconnects; /* cfg.reconnects points here */
+    uint64_t ignored_messages; /* cfg.ignored_messages points here */
 } redis_backend;
 
 static int rb_eval_until(dlock_backend *b, dlock_reply **out,
@@ -133,6 +134,11 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
+static uint64_t rb_ignored_messages(dlock_backend *b)
+{
+    return __atomic_load_n(&((redis_backend *)b)->ignored_messages, __ATOMIC_RELAXED);
+}
+
 static uint64_t rb_unsynced(dlock_backend *b, int cause)
 {
     return dlock__redis_scripts_unsynced(((redis_backend *)b)->scripts, cause);
@@ -207,6 +213,7 @@ static const dlock_backend_methods redis_methods = {
     .eval_send = rb_eval_send,
     .eval_receive = rb_eval_receive,
     .unsynced = rb_unsynced,
+    .ignored_messages = rb_ignored_messages,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and
@@ -387,6 +394,7 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.reconnect_min_ms = opts->reconnect_min_ms;
     rb->cfg.reconnect_max_ms = opts->reconnect_max_ms;
     rb->cfg.reconnects = &rb->reconnects;
+    rb->cfg.ignored_messages = &rb->ignored_messages;
 
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
     if (rc != 0)

@@ -37,6 +37,10 @@ typedef struct dlock__redis_config {
     int sync_replicas;
     int64_t sync_timeout_ms;
     uint64_t *reconnects; /* the backend's count (atomic); copies share it */
+    /* pub/sub messages the subscribers ignored (a payload that is not a
+     * string); the backend's count (atomic), shared by copies like
+     * reconnects */
+    uint64_t *ignored_messages;
     /* 1: the constructor does no I/O; the topology or the cluster connects
      * on first use (api/dlock/redis.h, lazy connection). */
     int lazy_connect;

@@ -526,9 +526,16 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
             r->elements == 3) {
             const redisReply *name = r->element[1], *msg = r->element[2];
             channel *c;
+            /* A payload no PUBLISH sends (an integer, an array: a
+             * hostile or broken server) is not a wake-up: ignored and
+             * counted, the connection kept (dropping it would make every
+             * such message cost a resubscribe of every channel). */
             if (name->type != REDIS_REPLY_STRING ||
-                msg->type != REDIS_REPLY_STRING)
-                return -1;
+                msg->type != REDIS_REPLY_STRING) {
+                if (s->cfg->ignored_messages)
+                    __atomic_add_fetch(s->cfg->ignored_messages, 1, __ATOMIC_RELAXED);
+                return 0;
+            }
             pthread_mutex_lock(&s->mu);
             c = chan_find(s, name->str, name->len);
             pthread_mutex_unlock(&s->mu);

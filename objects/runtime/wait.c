@@ -32,6 +32,15 @@
 /* Polling defaults: Redisson's spin lock's (1 ms, doubling up to 128 ms). */
 #define POLL_MIN_MS 1
 #define POLL_MAX_MS 128
+/* The floor between two attempts that messages alone caused (issue 28
+ * section 6): a message wakes a sleeping waiter at once, but when the
+ * attempt it caused was refused (the message was noise, or another waiter
+ * won), the next one a message causes waits until this long after that
+ * attempt was sent. A noisy channel then costs at most one script call
+ * per floor and waiter, while a release after a quiet sleep is still
+ * seen at once. Wake-ups of the holder's TTL, a back-off or the deadline
+ * are not floored. */
+#define MESSAGE_FLOOR_MS 25
 
 static void on_message(void *arg, const char *channel, const char *message,
                        size_t len)
@@ -257,6 +266,9 @@ typedef struct wait_state {
     int looping;        /* the loop's resources are set up */
     int64_t retry_ms;   /* the last refusal's retry time */
     int64_t sent;       /* when the last attempt was sent */
+    int64_t slept_until; /* the sleep just ended was planned until then
+                          * (0: no sleep: the wake-up is the plan's) */
+    int by_message;     /* the last attempt came of a message alone */
     int64_t step;       /* back-off after a transport error */
     int poll;           /* no channel: poll (the spin lock's way) */
     int64_t poll_step, poll_max;
@@ -384,8 +396,10 @@ static int64_t wait_step(wait_state *w)
                     wake = min64(wake, dlock__add_sat(now, poll_pause(&w->rng, &w->poll_step,
                                                                       w->poll_max)));
                 w->step = BACKOFF_MIN_MS;
-                if (wake > now)
+                if (wake > now) {
+                    w->slept_until = wake;
                     return wake;
+                }
             }
             break;
         }
@@ -399,10 +413,24 @@ static int64_t wait_step(wait_state *w)
                 }
             }
             break;
-        case P_ATTEMPT:
+        case P_ATTEMPT: {
+            /* woken before the sleep's planned end: by a message (or a
+             * cancel, which the top sees) */
+            int early = w->slept_until > 0 && now < w->slept_until;
+            int64_t floor_at = dlock__add_sat(w->sent, MESSAGE_FLOOR_MS);
+
             w->phase = P_TOP;
             if (now >= deadline || canceled(w))
                 break; /* ends the wait at the top */
+            if (early && w->by_message && now < floor_at) {
+                /* one more message since a refused attempt of a message:
+                 * coalesced into the attempt at the floor (more messages
+                 * until then only wake this to sleep again) */
+                w->phase = P_ATTEMPT;
+                return min64(floor_at, w->slept_until);
+            }
+            w->by_message = early;
+            w->slept_until = 0;
             /* After subscribing, after a wake-up or a back-off: look again
              * (the attempt right after subscribing is what makes a release
              * published before the subscription impossible to miss). */
@@ -411,6 +439,7 @@ static int64_t wait_step(wait_state *w)
             if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
                 w->phase = P_DONE;
             break;
+        }
         case P_DONE:
             return WAIT_DONE;
         }

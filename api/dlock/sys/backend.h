@@ -88,16 +88,17 @@ typedef struct dlock_pending dlock_pending;
 
 /* The method table's version this header describes: 1 ends at free, 2
  * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
- * key_slot, 5 eval_send and eval_receive, 6 unsynced. A table declares the
- * version whose slots it has; the dispatchers never read past it. */
-#define DLOCK_BACKEND_VERSION 6
+ * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 ignored_messages.
+ * A table declares the version whose slots it has; the dispatchers never
+ * read past it. */
+#define DLOCK_BACKEND_VERSION 7
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
  * ..., ...}` (a slot not named is NULL: the dispatcher's fallback). */
 #define DLOCK_BACKEND_METHODS_INIT {DLOCK_BACKEND_VERSION, NULL, NULL, NULL, NULL, \
                                     NULL, NULL, NULL, NULL, NULL, NULL, NULL,       \
-                                    NULL, NULL, NULL}
+                                    NULL, NULL, NULL, NULL}
 
 typedef struct dlock_backend_methods {
     int version; /* DLOCK_BACKEND_VERSION (see there) */
@@ -222,6 +223,15 @@ typedef struct dlock_backend_methods {
      * the client's metrics (api/dlock/metrics.h). Never blocks; any
      * thread. May be NULL (counted as 0). */
     uint64_t (*unsynced)(dlock_backend *b, int cause);
+
+    /* ---- version 7 ---- */
+
+    /* How many pub/sub messages this backend ignored instead of handing
+     * them to listeners: a payload no PUBLISH sends (the Redis backend:
+     * a reply that is not a string, from a broken or hostile server), for
+     * the client's metrics. Never blocks; any thread. May be NULL
+     * (counted as 0). */
+    uint64_t (*ignored_messages)(dlock_backend *b);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -256,6 +266,8 @@ DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
 DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
 /* The version-6 unsynced slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_unsynced(dlock_backend *b, int cause);
+/* The version-7 ignored_messages slot; 0 for a backend without it (or NULL). */
+DLOCK_API uint64_t dlock_backend_ignored_messages(dlock_backend *b);
 /* The version-4 slots. publish_command: "publish" for a backend without
  * it (or NULL). key_slot: 0 for a backend without it (or NULL, or key
  * NULL). Never block. */
