@@ -27,6 +27,13 @@ static void print_ttl(const char *label, json_t *ttl)
         printf(", %s %lld.%03llds", label, (long long)(ms / 1000), (long long)(ms % 1000));
 }
 
+/* A string of the state document (a name, an owner id: anything the
+ * server holds) as text: escaped (cli_put_text). */
+static void put_str(json_t *v)
+{
+    cli_put_text(stdout, json_string_value(v));
+}
+
 static void print_lock_text(json_t *doc)
 {
     json_t *holders = json_object_get(doc, "holders");
@@ -34,14 +41,16 @@ static void print_lock_text(json_t *doc)
     json_t *v;
     size_t i;
 
-    printf("%s '%s': %s", json_string_value(json_object_get(doc, "type")),
-           json_string_value(json_object_get(doc, "name")),
-           json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
+    put_str(json_object_get(doc, "type"));
+    printf(" '");
+    put_str(json_object_get(doc, "name"));
+    printf("': %s", json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
     print_ttl("ttl", json_object_get(doc, "ttl_ms"));
     printf("\n");
     json_array_foreach(holders, i, v) {
-        printf("  holder %s: %lld hold%s", json_string_value(json_object_get(v, "owner")),
-               (long long)json_integer_value(json_object_get(v, "holds")),
+        printf("  holder ");
+        put_str(json_object_get(v, "owner"));
+        printf(": %lld hold%s", (long long)json_integer_value(json_object_get(v, "holds")),
                json_integer_value(json_object_get(v, "holds")) == 1 ? "" : "s");
         print_ttl("ttl", json_object_get(v, "ttl_ms"));
         printf("\n");
@@ -49,7 +58,8 @@ static void print_lock_text(json_t *doc)
     json_array_foreach(queue, i, v) {
         json_t *left = json_object_get(v, "remaining_ms");
 
-        printf("  waiting %zu: %s", i + 1, json_string_value(json_object_get(v, "owner")));
+        printf("  waiting %zu: ", i + 1);
+        put_str(json_object_get(v, "owner"));
         /* <= 0: dead, and dropped by the next call once first in line */
         if (json_is_integer(left) && json_integer_value(left) <= 0)
             printf(", presumed dead");
@@ -81,15 +91,16 @@ int cli_print_state(char *state, int text)
     t = json_string_value(type);
     if (strcmp(t, "semaphore") == 0) {
         json_int_t n = json_integer_value(json_object_get(doc, "permits"));
-        printf("semaphore '%s': %lld permit%s available",
-               json_string_value(json_object_get(doc, "name")), (long long)n,
-               n == 1 ? "" : "s");
+        printf("semaphore '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %lld permit%s available", (long long)n, n == 1 ? "" : "s");
         print_ttl("ttl", json_object_get(doc, "ttl_ms"));
         printf("\n");
     } else if (strcmp(t, "latch") == 0) {
         json_int_t n = json_integer_value(json_object_get(doc, "count"));
-        printf("latch '%s': %s", json_string_value(json_object_get(doc, "name")),
-               n == 0 ? "open" : "count ");
+        printf("latch '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %s", n == 0 ? "open" : "count ");
         if (n != 0)
             printf("%lld", (long long)n);
         printf("\n");

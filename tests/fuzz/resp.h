@@ -1,8 +1,9 @@
 /*
  * The fuzz targets' server side: the input is what a server sends, read
- * with hiredis's reply parser (the one the Redis backend's connections
- * use) into replies, each handed to the parser under test. Up to
- * MAX_REPLIES replies per input; a stream hiredis refuses ends it.
+ * as a Redis connection reads it (backends/redis/conn.h: hiredis's reply
+ * parser under the connection's reply cap, here 1 MiB) into replies, each
+ * handed to the parser under test. Up to MAX_REPLIES replies per input; a
+ * stream the connection refuses (malformed, over the cap) ends it.
  */
 #ifndef DLOCK_FUZZ_RESP_H
 #define DLOCK_FUZZ_RESP_H
@@ -12,27 +13,30 @@
 
 #include <hiredis/hiredis.h>
 
+#include "../../backends/redis/conn.h"
+
 #define MAX_REPLIES 64
+#define REPLY_CAP (1024 * 1024)
 
 /* Calls fn(r, arg) on each complete reply data[0..size) holds. */
 static void each_reply(const uint8_t *data, size_t size,
                        void (*fn)(const redisReply *r, void *arg), void *arg)
 {
-    redisReader *rd = redisReaderCreate();
+    dlock__redis_conn *c = NULL;
     int i;
 
-    if (!rd)
+    if (dlock__redis_conn_parser_new(&c, REPLY_CAP) != 0)
         return;
-    if (redisReaderFeed(rd, (const char *)data, size) == REDIS_OK) {
+    if (dlock__redis_conn_parse(c, (const char *)data, size) == 0) {
         for (i = 0; i < MAX_REPLIES; i++) {
-            void *r = NULL;
-            if (redisReaderGetReply(rd, &r) != REDIS_OK || !r)
+            redisReply *r = NULL;
+            if (dlock__redis_conn_next(c, &r) != 0 || !r)
                 break;
             fn(r, arg);
             freeReplyObject(r);
         }
     }
-    redisReaderFree(rd);
+    dlock__redis_conn_free(c);
 }
 
 #endif /* DLOCK_FUZZ_RESP_H */
