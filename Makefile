@@ -87,7 +87,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/bac
 BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c)))))
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
-                               tests/backends/*/*.c))
+                               tests/backends/*/*.c tests/core/*.c))
 # The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
 # warnings as errors, in the same test program (linked with libstdc++).
 TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))

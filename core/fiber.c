@@ -37,6 +37,7 @@ struct dlock__fiber {
     int want;           /* DLOCK__FIBER_*: what it yielded for */
     struct dlock_signal *sig;
     int64_t wake_ms;
+    int fd, events;     /* of a DLOCK__FIBER_IO wait */
     int answer;
     const int *cancel;
 #ifdef FIBER_TSAN
@@ -232,6 +233,29 @@ int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms)
     f->want = 0;
     f->sig = NULL;
     return f->answer;
+}
+
+int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
+{
+    dlock__fiber *f = current;
+
+    if (!f)
+        return DLOCK_EINVAL;
+    f->want = DLOCK__FIBER_IO;
+    f->fd = fd;
+    f->events = events;
+    f->wake_ms = wake_ms;
+    f->answer = 0;
+    dlock__fiber_yield();
+    f->want = 0;
+    f->fd = -1;
+    return f->answer;
+}
+
+void dlock__fiber_want_io(const dlock__fiber *f, int *fd, int *events)
+{
+    *fd = f->fd;
+    *events = f->events;
 }
 
 void dlock__fiber_turn(void)

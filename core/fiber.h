@@ -47,6 +47,11 @@ void dlock__fiber_free(dlock__fiber *f);
 
 #define DLOCK__FIBER_TURN 1  /* resume me after the others ready now */
 #define DLOCK__FIBER_SLEEP 2 /* resume me when sig is raised or at wake_ms */
+#define DLOCK__FIBER_IO 3    /* resume me when fd is ready or at wake_ms */
+
+/* The readiness a DLOCK__FIBER_IO wait is for. */
+#define DLOCK__FIBER_READ 1
+#define DLOCK__FIBER_WRITE 2
 
 struct dlock_signal;
 
@@ -54,6 +59,13 @@ struct dlock_signal;
  * clock of the fiber's resumer reaches wake_ms (DLOCK_ETIMEDOUT), or the
  * fiber is cancelled (0). What dlock_clock_sleep_until does in a fiber. */
 int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms);
+/* In a fiber: yields until fd is ready for events (DLOCK__FIBER_READ or
+ * _WRITE; 1) or the resumer's clock reaches wake_ms (DLOCK_ETIMEDOUT).
+ * The resumer may also resume it early (0): then the caller looks at fd
+ * again. fd -1: a timed nap. A cancel does not end it (a round trip runs to its end, by
+ * its own deadline). What a backend's socket wait does in a fiber, so
+ * that the loop's thread never blocks on the network. */
+int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms);
 /* In a fiber: yields so that the fibers ready now run first (they send
  * their requests before this one waits for its reply). */
 void dlock__fiber_turn(void);
@@ -61,6 +73,8 @@ void dlock__fiber_turn(void);
  * signal and time; and the answer its sleep returns. */
 int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms);
 void dlock__fiber_answer(dlock__fiber *f, int rc);
+/* For the resumer of a DLOCK__FIBER_IO wait: its fd and events. */
+void dlock__fiber_want_io(const dlock__fiber *f, int *fd, int *events);
 /* The cancel flag of f (an int its resumer sets, read atomically), and
  * whether the fiber running on this thread has been cancelled (0 outside
  * a fiber). */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 void dlock_reply_free(dlock_reply *r)
 {
     size_t i;
@@ -28,12 +30,12 @@ void dlock_reply_free(dlock_reply *r)
 
 dlock_reply *dlock_reply_nil(void)
 {
-    return calloc(1, sizeof(dlock_reply));
+    return dlock__zalloc(sizeof(dlock_reply));
 }
 
 dlock_reply *dlock_reply_integer(long long v)
 {
-    dlock_reply *r = calloc(1, sizeof(*r));
+    dlock_reply *r = dlock__zalloc(sizeof(*r));
 
     if (r == NULL)
         return NULL;
@@ -53,7 +55,7 @@ dlock_reply *dlock_reply_string(dlock_reply_type type, const char *s, size_t len
         return NULL;
     if (len == (size_t)-1)
         return NULL;
-    r = calloc(1, sizeof(*r));
+    r = dlock__zalloc(sizeof(*r));
     if (r == NULL)
         return NULL;
     r->str = malloc(len + 1);
@@ -71,13 +73,13 @@ dlock_reply *dlock_reply_string(dlock_reply_type type, const char *s, size_t len
 
 dlock_reply *dlock_reply_array(size_t n)
 {
-    dlock_reply *r = calloc(1, sizeof(*r));
+    dlock_reply *r = dlock__zalloc(sizeof(*r));
 
     if (r == NULL)
         return NULL;
     r->type = DLOCK_REPLY_ARRAY;
     if (n != 0) {
-        r->elems = calloc(n, sizeof(*r->elems));
+        r->elems = dlock__zalloc_array(n, sizeof(*r->elems));
         if (r->elems == NULL) {
             free(r);
             return NULL;

@@ -22,19 +22,8 @@
 /* The timed wait, in ms. */
 #define TIMED_MS 150
 
-typedef struct calls {
-    int n;
-    int rc;
-} calls;
-
-static void done(void *arg, dlock_op_id op, const dlock_result *r)
-{
-    calls *c = arg;
-
-    (void)op;
-    c->n++;
-    c->rc = r->rc;
-}
+typedef dlock_fx_calls calls;
+#define done dlock_fx_count_call
 
 /* What every adapter's case does, with the library's "run once" turn. */
 typedef struct adapter_case {

@@ -62,6 +62,8 @@
 
 /* X(function, part): `int function(void)`, before the conformance rows. */
 #define DLOCK_TEST_SUITES(X)                                                                               \
+    /* tests/core/ */                                                                                      \
+    X(dlock_test_core_fmt, "core formatting tests")                    /* fmt_test.c */                    \
     /* tests/backends/mock/ */                                                                             \
     X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
     X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \
@@ -75,6 +77,7 @@
     X(dlock_test_redis_sync, "redis sync tests")                       /* sync_test.c */                   \
     X(dlock_test_redis_lazy, "redis lazy connect tests")               /* lazy_test.c */                   \
     X(dlock_test_redis_hostile, "redis hostile server tests")          /* hostile_test.c */                \
+    X(dlock_test_redis_async_io, "redis async I/O tests")              /* async_io_test.c */               \
     X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
     X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
     /* tests/backends/mock/: the mock against a redis-server */                                            \

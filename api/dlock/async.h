@@ -13,12 +13,19 @@
  * wait for a release, a reply not yet read) the fiber steps aside and the
  * loop runs the others. A wait costs no thread: it sleeps in the loop's
  * timer list and wakes on the lock's pub/sub message, as a blocking wait
- * does.
+ * does. A round trip to a server costs no blocked thread either: the
+ * operation waits for its reply on its socket, which the loop watches, so
+ * a slow or stalled server holds up that operation (within its budget),
+ * never the loop. (Still done on the calling thread: a host name's DNS
+ * lookup when a connection is opened, and the subscriber thread's
+ * confirmation of a new subscription, one round trip.)
  *
  * Three ways to run a loop:
  *  - your loop (hook mode): dlock_loop_new(&lp, client, &hooks). dlock
- *    asks for what it needs through the hooks (a file descriptor to watch,
- *    one one-shot timer, a wake-up from any thread) and your loop calls
+ *    asks for what it needs through the hooks (one file descriptor to
+ *    watch for readability, the same for the loop's life: an epoll set
+ *    holding the sockets its operations wait on; one one-shot timer; a
+ *    wake-up from any thread) and your loop calls
  *    dlock_loop_on_fd, dlock_loop_on_timer and dlock_loop_on_wakeup back,
  *    on its thread. dlock starts no thread for the loop. The adapters
  *    <dlock/adapters/libuv.h>, <dlock/adapters/libevent.h> and
@@ -120,8 +127,9 @@ DLOCK_API char **dlock_result_take_permit_ids(const dlock_result *r);
  *    (0: as soon as possible), replacing the previous one; ms < 0 disarms
  *    it. When it fires, call dlock_loop_on_timer(lp).
  *  - wakeup: make your loop call dlock_loop_on_wakeup(lp) soon (libuv's
- *    uv_async_send, libev's ev_async_send). May be NULL: dlock then asks
- *    to watch a file descriptor of its own for readability instead.
+ *    uv_async_send, libev's ev_async_send). May be NULL: dlock's own file
+ *    descriptor (the one add_read is asked to watch, at dlock_loop_new,
+ *    whether or not there is a wakeup hook) then carries wake-ups too.
  *  - cleanup: called once by dlock_loop_free after the last other hook.
  *    May be NULL.
  * The struct is copied by dlock_loop_new. */
@@ -160,7 +168,9 @@ DLOCK_API int dlock_loop_new_thread(dlock_loop **out, dlock_client *c);
 DLOCK_API void dlock_loop_free(dlock_loop *lp);
 
 /* Poll mode: a file descriptor that is readable while the loop has work
- * (a started or woken operation); -1 for NULL. Owned by the loop. */
+ * (a started or woken operation, a reply arrived on a socket an operation
+ * waits on); -1 for NULL. The same fd for the loop's life (an epoll set on
+ * Linux). Owned by the loop. */
 DLOCK_API int dlock_loop_fd(dlock_loop *lp);
 
 /* How long the loop may sleep before dlock_loop_run is due: 0 (work now),

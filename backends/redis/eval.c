@@ -14,6 +14,7 @@
 #include <openssl/sha.h>
 
 #include "conn.h"
+#include "core/fmt.h"
 #include "parse.h"
 #include "core/log.h"
 
@@ -280,10 +281,10 @@ static int sync_count_all(dlock__redis_scripts *s, dlock__redis_node *node,
 static int sync_append(dlock__redis_cmdbuf *b, int n,
                        const dlock__redis_config *cfg)
 {
-    char ns[24], ts[24];
+    char ns[DLOCK__FMT_INT_SIZE], ts[DLOCK__FMT_INT_SIZE];
     const char *argv[3];
-    snprintf(ns, sizeof ns, "%d", n);
-    snprintf(ts, sizeof ts, "%lld", (long long)cfg->sync_timeout_ms);
+    dlock__fmt_i64(ns, n);
+    dlock__fmt_i64(ts, cfg->sync_timeout_ms);
     argv[0] = "WAIT";
     argv[1] = ns;
     argv[2] = ts;
@@ -459,9 +460,8 @@ static int call_prepare(dlock__redis_evalcall *ec, dlock__redis_node *node,
         if (!ec->vec || !ec->lens)
             goto oom;
     }
-    snprintf(ec->nkeys_str, sizeof ec->nkeys_str, "%zu", nkeys);
     ec->vec[2] = ec->nkeys_str;
-    ec->lens[2] = strlen(ec->nkeys_str);
+    ec->lens[2] = dlock__fmt_u64(ec->nkeys_str, nkeys);
     for (i = 0; i < nkeys + nargs; i++) {
         ec->vec[3 + i] = argv[i];
         ec->lens[3 + i] = argvlen ? argvlen[i] : strlen(argv[i]);

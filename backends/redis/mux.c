@@ -10,6 +10,9 @@
 #include <sys/socket.h>
 
 #include "dlock/errors.h"
+#include "dlock/sys/clock.h"
+#include "core/alloc.h"
+#include "core/fiber.h"
 #include "transport.h"
 
 enum { QUEUED, INFLIGHT, DONE };
@@ -35,6 +38,11 @@ typedef struct dlock__redis_mux_req {
     int rc;                       /* when DONE */
     int64_t cmd_deadline;         /* written at: + the command timeout */
     pthread_cond_t cv;            /* DONE, or a role may be free */
+    /* A caller in a loop's fiber sleeps on a signal instead (the loop's
+     * thread must not block): made at its first such wait. in_fiber: it
+     * is sleeping there now (set and read under the lane's mutex). */
+    dlock_signal *fsig;
+    int in_fiber;
     char err[512];
     redisReply *replies[1];       /* nreplies of them (allocated so) */
 } mux_req;
@@ -58,6 +66,7 @@ struct lane {
     int count;                  /* queued + in flight (placeholders too) */
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
+    int64_t heard_ms;           /* when replies last came (0: never) */
     mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
                                  * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
@@ -106,6 +115,10 @@ static void req_put(mux_req *r)
     for (i = 0; i < r->got; i++)
         freeReplyObject(r->replies[i]);
     pthread_cond_destroy(&r->cv);
+    if (r->fsig) {
+        dlock_signal_destroy(r->fsig);
+        free(r->fsig);
+    }
     free(r);
 }
 
@@ -131,18 +144,23 @@ static void lane_unlock(lane *l)
 {
     for (;;) {
         mux_req *batch[32];
+        int fiber[32];
         int n = 0, i;
         while (l->wake && n < (int)(sizeof batch / sizeof batch[0])) {
             mux_req *r = l->wake;
             l->wake = r->wnext;
             r->to_wake = 0;
+            fiber[n] = r->in_fiber;
             batch[n++] = r;
         }
         if (!l->wake)
             l->wake_tail = NULL;
         pthread_mutex_unlock(&l->mu);
         for (i = 0; i < n; i++) {
-            pthread_cond_signal(&batch[i]->cv);
+            if (fiber[i])
+                dlock_signal_raise(batch[i]->fsig);
+            else
+                pthread_cond_signal(&batch[i]->cv);
             req_put(batch[i]);
         }
         if (n < (int)(sizeof batch / sizeof batch[0]))
@@ -469,6 +487,22 @@ static int dispatch(dlock__redis_mux *m, lane *l, session *s,
     return 0;
 }
 
+/* When me's wait ends for the command timeout (the server taken as gone):
+ * that long after me was written, or after the lane last got replies,
+ * whichever is later. Replies come in order: a server still answering the
+ * calls ahead of me (a long queue, read by a loop's fiber between other
+ * work) is not silent. The caller's own deadline bounds the wait anyway.
+ * Called with l->mu. */
+static int64_t silent_until(const dlock__redis_mux *m, const lane *l,
+                            const mux_req *me)
+{
+    int64_t heard = l->heard_ms > 0 && m->cfg->command_timeout_ms > 0
+                        ? l->heard_ms + m->cfg->command_timeout_ms
+                        : 0;
+
+    return me->cmd_deadline > heard ? me->cmd_deadline : heard;
+}
+
 /* me takes the reader's role until its call is done or its wait ends.
  * Called with l->mu held, returns with it held. */
 static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
@@ -482,8 +516,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
     l->reading = 1;
     s->refs++;
     while (me->state != DONE && !s->broken) {
-        int64_t until = me->cmd_deadline < deadline_ms ? me->cmd_deadline
-                                                       : deadline_ms;
+        int64_t silent = silent_until(m, l, me);
+        int64_t until = silent < deadline_ms ? silent : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
         int rc = 0, ready = 1;
@@ -508,9 +542,7 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
              * already there is taken (the caller of a split call may come
              * to read late, having read other nodes first). */
             if (!ready)
-                ready = poll(&p, 1, now >= until
-                                        ? 0
-                                        : dlock__redis_poll_ms(until - now)) > 0;
+                ready = dlock__redis_poll_until(p.fd, p.events, until) > 0;
             if (ready) {
                 pthread_mutex_lock(&s->io);
                 detail[0] = '\0';
@@ -527,6 +559,8 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
                 break_lane(m, l, s, DLOCK_ECONN, detail);
             break;
         }
+        if (n > 0)
+            l->heard_ms = dlock__redis_now_ms();
         if (dispatch(m, l, s, got, n, bad) != 0)
             break;
         /* A pass begun past the wait's end was its one last look: a
@@ -572,7 +606,7 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     mux_req *me;
 
     *out = NULL;
-    me = calloc(1, sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
+    me = dlock__zalloc(sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
     if (!me || dlock__redis_cond_init(&me->cv) != 0) {
         free(me);
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory",
@@ -630,6 +664,35 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     return 0;
 }
 
+/* Sleeps until me is woken (its call ended, or a role may be free) or
+ * until passes; l->mu held, released meanwhile. In a loop's fiber the
+ * fiber sleeps, not the thread (without memory for its signal: a short
+ * nap of the fiber instead, then the caller looks again). */
+static void wait_woken(lane *l, mux_req *me, int64_t until)
+{
+    if (!dlock__fiber_current()) {
+        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+        return;
+    }
+    if (!me->fsig) {
+        dlock_signal *sig = malloc(sizeof *sig);
+        if (sig && dlock_signal_init(sig) == 0)
+            me->fsig = sig;
+        else
+            free(sig);
+    }
+    me->in_fiber = me->fsig != NULL;
+    pthread_mutex_unlock(&l->mu);
+    if (me->fsig) {
+        dlock__fiber_sleep(me->fsig, until);
+    } else {
+        int64_t nap = dlock__redis_now_ms() + 1;
+        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, nap < until ? nap : until);
+    }
+    pthread_mutex_lock(&l->mu);
+    me->in_fiber = 0;
+}
+
 int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                           redisReply **replies, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
@@ -652,14 +715,14 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
         if (me->state == INFLIGHT && !l->reading) {
             read_replies(m, l, me, deadline_ms);
             if (me->state != DONE &&
-                dlock__redis_now_ms() >= (me->cmd_deadline < deadline_ms
-                                              ? me->cmd_deadline
+                dlock__redis_now_ms() >= (silent_until(m, l, me) < deadline_ms
+                                              ? silent_until(m, l, me)
                                               : deadline_ms))
                 break;
             continue;
         }
-        until = me->state == INFLIGHT && me->cmd_deadline < deadline_ms
-                    ? me->cmd_deadline
+        until = me->state == INFLIGHT && silent_until(m, l, me) < deadline_ms
+                    ? silent_until(m, l, me)
                     : deadline_ms;
         if (dlock__redis_now_ms() >= until)
             break;
@@ -669,7 +732,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             pthread_mutex_lock(&l->mu);
             continue;
         }
-        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+        wait_woken(l, me, until);
     }
 
     if (me->state == DONE) {
@@ -688,7 +751,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
 
     /* The wait ended first. */
     rc = DLOCK_ETIMEDOUT;
-    if (me->state == INFLIGHT && me->cmd_deadline <= deadline_ms) {
+    if (me->state == INFLIGHT && silent_until(m, l, me) <= deadline_ms) {
         /* No reply for the command timeout: the server is gone. */
         char detail[512];
         dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",

@@ -16,6 +16,8 @@
  */
 #include "transport.h"
 
+#include "core/fiber.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -84,11 +86,10 @@ int dlock__redis_sock_lost(const dlock__redis_sock *s, const char *why,
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* Waits for events on fd until deadline_ms: 0, DLOCK_ETIMEDOUT or
- * DLOCK_ECONN (poll failed; detail written). */
-static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadline_ms,
-                   char *errbuf, size_t errlen)
+int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
 {
+    int in_fiber = dlock__fiber_current() != NULL;
+
     for (;;) {
         int64_t left = deadline_ms == INT64_MAX
                            ? -1 : deadline_ms - dlock__redis_now_ms();
@@ -100,27 +101,50 @@ static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadli
          * finds this one waiting). */
         if (deadline_ms != INT64_MAX && left < 0)
             left = 0;
-        p.fd = t->s.fd;
+        p.fd = fd;
         p.events = events;
         p.revents = 0;
-        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        n = poll(&p, 1, in_fiber ? 0 : left > INT32_MAX ? INT32_MAX : (int)left);
         if (n > 0)
-            return 0;
+            return 1;
+        if (n < 0 && errno != EINTR)
+            return -1;
         if (n == 0 && deadline_ms != INT64_MAX &&
             dlock__redis_now_ms() >= deadline_ms)
-            return DLOCK_ETIMEDOUT;
-        if (n < 0 && errno != EINTR) {
-            dlock__redis_errf(errbuf, errlen, "redis %s: poll: %s", t->s.where,
-                              strerror(errno));
-            return DLOCK_ECONN;
-        }
+            return 0;
+        /* In a fiber: the loop's report that fd is ready is taken as
+         * poll's (it is one: epoll's). */
+        if (n == 0 && in_fiber &&
+            dlock__fiber_wait_fd(fd, (events & POLLOUT) ? DLOCK__FIBER_WRITE
+                                                        : DLOCK__FIBER_READ,
+                                 deadline_ms) == 1)
+            return 1;
     }
 }
 
+/* Waits for events on fd until deadline_ms: 0, DLOCK_ETIMEDOUT or
+ * DLOCK_ECONN (poll failed; detail written). */
+static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadline_ms,
+                   char *errbuf, size_t errlen)
+{
+    int n = dlock__redis_poll_until(t->s.fd, events, deadline_ms);
+
+    if (n > 0)
+        return 0;
+    if (n == 0)
+        return DLOCK_ETIMEDOUT;
+    dlock__redis_errf(errbuf, errlen, "redis %s: poll: %s", t->s.where,
+                      strerror(errno));
+    return DLOCK_ECONN;
+}
+
 /* Whether an operation due by deadline_ms must poll (its deadline comes
- * before the socket's own timeout would fire) rather than block. */
+ * before the socket's own timeout would fire, or it runs in a loop's fiber,
+ * which must not block the loop's thread) rather than block. */
 static int must_poll(const dlock__redis_transport *t, int64_t deadline_ms)
 {
+    if (dlock__fiber_current())
+        return 1;
     if (deadline_ms == INT64_MAX)
         return 0;
     return t->timeout_ms <= 0 ||
@@ -154,37 +178,24 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
             *err = e;
             return -1;
         }
-        for (;;) {
-            int64_t left = deadline_ms == INT64_MAX
-                               ? -1 : deadline_ms - dlock__redis_now_ms();
-            struct pollfd p;
-            socklen_t elen = sizeof e;
-            int n;
-            if (deadline_ms != INT64_MAX && left <= 0) {
-                close(fd);
-                *err = ETIMEDOUT;
-                return -1;
-            }
-            p.fd = fd;
-            p.events = POLLOUT;
-            p.revents = 0;
-            n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0 ||
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) {
-                *err = errno;
-                close(fd);
-                return -1;
-            }
-            if (n == 0)
-                continue;
-            if (e != 0) {
-                close(fd);
-                *err = e;
-                return -1;
-            }
-            break;
+        socklen_t elen = sizeof e;
+        int n = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
+                    ? 0
+                    : dlock__redis_poll_until(fd, POLLOUT, deadline_ms);
+        if (n == 0) {
+            close(fd);
+            *err = ETIMEDOUT;
+            return -1;
+        }
+        if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) {
+            *err = errno;
+            close(fd);
+            return -1;
+        }
+        if (e != 0) {
+            close(fd);
+            *err = e;
+            return -1;
         }
     }
     if (family != AF_UNIX) {
@@ -467,10 +478,11 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
     *got = 0;
     if (t->tls)
         return DLOCK_ENOTSUP;
-    if (deadline_ms != INT64_MAX &&
-        (t->timeout_ms <= 0 ||
-         deadline_ms + DLOCK__REDIS_SHARED_SLACK_MS <
-             dlock__redis_now_ms() + t->timeout_ms)) {
+    if (dlock__fiber_current() ||
+        (deadline_ms != INT64_MAX &&
+         (t->timeout_ms <= 0 ||
+          deadline_ms + DLOCK__REDIS_SHARED_SLACK_MS <
+              dlock__redis_now_ms() + t->timeout_ms))) {
         int rc = wait_fd(t, POLLIN, deadline_ms, errbuf, errlen);
         if (rc == DLOCK_ETIMEDOUT)
             return 0;

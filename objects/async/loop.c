@@ -13,6 +13,14 @@
  * (dlock_signal_set_notify): a pub/sub message, the client's cancel, or
  * dlock_op_cancel.
  *
+ * Sockets: an operation waiting for a reply (or to write, or to connect)
+ * parks on its socket (DLOCK__FIBER_IO, from the backend's socket waits)
+ * instead of blocking the thread. The loop keeps one epoll set holding
+ * its eventfd and those sockets (one-shot); that set is the one file
+ * descriptor an application watches (dlock_loop_fd in poll mode, add_read
+ * in hook mode), so a loop of any kind sees a reply arrive. Each pass of
+ * the loop takes the ready sockets from the set and resumes their fibers.
+ *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
  * timer heap, turns and done belong to the loop's thread. Lock order: a
@@ -28,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -60,9 +69,12 @@ struct dlock_loop {
     dlock_clock *clock;
     enum loop_mode mode;
     dlock_loop_hooks hooks;
-    int efd;          /* readable while there is work (poll mode; hooks
-                       * without wakeup) */
-    int efd_watched;
+    int efd;          /* readable while there is work (when wake-ups
+                       * go through it: efd_wakes) */
+    int efd_wakes;
+    int epfd;         /* epoll: efd and the sockets operations wait on */
+    int epfd_watched; /* hook mode: add_read(epfd) was called */
+    int rt;           /* the client's clock is the real one */
 
     pthread_mutex_t mu;
     fifo incoming, ready;
@@ -77,6 +89,7 @@ struct dlock_loop {
     dlock__aop **heap;
     size_t nheap, capheap;
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
+    dlock__aop *io_head; /* operations parked on a socket */
     int running;         /* inside run_due (not re-entered) */
 
     /* dlock_loop_new_thread's */
@@ -220,7 +233,7 @@ static void wake_locked(dlock_loop *lp)
     if (lp->woken || running_here == lp)
         return;
     lp->woken = 1;
-    if (lp->mode == M_THREAD)
+    if (lp->mode == M_THREAD && !lp->rt)
         dlock_signal_raise(&lp->tsig);
     else if (lp->mode == M_HOOKS && lp->hooks.wakeup)
         lp->hooks.wakeup(lp->hooks.data);
@@ -352,6 +365,91 @@ static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
     }
 }
 
+/* Takes o out of the socket waits (the loop's thread). Its socket stays
+ * in the epoll set, disarmed once it fired (one-shot): the next wait on it
+ * re-arms it with one EPOLL_CTL_MOD; a report of it with nobody waiting
+ * is ignored; a socket closed meanwhile leaves the set by itself. */
+static void io_unwatch(dlock_loop *lp, dlock__aop *o)
+{
+    dlock__aop **p;
+
+    o->io_watched = 0;
+    for (p = &lp->io_head; *p; p = &(*p)->io_next)
+        if (*p == o) {
+            *p = o->io_next;
+            break;
+        }
+    o->io_next = NULL;
+    o->io = 0;
+}
+
+/* Parks o after its fiber yielded for a socket: the socket in the epoll
+ * set (one-shot), the time in the heap. A socket the set cannot take (one
+ * another operation already waits on) is looked at again in a millisecond
+ * instead. A cancel does not end such a wait (the round trip finishes by
+ * its own deadline), so unlike park() it is not looked at here. */
+static void park_io(dlock_loop *lp, dlock__aop *o, int64_t wake)
+{
+    int fd, events;
+
+    dlock__fiber_want_io(o->fiber, &fd, &events);
+    o->io = 1;
+    o->io_fd = fd;
+    o->io_watched = 0;
+    if (fd >= 0) {
+        struct epoll_event ev;
+
+        memset(&ev, 0, sizeof(ev));
+        ev.events = EPOLLONESHOT |
+                    ((events & DLOCK__FIBER_WRITE) ? EPOLLOUT : EPOLLIN);
+        ev.data.fd = fd;
+        o->io_watched = epoll_ctl(lp->epfd, EPOLL_CTL_MOD, fd, &ev) == 0 ||
+                        (errno == ENOENT &&
+                         epoll_ctl(lp->epfd, EPOLL_CTL_ADD, fd, &ev) == 0);
+    }
+    if (!o->io_watched) {
+        int64_t nap = dlock_clock_now(lp->clock) + 1;
+
+        if (nap < wake)
+            wake = nap;
+    }
+    o->io_next = lp->io_head;
+    lp->io_head = o;
+    o->wake_ms = wake;
+    pthread_mutex_lock(&lp->mu);
+    o->state = A_PARKED;
+    pthread_mutex_unlock(&lp->mu);
+    if (wake != INT64_MAX && heap_add(lp, o) != 0)
+        on_raise(o); /* no room for the timer: look again at once */
+}
+
+/* Makes the operations whose sockets are ready ready (the loop's thread). */
+static void collect_io(dlock_loop *lp)
+{
+    struct epoll_event ev[64];
+    int n, i;
+
+    if (!lp->io_head)
+        return;
+    do {
+        n = epoll_wait(lp->epfd, ev, 64, 0);
+        for (i = 0; i < n; i++) {
+            dlock__aop *o;
+
+            if (ev[i].data.fd == lp->efd)
+                continue;
+            for (o = lp->io_head; o; o = o->io_next)
+                if (o->io_watched && o->io_fd == ev[i].data.fd) {
+                    o->io_ready = 1;
+                    pthread_mutex_lock(&lp->mu);
+                    unpark_locked(lp, o);
+                    pthread_mutex_unlock(&lp->mu);
+                    break;
+                }
+        }
+    } while (n == 64);
+}
+
 /* Resumes o (ready, a turn, or new) until it yields or finishes. */
 static void step(dlock_loop *lp, dlock__aop *o)
 {
@@ -359,6 +457,15 @@ static void step(dlock_loop *lp, dlock__aop *o)
     int64_t wake;
     int want;
 
+    if (o->io) {
+        /* Back from a socket wait: the socket out of the set. */
+        io_unwatch(lp, o);
+        heap_remove(lp, o);
+        dlock__fiber_answer(o->fiber, o->io_ready ? 1
+                                      : dlock_clock_now(lp->clock) < o->wake_ms
+                                          ? 0 : DLOCK_ETIMEDOUT);
+        o->io_ready = 0;
+    }
     if (o->sig) {
         /* Back from a sleep: no more notifies, the flag consumed, and the
          * answer the sleep returns. */
@@ -399,6 +506,8 @@ static void step(dlock_loop *lp, dlock__aop *o)
     want = dlock__fiber_want(o->fiber, &sig, &wake);
     if (want == DLOCK__FIBER_SLEEP && sig)
         park(lp, o, sig, wake);
+    else if (want == DLOCK__FIBER_IO)
+        park_io(lp, o, wake);
     else
         fifo_push(&lp->turns, o); /* a turn (or a sleep without a signal) */
 }
@@ -459,11 +568,11 @@ static int run_due(dlock_loop *lp)
         pthread_mutex_lock(&lp->mu);
         if (lp->woken) {
             lp->woken = 0;
-            if (lp->mode != M_THREAD && !(lp->mode == M_HOOKS && lp->hooks.wakeup) &&
-                read(lp->efd, &drain, sizeof(drain)) < 0)
+            if (lp->efd_wakes && read(lp->efd, &drain, sizeof(drain)) < 0)
                 drain = 0;
         }
         pthread_mutex_unlock(&lp->mu);
+        collect_io(lp);
         due_timers(lp);
         pthread_mutex_lock(&lp->mu);
         fifo_append(&batch, &lp->ready);
@@ -526,8 +635,19 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&lp->mu);
         if (stop)
             break;
-        /* Sleeps on the client's clock: a virtual clock's advance wakes it. */
-        dlock_clock_sleep_until(lp->clock, &lp->tsig, next_wake(lp));
+        if (lp->rt) {
+            /* The epoll set: a wake-up (efd) or a socket ready. */
+            int64_t wake = next_wake(lp), now = dlock_clock_now(lp->clock);
+            struct pollfd p = {lp->epfd, POLLIN, 0};
+
+            poll(&p, 1, wake == INT64_MAX ? -1
+                        : wake <= now ? 0
+                        : wake - now > 1000000 ? 1000000 : (int)(wake - now));
+        } else {
+            /* Sleeps on the client's clock: a virtual clock's advance
+             * wakes it. */
+            dlock_clock_sleep_until(lp->clock, &lp->tsig, next_wake(lp));
+        }
     }
     dlock_clock_done(lp->clock, &lp->tsig);
     return NULL;
@@ -555,28 +675,42 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->client = c;
     lp->clock = c->clock;
     lp->mode = mode;
-    lp->efd = -1;
+    lp->efd = lp->epfd = -1;
     lp->timer_armed = -1;
+    lp->rt = lp->clock == dlock_clock_realtime();
     if (pthread_mutex_init(&lp->mu, NULL) != 0) {
         free(lp);
         return DLOCK_ENOMEM;
     }
-    if (mode != M_THREAD) {
-        lp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (lp->efd < 0) {
-            pthread_mutex_destroy(&lp->mu);
-            free(lp);
-            return DLOCK_ENOMEM;
+    lp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    lp->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (lp->efd >= 0 && lp->epfd >= 0) {
+        struct epoll_event ev;
+
+        memset(&ev, 0, sizeof(ev));
+        ev.events = EPOLLIN;
+        ev.data.fd = lp->efd;
+        if (epoll_ctl(lp->epfd, EPOLL_CTL_ADD, lp->efd, &ev) == 0) {
+            lp->efd_wakes = mode != M_THREAD || lp->rt;
+            *out = lp;
+            return 0;
         }
     }
-    *out = lp;
-    return 0;
+    if (lp->efd >= 0)
+        close(lp->efd);
+    if (lp->epfd >= 0)
+        close(lp->epfd);
+    pthread_mutex_destroy(&lp->mu);
+    free(lp);
+    return DLOCK_ENOMEM;
 }
 
 static void loop_release(dlock_loop *lp)
 {
     if (lp->efd >= 0)
         close(lp->efd);
+    if (lp->epfd >= 0)
+        close(lp->epfd);
     pthread_mutex_destroy(&lp->mu);
     free(lp->heap);
     free(lp);
@@ -598,11 +732,13 @@ int dlock_loop_new(dlock_loop **out, dlock_client *c, const dlock_loop_hooks *ho
         return rc;
     lp = *out;
     if (hooks) {
+        /* One fd, watched always: the epoll set, which holds the sockets
+         * operations wait on (and the eventfd, when there is no wakeup
+         * hook: then efd_wakes). */
         lp->hooks = *hooks;
-        if (!hooks->wakeup) {
-            lp->hooks.add_read(lp->hooks.data, lp->efd);
-            lp->efd_watched = 1;
-        }
+        lp->efd_wakes = !hooks->wakeup;
+        lp->hooks.add_read(lp->hooks.data, lp->epfd);
+        lp->epfd_watched = 1;
     }
     return 0;
 }
@@ -668,7 +804,7 @@ void dlock_loop_free(dlock_loop *lp)
         return;
     }
     for (;;) {
-        struct pollfd p = {lp->efd, POLLIN, 0};
+        struct pollfd p = {lp->epfd, POLLIN, 0};
 
         run_due(lp);
         pthread_mutex_lock(&lp->mu);
@@ -684,8 +820,8 @@ void dlock_loop_free(dlock_loop *lp)
     if (lp->mode == M_HOOKS) {
         if (lp->timer_armed != -1)
             lp->hooks.schedule_timer(lp->hooks.data, -1);
-        if (lp->efd_watched)
-            lp->hooks.del_read(lp->hooks.data, lp->efd);
+        if (lp->epfd_watched)
+            lp->hooks.del_read(lp->hooks.data, lp->epfd);
         if (lp->hooks.cleanup)
             lp->hooks.cleanup(lp->hooks.data);
     }
@@ -694,7 +830,7 @@ void dlock_loop_free(dlock_loop *lp)
 
 int dlock_loop_fd(dlock_loop *lp)
 {
-    return lp ? lp->efd : -1;
+    return lp ? lp->epfd : -1;
 }
 
 int64_t dlock_loop_timeout_ms(dlock_loop *lp)
@@ -725,7 +861,7 @@ int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms)
     n = run_due(lp);
     if (n == 0 && max_wait_ms != 0 && lp->clock == dlock_clock_realtime()) {
         int64_t t = dlock_loop_timeout_ms(lp);
-        struct pollfd p = {lp->efd, POLLIN, 0};
+        struct pollfd p = {lp->epfd, POLLIN, 0};
         int64_t wait = t < 0 ? max_wait_ms
                              : (max_wait_ms < 0 || t < max_wait_ms ? t : max_wait_ms);
 

@@ -45,6 +45,11 @@ struct dlock__aop {
     int state;
     int canceled;        /* read by the fiber (dlock__fiber_canceled) */
     dlock_signal *sig;   /* the signal it sleeps on, while parked */
+    int io;              /* parked for a socket (DLOCK__FIBER_IO) */
+    int io_fd;           /* that socket (-1: a timed nap alone) */
+    int io_watched;      /* io_fd is armed in the loop's epoll set */
+    int io_ready;        /* the set reported io_fd ready */
+    dlock__aop *io_next; /* in the loop's list of socket waits */
     int64_t wake_ms;
     size_t heap_i;       /* its place in the timer heap, or (size_t)-1 */
     dlock__aop *next;    /* in one of the loop's FIFOs */

@@ -10,6 +10,7 @@
 
 #include "dlock/sys/lock_type.h"
 
+#include "core/fmt.h"
 #include "core/url_param.h"
 #include "core/wipe.h"
 
@@ -30,9 +31,16 @@ static unsigned long thread_id(void)
     return my_thread_id;
 }
 
+_Static_assert(sizeof(((dlock_client *)0)->id) + DLOCK__FMT_INT_SIZE <= DLOCK_OWNER_MAX,
+               "an owner id (client id, ':', thread number) fits DLOCK_OWNER_MAX");
+
 void dlock__client_owner(const dlock_client *c, char *buf)
 {
-    snprintf(buf, DLOCK_OWNER_MAX, "%s:%lu", c->id, thread_id());
+    /* c->id is a UUID's 36 characters: with ':' and any thread number it
+     * fits DLOCK_OWNER_MAX (checked below at compile time). */
+    memcpy(buf, c->id, sizeof c->id - 1);
+    buf[sizeof c->id - 1] = ':';
+    dlock__fmt_u64(buf + sizeof c->id, thread_id());
 }
 
 /* The process id, kept current in fork() children by an atfork handler:

@@ -25,35 +25,41 @@
 #include "objects/runtime/holds.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"
+#include "core/alloc.h"
 #include "core/log.h"
 
 #define INITIAL_BUCKETS 64
 
-/* FNV-1a over the pointer value: the per-lock index's key, and the start of
- * the (lock, owner) key. */
+/* hash_lock: the per-lock index's key, and the start of the (lock, owner)
+ * key. Both are on every lock call's path (several lookups per call), so
+ * they mix a word at a time (multiply and xor-shift) rather than a byte. */
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    h ^= h >> 32;
+    return h;
+}
+
 static uint64_t hash_lock(const dlock_rlock *l)
 {
-    uint64_t h = 1469598103934665603ULL;
-    uintptr_t p = (uintptr_t)l;
-    size_t i;
-
-    for (i = 0; i < sizeof(p); i++) {
-        h ^= (p >> (8 * i)) & 0xff;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return mix64((uint64_t)(uintptr_t)l * 0x9e3779b97f4a7c15ULL);
 }
 
 static size_t hash_key(const dlock_rlock *l, const char *owner)
 {
-    /* FNV-1a over the pointer value and the owner id. */
-    uint64_t h = hash_lock(l);
+    uint64_t h = hash_lock(l), w;
+    size_t n = strlen(owner), i;
 
-    for (; *owner; owner++) {
-        h ^= (unsigned char)*owner;
-        h *= 1099511628211ULL;
+    for (i = 0; i + 8 <= n; i += 8) {
+        memcpy(&w, owner + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
     }
-    return (size_t)h;
+    w = 0;
+    memcpy(&w, owner + i, n - i);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    return (size_t)mix64(h ^ n); /* n: a tail and its zero padding differ */
 }
 
 int dlock__holds_init(dlock__holds *h)
@@ -207,11 +213,12 @@ static dlock__hold **lookup(dlock__holds *h, dlock_rlock *l, const char *owner,
         grow(h);
         slot = find_slot(h, l, owner);
     }
-    e = calloc(1, sizeof(*e));
+    e = dlock__zalloc(sizeof(*e));
     if (!e)
         return NULL;
     e->lock = l;
-    snprintf(e->owner, sizeof(e->owner), "%s", owner);
+    /* e is zeroed: a copy of at most sizeof - 1 bytes stays terminated */
+    memcpy(e->owner, owner, strnlen(owner, sizeof(e->owner) - 1));
     e->id = h->next_id++;
     *slot = e;
     chain_add(h, e);

@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fmt.h"
+
 #include "objects/runtime/object.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/rlock.h"
 
 char *dlock__i64(char *buf, int64_t v)
 {
-    snprintf(buf, DLOCK__I64_SIZE, "%" PRId64, v);
+    dlock__fmt_i64(buf, v);
     return buf;
 }
 

@@ -103,6 +103,15 @@ int dlock_fx_group_redis(void **state)
 
 /* ---- time ------------------------------------------------------------- */
 
+void dlock_fx_count_call(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    dlock_fx_calls *c = arg;
+
+    (void)op;
+    c->n++;
+    c->rc = r->rc;
+}
+
 int64_t dlock_fx_real_ms(void)
 {
     struct timespec ts;

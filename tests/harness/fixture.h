@@ -177,6 +177,14 @@ void dlock_fx_advance(dlock_fx *fx, int64_t ms);
 int64_t dlock_fx_now(dlock_fx *fx);
 /* Real monotonic time in ms, for latency measurements. */
 int64_t dlock_fx_real_ms(void);
+/* An asynchronous operation's callbacks, counted: pass dlock_fx_count_call
+ * as the dlock_done_fn and a dlock_fx_calls as its argument (n: how many
+ * calls, rc: the last one's r->rc). */
+typedef struct dlock_fx_calls {
+    int n;
+    int rc;
+} dlock_fx_calls;
+void dlock_fx_count_call(void *arg, dlock_op_id op, const dlock_result *r);
 void dlock_fx_sleep_real(int64_t ms);
 
 /* Mock: waits until the number of threads asleep on the virtual clock stops
