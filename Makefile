@@ -24,7 +24,8 @@
 #                   redis-server), make bench-smoke (part of make check)
 #   mk/faults.mk    make faults (tests/faults/), make stress (stress-cluster,
 #                   stress-redlock, stress-processes, stress-differential)
-#   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/)
+#   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/), make
+#                   fuzz-smoke (their seed corpora replayed; part of make check)
 #   mk/valkey.mk    make check-valkey (builds Valkey from ../shared/servers/
 #                   into $(BUILD)/valkey once, then make check against it)
 
@@ -233,7 +234,7 @@ $(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
 # samples/cluster_lock on a cluster: they are built first and found through
 # DLOCK_SAMPLES_DIR.
 check: $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
-       $(BUILD)/samples/cluster_lock headers-check bench-smoke
+       $(BUILD)/samples/cluster_lock headers-check bench-smoke fuzz-smoke
 	@ic=0; $(MAKE) --no-print-directory install-check || ic=1; \
 	echo "$(BUILD)/tests/dlock_tests"; \
 	DLOCK_SAMPLES_DIR=$(BUILD)/samples $(BUILD)/tests/dlock_tests || exit 1; exit $$ic

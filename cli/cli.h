@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum {
     CLI_OK = 0,
@@ -65,8 +66,14 @@ typedef struct cli_common {
 #define CLI_COMMON_SHORTS "qh"
 int cli_common_option(int c, const char *arg, cli_common *co);
 
+/* s on f, with what a terminal would act on escaped: control characters
+ * (C0, DEL, and C1 as UTF-8) as \xHH or \u00HH, and '\' as "\\", so that
+ * a name or an owner id stored on the server cannot move the cursor,
+ * retitle the window or hide text. NULL prints nothing. */
+void cli_put_text(FILE *f, const char *s);
 /* "dlock: <message>\n" on stderr, as one line (newlines in the message
- * become spaces, so an odd lock name cannot split it). */
+ * become spaces, so an odd lock name cannot split it; other control
+ * characters are escaped, as cli_put_text does). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a usage error, pointing at --help; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -23,6 +23,22 @@
 #include <string.h>
 #include <strings.h>
 
+void cli_put_text(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    for (; p && *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
+        else if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            fprintf(f, "\\u%04x", *++p); /* a C1 control, UTF-8 */
+        else
+            putc(*p, f);
+    }
+}
+
 static void vline(const char *fmt, va_list ap, const char *suffix)
 {
     char buf[2048];
@@ -32,7 +48,9 @@ static void vline(const char *fmt, va_list ap, const char *suffix)
     for (i = 0; buf[i]; i++)
         if (buf[i] == '\n' || buf[i] == '\r')
             buf[i] = ' ';
-    fprintf(stderr, "dlock: %s%s\n", buf, suffix);
+    fputs("dlock: ", stderr);
+    cli_put_text(stderr, buf);
+    fprintf(stderr, "%s\n", suffix);
 }
 
 void cli_error(const char *fmt, ...)

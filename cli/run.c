@@ -512,8 +512,41 @@ typedef struct child {
     int guardian_fd;    /* write end of the guardian's pipe, -1: none */
 } child;
 
+/* dlock's own variables that may hold a secret: $DLOCK_URL's user
+ * information or password parameters. COMMAND does not get them (issue
+ * 28): what it needs, it is given explicitly. ($DLOCK_CONFIG names a
+ * file, which COMMAND could read or not by its permissions: kept.) */
+static const char *const scrubbed[] = {"DLOCK_URL"};
+
+/* The environment COMMAND gets: dlock's, without the variables above
+ * (pointers into environ, in a malloc'ed array: free the array only).
+ * NULL when out of memory. */
+static char **child_environment(void)
+{
+    size_t n = 0, k = 0, i, j;
+    char **env;
+
+    while (environ && environ[n])
+        n++;
+    env = malloc((n + 1) * sizeof *env);
+    if (!env)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        int drop = 0;
+        for (j = 0; j < sizeof scrubbed / sizeof scrubbed[0]; j++) {
+            size_t len = strlen(scrubbed[j]);
+            drop |= strncmp(environ[i], scrubbed[j], len) == 0 && environ[i][len] == '=';
+        }
+        if (!drop)
+            env[k++] = environ[i];
+    }
+    env[k] = NULL;
+    return env;
+}
+
 /* In the forked child: only async-signal-safe calls. Never returns. */
-static void child_main(const run_opts *o, pid_t parent, int go_fd, int err_fd)
+static void child_main(const run_opts *o, char **env, pid_t parent, int go_fd,
+                       int err_fd)
 {
     struct sigaction dfl;
     sigset_t none;
@@ -538,7 +571,7 @@ static void child_main(const run_opts *o, pid_t parent, int go_fd, int err_fd)
         _exit(CLI_FAILED);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    execvp(o->command[0], o->command);
+    execvpe(o->command[0], o->command, env);
     e = errno;
     if (write(err_fd, &e, sizeof e) != (ssize_t)sizeof e)
         _exit(CLI_FAILED);
@@ -580,21 +613,30 @@ static int spawn_command(const run_opts *o, child *ch)
 {
     int go[2], err[2], g[2], e = 0;
     pid_t parent = getpid();
+    char **env;
     ssize_t n;
 
     ch->guardian = 0;
     ch->guardian_fd = -1;
-    if (make_pipe(go) != 0)
+    if (!(env = child_environment())) {
+        cli_error("cannot run '%s': out of memory", o->command[0]);
         return CLI_FAILED;
+    }
+    if (make_pipe(go) != 0) {
+        free(env);
+        return CLI_FAILED;
+    }
     if (make_pipe(err) != 0) {
         close(go[0]);
         close(go[1]);
+        free(env);
         return CLI_FAILED;
     }
     fflush(NULL);
     ch->pid = fork();
     if (ch->pid == 0)
-        child_main(o, parent, go[0], err[1]);
+        child_main(o, env, parent, go[0], err[1]);
+    free(env);
     close(go[0]);
     close(err[1]);
     if (ch->pid < 0) {

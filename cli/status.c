@@ -31,18 +31,29 @@ static void print_ttl(const char *label, json_t *ttl)
         printf(", %s %lld.%03llds", label, (long long)(ms / 1000), (long long)(ms % 1000));
 }
 
+/* A string of the state document (a name, an owner id: anything the
+ * server holds) as text: escaped (cli_put_text). */
+static void put_str(json_t *v)
+{
+    cli_put_text(stdout, json_string_value(v));
+}
+
 /* One holder's line: owner, holds, lease, and who it is when its client
  * described itself. */
 static void print_holder(const char *role, json_t *v)
 {
     json_t *who = json_object_get(v, "described");
 
-    printf("  %s %s: %lld hold%s", role, json_string_value(json_object_get(v, "owner")),
-           (long long)json_integer_value(json_object_get(v, "holds")),
+    printf("  %s ", role);
+    put_str(json_object_get(v, "owner"));
+    printf(": %lld hold%s", (long long)json_integer_value(json_object_get(v, "holds")),
            json_integer_value(json_object_get(v, "holds")) == 1 ? "" : "s");
     print_ttl("ttl", json_object_get(v, "ttl_ms"));
-    if (json_is_string(who))
-        printf(" (%s)", json_string_value(who));
+    if (json_is_string(who)) {
+        printf(" (");
+        put_str(who);
+        printf(")");
+    }
     printf("\n");
 }
 
@@ -57,8 +68,9 @@ static void print_lock_text(json_t *doc)
 
     if (json_object_get(doc, "readers")) {
         /* The read-write lock: the whole lock, not the half read. */
-        printf("rwlock '%s': %s", json_string_value(json_object_get(doc, "name")),
-               json_is_string(mode) ? json_string_value(mode) : "free");
+        printf("rwlock '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %s", json_is_string(mode) ? json_string_value(mode) : "free");
         if (json_is_string(mode))
             printf("-locked");
         print_ttl("ttl", json_object_get(doc, "ttl_ms"));
@@ -69,9 +81,10 @@ static void print_lock_text(json_t *doc)
             print_holder("reader", v);
         return;
     }
-    printf("%s '%s': %s", json_string_value(json_object_get(doc, "type")),
-           json_string_value(json_object_get(doc, "name")),
-           json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
+    put_str(json_object_get(doc, "type"));
+    printf(" '");
+    put_str(json_object_get(doc, "name"));
+    printf("': %s", json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
     if (json_is_integer(permits))
         printf(", %lld permit%s available", (long long)json_integer_value(permits),
                json_integer_value(permits) == 1 ? "" : "s");
@@ -84,7 +97,8 @@ static void print_lock_text(json_t *doc)
     json_array_foreach(queue, i, v) {
         json_t *left = json_object_get(v, "remaining_ms");
 
-        printf("  waiting %zu: %s", i + 1, json_string_value(json_object_get(v, "owner")));
+        printf("  waiting %zu: ", i + 1);
+        put_str(json_object_get(v, "owner"));
         /* <= 0: dead, and dropped by the next call once first in line */
         if (json_is_integer(left) && json_integer_value(left) <= 0)
             printf(", presumed dead");
@@ -115,7 +129,7 @@ int cli_print_state(char *state, int text)
 int cli_print_doc(json_t *doc, int text)
 {
     json_t *type = json_object_get(doc, "type");
-    const char *t, *name = json_string_value(json_object_get(doc, "name"));
+    const char *t;
 
     if (!json_is_string(type)) {
         cli_error("the state is not a JSON object with a type");
@@ -134,24 +148,30 @@ int cli_print_doc(json_t *doc, int text)
     t = json_string_value(type);
     if (strcmp(t, "semaphore") == 0 && !json_object_get(doc, "holders")) {
         json_int_t n = json_integer_value(json_object_get(doc, "permits"));
-        printf("semaphore '%s': %lld permit%s available", name, (long long)n,
-               n == 1 ? "" : "s");
+        printf("semaphore '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %lld permit%s available", (long long)n, n == 1 ? "" : "s");
         print_ttl("ttl", json_object_get(doc, "ttl_ms"));
         printf("\n");
     } else if (strcmp(t, "counter") == 0) {
-        printf("counter '%s': %lld (a semaphore's permits or a latch's count)", name,
+        printf("counter '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %lld (a semaphore's permits or a latch's count)",
                (long long)json_integer_value(json_object_get(doc, "count")));
         print_ttl("ttl", json_object_get(doc, "ttl_ms"));
         printf("\n");
     } else if (strcmp(t, "latch") == 0) {
         json_int_t n = json_integer_value(json_object_get(doc, "count"));
-        printf("latch '%s': %s", name, n == 0 ? "open" : "count ");
+        printf("latch '");
+        put_str(json_object_get(doc, "name"));
+        printf("': %s", n == 0 ? "open" : "count ");
         if (n != 0)
             printf("%lld", (long long)n);
         printf("\n");
     } else if (!json_object_get(doc, "locked") && !json_object_get(doc, "permits")) {
-        printf("'%s' is a %s\n", name,
-               cli_kind_what(json_string_value(json_object_get(doc, "kind"))));
+        printf("'");
+        put_str(json_object_get(doc, "name"));
+        printf("' is a %s\n", cli_kind_what(json_string_value(json_object_get(doc, "kind"))));
     } else {
         print_lock_text(doc);
     }

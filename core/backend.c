@@ -148,6 +148,14 @@ int dlock_backend_server_safety(dlock_backend *b, dlock_server_safety *out)
     return b->methods->server_safety(b, out);
 }
 
+uint64_t dlock_backend_ignored_messages(dlock_backend *b)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 7 ||
+        b->methods->ignored_messages == NULL)
+        return 0;
+    return b->methods->ignored_messages(b);
+}
+
 const char *dlock_backend_publish_command(dlock_backend *b)
 {
     const char *cmd = NULL;

@@ -1395,6 +1395,82 @@ static void test_redlock(void **state)
     assert_one_line_error(&p, "--redlock needs a client set");
 }
 
+/* ---- issue 28 section 7: secrets and terminals --------------------------- */
+
+/* COMMAND does not get $DLOCK_URL (its password); the rest of the
+ * environment passes. The password can come from a file the URL names
+ * instead (password_file=), so that neither the command line nor the
+ * environment holds it. */
+static void test_run_environment(void **state)
+{
+    const char *args[] = {"--requirepass", "pw" "Qz7xKv3W", NULL};
+    dlock_test_redis *pw = NULL;
+    char pw_url[256], file_url[PATH_MAX + 128], path[PATH_MAX];
+    FILE *f;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&pw, args), 0);
+    snprintf(pw_url, sizeof pw_url, "redis://:pwQz7xKv3W@127.0.0.1:%d",
+             dlock_test_redis_port(pw));
+    extra_env = "DLOCK_TEST_KEPT=kept";
+    start_env(&p, pw_url, (const char *[]){"run", "--wait", "0", "cli-env", "--", "sh", "-c",
+                                           "echo \"url=${DLOCK_URL-unset} "
+                                           "kept=$DLOCK_TEST_KEPT\"; env", NULL});
+    extra_env = NULL;
+    assert_int_equal(finish(&p, 10000), 0);
+    assert_non_null(strstr(p.out, "url=unset kept=kept\n"));
+    assert_null(strstr(p.out, "Qz7xKv3W"));
+
+    snprintf(path, sizeof path, "%s/redis-password", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("pwQz7xKv3W\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(file_url, sizeof file_url, "redis://127.0.0.1:%d?password_file=%s",
+             dlock_test_redis_port(pw), path);
+    start_env(&p, file_url, (const char *[]){"run", "--wait", "0", "cli-env", "--", "sh",
+                                             "-c", "exit 3", NULL});
+    assert_int_equal(finish(&p, 10000), 3);
+    /* a wrong password in the file: dlock fails (125), and says why
+     * without the password; COMMAND does not run */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("wrongQz7xKv3W\n", f);
+    assert_int_equal(fclose(f), 0);
+    start_env(&p, file_url, (const char *[]){"run", "--wait", "0", "cli-env", "--", "sh",
+                                             "-c", "exit 3", NULL});
+    assert_int_equal(finish(&p, 10000), 125);
+    assert_one_line_error(&p, "auth");
+    assert_null(strstr(p.err, "Qz7xKv3W"));
+    /* a file that is not there: a usage error naming the parameter */
+    unlink(path);
+    start_env(&p, file_url, (const char *[]){"status", "cli-env", NULL});
+    assert_int_equal(finish(&p, 10000), 2);
+    assert_one_line_error(&p, "cannot read its password_file (No such file or directory)");
+    dlock_test_redis_stop(pw);
+}
+
+/* status --text escapes what the server stores (owner ids, names): an
+ * escape sequence in an owner id reaches the terminal as text. */
+static void test_status_text_escapes(void **state)
+{
+    const char *hset[] = {"HSET", "cli-esc", "\x1b]0;pwned\x07" "a\\b\xc2\x9b" "2J", "1", NULL};
+    char out[64];
+    proc p;
+
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, hset), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-esc", NULL}), 0);
+    assert_null(strchr(p.out, '\x1b'));
+    assert_null(strchr(p.out, '\x07'));
+    assert_null(strstr(p.out, "\xc2\x9b"));
+    if (!strstr(p.out, "holder \\x1b]0;pwned\\x07a\\\\b\\u009b2J: 1 hold"))
+        fail_msg("status --text: [%s]", p.out);
+    /* the JSON form is JSON's own escaping, as before */
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-esc", NULL}), 0);
+    assert_null(strchr(p.out, '\x1b'));
+    redis_cmd(out, sizeof out, "DEL", "cli-esc", NULL);
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1452,6 +1528,8 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_semaphore_more),
         cmocka_unit_test(test_fair_slack_and_clear),
         cmocka_unit_test(test_redlock),
+        cmocka_unit_test(test_run_environment),
+        cmocka_unit_test(test_status_text_escapes),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -37,6 +37,10 @@
  *    command, NOPERM), which turns sync off for the backend's lifetime
  *    (the refused call counts). Each cause is also logged once per
  *    backend, at DLOCK_LOG_WARN (api/dlock/log.h). 0 on the mock.
+ *  - messages_ignored (version 3): pub/sub messages the backend ignored
+ *    instead of waking waiters, because their payload is not what PUBLISH
+ *    sends (the Redis backend: a reply that is not a string, from a broken
+ *    or hostile server); the subscription is kept. 0 on the mock.
  * Counters only grow (unsigned 64-bit, wrapping).
  */
 #ifndef DLOCK_METRICS_H
@@ -65,7 +69,8 @@ typedef struct dlock_histogram {
 } dlock_histogram;
 
 typedef struct dlock_metrics {
-    int version; /* set by the caller: 2 (1: a struct ending at hold_ms) */
+    int version; /* set by the caller: 3 (1: a struct ending at hold_ms,
+                  * 2: at unsynced_refused) */
     uint64_t acquisitions;
     uint64_t busy;
     uint64_t renewals;
@@ -77,9 +82,11 @@ typedef struct dlock_metrics {
     /* ---- version 2 ---- */
     uint64_t unsynced_no_replica;
     uint64_t unsynced_refused;
+    /* ---- version 3 ---- */
+    uint64_t messages_ignored;
 } dlock_metrics;
 
-#define DLOCK_METRICS_INIT {2, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}, 0, 0}
+#define DLOCK_METRICS_INIT {3, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}, 0, 0, 0}
 
 /* Fills *out (whose version the caller set, as with DLOCK_METRICS_INIT)
  * with c's figures so far. The figures are read one by one, without

@@ -12,6 +12,16 @@
  * A password with '@', ':' or '/' is percent-encoded in the URL (%40 ...);
  * so is an '@', '&' or '%' inside a query value.
  *
+ * password_file=PATH (every scheme): the data nodes' password is the text
+ * of the file at PATH (one line; a final newline is not part of it; at
+ * most 4096 bytes), read once when the backend is made, so that the
+ * password need not be in the URL, the command line or the environment
+ * (`dlock`'s --url, $DLOCK_URL). An ACL user goes in the user
+ * information as "user:@" (an empty password); a non-empty password there
+ * as well is DLOCK_EINVAL. A file that cannot be read, is empty or holds
+ * more than one line is DLOCK_EINVAL; no message quotes the path or any of
+ * the file.
+ *
  * TLS. The scheme decides: rediss:// is TLS (1.2 or later), redis:// and
  * unix:// are not. The server's certificate chain and its host name are
  * verified by default: the name checked (and sent as SNI) is sni if given,

@@ -14,9 +14,13 @@
  * call by its first key's slot and keeps a subscriber per master. Time comes from the process-wide real-time clock:
  * Redis expires keys on its own clock.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dlock/redis.h"
 #include "dlock/sys/clock.h"
@@ -28,6 +32,8 @@
 #include "slot.h"
 #include "topology.h"
 #include "transport.h"
+#include "core/log.h"
+#include "core/wipe.h"
 
 typedef struct redis_backend {
     dlock_backend base; /* first: a dlock_backend * is a redis_backend * */
@@ -37,6 +43,7 @@ typedef struct redis_backend {
     dlock__redis_scripts *scripts;
     uint64_t reconnects; /* cfg.reconnects points here */
     int safety_warned;   /* cfg.safety_warned points here */
+    uint64_t ignored_messages; /* cfg.ignored_messages points here */
 } redis_backend;
 
 static int rb_eval_until(dlock_backend *b, dlock_reply **out,
@@ -135,6 +142,11 @@ static uint64_t rb_reconnects(dlock_backend *b)
     return __atomic_load_n(&((redis_backend *)b)->reconnects, __ATOMIC_RELAXED);
 }
 
+static uint64_t rb_ignored_messages(dlock_backend *b)
+{
+    return __atomic_load_n(&((redis_backend *)b)->ignored_messages, __ATOMIC_RELAXED);
+}
+
 static uint64_t rb_unsynced(dlock_backend *b, int cause)
 {
     return dlock__redis_scripts_unsynced(((redis_backend *)b)->scripts, cause);
@@ -229,6 +241,7 @@ static const dlock_backend_methods redis_methods = {
     .eval_receive = rb_eval_receive,
     .unsynced = rb_unsynced,
     .server_safety = rb_server_safety,
+    .ignored_messages = rb_ignored_messages,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and
@@ -305,6 +318,81 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
     to->version = from->version;
 }
 
+/* The largest password_file read: a password, not a document. */
+#define PASSWORD_FILE_MAX 4096
+
+/* The URL's password_file=PATH read into u->password: the file's text
+ * without one final newline ("\n" or "\r\n"), one line, not empty, no
+ * NUL byte. A password in the user information as well is refused (an
+ * empty one, "user:@", is the place of the file's). Messages name the
+ * parameter, never the path (the URL's rules: its values are not
+ * quoted) nor anything of the content. 0, DLOCK_EINVAL or DLOCK_ENOMEM;
+ * the buffer read is wiped. */
+static int read_password_file(dlock__redis_url *u, char *errbuf, size_t errlen)
+{
+    char buf[PASSWORD_FILE_MAX + 1];
+    struct stat st;
+    size_t n = 0;
+    ssize_t got = 1;
+    int fd, rc = 0;
+    const char *bad = NULL;
+
+    if (!u->password_file)
+        return 0;
+    if (u->password && u->password[0]) {
+        dlock__redis_errf(errbuf, errlen, "bad redis URL: a password in the user "
+                          "information and password_file: give one of them");
+        return DLOCK_EINVAL;
+    }
+    fd = open(u->password_file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0)
+        bad = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        bad = "not a regular file";
+    if (bad) {
+        dlock__redis_errf(errbuf, errlen, "bad redis URL: cannot read its "
+                          "password_file (%s)", bad);
+        if (fd >= 0)
+            close(fd);
+        return DLOCK_EINVAL;
+    }
+    while (got > 0 && n < sizeof buf) {
+        got = read(fd, buf + n, sizeof buf - n);
+        if (got < 0 && errno == EINTR)
+            got = 1;
+        else if (got > 0)
+            n += (size_t)got;
+    }
+    close(fd);
+    if (got < 0)
+        bad = "cannot read its password_file";
+    else if (n > PASSWORD_FILE_MAX)
+        bad = "its password_file is larger than 4096 bytes";
+    if (!bad && n > 0 && buf[n - 1] == '\n')
+        n -= n > 1 && buf[n - 2] == '\r' ? 2 : 1;
+    if (!bad && n == 0)
+        bad = "its password_file is empty";
+    else if (!bad && (memchr(buf, '\0', n) || memchr(buf, '\n', n) || memchr(buf, '\r', n)))
+        bad = "its password_file holds more than one line, or a NUL byte";
+    if (bad) {
+        dlock__redis_errf(errbuf, errlen, "bad redis URL: %s", bad);
+        rc = DLOCK_EINVAL;
+    } else {
+        char *pw = malloc(n + 1);
+        if (!pw) {
+            dlock__redis_errf(errbuf, errlen, "out of memory");
+            rc = DLOCK_ENOMEM;
+        } else {
+            memcpy(pw, buf, n);
+            pw[n] = '\0';
+            dlock__wipe_free(u->password);
+            u->password = pw;
+        }
+    }
+    dlock__wipe(buf, sizeof buf);
+    return rc;
+}
+
 /* The sentinels' credentials the URL left out, from the options. 0 or
  * DLOCK_ENOMEM. */
 static int merge_sentinel(dlock__redis_url *u, const dlock_redis_options *o)
@@ -342,6 +430,26 @@ static int merge_tls(dlock__redis_tls_params *p, const dlock_redis_options *o)
     if (p->insecure == -1)
         p->insecure = o->tls_insecure;
     return 0;
+}
+
+/* Certificate verification off is never silent (issue 28): logged at
+ * DLOCK_LOG_WARN each time a backend is made so, saying where it came
+ * from, and that the URL overrode the application's tls_insecure = 0.
+ * url_insecure: the URL's insecure parameter (-1: not given). */
+static void warn_insecure(const dlock__redis_url *u, int url_insecure,
+                          const dlock_redis_options *o)
+{
+    if (u->tls.insecure != 1)
+        return;
+    dlock__log(DLOCK_LOG_WARN,
+               "redis %s: TLS certificate and host name verification is OFF (%s): "
+               "anyone on the path can read and change the traffic, credentials "
+               "included; for testing only",
+               u->where,
+               url_insecure != 1        ? "tls_insecure = 1 in the options"
+               : o->tls_insecure == 0 ? "insecure=1 in the URL, overriding the "
+                                        "options' tls_insecure = 0"
+                                      : "insecure=1 in the URL");
 }
 
 /* The sync settings: the URL's parameters, else the options' fields. The
@@ -410,8 +518,11 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.reconnect_max_ms = opts->reconnect_max_ms;
     rb->cfg.reconnects = &rb->reconnects;
     rb->cfg.safety_warned = &rb->safety_warned;
+    rb->cfg.ignored_messages = &rb->ignored_messages;
 
     rc = dlock__redis_url_parse(&rb->cfg.url, url, errbuf, errlen);
+    if (rc == 0)
+        rc = read_password_file(&rb->cfg.url, errbuf, errlen);
     if (rc != 0)
         goto fail;
     if (rb->cfg.url.is_cluster) {
@@ -440,11 +551,13 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
         goto fail;
     }
     if (rb->cfg.url.is_tls) {
+        int url_insecure = rb->cfg.url.tls.insecure;
         rc = merge_tls(&rb->cfg.url.tls, opts);
         if (rc != 0) {
             dlock__redis_errf(errbuf, errlen, "out of memory");
             goto fail;
         }
+        warn_insecure(&rb->cfg.url, url_insecure, opts);
         rc = dlock__redis_tls_new(&rb->cfg.tls, &rb->cfg.url.tls, errbuf,
                                   errlen);
         if (rc != 0)

@@ -32,6 +32,7 @@
 #include "conn.h"
 #include "node.h"
 #include "safety.h"
+#include "parse.h"
 #include "slot.h"
 #include "subscriber.h"
 
@@ -294,52 +295,40 @@ static void want_refresh(dlock__redis_cluster *c)
         wake(c);
 }
 
-static int reply_int(const redisReply *r, long long *v)
+/* apply_slots's: the cluster and the node asked, and whether the map
+ * named too many nodes. */
+typedef struct slots_apply {
+    dlock__redis_cluster *c;
+    const cnode *asked;
+} slots_apply;
+
+static int apply_range(void *arg, unsigned lo, unsigned hi, const char *host, int port)
 {
-    if (r->type != REDIS_REPLY_INTEGER)
-        return -1;
-    *v = r->integer;
+    slots_apply *a = arg;
+    cnode *n;
+    unsigned s;
+    int full;
+
+    n = node_for(a->c, host ? host : a->asked->node->cfg.url.host, port, &full);
+    if (full)
+        return TOO_MANY_NODES;
+    if (!n)
+        return DLOCK_ENOMEM;
+    pthread_mutex_lock(&a->c->mu);
+    for (s = lo; s <= hi; s++)
+        slot_set(a->c, s, n);
+    pthread_mutex_unlock(&a->c->mu);
     return 0;
 }
 
 /* Applies a CLUSTER SLOTS reply got from `asked` (whose host stands in
- * for a master announced without one). 0, or DLOCK_EPROTO/ENOMEM. */
+ * for a master announced without one). 0, or DLOCK_EPROTO/ENOMEM, or
+ * TOO_MANY_NODES. */
 static int apply_slots(dlock__redis_cluster *c, const redisReply *r,
                        const cnode *asked)
 {
-    size_t i;
-    int full;
-    if (r->type != REDIS_REPLY_ARRAY)
-        return DLOCK_EPROTO;
-    for (i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i], *m;
-        long long lo, hi, port, s;
-        const char *host;
-        cnode *n;
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-            reply_int(e->element[0], &lo) != 0 ||
-            reply_int(e->element[1], &hi) != 0 || lo < 0 || hi < lo ||
-            hi >= DLOCK__REDIS_SLOTS)
-            return DLOCK_EPROTO;
-        m = e->element[2];
-        if (m->type != REDIS_REPLY_ARRAY || m->elements < 2 ||
-            m->element[0]->type != REDIS_REPLY_STRING ||
-            reply_int(m->element[1], &port) != 0 || port <= 0 || port > 65535)
-            return DLOCK_EPROTO;
-        host = m->element[0]->str;
-        if (host[0] == '\0' || strcmp(host, "?") == 0)
-            host = asked->node->cfg.url.host;
-        n = node_for(c, host, (int)port, &full);
-        if (full)
-            return TOO_MANY_NODES;
-        if (!n)
-            return DLOCK_ENOMEM;
-        pthread_mutex_lock(&c->mu);
-        for (s = lo; s <= hi; s++)
-            slot_set(c, (unsigned)s, n);
-        pthread_mutex_unlock(&c->mu);
-    }
-    return 0;
+    slots_apply a = {c, asked};
+    return dlock__redis_parse_slots(r, apply_range, &a);
 }
 
 /* CLUSTER SLOTS on n, applied. */

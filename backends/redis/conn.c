@@ -303,6 +303,25 @@ static int feed(dlock__redis_conn *c, const char *buf, size_t n, char *errbuf,
     return rc;
 }
 
+int dlock__redis_conn_parser_new(dlock__redis_conn **out, size_t max_reply)
+{
+    dlock__redis_conn *c = calloc(1, sizeof *c);
+
+    *out = NULL;
+    if (!c || !(c->reader = redisReaderCreate())) {
+        free(c);
+        return DLOCK_ENOMEM;
+    }
+    cap_reader(c, max_reply);
+    *out = c;
+    return 0;
+}
+
+int dlock__redis_conn_parse(dlock__redis_conn *c, const char *buf, size_t n)
+{
+    return feed(c, buf, n, NULL, 0);
+}
+
 int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
 {
     char buf[READ_CHUNK];
@@ -558,13 +577,10 @@ int dlock__redis_connect(dlock__redis_conn **out,
     int rc;
 
     *out = NULL;
-    c = calloc(1, sizeof *c);
-    if (!c || !(c->reader = redisReaderCreate())) {
-        free(c);
+    if (dlock__redis_conn_parser_new(&c, cfg->max_reply_bytes) != 0) {
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory", u->where);
         return DLOCK_ENOMEM;
     }
-    cap_reader(c, cfg->max_reply_bytes);
     rc = dlock__redis_transport_open(&c->t, u, cfg->tls,
                                      budget_ms > 0 ? start + budget_ms
                                                    : INT64_MAX,

@@ -54,6 +54,15 @@ int dlock__redis_cmdbuf_append(dlock__redis_cmdbuf *b, const char *data,
 void dlock__redis_cmdbuf_reset(dlock__redis_cmdbuf *b); /* keeps memory */
 void dlock__redis_cmdbuf_free(dlock__redis_cmdbuf *b);
 
+/* A connection without a stream: its reader only, with the reply cap
+ * max_reply, for the fuzz targets (tests/fuzz/) to read what a server
+ * sends exactly as a connection does: bytes in with
+ * dlock__redis_conn_parse (0 or DLOCK_ENOMEM), replies out with
+ * dlock__redis_conn_next; dlock__redis_conn_free frees it. 0 or
+ * DLOCK_ENOMEM. (dlock__redis_connect makes its connections with it.) */
+int dlock__redis_conn_parser_new(dlock__redis_conn **out, size_t max_reply);
+int dlock__redis_conn_parse(dlock__redis_conn *c, const char *buf, size_t n);
+
 /* Opens a connection and prepares it: connect (and the TLS handshake, for
  * rediss://) within budget_ms (0 = no limit), then AUTH (if the URL has a
  * password), SELECT (if db != 0) and PING pipelined in one round trip. The

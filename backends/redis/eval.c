@@ -15,6 +15,7 @@
 
 #include "conn.h"
 #include "core/fmt.h"
+#include "parse.h"
 #include "core/log.h"
 
 #define SHA_LEN 40
@@ -255,19 +256,19 @@ static int sync_wanted(dlock__redis_scripts *s, const dlock__redis_config *cfg,
 static int sync_count_all(dlock__redis_scripts *s, dlock__redis_node *node,
                           int64_t deadline_ms, char *errbuf, size_t errlen)
 {
-    static const char *const role[1] = {"ROLE"};
+    static const char *const argv[1] = {"ROLE"};
     dlock__redis_cmdbuf b = {0};
+    dlock__redis_role role;
     redisReply *r = NULL;
-    int n = 1, rc = dlock__redis_cmdbuf_add(&b, 1, role, NULL);
+    int n = 1, rc = dlock__redis_cmdbuf_add(&b, 1, argv, NULL);
 
     if (rc == 0)
         rc = dlock__redis_node_call(node, &b, 1, &r, deadline_ms, errbuf, errlen);
     dlock__redis_cmdbuf_free(&b);
     if (rc != 0)
         return rc;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
-        r->element[2]->type == REDIS_REPLY_ARRAY)
-        n = (int)r->element[2]->elements;
+    if (dlock__redis_parse_role(r, &role) == 0 && role.replicas >= 0)
+        n = role.replicas;
     freeReplyObject(r);
     pthread_mutex_lock(&s->mu);
     s->all_replicas = n;
@@ -379,39 +380,6 @@ uint64_t dlock__redis_scripts_unsynced(dlock__redis_scripts *s, int cause)
     n = s->unsynced[cause];
     pthread_mutex_unlock(&s->mu);
     return n;
-}
-
-/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": fills d; 0 when r is one. */
-static int parse_redirect(const redisReply *r, dlock__redis_redirect *d)
-{
-    const char *colon;
-    int kind, n = 0;
-    size_t hl;
-
-    if (r->type != REDIS_REPLY_ERROR)
-        return -1;
-    if (strncmp(r->str, "MOVED ", 6) == 0)
-        kind = DLOCK__REDIS_MOVED;
-    else if (strncmp(r->str, "ASK ", 4) == 0)
-        kind = DLOCK__REDIS_ASK;
-    else
-        return -1;
-    if (sscanf(r->str + (kind == DLOCK__REDIS_ASK ? 4 : 6), "%d %n", &d->slot,
-               &n) != 1 || n == 0)
-        return -1;
-    colon = strrchr(r->str, ':');
-    if (!colon || colon < r->str + n)
-        return -1;
-    hl = (size_t)(colon - (r->str + (kind == DLOCK__REDIS_ASK ? 4 : 6) + n));
-    if (hl == 0 || hl >= sizeof d->host)
-        return -1;
-    memcpy(d->host, colon - hl, hl);
-    d->host[hl] = '\0';
-    d->port = atoi(colon + 1);
-    if (d->port <= 0 || d->port > 65535)
-        return -1;
-    d->kind = kind;
-    return 0;
 }
 
 /* One script call on a node, from its arguments to its reply; between the
@@ -603,7 +571,7 @@ static int call_answer(dlock__redis_evalcall *ec, int rc, dlock_reply **out,
 
     if (rc != 0)
         return rc;
-    if (redir && parse_redirect(rep[0], redir) == 0) {
+    if (redir && dlock__redis_parse_redirect(rep[0], redir) == 0) {
         /* Not the script's answer: the slot is served elsewhere. */
         dlock__redis_errf(errbuf, errlen, "redis %s: %.160s", cfg->url.where,
                           rep[0]->str);

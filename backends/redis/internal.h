@@ -40,6 +40,10 @@ typedef struct dlock__redis_config {
     /* The backend's "a server can evict lock keys or send fencing tokens
      * back" warning, logged once (atomic; copies share it: safety.h). */
     int *safety_warned;
+    /* pub/sub messages the subscribers ignored (a payload that is not a
+     * string); the backend's count (atomic), shared by copies like
+     * reconnects */
+    uint64_t *ignored_messages;
     /* 1: the constructor does no I/O; the topology or the cluster connects
      * on first use (api/dlock/redis.h, lazy connection). */
     int lazy_connect;

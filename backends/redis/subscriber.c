@@ -21,6 +21,7 @@
 #include <hiredis/hiredis.h>
 
 #include "conn.h"
+#include "parse.h"
 #include "core/log.h"
 #include "core/thread_name.h"
 
@@ -389,13 +390,6 @@ static void lose_connection(dlock__redis_subscriber *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-static int reply_is(const redisReply *r, const char *s)
-{
-    size_t n = strlen(s);
-    return (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
-           r->len == n && strncasecmp(r->str, s, n) == 0;
-}
-
 /* An acknowledgement for (kind, name): it must be the next one expected. */
 static int on_ack(dlock__redis_subscriber *s, int kind, const redisReply *name)
 {
@@ -519,61 +513,48 @@ static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
 /* Returns -1 when the stream no longer matches what was sent. */
 static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING) {
-        const redisReply *kind = r->element[0];
-        if (reply_is(kind, s->sharded ? "smessage" : "message") &&
-            r->elements == 3) {
-            const redisReply *name = r->element[1], *msg = r->element[2];
-            channel *c;
-            if (name->type != REDIS_REPLY_STRING ||
-                msg->type != REDIS_REPLY_STRING)
-                return -1;
-            pthread_mutex_lock(&s->mu);
-            c = chan_find(s, name->str, name->len);
-            pthread_mutex_unlock(&s->mu);
-            /* Only this thread frees channels, so c stays valid. */
-            if (c)
-                deliver(s, c, msg->str, msg->len);
-            return 0;
-        }
-        if (reply_is(kind, s->sharded ? "ssubscribe" : "subscribe") &&
-            r->elements == 3)
-            return on_ack(s, X_SUBSCRIBE, r->element[1]);
-        if (reply_is(kind, s->sharded ? "sunsubscribe" : "unsubscribe") &&
-            r->elements == 3) {
-            const redisReply *name = r->element[1];
-            channel *c;
-            if (!s->sharded || expected(s, X_UNSUBSCRIBE, name))
-                return on_ack(s, X_UNSUBSCRIBE, name);
-            /* Not asked for: the server dropped a shard channel whose
-             * slot migrated away. */
-            if (name->type != REDIS_REPLY_STRING)
-                return -1;
-            pthread_mutex_lock(&s->mu);
-            c = chan_find(s, name->str, name->len);
-            pthread_mutex_unlock(&s->mu);
-            if (c)
-                moved_away(s, c);
-            return 0;
-        }
-        if (reply_is(kind, "pong")) {
-            expect e;
-            if (fifo_pop(s, &e) != 0 || e.kind != X_PING)
-                return -1;
-            s->ping_outstanding = 0;
-            return 0;
-        }
-        return 0; /* nothing else is asked for; ignore */
-    }
-    if (reply_is(r, "PONG")) {
-        expect e;
+    dlock__redis_pubsub_event ev;
+    channel *c;
+    expect e;
+
+    switch (dlock__redis_pubsub_classify(r, s->sharded, &ev)) {
+    case DLOCK__PUBSUB_MESSAGE:
+        pthread_mutex_lock(&s->mu);
+        c = chan_find(s, ev.name->str, ev.name->len);
+        pthread_mutex_unlock(&s->mu);
+        /* Only this thread frees channels, so c stays valid. */
+        if (c)
+            deliver(s, c, ev.payload, ev.len);
+        return 0;
+    case DLOCK__PUBSUB_ODD_MESSAGE:
+        /* A payload no PUBLISH sends (an integer, an array: a hostile or
+         * broken server) is not a wake-up: ignored and counted, the
+         * connection kept (dropping it would make every such message
+         * cost a resubscribe of every channel). */
+        if (s->cfg->ignored_messages)
+            __atomic_add_fetch(s->cfg->ignored_messages, 1, __ATOMIC_RELAXED);
+        return 0;
+    case DLOCK__PUBSUB_SUBSCRIBED:
+        return on_ack(s, X_SUBSCRIBE, ev.name);
+    case DLOCK__PUBSUB_UNSUBSCRIBED:
+        if (!s->sharded || expected(s, X_UNSUBSCRIBE, ev.name))
+            return on_ack(s, X_UNSUBSCRIBE, ev.name);
+        /* Not asked for: the server dropped a shard channel whose slot
+         * migrated away. */
+        if (ev.name->type != REDIS_REPLY_STRING)
+            return -1;
+        pthread_mutex_lock(&s->mu);
+        c = chan_find(s, ev.name->str, ev.name->len);
+        pthread_mutex_unlock(&s->mu);
+        if (c)
+            moved_away(s, c);
+        return 0;
+    case DLOCK__PUBSUB_PONG:
         if (fifo_pop(s, &e) != 0 || e.kind != X_PING)
             return -1;
         s->ping_outstanding = 0;
         return 0;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
+    case DLOCK__PUBSUB_ERROR:
         /* Refused for now (BUSY, LOADING...): as if the connection had
          * dropped: reconnect with back-off and restore every channel, and
          * the waiters look again; pending subscribes fail with ECONN. */
@@ -581,8 +562,11 @@ static int on_reply(dlock__redis_subscriber *s, const redisReply *r)
             return -1;
         on_error_reply(s, r);
         return 0;
+    case DLOCK__PUBSUB_IGNORED:
+        return 0; /* nothing else is asked for */
+    default:
+        return -1;
     }
-    return -1;
 }
 
 /* Reads what the stream has now and handles every complete reply. -1

@@ -21,6 +21,7 @@
 
 #include "core/log.h"
 #include "conn.h"
+#include "parse.h"
 #include "dlock/errors.h"
 
 /* Silence on the sentinel connection after which the watcher PINGs it. */
@@ -143,19 +144,12 @@ static int ask_sentinel(dlock__redis_topology *t, int i, char *host,
         dlock__redis_errf(errbuf, errlen, "sentinel %s: %.200s", sc->url.where,
                           r->str);
         rc = strncmp(r->str, "NOAUTH", 6) == 0 ? DLOCK_EAUTH : DLOCK_EPROTO;
-    } else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-               r->element[0]->type != REDIS_REPLY_STRING ||
-               r->element[1]->type != REDIS_REPLY_STRING ||
-               r->element[0]->len >= hostlen ||
-               (*port = atoi(r->element[1]->str)) <= 0 || *port > 65535) {
+    } else if (dlock__redis_parse_master_addr(r, host, hostlen, port) != 0) {
         dlock__redis_errf(errbuf, errlen,
                           "sentinel %s: unexpected reply to SENTINEL "
                           "GET-MASTER-ADDR-BY-NAME (is it a sentinel?)",
                           sc->url.where);
         rc = DLOCK_EPROTO;
-    } else {
-        memcpy(host, r->element[0]->str, r->element[0]->len);
-        host[r->element[0]->len] = '\0';
     }
     freeReplyObject(r);
     return rc;
@@ -169,6 +163,7 @@ static int confirm_master(dlock__redis_node *n, char *errbuf, size_t errlen)
     const char *argv[1] = {"ROLE"};
     dlock__redis_cmdbuf b = {0};
     redisReply *r = NULL;
+    dlock__redis_role role;
     int rc;
 
     rc = dlock__redis_cmdbuf_add(&b, 1, argv, NULL);
@@ -179,16 +174,15 @@ static int confirm_master(dlock__redis_node *n, char *errbuf, size_t errlen)
     dlock__redis_cmdbuf_free(&b);
     if (rc != 0)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-        r->element[0]->type != REDIS_REPLY_STRING) {
+    if (dlock__redis_parse_role(r, &role) != 0) {
         dlock__redis_errf(errbuf, errlen, "redis %s: unexpected reply to ROLE",
                           n->cfg.url.where);
         rc = DLOCK_EPROTO;
-    } else if (strcmp(r->element[0]->str, "master") != 0) {
+    } else if (strcmp(role.role, "master") != 0) {
         dlock__redis_errf(errbuf, errlen,
                           "redis %s: named master by a sentinel but its ROLE "
                           "is %.20s (a failover is under way?)",
-                          n->cfg.url.where, r->element[0]->str);
+                          n->cfg.url.where, role.role);
         rc = DLOCK_ECONN;
     }
     freeReplyObject(r);
@@ -284,23 +278,17 @@ static int watch_open(dlock__redis_topology *t, dlock__redis_conn **out)
 /* "+switch-master <name> <old-ip> <old-port> <new-ip> <new-port>" */
 static void on_switch(dlock__redis_topology *t, const char *msg, size_t len)
 {
-    char buf[600], name[256], oldh[256], newh[256];
-    int oldp, newp;
+    dlock__redis_switch sw;
     dlock__redis_node *n;
 
-    if (len >= sizeof buf)
+    if (dlock__redis_parse_switch(msg, len, &sw) != 0 ||
+        strcmp(sw.name, t->cfg->url.master_name) != 0)
         return;
-    memcpy(buf, msg, len);
-    buf[len] = '\0';
-    if (sscanf(buf, "%255s %255s %d %255s %d", name, oldh, &oldp, newh,
-               &newp) != 5 ||
-        strcmp(name, t->cfg->url.master_name) != 0)
-        return;
-    if (node_for(t, newh, newp, &n) == 0 && confirm_master(n, NULL, 0) == 0) {
+    if (node_for(t, sw.new_host, sw.new_port, &n) == 0 && confirm_master(n, NULL, 0) == 0) {
         set_master(t, n);
         return;
     }
-    dlock__log(DLOCK_LOG_WARN, "redis-sentinel '%s': +switch-master to %s:%d not confirmed, rediscovering", name, newh, newp);
+    dlock__log(DLOCK_LOG_WARN, "redis-sentinel '%s': +switch-master to %.200s:%d not confirmed, rediscovering", sw.name, sw.new_host, sw.new_port);
     pthread_mutex_lock(&t->mu);
     t->suspect = 1; /* rediscovery retries with back-off */
     pthread_mutex_unlock(&t->mu);

@@ -563,7 +563,8 @@ static int set_conn_param(dlock__redis_url *u, const char *kind,
 static int param_known(const char *s, size_t n)
 {
     static const char *const others[] = {"multiplex", "connections", "queue_max",
-                                         "insecure", "db", "lazy_connect"};
+                                         "insecure", "db", "lazy_connect",
+                                         "password_file"};
     size_t i;
     for (i = 0; i < NSTR_PARAMS; i++)
         if (name_is(s, n, str_params[i].name))
@@ -608,6 +609,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                         "0 (connect when the backend is made) or 1 (connect "
                         "on first use)",
                         kind, vs, vn, errbuf, errlen);
+    if (name_is(ps, klen, "password_file"))
+        return set_string(&u->password_file, "password_file", kind, vs, vn, errbuf,
+                          errlen);
     if (u->is_unix && name_is(ps, klen, "db")) {
         if (*have_db) {
             dlock__redis_errf(errbuf, errlen, "bad unix URL: 'db' given twice");
@@ -627,9 +631,9 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         dlock__redis_errf(errbuf, errlen,
                           "bad unix URL: unknown parameter%s (only db=N, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max, lazy_connect and "
-                          "max_reply_bytes are supported; TLS needs "
-                          "rediss://)",
+                          "connections, queue_max, lazy_connect, "
+                          "max_reply_bytes and password_file are supported; "
+                          "TLS needs rediss://)",
                           shown(q, u, ps, klen));
         return DLOCK_EINVAL;
     }
@@ -641,8 +645,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           "bad %s URL: unknown parameter%s (expected "
                           "%scacert, cacertdir, cert, key, sni, insecure, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max, lazy_connect or "
-                          "max_reply_bytes%s)",
+                          "connections, queue_max, lazy_connect, "
+                          "max_reply_bytes or password_file%s)",
                           kind, shown(q, u, ps, klen),
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",
@@ -858,6 +862,7 @@ void dlock__redis_url_clear(dlock__redis_url *u)
     dlock__wipe_free(u->user);
     free(u->master_name);
     free(u->sentinel_user);
+    free(u->password_file);
     for (i = 0; i < u->naddrs; i++)
         free(u->addrs[i].host);
     free(u->addrs);

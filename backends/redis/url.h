@@ -36,6 +36,10 @@
  * (1..DLOCK__REDIS_QUEUE_MAX_LIMIT; multiplexed connections only, which
  * the backend checks once the options are merged), lazy_connect (0 or 1),
  * max_reply_bytes (DLOCK_REDIS_MAX_REPLY_MIN..DLOCK_REDIS_MAX_REPLY_LIMIT).
+ * password_file (every scheme): the path of a file holding the data
+ * nodes' password, instead of user information's password (not both);
+ * recorded here, read by the backend (backend.c), so that parsing never
+ * touches a file.
  */
 #ifndef DLOCK_REDIS_URL_H
 #define DLOCK_REDIS_URL_H
@@ -107,6 +111,9 @@ typedef struct dlock__redis_url {
     /* max_reply_bytes=N, any scheme; 0 = not given (the options' field
      * then applies). */
     long long max_reply_bytes;
+
+    /* password_file=PATH, any scheme (percent-decoded); NULL: not given. */
+    char *password_file;
 
     /* While parsing: 1 when the URL may hold a secret, so that its
      * messages quote nothing of it (url.c, shown()). */

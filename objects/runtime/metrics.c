@@ -69,7 +69,7 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
 {
     const dlock__metrics *m;
 
-    if (!c || !out || out->version < 1 || out->version > 2)
+    if (!c || !out || out->version < 1 || out->version > 3)
         return DLOCK_EINVAL;
     m = &c->metrics;
     out->acquisitions = get(&m->acquisitions);
@@ -84,5 +84,7 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
         out->unsynced_no_replica = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_NO_REPLICA);
         out->unsynced_refused = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_REFUSED);
     }
+    if (out->version >= 3)
+        out->messages_ignored = dlock_backend_ignored_messages(c->backend);
     return 0;
 }

@@ -32,6 +32,18 @@
 /* Polling defaults: Redisson's spin lock's (1 ms, doubling up to 128 ms). */
 #define POLL_MIN_MS 1
 #define POLL_MAX_MS 128
+/* The floor between attempts that messages alone caused (issue 28
+ * section 6), as a token bucket (GCRA): a waiter may make MESSAGE_BURST
+ * such attempts at once (a release seen after a quiet sleep, a few
+ * waiters handing the lock on), then one per MESSAGE_FLOOR_MS; messages
+ * that come meanwhile are coalesced into the next allowed attempt. A
+ * noisy channel then costs at most MESSAGE_BURST + one script call per
+ * floor and waiter. Wake-ups of the holder's TTL, a back-off or the
+ * deadline are not floored. On the real-time clock only: on a virtual
+ * clock time moves when its test says, and a deferred attempt would wait
+ * for an advance nobody makes (a test there drives its own messages). */
+#define MESSAGE_FLOOR_MS 25
+#define MESSAGE_BURST 4
 
 static void on_message(void *arg, const char *channel, const char *message,
                        size_t len)
@@ -257,6 +269,10 @@ typedef struct wait_state {
     int looping;        /* the loop's resources are set up */
     int64_t retry_ms;   /* the last refusal's retry time */
     int64_t sent;       /* when the last attempt was sent */
+    int64_t slept_until; /* the sleep just ended was planned until then
+                          * (0: no sleep: the wake-up is the plan's) */
+    int64_t msg_tat;    /* the floor's bucket: its theoretical arrival
+                         * time (GCRA); 0: full */
     int64_t step;       /* back-off after a transport error */
     int poll;           /* no channel: poll (the spin lock's way) */
     int64_t poll_step, poll_max;
@@ -384,8 +400,10 @@ static int64_t wait_step(wait_state *w)
                     wake = min64(wake, dlock__add_sat(now, poll_pause(&w->rng, &w->poll_step,
                                                                       w->poll_max)));
                 w->step = BACKOFF_MIN_MS;
-                if (wake > now)
+                if (wake > now) {
+                    w->slept_until = wake;
                     return wake;
+                }
             }
             break;
         }
@@ -399,10 +417,28 @@ static int64_t wait_step(wait_state *w)
                 }
             }
             break;
-        case P_ATTEMPT:
+        case P_ATTEMPT: {
+            /* woken before the sleep's planned end: by a message (or a
+             * cancel, which the top sees) */
+            int early = w->slept_until > 0 && now < w->slept_until;
+
             w->phase = P_TOP;
             if (now >= deadline || canceled(w))
                 break; /* ends the wait at the top */
+            if (early && w->clk == dlock_clock_realtime()) {
+                int64_t allowed =
+                    w->msg_tat - (int64_t)(MESSAGE_BURST - 1) * MESSAGE_FLOOR_MS;
+                if (now < allowed) {
+                    /* over the floor: coalesced into the attempt when
+                     * the bucket allows one (messages until then only
+                     * wake this to sleep again) */
+                    w->phase = P_ATTEMPT;
+                    return min64(allowed, w->slept_until);
+                }
+                w->msg_tat = dlock__add_sat(w->msg_tat > now ? w->msg_tat : now,
+                                            MESSAGE_FLOOR_MS);
+            }
+            w->slept_until = 0;
             /* After subscribing, after a wake-up or a back-off: look again
              * (the attempt right after subscribing is what makes a release
              * published before the subscription impossible to miss). */
@@ -411,6 +447,7 @@ static int64_t wait_step(wait_state *w)
             if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
                 w->phase = P_DONE;
             break;
+        }
         case P_DONE:
             return WAIT_DONE;
         }

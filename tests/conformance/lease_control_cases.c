@@ -387,7 +387,8 @@ static void metrics_after_known_sequence(void **state)
     assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
 
     assert_int_equal(dlock_client_metrics(c, &m), 0);
-    assert_int_equal(m.version, 2);
+    assert_int_equal(m.version, 3);
+    assert_int_equal(m.messages_ignored, 0); /* no odd message sent */
     assert_int_equal(m.unsynced_no_replica, 0); /* no sync asked */
     assert_int_equal(m.unsynced_refused, 0);
     assert_int_equal(m.acquisitions, 3);

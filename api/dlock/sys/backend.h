@@ -88,9 +88,9 @@ typedef struct dlock_pending dlock_pending;
 
 /* The method table's version this header describes: 1 ends at free, 2
  * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
- * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 server_safety. A
- * table declares the
- * version whose slots it has; the dispatchers never read past it. */
+ * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 server_safety and
+ * ignored_messages. A table declares the version whose slots it has; the
+ * dispatchers never read past it. */
 #define DLOCK_BACKEND_VERSION 7
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
@@ -234,6 +234,13 @@ typedef struct dlock_backend_methods {
      * 0, or a code. Never blocks on the network; any thread. May be NULL
      * (dlock_backend_server_safety then says DLOCK_ENOTSUP). */
     int (*server_safety)(dlock_backend *b, dlock_server_safety *out);
+
+    /* How many pub/sub messages this backend ignored instead of handing
+     * them to listeners: a payload no PUBLISH sends (the Redis backend:
+     * a reply that is not a string, from a broken or hostile server), for
+     * the client's metrics. Never blocks; any thread. May be NULL
+     * (counted as 0). */
+    uint64_t (*ignored_messages)(dlock_backend *b);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -268,6 +275,8 @@ DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
 DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
 /* The version-6 unsynced slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_unsynced(dlock_backend *b, int cause);
+/* The version-7 ignored_messages slot; 0 for a backend without it (or NULL). */
+DLOCK_API uint64_t dlock_backend_ignored_messages(dlock_backend *b);
 /* The version-4 slots. publish_command: "publish" for a backend without
  * it (or NULL). key_slot: 0 for a backend without it (or NULL, or key
  * NULL). Never block. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dlock.h"
 #include "dlock/mock.h"
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
@@ -625,6 +626,82 @@ static void test_store_realtime_expiry(void **state)
     nanosleep(&ts, NULL);
     CMD(st, "0", "EXISTS", "k");
     assert_int_equal(dlock_mock_store_dbsize(st), 0);
+    dlock_mock_store_free(st);
+}
+
+/* ---- pub/sub noise (issue 28 section 6) ------------------------------------------ */
+
+typedef struct noise {
+    dlock_backend *b;
+    int stop; /* atomic */
+    long sent;
+} noise;
+
+static void *noise_main(void *arg)
+{
+    static const dlock_script pub = {"noise", "return redis.call('publish', KEYS[1], ARGV[1])"};
+    noise *n = arg;
+    const char *argv[2] = {"redisson_lock__channel:{noise}", "noise"};
+
+    while (!__atomic_load_n(&n->stop, __ATOMIC_SEQ_CST)) {
+        dlock_reply *r = NULL;
+        if (dlock_backend_eval(n->b, &r, &pub, 1, 1, argv, NULL, NULL, 0) == 0)
+            n->sent++;
+        dlock_reply_free(r);
+    }
+    return NULL;
+}
+
+/* On the real-time clock, a waiter under a stream of messages that
+ * change nothing looks again at most once per 25 ms floor (plus the
+ * attempts of the wait itself and a burst of 4): counted as the busy
+ * refusals of its client. (On a virtual clock the floor is off: the
+ * conformance cases' handoffs at one instant show that.) */
+static void test_noise_floor(void **state)
+{
+    dlock_mock_store *st = NULL;
+    dlock_backend *b1 = NULL, *b2 = NULL, *b3 = NULL;
+    dlock_client *holder = NULL, *waiter = NULL;
+    dlock_rlock *hl = NULL, *wl = NULL;
+    dlock_metrics m = DLOCK_METRICS_INIT;
+    noise n = {NULL, 0, 0};
+    pthread_t th;
+    struct timespec t0, t1;
+    long took;
+
+    (void)state;
+    assert_int_equal(dlock_mock_store_new(&st, NULL), 0);
+    assert_int_equal(dlock_mock_backend_new(&b1, st), 0);
+    assert_int_equal(dlock_mock_backend_new(&b2, st), 0);
+    assert_int_equal(dlock_mock_backend_new(&b3, st), 0);
+    assert_int_equal(dlock_client_new(&holder, b1, NULL), 0);
+    assert_int_equal(dlock_client_new(&waiter, b2, NULL), 0);
+    assert_int_equal(dlock_reentrant_new(&hl, holder, "noise"), 0);
+    assert_int_equal(dlock_reentrant_new(&wl, waiter, "noise"), 0);
+    assert_int_equal(dlock_lock(hl, 60000), 0);
+    n.b = b3;
+    assert_int_equal(pthread_create(&th, NULL, noise_main, &n), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(dlock_try_lock(wl, 1000, 60000), DLOCK_ETIMEDOUT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    __atomic_store_n(&n.stop, 1, __ATOMIC_SEQ_CST);
+    pthread_join(th, NULL);
+    took = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_int_equal(dlock_client_metrics(waiter, &m), 0);
+    print_message("  mock noise: %ld messages in %ld ms, %llu attempts refused\n", n.sent,
+                  took, (unsigned long long)m.busy);
+    if (n.sent < 100)
+        fail_msg("only %ld messages published: no noise to judge", n.sent);
+    if (m.busy > (uint64_t)(took / 25 + 8))
+        fail_msg("%llu attempts in %ld ms: above one per 25 ms floor + 8",
+                 (unsigned long long)m.busy, took);
+    assert_int_equal(m.messages_ignored, 0); /* the mock ignores none */
+    assert_int_equal(dlock_unlock(hl), 0);
+    dlock_rlock_free(wl);
+    dlock_rlock_free(hl);
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    dlock_backend_free(b3);
     dlock_mock_store_free(st);
 }
 
@@ -1627,6 +1704,7 @@ int dlock_test_mock_store(void)
         cmocka_unit_test_setup_teardown(test_vclock_store_lease, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_throughput, env_setup, env_teardown),
         cmocka_unit_test(test_valkey_dialect),
+        cmocka_unit_test(test_noise_floor),
     };
 
     return DLOCK_RUN_GROUP("mock_store", tests, NULL, NULL);

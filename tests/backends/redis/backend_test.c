@@ -641,6 +641,104 @@ static void auth_end_to_end(const char *good_url, const char *const *bad_urls,
     dlock_client_free(c2);
 }
 
+/* Writes text to a fresh file under /tmp; its path into path. */
+static void write_file(char *path, size_t len, const char *text)
+{
+    FILE *f;
+    int fd;
+
+    snprintf(path, len, "/tmp/dlock-pwfile-XXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* password_file=PATH (api/dlock/redis.h, issue 28 section 7): the
+ * password read from a file, a final newline dropped, an ACL user beside
+ * it; every refusal says why without the path or the file's text. */
+static void test_password_file(void **state)
+{
+    const char *args[] = {"--requirepass", "pw" SECRET, NULL};
+    dlock_test_redis *r = NULL;
+    dlock_backend *b = NULL;
+    dlock_reply *reply = NULL;
+    char url[512], good[64], crlf[64], empty[64], lines[64], nul[64];
+    int port, i;
+    static const struct {
+        const char *file_kind; /* which file, or the case */
+        const char *want;      /* in errbuf */
+    } bad[] = {
+        {"both", "a password in the user information and password_file"},
+        {"missing", "cannot read its password_file (No such file or directory)"},
+        {"dir", "cannot read its password_file (not a regular file)"},
+        {"empty", "its password_file is empty"},
+        {"lines", "holds more than one line"},
+        {"wrong", "auth"},
+    };
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    port = dlock_test_redis_port(r);
+    write_file(good, sizeof good, "pw" SECRET "\n");
+    write_file(crlf, sizeof crlf, "pw" SECRET "\r\n");
+    write_file(empty, sizeof empty, "\n");
+    write_file(lines, sizeof lines, "pw" SECRET "\nmore" SECRET "\n");
+    write_file(nul, sizeof nul, "bad" SECRET);
+
+    /* plain, CRLF, an ACL user with an empty password in the URL, the
+     * path percent-encoded */
+    for (i = 0; i < 3; i++) {
+        snprintf(url, sizeof url, i == 2 ? "redis://default:@127.0.0.1:%d?password_file=%s"
+                                         : "redis://127.0.0.1:%d/1?password_file=%s",
+                 port, i == 1 ? crlf : good);
+        if (open_backend(&b, url) != 0)
+            fail_msg("%s: %s", url, errbuf);
+        assert_int_equal(eval1(b, &reply, &s_basic, "pwfile:key", "v"), 0);
+        dlock_reply_free(reply);
+        dlock_backend_free(b);
+        b = NULL;
+    }
+    for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        const char *k = bad[i].file_kind;
+        const char *path = strcmp(k, "both") == 0    ? good
+                           : strcmp(k, "missing") == 0 ? "/tmp/dlock-no-such-pwfile"
+                           : strcmp(k, "dir") == 0     ? "/tmp"
+                           : strcmp(k, "empty") == 0   ? empty
+                           : strcmp(k, "lines") == 0   ? lines
+                                                       : nul;
+        snprintf(url, sizeof url, strcmp(k, "both") == 0
+                                      ? "redis://:pw" SECRET "@127.0.0.1:%d?password_file=%s"
+                                      : "redis://127.0.0.1:%d?password_file=%s",
+                 port, path);
+        assert_int_equal(open_backend(&b, url),
+                         strcmp(k, "wrong") == 0 ? DLOCK_EAUTH : DLOCK_EINVAL);
+        assert_null(b);
+        if (!strstr(errbuf, bad[i].want))
+            fail_msg("%s: '%s' lacks '%s'", k, errbuf, bad[i].want);
+        assert_null(strstr(errbuf, SECRET));
+        assert_null(strstr(errbuf, "dlock-"));
+    }
+    /* the JSON configuration's url takes it too */
+    {
+        char json[600], err[256];
+        dlock_client *c = NULL;
+        snprintf(json, sizeof json, "{\"url\": \"redis://127.0.0.1:%d?password_file=%s\"}",
+                 port, good);
+        if (dlock_client_from_json_string(&c, json, err, sizeof err) != 0)
+            fail_msg("json: %s", err);
+        dlock_client_free(c);
+    }
+    unlink(good);
+    unlink(crlf);
+    unlink(empty);
+    unlink(lines);
+    unlink(nul);
+    dlock_test_redis_stop(r);
+}
+
 static void test_auth_requirepass_end_to_end(void **state)
 {
     const char *args[] = {"--requirepass", "pw" SECRET, NULL};
@@ -1476,6 +1574,7 @@ int dlock_test_redis_backend(void)
         cmocka_unit_test(test_not_redis),
         cmocka_unit_test(test_silent_server_times_out),
         cmocka_unit_test(test_wrong_password),
+        cmocka_unit_test(test_password_file),
         cmocka_unit_test(test_acl_user),
         cmocka_unit_test(test_auth_requirepass_end_to_end),
         cmocka_unit_test(test_auth_acl_end_to_end),

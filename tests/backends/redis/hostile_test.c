@@ -29,6 +29,9 @@
 #include "dlock.h"
 #include "dlock/config.h"
 #include "dlock/redis.h"
+#include "dlock/log.h"
+#include "../../harness/log_capture.h"
+#include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
 #include <hiredis/hiredis.h>
@@ -41,8 +44,12 @@
  * CLUSTER: a cluster node whose map (CLUSTER SLOTS) is itself, or itself
  * and `peer` (half the slots each; -1: 1001 nodes), and which answers
  * SSUBSCRIBE as Redis does and every script with
- * MOVED to `moved_to` (0: a new port each time, where nothing listens). */
-enum { FAST, TRICKLE, CLUSTER };
+ * MOVED to `moved_to` (0: a new port each time, where nothing listens).
+ * NOISY: a standalone server whose lock is always held (every script
+ * answers a TTL of 100 s), which acknowledges SUBSCRIBE and then sprays
+ * messages on the channel without end: half with an integer payload (no
+ * PUBLISH sends one), half with a string (noise). */
+enum { FAST, TRICKLE, CLUSTER, NOISY };
 
 typedef struct fake_server {
     int lfd, port, mode;
@@ -60,6 +67,8 @@ typedef struct fake_server {
     int peer;           /* CLUSTER: the other node's port in the map; 0 none */
     int moved_to;       /* CLUSTER: where scripts are sent; 0: new ports */
     struct fake_server *map; /* CLUSTER: whose map to tell (NULL: own) */
+    int subscribes;     /* NOISY: SUBSCRIBE commands received */
+    long long sprayed;  /* NOISY: messages sent */
 } fake_server;
 
 typedef struct conn_arg {
@@ -223,6 +232,57 @@ static int answer_cluster(fake_server *s, int fd, const redisReply *cmd)
     return send_all(s, fd, "-ERR not here\r\n", 15);
 }
 
+/* A NOISY server's answer to cmd; the channel it subscribed, into
+ * chan (chan[0] '\0': none yet). -1: the client closed. */
+static int answer_noisy(fake_server *s, int fd, const redisReply *cmd, char *chan,
+                        size_t chanlen)
+{
+    char out[512];
+    int n;
+
+    if (is_cmd(cmd, "PING"))
+        return send_all(s, fd, "+PONG\r\n", 7);
+    if (is_cmd(cmd, "EVALSHA") || is_cmd(cmd, "EVAL")) {
+        pthread_mutex_lock(&s->mu);
+        s->evals++;
+        pthread_mutex_unlock(&s->mu);
+        return send_all(s, fd, ":100000\r\n", 9);
+    }
+    if ((is_cmd(cmd, "SUBSCRIBE") || is_cmd(cmd, "UNSUBSCRIBE")) && cmd->elements == 2 &&
+        cmd->element[1]->len < chanlen) {
+        int sub = is_cmd(cmd, "SUBSCRIBE");
+        pthread_mutex_lock(&s->mu);
+        s->subscribes += sub;
+        pthread_mutex_unlock(&s->mu);
+        snprintf(chan, chanlen, "%s", sub ? cmd->element[1]->str : "");
+        n = snprintf(out, sizeof out, "*3\r\n$%d\r\n%s\r\n$%zu\r\n%s\r\n:%d\r\n",
+                     sub ? 9 : 11, sub ? "subscribe" : "unsubscribe",
+                     cmd->element[1]->len, cmd->element[1]->str, sub);
+        return send_all(s, fd, out, (size_t)n);
+    }
+    return send_all(s, fd, "-ERR not here\r\n", 15);
+}
+
+/* NOISY: 20 messages on chan, every other one with an integer payload. */
+static int spray(fake_server *s, int fd, const char *chan)
+{
+    char out[8192];
+    size_t n = 0;
+    int i;
+
+    for (i = 0; i < 20; i++)
+        n += (size_t)snprintf(out + n, sizeof out - n,
+                              i % 2 ? "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n:5\r\n"
+                                    : "*3\r\n$7\r\nmessage\r\n$%zu\r\n%s\r\n$5\r\nnoise\r\n",
+                              strlen(chan), chan);
+    if (send_all(s, fd, out, n) != 0)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    s->sprayed += 20;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
 /* Reads commands with hiredis's parser (RESP requests are arrays of bulk
  * strings) and answers each as the mode says. */
 static void *conn_main(void *arg)
@@ -231,21 +291,26 @@ static void *conn_main(void *arg)
     fake_server *s = a->s;
     int fd = a->fd, done = 0;
     redisReader *rd = redisReaderCreate();
-    char buf[4096];
+    char buf[4096], chan[256] = "";
 
     free(a);
     while (rd && !done && !stopping(s)) {
         struct pollfd p = {fd, POLLIN, 0};
         void *cmd = NULL;
         ssize_t n;
-        if (poll(&p, 1, 50) <= 0)
+        if (poll(&p, 1, chan[0] ? 1 : 50) <= 0) {
+            if (chan[0])
+                done = spray(s, fd, chan) != 0;
             continue;
+        }
         n = recv(fd, buf, sizeof buf, 0);
         if (n <= 0 || redisReaderFeed(rd, buf, (size_t)n) != REDIS_OK)
             break;
         while (!done && redisReaderGetReply(rd, &cmd) == REDIS_OK && cmd) {
             if (s->mode == CLUSTER)
                 done = answer_cluster(s, fd, cmd) != 0;
+            else if (s->mode == NOISY)
+                done = answer_noisy(s, fd, cmd, chan, sizeof chan) != 0;
             else if (is_cmd(cmd, "PING"))
                 done = send_all(s, fd, "+PONG\r\n", 7) != 0;
             /* the connect-time probe of a new connection (CONFIG GET,
@@ -701,6 +766,162 @@ static void cluster_too_many_nodes(void **state)
     fake_stop(node);
 }
 
+/* Pub/sub noise (issue 28 section 6): a 2 s wait on a lock held for
+ * good, while the server sprays messages on its channel, half of them
+ * with a payload that is not a string. The subscription is kept (one
+ * SUBSCRIBE), those messages are counted as ignored, and the string
+ * noise costs at most one script call per 25 ms floor plus 8 (the first
+ * attempt, the one after subscribing, the burst of 4 the floor allows,
+ * and 2 to spare). Before: about 1 script call per message and a resubscribe per
+ * integer payload. */
+static void pubsub_noise_bounded(const char *query)
+{
+    fake_server *s = fake_start(NOISY);
+    dlock_client *c = open_client(s, query, 5000);
+    dlock_rlock *l = NULL;
+    dlock_metrics m = DLOCK_METRICS_INIT;
+    int64_t t0, took;
+    int evals, subs;
+    long long sprayed;
+
+    assert_int_equal(dlock_reentrant_new(&l, c, "hostile:noise"), 0);
+    t0 = now_ms();
+    assert_int_equal(dlock_try_lock(l, 2000, 10000), DLOCK_ETIMEDOUT);
+    took = now_ms() - t0;
+    evals = field(s, &s->evals);
+    subs = field(s, &s->subscribes);
+    pthread_mutex_lock(&s->mu);
+    sprayed = s->sprayed;
+    pthread_mutex_unlock(&s->mu);
+    assert_int_equal(dlock_client_metrics(c, &m), 0);
+    print_message("  pub/sub noise (%s): %lld messages in %lld ms: %d script calls, "
+                  "%d SUBSCRIBE, %llu ignored\n", query, sprayed, (long long)took, evals,
+                  subs, (unsigned long long)m.messages_ignored);
+    if (sprayed < 200)
+        fail_msg("the server sprayed only %lld messages: no noise to judge", sprayed);
+    assert_int_equal(subs, 1); /* never resubscribed */
+    assert_true(m.messages_ignored > 0);
+    assert_true(m.messages_ignored <= (uint64_t)sprayed);
+    if (evals > took / 25 + 8)
+        fail_msg("%d script calls in %lld ms: above one per 25 ms floor + 8", evals,
+                 (long long)took);
+    assert_int_equal(m.busy, (uint64_t)evals); /* every attempt was refused */
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+    fake_stop(s);
+}
+
+static void pubsub_noise_bounded_mux(void **state)
+{
+    (void)state;
+    pubsub_noise_bounded("multiplex=1");
+}
+
+static void pubsub_noise_bounded_pool(void **state)
+{
+    (void)state;
+    pubsub_noise_bounded("multiplex=0");
+}
+
+/* The same noise from a real redis-server: a publisher sprays string
+ * messages (PUBLISH, pipelined) on the channel of a lock another client
+ * holds, while a third waits 2 s for it. */
+typedef struct publisher {
+    int port;
+    const char *channel;
+    pthread_mutex_t mu;
+    int stop;
+    long long delivered; /* the receivers PUBLISH reported, summed */
+} publisher;
+
+static void *publish_main(void *arg)
+{
+    publisher *p = arg;
+    redisContext *rc = redisConnect("127.0.0.1", p->port);
+    int i, stop = 0;
+
+    while (rc && !rc->err && !stop) {
+        redisReply *r = NULL;
+        long long got = 0;
+        for (i = 0; i < 50; i++)
+            redisAppendCommand(rc, "PUBLISH %s noise", p->channel);
+        for (i = 0; i < 50; i++) {
+            if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r)
+                break;
+            if (r->type == REDIS_REPLY_INTEGER)
+                got += r->integer;
+            freeReplyObject(r);
+        }
+        pthread_mutex_lock(&p->mu);
+        p->delivered += got;
+        stop = p->stop || i < 50;
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+static void pubsub_noise_redis(void **state)
+{
+    dlock_test_redis *srv = NULL;
+    dlock_client *holder = NULL, *waiter = NULL;
+    dlock_rlock *hl = NULL, *wl = NULL;
+    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
+    publisher p;
+    pthread_t th;
+    int64_t t0, took;
+    long long delivered;
+    uint64_t calls;
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start(&srv, NULL), 0);
+    assert_int_equal(dlock_client_connect(&holder, dlock_test_redis_url(srv), NULL, errbuf,
+                                          sizeof errbuf), 0);
+    assert_int_equal(dlock_client_connect(&waiter, dlock_test_redis_url(srv), NULL, errbuf,
+                                          sizeof errbuf), 0);
+    assert_int_equal(dlock_reentrant_new(&hl, holder, "noise"), 0);
+    assert_int_equal(dlock_reentrant_new(&wl, waiter, "noise"), 0);
+    assert_int_equal(dlock_lock(hl, 60000), 0);
+    memset(&p, 0, sizeof p);
+    p.port = dlock_test_redis_port(srv);
+    p.channel = "redisson_lock__channel:{noise}";
+    pthread_mutex_init(&p.mu, NULL);
+    assert_int_equal(pthread_create(&th, NULL, publish_main, &p), 0);
+    assert_int_equal(dlock_client_metrics(waiter, &m0), 0);
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
+    t0 = now_ms();
+    assert_int_equal(dlock_try_lock(wl, 2000, 10000), DLOCK_ETIMEDOUT);
+    took = now_ms() - t0;
+    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    pthread_mutex_lock(&p.mu);
+    p.stop = 1;
+    delivered = p.delivered;
+    pthread_mutex_unlock(&p.mu);
+    pthread_join(th, NULL);
+    assert_int_equal(dlock_client_metrics(waiter, &m1), 0);
+    calls = m1.busy - m0.busy; /* every attempt of the wait was refused */
+    print_message("  pub/sub noise (redis-server): %lld messages delivered in %lld ms: "
+                  "%llu script calls, %d resubscribes\n", delivered, (long long)took,
+                  (unsigned long long)calls,
+                  dlock_test_log_count("restored after a reconnect", NULL));
+    if (delivered < 200)
+        fail_msg("only %lld messages delivered: no noise to judge", delivered);
+    if (calls > (uint64_t)(took / 25 + 8))
+        fail_msg("%llu script calls in %lld ms: above one per 25 ms floor + 8",
+                 (unsigned long long)calls, (long long)took);
+    assert_int_equal(dlock_test_log_count("restored after a reconnect", NULL), 0);
+    assert_int_equal(m1.messages_ignored, 0); /* strings are not ignored */
+    assert_int_equal(dlock_unlock(hl), 0);
+    pthread_mutex_destroy(&p.mu);
+    dlock_rlock_free(wl);
+    dlock_rlock_free(hl);
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    dlock_test_redis_stop(srv);
+}
+
 int dlock_test_redis_hostile(void);
 int dlock_test_redis_hostile(void)
 {
@@ -713,6 +934,9 @@ int dlock_test_redis_hostile(void)
         cmocka_unit_test(cluster_moved_spray),
         cmocka_unit_test(cluster_node_left_map),
         cmocka_unit_test(cluster_too_many_nodes),
+        cmocka_unit_test(pubsub_noise_bounded_mux),
+        cmocka_unit_test(pubsub_noise_bounded_pool),
+        cmocka_unit_test(pubsub_noise_redis),
     };
     return DLOCK_RUN_GROUP("redis_hostile_server", tests, NULL, NULL);
 }

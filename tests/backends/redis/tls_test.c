@@ -25,6 +25,7 @@
 #include "dlock/sys/backend.h"
 #include "../../harness/asserts.h"
 #include "../../harness/inbox.h"
+#include "../../harness/log_capture.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -290,6 +291,34 @@ static void tls_insecure(void **state)
     expect_fails(url, &o, DLOCK_ECONN, "not trusted", NULL, 0);
 }
 
+/* Verification off is never silent (issue 28): each backend made so
+ * logs a warning naming where it came from, the URL's insecure=1 over
+ * the application's tls_insecure = 0 included; verification on logs
+ * nothing of the kind. */
+static void tls_insecure_warned(void **state)
+{
+    char url[1024];
+    dlock_redis_options o = fast_options();
+    (void)state;
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_WARN), 0);
+    url_of(url, sizeof url, optional, "", "localhost", "insecure=1");
+    o.tls_insecure = 0;
+    expect_works(url, &o);
+    assert_int_equal(dlock_test_log_count("verification is OFF",
+                                          "insecure=1 in the URL, overriding the options' "
+                                          "tls_insecure = 0"), 1);
+    url_of(url, sizeof url, optional, "", "localhost", "");
+    o.tls_insecure = 1;
+    expect_works(url, &o);
+    assert_int_equal(dlock_test_log_count("verification is OFF",
+                                          "tls_insecure = 1 in the options"), 1);
+    url_of(url, sizeof url, optional, "", "localhost", "cacert=%D/ca.crt&insecure=0");
+    expect_works(url, &o);
+    assert_int_equal(dlock_test_log_count("verification is OFF", NULL), 2);
+    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+}
+
 static void tls_wrong_port_kind(void **state)
 {
     char url[1024];
@@ -475,6 +504,7 @@ int dlock_test_redis_tls(void)
         cmocka_unit_test(tls_missing_client_cert),
         cmocka_unit_test(tls_failure_details_distinct),
         cmocka_unit_test(tls_insecure),
+        cmocka_unit_test(tls_insecure_warned),
         cmocka_unit_test(tls_wrong_port_kind),
         cmocka_unit_test(tls_optional_client_auth),
         cmocka_unit_test(tls_pubsub_and_restart),
