@@ -1006,14 +1006,16 @@ static void test_run_server_down_at_start(void **state)
 /* ---- every lock type (issue 29, section 3) ---------------------------------- */
 
 /* Runs `dlock ARGS... -- sh -c SCRIPT` where "$D" in SCRIPT is the dlock
- * binary: what the script prints while the lock is held lands in p->out. */
+ * binary: what the script prints while the lock is held lands in p->out.
+ * COMMAND does not inherit dlock's $DLOCK_URL (issue 28: it may hold a
+ * password), so the script sets it for its own dlock calls. */
 static int run_holding(proc *p, const char *const *opts, const char *script)
 {
     const char *args[32];
     char sh[2048];
     size_t n = 0, i;
 
-    snprintf(sh, sizeof sh, "D='%s'; %s", cli_path(), script);
+    snprintf(sh, sizeof sh, "D='%s'; export DLOCK_URL='%s'; %s", cli_path(), url, script);
     args[n++] = "run";
     for (i = 0; opts[i]; i++)
         args[n++] = opts[i];
@@ -1261,10 +1263,12 @@ static void test_owner_description(void **state)
     assert_null(strstr(p.out, "described"));
     /* turned off in the URL (which wins): no description */
     {
-        char off[300];
+        char off[300], sh[400];
         snprintf(off, sizeof off, "%s?describe_owner=0", url);
-        start_env(&p, off, (const char *[]){"run", "cli-who3", "--", "sh", "-c",
-                                            "\"$0\" status cli-who3", cli_path(), NULL});
+        /* COMMAND does not inherit $DLOCK_URL: it passes the URL on */
+        snprintf(sh, sizeof sh, "DLOCK_URL='%s' \"$0\" status cli-who3", url);
+        start_env(&p, off, (const char *[]){"run", "cli-who3", "--", "sh", "-c", sh,
+                                            cli_path(), NULL});
         assert_int_equal(finish(&p, 10000), 0);
         assert_has(p.out, "\"kind\":\"reentrant\"");
         assert_null(strstr(p.out, "described"));
