@@ -47,6 +47,7 @@
 
 #include "types.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
