@@ -137,6 +137,10 @@ DLOCK_API int dlock_client_set_metrics_push(dlock_client *c, dlock_metrics_fn fn
  * {client="...",lock="other",overflow="true"}: the extra label keeps it
  * apart from a lock that is really called "other".
  *
+ * Where this differs from Prometheus's own client libraries: no
+ * timestamps, no _created series, no process_* or go_* families, and the
+ * histogram buckets are dlock's fixed ones (DLOCK_METRICS_BOUNDS_MS).
+ *
  * The values are a snapshot as dlock_client_metrics takes it (fields read
  * one by one, without stopping the client). No timestamps. One client per
  * exposition: to expose several in one scrape, give them different
