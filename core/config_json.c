@@ -28,8 +28,8 @@
 #include "config_json.h"
 #include "wipe.h"
 
-/* The fields: the url, another string (a TLS path or name), a flag (a
- * boolean, or 0/1), or an integer within [min, max]. */
+/* The fields: the url, another string (a TLS path or name; max > 0: at most
+ * max bytes), a flag (a boolean, or 0/1), or an integer within [min, max]. */
 enum { F_URL, F_URLS, F_STR, F_FLAG, F_I64, F_INT };
 
 typedef struct field {
@@ -75,6 +75,10 @@ static const field fields[] = {
      DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
     I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
     {"describe_owner", F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
+    {"client_name", F_STR, offsetof(dlock__config, client.client_name), 0,
+     DLOCK_CLIENT_NAME_MAX},
+    {"metrics_names_max", F_I64, offsetof(dlock__config, client.metrics_names_max), 0,
+     DLOCK_METRICS_NAMES_MAX},
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -325,6 +329,9 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         if (strlen(json_string_value(v)) != json_string_length(v))
             return field_fail(errbuf, errlen, text, len, f->name,
                               "the string holds a NUL character");
+        if (f->max > 0 && json_string_length(v) > (size_t)f->max)
+            return field_fail(errbuf, errlen, text, len, f->name,
+                              "longer than %lld bytes", (long long)f->max);
         copy = strdup(json_string_value(v));
         if (!copy)
             return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
@@ -373,6 +380,8 @@ void dlock__config_fini(dlock__config *c)
         free((char *)c->redis.tls_sni);
         free((char *)c->redis.sentinel_user);
         dlock__wipe_free((char *)c->redis.sentinel_password);
+        free((char *)c->client.client_name);
+        c->client.client_name = NULL;
         c->redis.sentinel_user = c->redis.sentinel_password = NULL;
         c->url = NULL;
         c->redis.tls_cacert = c->redis.tls_cacertdir = c->redis.tls_cert = NULL;

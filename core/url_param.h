@@ -1,6 +1,7 @@
 /*
  * dlock — the URL query parameters that belong to the client, not to the
- * backend (api/dlock/client.h: fair_waiter_timeout_ms): the client takes
+ * backend (api/dlock/client.h: fair_waiter_timeout_ms, client_name,
+ * metrics_names_max): the client takes
  * them out of a URL before the backend named by its scheme parses the
  * rest, so that every scheme ("mock:" included) takes them. And the two
  * rules every URL parser of dlock shares: where a query starts, and what
@@ -30,5 +31,16 @@ int dlock__parse_decimal(const char *s, size_t n, int64_t max, int64_t *out);
 int dlock__url_take_int(const char *url, const char *name, int64_t min, int64_t max,
                         int64_t *out, int *given, char **rest, char *errbuf,
                         size_t errlen);
+
+/* The same for name=S, S a non-empty percent-encoded string (%00
+ * refused): *out = S decoded (malloc'ed, the caller frees it) when given,
+ * else NULL. Messages as above ("is empty", "bad percent-encoding"). */
+int dlock__url_take_str(const char *url, const char *name, char **out, int *given,
+                        char **rest, char *errbuf, size_t errlen);
+
+/* Decodes s[0..n) (percent-encoding) into a fresh string. %00 is refused:
+ * every string of a URL ends up as a C string. 0, DLOCK_EINVAL (a bad or
+ * NUL escape), DLOCK_ENOMEM. */
+int dlock__pct_decode(char **out, const char *s, size_t n);
 
 #endif /* DLOCK_CORE_URL_PARAM_H */

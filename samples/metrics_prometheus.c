@@ -1,24 +1,33 @@
 /*
- * metrics_prometheus — a client's metrics in the Prometheus text format.
+ * metrics_prometheus — a client's metrics served to Prometheus.
  *
- *   metrics_prometheus                         on the in-process mock
- *   metrics_prometheus redis://127.0.0.1:6379  on a Redis server
+ *   metrics_prometheus                              print one scrape, on the mock
+ *   metrics_prometheus redis://127.0.0.1:6379       ... on a Redis server
+ *   metrics_prometheus mock: 9464                   serve GET /metrics on
+ *                                                   127.0.0.1:9464 until killed
  *
- * Two threads take turns on one lock (so there is contention), then the
- * client's figures (api/dlock/metrics.h) are printed as a scrape would
- * receive them: counters with a _total suffix, the wait and hold times as
- * histograms in seconds with cumulative buckets. A real exporter serves
- * the same text on GET /metrics; dlock_client_metrics never blocks, so it
- * can be called from the HTTP handler directly. Warnings from the
- * library (the log hook, api/dlock/log.h) go to stderr.
+ * Two threads take turns on two locks (so there is contention), then the
+ * client's metrics are rendered by the library in Prometheus's text format
+ * (dlock_client_metrics_prometheus_write, api/dlock/metrics.h): the
+ * client is named "metrics-sample" (the client_name option: the label
+ * every series carries, the same after a restart) and counts per lock
+ * name for up to 16 names. serve() is the whole HTTP endpoint: the
+ * rendering never blocks, so it runs in the request's handler, writing
+ * straight to the socket. Warnings from the library (the log hook,
+ * api/dlock/log.h) go to stderr.
  */
 #include <dlock.h>
 
-#include <inttypes.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 static void check(int rc, const char *what)
 {
@@ -37,10 +46,11 @@ static void to_stderr(void *arg, int level, const char *msg)
 static void *worker(void *arg)
 {
     struct timespec hold = {0, 2000000}; /* 2 ms of "work" under the lock */
-    dlock_rlock *l = arg;
+    dlock_rlock **locks = arg;
     int i;
 
     for (i = 0; i < 25; i++) {
+        dlock_rlock *l = locks[i % 2];
         /* a first look without waiting (refused while the other thread
          * holds it: counted as busy), then a blocking lock */
         if (dlock_try_lock(l, 0, 5000) != 0 && dlock_lock(l, 5000) != 0)
@@ -51,78 +61,67 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static void counter(const char *id, const char *name, const char *help, uint64_t v)
+/* Writes a piece of the text to the file descriptor *arg. */
+static int to_fd(void *arg, const char *data, size_t len)
 {
-    printf("# HELP dlock_%s_total %s\n# TYPE dlock_%s_total counter\n", name, help,
-           name);
-    printf("dlock_%s_total{client=\"%s\"} %" PRIu64 "\n", name, id, v);
+    return write(*(int *)arg, data, len) == (ssize_t)len ? 0 : -1;
 }
 
-static void histogram(const char *id, const char *name, const char *help,
-                      const dlock_histogram *h)
+/* The HTTP endpoint: every request on 127.0.0.1:port gets the metrics. */
+static void serve(dlock_client *c, int port)
 {
-    static const int64_t bounds[DLOCK_METRICS_BUCKETS - 1] = DLOCK_METRICS_BOUNDS_MS;
-    uint64_t cumulative = 0;
-    int i;
+    static const char head[] = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; "
+                               "version=0.0.4; charset=utf-8\r\n\r\n";
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int one = 1, s = socket(AF_INET, SOCK_STREAM, 0), fd;
+    char req[4096];
 
-    printf("# HELP dlock_%s_seconds %s\n# TYPE dlock_%s_seconds histogram\n", name,
-           help, name);
-    for (i = 0; i < DLOCK_METRICS_BUCKETS - 1; i++) {
-        cumulative += h->buckets[i];
-        printf("dlock_%s_seconds_bucket{client=\"%s\",le=\"%g\"} %" PRIu64 "\n", name,
-               id, (double)bounds[i] / 1000.0, cumulative);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    signal(SIGPIPE, SIG_IGN); /* a scraper that hangs up is no reason to die */
+    if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 16) != 0) {
+        perror("listen");
+        exit(1);
     }
-    cumulative += h->buckets[DLOCK_METRICS_BUCKETS - 1];
-    printf("dlock_%s_seconds_bucket{client=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name,
-           id, cumulative);
-    printf("dlock_%s_seconds_sum{client=\"%s\"} %g\n", name, id,
-           (double)h->sum_ms / 1000.0);
-    printf("dlock_%s_seconds_count{client=\"%s\"} %" PRIu64 "\n", name, id, h->count);
-}
-
-/* The exposition of one client. */
-static void expose(dlock_client *c)
-{
-    dlock_metrics m = DLOCK_METRICS_INIT;
-    const char *id = dlock_client_id(c);
-
-    check(dlock_client_metrics(c, &m), "client_metrics");
-    counter(id, "acquisitions", "Locks acquired (re-entries included).", m.acquisitions);
-    counter(id, "busy_attempts", "Acquisition attempts refused: held by another owner.",
-            m.busy);
-    counter(id, "renewals", "Holds renewed by the watchdog.", m.renewals);
-    counter(id, "renewal_failures", "Holds the watchdog failed to renew (retried).",
-            m.renewal_failures);
-    counter(id, "lost_locks", "Holds found lost (lease ran out, taken away).", m.lost);
-    counter(id, "reconnects", "Backend connections re-established.", m.reconnects);
-    histogram(id, "wait", "Time spent acquiring, per acquisition.", &m.wait_ms);
-    histogram(id, "hold", "Time from acquisition to release, per hold.", &m.hold_ms);
+    fprintf(stderr, "serving http://127.0.0.1:%d/metrics\n", port);
+    while ((fd = accept(s, NULL, NULL)) >= 0) {
+        if (read(fd, req, sizeof(req)) > 0 && to_fd(&fd, head, sizeof(head) - 1) == 0)
+            dlock_client_metrics_prometheus_write(c, to_fd, &fd);
+        close(fd);
+    }
 }
 
 int main(int argc, char **argv)
 {
     const char *url = argc > 1 ? argv[1] : "mock:";
+    dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_client *client = NULL;
-    dlock_rlock *lock = NULL;
+    dlock_rlock *locks[2] = {NULL, NULL};
     pthread_t a, b;
     char err[256] = "";
-    int rc;
+    int rc, out = 1;
 
+    opts.client_name = "metrics-sample";
+    opts.metrics_names_max = 16;
     check(dlock_set_log(to_stderr, NULL, DLOCK_LOG_WARN), "set_log");
-    rc = dlock_client_connect(&client, url, NULL, err, sizeof(err));
+    rc = dlock_client_connect(&client, url, &opts, err, sizeof(err));
     if (rc != 0) {
         fprintf(stderr, "connect %s: %s: %s\n", url, dlock_errname(rc), err);
         return 1;
     }
-    check(dlock_reentrant_new(&lock, client, "metrics:sample"), "reentrant_new");
-    pthread_create(&a, NULL, worker, lock);
-    pthread_create(&b, NULL, worker, lock);
+    check(dlock_reentrant_new(&locks[0], client, "metrics:orders"), "reentrant_new");
+    check(dlock_reentrant_new(&locks[1], client, "metrics:invoices"), "reentrant_new");
+    pthread_create(&a, NULL, worker, locks);
+    pthread_create(&b, NULL, worker, locks);
     pthread_join(a, NULL);
     pthread_join(b, NULL);
 
-    expose(client);
+    if (argc > 2)
+        serve(client, atoi(argv[2]));
+    else
+        check(dlock_client_metrics_prometheus_write(client, to_fd, &out), "metrics");
 
-    dlock_rlock_free(lock);
+    dlock_rlock_free(locks[0]);
+    dlock_rlock_free(locks[1]);
     dlock_client_free(client);
     dlock_set_log(NULL, NULL, 0);
     return 0;

@@ -151,7 +151,15 @@ static void test_client_args(void **state)
                               "mock:?fair_waiter_timeout_ms=5s",
                               "mock:?fair_waiter_timeout_ms=1000000000001",
                               "mock:?fair_waiter_timeout_ms=1&fair_waiter_timeout_ms=1",
-                              "redis://:secret@127.0.0.1:1?fair_waiter_timeout_ms=x"};
+                              "redis://:secret@127.0.0.1:1?fair_waiter_timeout_ms=x",
+                              "mock:?client_name=",
+                              "mock:?client_name=a%00b",
+                              "mock:?client_name=a%zz",
+                              "mock:?client_name=%ff",
+                              "mock:?client_name=a&client_name=a",
+                              "mock:?metrics_names_max=-1",
+                              "mock:?metrics_names_max=10001",
+                              "redis://:secret@127.0.0.1:1?client_name=%"};
     size_t i;
     (void)state;
     world_open(&w);
@@ -186,6 +194,11 @@ static void test_client_args(void **state)
     BAD_OPT(fair_waiter_timeout_ms, -1);
     BAD_OPT(fair_waiter_timeout_ms, INT64_MIN);
     BAD_OPT(fair_waiter_timeout_ms, DLOCK_TIME_MAX_MS + 1);
+    BAD_OPT(client_name, "");
+    BAD_OPT(client_name, "\xff");
+    BAD_OPT(metrics_names_max, -1);
+    BAD_OPT(metrics_names_max, INT64_MIN);
+    BAD_OPT(metrics_names_max, DLOCK_METRICS_NAMES_MAX + 1);
 #undef BAD_OPT
     dlock_backend_free(b);
 
@@ -667,6 +680,10 @@ static void test_config(void **state)
         "{\"url\": \"mock:\", \"fair_wait_slack_ms\": 0}",
         "{\"url\": \"mock:\", \"fair_waiter_timeout_ms\": -1}",
         "{\"url\": \"mock:\", \"fair_waiter_timeout_ms\": 1000000000001}",
+        "{\"url\": \"mock:\", \"client_name\": \"\"}",
+        "{\"url\": \"mock:\", \"client_name\": 5}",
+        "{\"url\": \"mock:\", \"metrics_names_max\": -1}",
+        "{\"url\": \"mock:\", \"metrics_names_max\": 10001}",
         "{\"url\": \"mock:\", \"watchdog_timeout_ms\": 9223372036854775807}",
         "{\"url\": \"mock:\", \"max_hold_ms\": 1000000000001}",
         "{\"url\": \"mock:\", \"command_timeout_ms\": 9223372036854775807}",

@@ -75,9 +75,10 @@ typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
-    int version;                 /* 4 (1: a struct ending at on_lost_arg,
+    int version;                 /* 5 (1: a struct ending at on_lost_arg,
                                   * 2: at budget_slack_ms, 3: at
-                                  * fair_waiter_timeout_ms) */
+                                  * fair_waiter_timeout_ms, 4: at
+                                  * describe_owner) */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
@@ -118,9 +119,35 @@ typedef struct dlock_client_options {
      * describe_owner=0|1 (wins over this field), JSON key
      * "describe_owner" (true/false). Default 0. */
     int describe_owner;
+    /* ---- version 5 ---- */
+    /* The client's name in its metrics: the label client="..." of every
+     * series dlock_client_metrics_prometheus renders (api/dlock/metrics.h).
+     * Unlike the client's UUID it stays the same across restarts, so a
+     * series outlives its process. 1..DLOCK_CLIENT_NAME_MAX bytes of UTF-8
+     * (any characters: the exposition escapes them), copied by the client;
+     * NULL: the program's name (glibc's program_invocation_short_name,
+     * "dlock" when that is empty or not UTF-8). URL query parameter
+     * client_name=S, percent-encoded (wins over this field), JSON key
+     * "client_name". dlock_client_name reads it. */
+    const char *client_name;
+    /* Per-lock-name counters in the metrics: the first metrics_names_max
+     * distinct lock names this client acquires, is refused, or loses get
+     * counters of their own (acquisitions, busy attempts, lost holds);
+     * every later name, and a name that is not UTF-8, is counted in one
+     * "other" bucket, so the number of series stays bounded whatever names
+     * the application uses. 0 (default): off, nothing is counted per name
+     * and nothing is spent. URL query parameter metrics_names_max=N (wins
+     * over this field), JSON key "metrics_names_max".
+     * 0..DLOCK_METRICS_NAMES_MAX. */
+    int64_t metrics_names_max;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {4, 30000, 0, 300000, NULL, NULL, 50, 5000, 0}
+#define DLOCK_CLIENT_OPTIONS_INIT {5, 30000, 0, 300000, NULL, NULL, 50, 5000, 0, NULL, 0}
+
+/* Longest client_name, in bytes (without the NUL). */
+#define DLOCK_CLIENT_NAME_MAX 256
+/* Most lock names with counters of their own (metrics_names_max). */
+#define DLOCK_METRICS_NAMES_MAX 10000
 
 /* A client's description of itself (describe_owner). Strings cut to fit. */
 typedef struct dlock_owner_info {
@@ -195,6 +222,10 @@ DLOCK_API int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *
 
 /* The client's UUID (borrowed, valid as long as the client). */
 DLOCK_API const char *dlock_client_id(const dlock_client *c);
+
+/* The client's name (client_name, or its default; borrowed, valid as long
+ * as the client). NULL for a NULL c. Never blocks. */
+DLOCK_API const char *dlock_client_name(const dlock_client *c);
 
 /* Writes the calling thread's owner id into buf.
  * 0, DLOCK_EINVAL (NULL, or len < the id's length + 1). Never blocks. */

@@ -26,7 +26,9 @@
  *       "connections": 1,
  *       "lazy_connect": false,
  *       "fair_waiter_timeout_ms": 5000,
- *       "describe_owner": false
+ *       "describe_owner": false,
+ *       "client_name": "billing",
+ *       "metrics_names_max": 100
  *     }
  *
  * One JSON object. "url" is required: "mock:" (a private in-memory store on
@@ -47,6 +49,9 @@
  *                                           parameter of the same name
  *                                           wins)
  *   budget_slack_ms                         >= 0
+ *   metrics_names_max                       0..10000 (DLOCK_METRICS_NAMES_MAX;
+ *                                           0: off; the URL's parameter
+ *                                           of the same name wins)
  *   sync_replicas                           -1 (all connected), 0 (off,
  *                                           default) .. 1000: replicas
  *                                           that must acknowledge each
@@ -60,6 +65,11 @@
  *   tls_cacert, tls_cacertdir, tls_cert,    non-empty strings (paths)
  *   tls_key
  *   tls_sni                                 a non-empty string (a name)
+ *   client_name                             a non-empty string of at most
+ *                                           256 bytes (DLOCK_CLIENT_NAME_MAX):
+ *                                           the client's label in its
+ *                                           metrics (api/dlock/client.h;
+ *                                           the URL's client_name wins)
  *   tls_insecure                            true/false or 1/0; default
  *                                           false (verification on)
  *   sentinel_user, sentinel_password        non-empty strings: the

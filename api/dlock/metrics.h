@@ -6,8 +6,9 @@
  * refused because someone else held the lock (contention), watchdog
  * renewals and their failures, locks lost, and reconnects of its backend.
  * Counting costs a few relaxed atomic additions per call (no lock); read
- * the figures whenever you like, e.g. for a Prometheus scrape
- * (samples/metrics_prometheus.c).
+ * the figures whenever you like (dlock_client_metrics), or have them
+ * rendered for a Prometheus scrape (dlock_client_metrics_prometheus,
+ * below; samples/metrics_prometheus.c serves them over HTTP).
  *
  * What counts:
  *  - acquisitions: lock/try_lock calls (any lock type, dlock_rlock API)
@@ -50,6 +51,7 @@
 
 #include "types.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -105,6 +107,80 @@ DLOCK_API int dlock_client_metrics(dlock_client *c, dlock_metrics *out);
 typedef void (*dlock_metrics_fn)(void *arg, const dlock_metrics *m);
 DLOCK_API int dlock_client_set_metrics_push(dlock_client *c, dlock_metrics_fn fn,
                                             void *arg);
+
+/* ---- Prometheus ----------------------------------------------------------
+ *
+ * c's metrics in Prometheus's text exposition format, version 0.0.4 (serve
+ * it with "Content-Type: text/plain; version=0.0.4; charset=utf-8"): every
+ * family a "# HELP" and a "# TYPE" line, then its samples, one per line,
+ * each line ending in '\n'. Every sample carries the label
+ * client="<dlock_client_name(c)>" (the client_name option,
+ * api/dlock/client.h), escaped as the format says (backslash, double
+ * quote and newline as \\, \" and \n). The families:
+ *
+ *   dlock_acquisitions_total              counter   acquisitions
+ *   dlock_busy_attempts_total             counter   busy
+ *   dlock_renewals_total                  counter   renewals
+ *   dlock_renewal_failures_total          counter   renewal_failures
+ *   dlock_lost_locks_total                counter   lost
+ *   dlock_reconnects_total                counter   reconnects
+ *   dlock_unsynced_no_replica_total       counter   unsynced_no_replica
+ *   dlock_unsynced_refused_total          counter   unsynced_refused
+ *   dlock_wait_seconds                    histogram wait_ms, in seconds:
+ *   dlock_hold_seconds                    histogram hold_ms  _bucket{le=...}
+ *                                                   (cumulative, the bounds
+ *                                                   of DLOCK_METRICS_BOUNDS_MS
+ *                                                   and "+Inf"), _sum, _count
+ *
+ * and, with per-name counters on (metrics_names_max > 0), with the label
+ * lock="<name>" as well:
+ *
+ *   dlock_lock_acquisitions_total         counter   acquisitions of the name
+ *   dlock_lock_busy_attempts_total        counter   busy, of the name
+ *   dlock_lock_lost_total                 counter   lost, of the name
+ *
+ * one series per name counted so far (at most metrics_names_max), and one
+ * for the "other" bucket, always there, labelled
+ * {client="...",lock="other",overflow="true"}: the extra label keeps it
+ * apart from a lock that is really called "other".
+ *
+ * Where this differs from Prometheus's own client libraries: no
+ * timestamps, no _created series, no process_* or go_* families, and the
+ * histogram buckets are dlock's fixed ones (DLOCK_METRICS_BOUNDS_MS).
+ *
+ * The values are a snapshot as dlock_client_metrics takes it (fields read
+ * one by one, without stopping the client). No timestamps. One client per
+ * exposition: to expose several in one scrape, give them different
+ * client_names and serve them from different paths (two renderings
+ * concatenated would repeat the HELP and TYPE lines, which the format
+ * forbids).
+ *
+ * Thread-safety: either call may run on any thread, at any time, any
+ * number at once, while the client's locks are in use; they take no lock
+ * of the library and never block (the callback's own work aside). */
+
+/* Renders into buf, the caller's (len bytes; nothing is written past
+ * buf[len - 1]), as snprintf does: returns the length of the whole text in
+ * bytes (without the NUL). When that is >= len, the text did not fit: buf
+ * then holds the whole lines that fit (maybe none), NUL-terminated, never a
+ * cut line; call again with a larger buffer (a little larger than asked:
+ * the next rendering may be longer, with a new lock name). buf NULL and len
+ * 0 ask for the length only. Never allocates.
+ * Negative on failure: DLOCK_EINVAL (c NULL, buf NULL with len > 0). */
+DLOCK_API int dlock_client_metrics_prometheus(dlock_client *c, char *buf, size_t len);
+
+/* Called with the text in pieces, in order: each piece whole lines (len
+ * bytes, not NUL-terminated, valid during the call only; at most a few
+ * kilobytes). Return 0 to go on, anything else to stop. */
+typedef int (*dlock_metrics_write_fn)(void *arg, const char *data, size_t len);
+
+/* Renders as above, to fn(arg, ...): fn runs on the calling thread, before
+ * this returns, under no lock of the library (it may call any dlock
+ * function, on this client too; it must not free c). Never allocates.
+ * 0 when every piece was written; DLOCK_ECANCELED when fn returned
+ * non-zero (nothing more is written); DLOCK_EINVAL (c or fn NULL). */
+DLOCK_API int dlock_client_metrics_prometheus_write(dlock_client *c,
+                                                    dlock_metrics_write_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

@@ -33,47 +33,6 @@
 
 #define QUOTE_MAX 40 /* longest piece of user input quoted in a message */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Decodes s[0..n) into a fresh string. %00 is refused: every string here
- * ends up as a C string (or a hiredis argument built from one). Returns 0,
- * DLOCK_EINVAL or DLOCK_ENOMEM. */
-static int pct_decode(char **out, const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    size_t i, j = 0;
-    *out = NULL;
-    if (!d)
-        return DLOCK_ENOMEM;
-    for (i = 0; i < n; i++) {
-        if (s[i] == '%') {
-            int hi, lo;
-            if (i + 2 >= n || (hi = hexval((unsigned char)s[i + 1])) < 0 ||
-                (lo = hexval((unsigned char)s[i + 2])) < 0 || (hi | lo) == 0) {
-                dlock__wipe(d, n + 1);
-                free(d);
-                return DLOCK_EINVAL;
-            }
-            d[j++] = (char)(hi * 16 + lo);
-            i += 2;
-        } else {
-            d[j++] = s[i];
-        }
-    }
-    d[j] = '\0';
-    *out = d;
-    return 0;
-}
-
 /* Decimal digits only (no sign, no blanks), at least one, value <= max. */
 static int parse_uint(const char *s, size_t n, long max, long *out)
 {
@@ -207,7 +166,7 @@ static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
     }
     ulen = (size_t)(colon - s);
     if (ulen > 0) {
-        rc = pct_decode(&u->user, s, ulen);
+        rc = dlock__pct_decode(&u->user, s, ulen);
         if (rc != 0) {
             if (rc == DLOCK_EINVAL)
                 dlock__redis_errf(errbuf, errlen,
@@ -216,7 +175,7 @@ static int parse_userinfo(dlock__redis_url *u, const char *s, size_t n,
             return rc;
         }
     }
-    rc = pct_decode(&u->password, colon + 1, n - ulen - 1);
+    rc = dlock__pct_decode(&u->password, colon + 1, n - ulen - 1);
     if (rc != 0) {
         if (rc == DLOCK_EINVAL)
             dlock__redis_errf(errbuf, errlen,
@@ -489,7 +448,7 @@ static int set_string(char **slot, const char *name, const char *kind,
                           name);
         return DLOCK_EINVAL;
     }
-    rc = pct_decode(slot, vs, vn);
+    rc = dlock__pct_decode(slot, vs, vn);
     if (rc == DLOCK_EINVAL)
         dlock__redis_errf(errbuf, errlen,
                           "bad %s URL: bad percent-encoding in '%s'", kind,
@@ -758,7 +717,7 @@ static int parse_unix(dlock__redis_url *u, const char *rest, char *errbuf,
                           "go before it");
         return DLOCK_EINVAL;
     }
-    rc = pct_decode(&u->path, rest, plen);
+    rc = dlock__pct_decode(&u->path, rest, plen);
     if (rc != 0) {
         if (rc == DLOCK_EINVAL)
             dlock__redis_errf(errbuf, errlen,

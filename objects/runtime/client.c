@@ -1,6 +1,7 @@
 /*
  * dlock — the client: identity, lifetime, and the way to a backend.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,10 @@
 
 #include "dlock/sys/lock_type.h"
 
+#include "core/errbuf.h"
 #include "core/fmt.h"
 #include "core/url_param.h"
+#include "core/utf8.h"
 #include "core/wipe.h"
 
 #include "objects/runtime/client.h"
@@ -82,13 +85,24 @@ static int in_range(int64_t ms, int64_t min_ms)
     return ms >= min_ms && ms <= DLOCK_TIME_MAX_MS;
 }
 
+/* A client_name: 1..DLOCK_CLIENT_NAME_MAX bytes of UTF-8. */
+static int name_valid(const char *name)
+{
+    size_t n = strnlen(name, DLOCK_CLIENT_NAME_MAX + 1);
+
+    return n > 0 && n <= DLOCK_CLIENT_NAME_MAX && dlock__utf8_check(name, n) == n;
+}
+
 static int options_valid(const dlock_client_options *o)
 {
     return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
            in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
            (o->version < 2 || in_range(o->budget_slack_ms, 0)) &&
            (o->version < 3 || in_range(o->fair_waiter_timeout_ms, 0)) &&
-           (o->version < 4 || o->describe_owner == 0 || o->describe_owner == 1);
+           (o->version < 4 || o->describe_owner == 0 || o->describe_owner == 1) &&
+           (o->version < 5 || ((!o->client_name || name_valid(o->client_name)) &&
+                               o->metrics_names_max >= 0 &&
+                               o->metrics_names_max <= DLOCK_METRICS_NAMES_MAX));
 }
 
 /* opts as this version of the library reads it: an older struct is
@@ -96,16 +110,28 @@ static int options_valid(const dlock_client_options *o)
 static void options_copy(dlock_client_options *to, const dlock_client_options *from)
 {
     static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+    static const size_t sizes[] = {
+        offsetof(dlock_client_options, budget_slack_ms),        /* 1 */
+        offsetof(dlock_client_options, fair_waiter_timeout_ms), /* 2 */
+        offsetof(dlock_client_options, describe_owner),         /* 3 */
+        offsetof(dlock_client_options, client_name),            /* 4 */
+    };
 
-    if (from->version >= 4) {
+    if (from->version >= 5) {
         *to = *from;
         return;
     }
     *to = defaults;
-    memcpy(to, from, from->version == 3   ? offsetof(dlock_client_options, describe_owner)
-                     : from->version == 2 ? offsetof(dlock_client_options, fair_waiter_timeout_ms)
-                                          : offsetof(dlock_client_options, budget_slack_ms));
+    memcpy(to, from, sizes[from->version - 1]);
     to->version = defaults.version;
+}
+
+/* client_name's default: the program's name, which a restart keeps. */
+static const char *default_name(void)
+{
+    const char *p = program_invocation_short_name;
+
+    return p && name_valid(p) ? p : "dlock";
 }
 
 int dlock_client_new(dlock_client **out, dlock_backend *backend,
@@ -129,6 +155,13 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     if (!c)
         return DLOCK_ENOMEM;
     options_copy(&c->opts, opts);
+    c->name = strdup(c->opts.client_name ? c->opts.client_name : default_name());
+    if (!c->name || dlock__names_init(&c->names, (size_t)c->opts.metrics_names_max) != 0) {
+        free(c->name);
+        free(c);
+        return DLOCK_ENOMEM;
+    }
+    c->opts.client_name = c->name;
     c->pid = current_pid();
     dlock__client_describe_init(c);
     c->refs = 1;
@@ -136,33 +169,93 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     uuid_generate_random(uu);
     uuid_unparse_lower(uu, c->id);
     if (pthread_mutex_init(&c->waits_mutex, NULL) != 0) {
-        free(c);
-        return DLOCK_ENOMEM;
+        rc = DLOCK_ENOMEM;
+        goto fail_mutex;
     }
     rc = dlock__holds_init(&c->holds);
-    if (rc != 0) {
-        pthread_mutex_destroy(&c->waits_mutex);
-        free(c);
-        return rc;
-    }
+    if (rc != 0)
+        goto fail_holds;
     c->backend = backend;
     c->clock = dlock_backend_clock(backend);
     rc = dlock__watchdog_start(c);
-    if (rc != 0) {
-        /* the backend stays the caller's */
-        dlock__holds_fini(&c->holds);
-        pthread_mutex_destroy(&c->waits_mutex);
-        free(c);
-        return rc;
-    }
+    if (rc != 0)
+        goto fail_watchdog; /* the backend stays the caller's */
     *out = c;
     return 0;
+
+fail_watchdog:
+    dlock__holds_fini(&c->holds);
+fail_holds:
+    pthread_mutex_destroy(&c->waits_mutex);
+fail_mutex:
+    dlock__names_fini(&c->names);
+    free(c->name);
+    free(c);
+    return rc;
+}
+
+/* What dlock_client_free's last reference and the watchdog's own teardown
+ * both free last. */
+static void client_free_memory(dlock_client *c)
+{
+    pthread_mutex_destroy(&c->waits_mutex);
+    dlock__names_fini(&c->names);
+    free(c->name);
+    free(c);
 }
 
 static void put_err(char *errbuf, size_t errlen, const char *msg)
 {
     if (errbuf && errlen > 0)
         snprintf(errbuf, errlen, "%s", msg);
+}
+
+/* The URL query parameters that are the client's (api/dlock/client.h). */
+enum { GIVEN_FAIR = 1, GIVEN_NAME = 2, GIVEN_NAMES_MAX = 4 };
+
+typedef struct client_params {
+    int given; /* GIVEN_* */
+    int64_t fair_waiter_timeout_ms, names_max;
+    char *name; /* malloc'ed */
+} client_params;
+
+/* Takes the client's parameters out of url: *rest = the backend's part
+ * (malloc'ed, may hold a password: the caller wipes it). 0, or
+ * DLOCK_EINVAL / DLOCK_ENOMEM with errbuf naming the parameter and
+ * nothing left to free. */
+static int take_client_params(const char *url, client_params *p, char **rest,
+                              char *errbuf, size_t errlen)
+{
+    char *r1 = NULL, *r2 = NULL;
+    int given, rc;
+
+    memset(p, 0, sizeof(*p));
+    *rest = NULL;
+    rc = dlock__url_take_int(url, "fair_waiter_timeout_ms", 0, DLOCK_TIME_MAX_MS,
+                             &p->fair_waiter_timeout_ms, &given, &r1, errbuf, errlen);
+    if (rc != 0)
+        return rc;
+    p->given |= given ? GIVEN_FAIR : 0;
+    rc = dlock__url_take_str(r1, "client_name", &p->name, &given, &r2, errbuf, errlen);
+    dlock__wipe_free(r1);
+    if (rc != 0)
+        return rc;
+    p->given |= given ? GIVEN_NAME : 0;
+    if (p->name && !name_valid(p->name))
+        rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
+                              "bad URL: 'client_name' must be 1..%d bytes of UTF-8",
+                              DLOCK_CLIENT_NAME_MAX);
+    else
+        rc = dlock__url_take_int(r2, "metrics_names_max", 0, DLOCK_METRICS_NAMES_MAX,
+                                 &p->names_max, &given, rest, errbuf, errlen);
+    dlock__wipe_free(r2);
+    if (rc != 0) {
+        free(p->name);
+        p->name = NULL;
+        return rc;
+    }
+    p->given |= given ? GIVEN_NAMES_MAX : 0;
+    return 0;
 }
 
 int dlock_client_connect(dlock_client **out, const char *url,
@@ -180,9 +273,10 @@ int dlock__client_connect(dlock_client **out, const char *url,
     static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_client_options mine;
     dlock_backend *b = NULL;
+    client_params p;
     char *rest = NULL;
-    int64_t v, describe;
-    int given, given_describe, rc;
+    int64_t describe;
+    int given_describe, rc;
 
     if (out)
         *out = NULL;
@@ -193,8 +287,7 @@ int dlock__client_connect(dlock_client **out, const char *url,
     }
     /* The client's own parameters first, whatever the scheme; the rest
      * goes to the backend. */
-    rc = dlock__url_take_int(url, "fair_waiter_timeout_ms", 0, DLOCK_TIME_MAX_MS, &v,
-                             &given, &rest, errbuf, errlen);
+    rc = take_client_params(url, &p, &rest, errbuf, errlen);
     if (rc != 0)
         return rc;
     {
@@ -202,22 +295,29 @@ int dlock__client_connect(dlock_client **out, const char *url,
         rc = dlock__url_take_int(rest, "describe_owner", 0, 1, &describe, &given_describe,
                                  &rest2, errbuf, errlen);
         dlock__wipe_free(rest); /* it may hold a password */
-        if (rc != 0)
+        if (rc != 0) {
+            free(p.name);
             return rc;
+        }
         rest = rest2;
     }
-    if (given || given_describe) {
+    if (p.given || given_describe) {
         if (!opts)
             opts = &defaults;
         if (opts->version < 1) {
             dlock__wipe_free(rest);
+            free(p.name);
             put_err(errbuf, errlen, "invalid client options");
             return DLOCK_EINVAL;
         }
         options_copy(&mine, opts);
         mine.version = defaults.version; /* a newer struct now */
-        if (given)
-            mine.fair_waiter_timeout_ms = v;
+        if (p.given & GIVEN_FAIR)
+            mine.fair_waiter_timeout_ms = p.fair_waiter_timeout_ms;
+        if (p.given & GIVEN_NAME)
+            mine.client_name = p.name;
+        if (p.given & GIVEN_NAMES_MAX)
+            mine.metrics_names_max = p.names_max;
         if (given_describe)
             mine.describe_owner = (int)describe;
         opts = &mine;
@@ -226,9 +326,12 @@ int dlock__client_connect(dlock_client **out, const char *url,
      * what its options are. */
     rc = dlock_backend_open(&b, rest, backend_opts, errbuf, errlen);
     dlock__wipe_free(rest); /* it may hold a password */
-    if (rc != 0)
+    if (rc != 0) {
+        free(p.name);
         return rc;
-    rc = dlock_client_new(out, b, opts);
+    }
+    rc = dlock_client_new(out, b, opts); /* copies the name */
+    free(p.name);
     if (rc != 0) {
         dlock_backend_free(b);
         put_err(errbuf, errlen, "invalid client options");
@@ -263,8 +366,7 @@ void dlock__client_unref(dlock_client *c)
     dlock__watchdog_stop(c);
     dlock__holds_fini(&c->holds);
     dlock_backend_free(c->backend);
-    pthread_mutex_destroy(&c->waits_mutex);
-    free(c);
+    client_free_memory(c);
 }
 
 static void clock_ref(dlock_clock *clk, int up)
@@ -291,8 +393,7 @@ void dlock__client_destroy_on_watchdog(dlock_client *c)
     dlock_clock_done(clk, &c->wd_signal);
     clock_ref(clk, 0);
     dlock_signal_destroy(&c->wd_signal);
-    pthread_mutex_destroy(&c->waits_mutex);
-    free(c);
+    client_free_memory(c);
 }
 
 /* ---- cancellable waits ------------------------------------------------------ */
@@ -386,6 +487,11 @@ int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg)
 const char *dlock_client_id(const dlock_client *c)
 {
     return c ? c->id : NULL;
+}
+
+const char *dlock_client_name(const dlock_client *c)
+{
+    return c ? c->name : NULL;
 }
 
 int64_t dlock_client_watchdog_timeout(const dlock_client *c)

@@ -56,6 +56,9 @@ struct dlock_client {
     dlock_signal wd_signal;
 
     dlock__metrics metrics;
+    dlock__names names; /* per-name counters (metrics_names_max) */
+    char *name;         /* client_name, or its default (opts.client_name
+                         * points here) */
     dlock_metrics_fn metrics_push; /* under holds.mutex */
     void *metrics_push_arg;
 };

@@ -349,7 +349,7 @@ void dlock_hold_release_begin(dlock_rlock *l, const char *owner)
 static void report_lost(dlock_client *c, const char *name, const char *owner,
                         const char *how)
 {
-    DLOCK__COUNT(c, lost, 1);
+    DLOCK__COUNT_NAMED(c, lost, name, strlen(name));
     dlock__log(DLOCK_LOG_WARN, "lock \"%.128s\" lost by %s (%s)", name, owner, how);
 }
 

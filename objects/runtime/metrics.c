@@ -1,10 +1,13 @@
 /*
  * dlock — the client's metrics (api/dlock/metrics.h): relaxed atomic
  * additions where things happen (rlock.c, holds.c, wait.c, watchdog.c),
- * and the snapshot an application reads.
+ * the per-name counters' table, and the snapshot an application reads.
+ * The Prometheus exposition of it all is prometheus.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/client.h"
 
@@ -22,6 +25,106 @@ void dlock__metrics_observe(dlock_histogram *h, int64_t ms)
     __atomic_add_fetch(&h->sum_ms, (uint64_t)ms, __ATOMIC_RELAXED);
     __atomic_add_fetch(&h->count, 1, __ATOMIC_RELAXED);
 }
+
+/* ---- per-name counters ---------------------------------------------------- */
+
+int dlock__names_init(dlock__names *t, size_t max)
+{
+    size_t n = 1;
+
+    memset(t, 0, sizeof(*t));
+    if (max == 0)
+        return 0;
+    while (n < 2 * max)
+        n <<= 1;
+    t->slots = calloc(n, sizeof(*t->slots));
+    t->other = calloc(1, sizeof(*t->other) + 1);
+    if (!t->slots || !t->other || pthread_mutex_init(&t->mutex, NULL) != 0) {
+        free(t->slots);
+        free(t->other);
+        memset(t, 0, sizeof(*t));
+        return DLOCK_ENOMEM;
+    }
+    t->mask = n - 1;
+    t->max = max;
+    return 0;
+}
+
+void dlock__names_fini(dlock__names *t)
+{
+    size_t i;
+
+    if (t->max == 0)
+        return;
+    for (i = 0; i <= t->mask; i++)
+        free(t->slots[i]);
+    free(t->slots);
+    free(t->other);
+    pthread_mutex_destroy(&t->mutex);
+    memset(t, 0, sizeof(*t));
+}
+
+/* FNV-1a of a lock name: the table's hash (off the path of a client
+ * without per-name counters). */
+static size_t hash_name(const char *name, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char)name[i];
+        h *= 1099511628211ULL;
+    }
+    return (size_t)h;
+}
+
+/* The entry of name, or NULL and *at = the free slot where it would go. The
+ * table is never more than half full, so the probe ends. */
+static dlock__name_count *find(dlock__names *t, const char *name, size_t len, size_t *at)
+{
+    size_t i = hash_name(name, len) & t->mask;
+    dlock__name_count *e;
+
+    while ((e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE)) != NULL) {
+        if (e->len == len && memcmp(e->name, name, len) == 0)
+            return e;
+        i = (i + 1) & t->mask;
+    }
+    *at = i;
+    return NULL;
+}
+
+dlock__name_count *dlock__names_get(dlock__names *t, const char *name, size_t len)
+{
+    dlock__name_count *e;
+    size_t at;
+
+    e = find(t, name, len, &at);
+    if (e)
+        return e;
+    /* A full table takes no lock: every new name is "other" from now on. A
+     * name that is not UTF-8 could not be a label value. */
+    if (__atomic_load_n(&t->count, __ATOMIC_RELAXED) >= t->max ||
+        dlock__utf8_check(name, len) != len)
+        return t->other;
+    pthread_mutex_lock(&t->mutex);
+    e = find(t, name, len, &at); /* another thread may have added it */
+    if (!e && t->count < t->max) {
+        e = malloc(sizeof(*e) + len + 1);
+        if (e) {
+            e->acquisitions = e->busy = e->lost = 0;
+            e->len = len;
+            memcpy(e->name, name, len);
+            e->name[len] = '\0';
+            __atomic_store_n(&t->slots[at], e, __ATOMIC_RELEASE);
+            __atomic_store_n(&t->count, t->count + 1, __ATOMIC_RELAXED);
+        }
+    }
+    pthread_mutex_unlock(&t->mutex);
+    return e ? e : t->other; /* out of memory: counted, as "other" */
+}
+
+/* ---- the snapshot ---------------------------------------------------------- */
 
 static uint64_t get(const uint64_t *v)
 {

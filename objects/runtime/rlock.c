@@ -524,7 +524,7 @@ static int acquire(dlock_rlock *l, int mode, const char *owner, int64_t wait_ms,
     dlock__op_init(&op, who);
     rc = l->methods->acquire(l, &op, wait_ms, lease_ms);
     if (rc == 0) {
-        DLOCK__COUNT(l->client, acquisitions, 1);
+        DLOCK__COUNT_NAMED(l->client, acquisitions, l->name, l->name_len);
         dlock__metrics_observe(&l->client->metrics.wait_ms,
                                dlock_clock_now(l->client->clock) - start);
     }

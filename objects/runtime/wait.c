@@ -156,7 +156,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     dlock__op_clear_note(op);
     rc = spec->attempt(l, op, spec, lease_ms, retry_ms);
     if (rc == DLOCK_EBUSY)
-        DLOCK__COUNT(l->client, busy, 1);
+        DLOCK__COUNT_NAMED(l->client, busy, l->name, l->name_len);
     return rc;
 }
 

@@ -446,9 +446,13 @@ void dlock_fx_unkeep(dlock_fx *fx, void *obj)
 {
     size_t i;
 
+    /* its room is free again (the others keep their order) */
     for (i = 0; i < fx->nkept; i++)
-        if (fx->kept[i].obj == obj)
-            fx->kept[i].obj = NULL;
+        if (fx->kept[i].obj == obj) {
+            memmove(&fx->kept[i], &fx->kept[i + 1], (fx->nkept - i - 1) * sizeof(fx->kept[0]));
+            fx->nkept--;
+            break;
+        }
 }
 
 /* ---- direct access to the store ------------------------------------------ */

@@ -173,7 +173,7 @@ int dlock_fx_backend_new(dlock_fx *fx, dlock_backend **out);
  * dlock_fx_lock (other object types, clients of its own), so that a failing
  * assertion leaks nothing. Fails the test when full. Returns obj. */
 void *dlock_fx_keep(dlock_fx *fx, void *obj, void (*free_fn)(void *));
-/* Forgets a kept obj (the case freed it itself). */
+/* Forgets a kept obj (the case freed it itself), freeing its room. */
 void dlock_fx_unkeep(dlock_fx *fx, void *obj);
 
 /* Lets ms pass: mock, dlock_vclock_advance (instant, renewals and expiries
