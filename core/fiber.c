@@ -1,5 +1,14 @@
 /*
- * dlock — fibers on ucontext, with a pool of guarded stacks (core/fiber.h).
+ * dlock — fibers with a pool of guarded stacks (core/fiber.h).
+ *
+ * The switch: on x86-64, a few instructions of our own that save the
+ * callee-saved registers, the SSE and x87 control words and the stack
+ * pointer on the stack being left, and load them from the one being
+ * entered; elsewhere (and where control-flow enforcement is on: its shadow
+ * stack follows glibc's switch only), getcontext/makecontext/swapcontext.
+ * glibc's swapcontext also saves and restores the signal mask, two system
+ * calls per switch, and its context takes ~1 kB per fiber; the signal
+ * mask is the thread's anyway here (a fiber never changes it).
  */
 #include "core/fiber.h"
 
@@ -21,13 +30,110 @@
 #define FIBER_TSAN 1
 #endif
 
+#if defined(__x86_64__) && !defined(__CET__) && !defined(DLOCK_FIBER_UCONTEXT)
+#define FIBER_OWN_SWITCH 1
+#endif
+
+#ifdef FIBER_OWN_SWITCH
+/* A context: the stack pointer the switch left it at. */
+typedef struct fctx {
+    void *sp;
+} fctx;
+
+/* Saves the running context's registers on its stack and its stack
+ * pointer into *from, then continues the context whose stack pointer is
+ * to (where it switched away, or at dlock__fctx_entry for a new one). */
+void dlock__fctx_switch(void **from, void *to) __attribute__((visibility("hidden")));
+/* A new fiber's first instruction: calls dlock__fiber_entry(r12). */
+void dlock__fctx_entry(void) __attribute__((visibility("hidden")));
+void dlock__fiber_entry(void *f) __attribute__((visibility("hidden"), noreturn));
+
+__asm__(".text\n"
+        ".globl dlock__fctx_switch\n"
+        ".hidden dlock__fctx_switch\n"
+        ".type dlock__fctx_switch,@function\n"
+        "dlock__fctx_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
+        ".globl dlock__fctx_entry\n"
+        ".hidden dlock__fctx_entry\n"
+        ".type dlock__fctx_entry,@function\n"
+        "dlock__fctx_entry:\n"
+        "    movq %r12, %rdi\n"
+        "    call dlock__fiber_entry\n"
+        "    ud2\n"
+        ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
+
+/* The words dlock__fctx_switch pops for a new context, from its stack
+ * pointer up: the control words, r15, r14, r13, r12 (the fiber), rbx,
+ * rbp, and the return address; above them the stack's 16-aligned top, so
+ * that the entry's call is aligned as the ABI wants. */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+{
+    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uint64_t *w = (uint64_t *)(top - 64);
+
+    w[0] = 0x1F80u | ((uint64_t)0x037Fu << 32); /* MXCSR, x87 control word:
+                                                 * the ABI's initial values */
+    w[1] = w[2] = w[3] = 0;
+    w[4] = (uint64_t)(uintptr_t)f;
+    w[5] = w[6] = 0;
+    w[7] = (uint64_t)(uintptr_t)dlock__fctx_entry;
+    c->sp = w;
+}
+
+static void ctx_swap(fctx *from, fctx *to)
+{
+    dlock__fctx_switch(&from->sp, to->sp);
+}
+#else
+typedef ucontext_t fctx;
+
+static void trampoline(unsigned hi, unsigned lo);
+
+static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+{
+    c->uc_stack.ss_sp = stack;
+    c->uc_stack.ss_size = size;
+    c->uc_link = NULL;
+    /* makecontext passes ints: the fiber's address in two halves */
+    makecontext(c, (void (*)(void))trampoline, 2, (unsigned)((uintptr_t)f >> 32),
+                (unsigned)((uintptr_t)f & 0xffffffffu));
+}
+
+static void ctx_swap(fctx *from, fctx *to)
+{
+    swapcontext(from, to);
+}
+#endif
+
 /* Stacks kept for reuse after their fiber ended: enough for the operations
  * a loop has in flight at once in steady state; more are unmapped. */
 #define POOL_MAX 1024
 
 struct dlock__fiber {
-    ucontext_t ctx;     /* the fiber's */
-    ucontext_t *back;   /* its resumer's, while it runs */
+    fctx ctx;           /* the fiber's */
+    fctx *back;         /* its resumer's, while it runs */
     dlock__fiber_fn fn;
     void *arg;
     void *data;
@@ -104,11 +210,9 @@ static void stack_give(char *m, size_t len)
         munmap(m, len);
 }
 
-/* makecontext passes ints: the fiber's address in two halves. */
-static void trampoline(unsigned hi, unsigned lo)
+/* A fiber's first frame: runs its function, then leaves for good. */
+static void fiber_run(dlock__fiber *f)
 {
-    dlock__fiber *f = (dlock__fiber *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
-
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(NULL, &f->back_bottom, &f->back_size);
 #endif
@@ -119,6 +223,19 @@ static void trampoline(unsigned hi, unsigned lo)
     dlock__fiber_yield();
 }
 
+#ifdef FIBER_OWN_SWITCH
+void dlock__fiber_entry(void *f)
+{
+    fiber_run(f);
+    abort(); /* a finished fiber is never resumed */
+}
+#else
+static void trampoline(unsigned hi, unsigned lo)
+{
+    fiber_run((dlock__fiber *)(((uintptr_t)hi << 32) | (uintptr_t)lo));
+}
+#endif
+
 int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
 {
     dlock__fiber *f = calloc(1, sizeof(*f));
@@ -127,18 +244,19 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
     if (!f)
         return DLOCK_ENOMEM;
     f->map = stack_take(&f->map_len);
-    if (!f->map || getcontext(&f->ctx) != 0) {
+#ifndef FIBER_OWN_SWITCH
+    if (f->map && getcontext(&f->ctx) != 0) {
         stack_give(f->map, f->map_len);
+        f->map = NULL;
+    }
+#endif
+    if (!f->map) {
         free(f);
         return DLOCK_ENOMEM;
     }
     f->fn = fn;
     f->arg = arg;
-    f->ctx.uc_stack.ss_sp = f->map + page_size();
-    f->ctx.uc_stack.ss_size = DLOCK__FIBER_STACK;
-    f->ctx.uc_link = NULL;
-    makecontext(&f->ctx, (void (*)(void))trampoline, 2,
-                (unsigned)((uintptr_t)f >> 32), (unsigned)((uintptr_t)f & 0xffffffffu));
+    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f);
 #ifdef FIBER_TSAN
     f->tsan = __tsan_create_fiber(0);
 #endif
@@ -148,7 +266,7 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
 
 int dlock__fiber_resume(dlock__fiber *f)
 {
-    ucontext_t back;
+    fctx back;
 
     if (!f || f->done || current)
         return 1;
@@ -160,10 +278,10 @@ int dlock__fiber_resume(dlock__fiber *f)
     __tsan_switch_to_fiber(f->tsan, 0);
 #endif
 #ifdef FIBER_ASAN
-    __sanitizer_start_switch_fiber(&f->fake_back, f->ctx.uc_stack.ss_sp,
-                                   f->ctx.uc_stack.ss_size);
+    __sanitizer_start_switch_fiber(&f->fake_back, f->map + page_size(),
+                                   DLOCK__FIBER_STACK);
 #endif
-    swapcontext(&back, &f->ctx);
+    ctx_swap(&back, &f->ctx);
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(f->fake_back, NULL, NULL);
 #endif
@@ -186,7 +304,7 @@ void dlock__fiber_yield(void)
     __sanitizer_start_switch_fiber(f->done ? NULL : &f->fake_fiber,
                                    f->back_bottom, f->back_size);
 #endif
-    swapcontext(&f->ctx, f->back);
+    ctx_swap(&f->ctx, f->back);
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(f->fake_fiber, &f->back_bottom, &f->back_size);
 #endif

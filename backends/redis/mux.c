@@ -67,6 +67,11 @@ struct lane {
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
     int64_t heard_ms;           /* when replies last came (0: never) */
+    /* Callers in _wait that hand_off looks for: with a queued call (who
+     * may write) and with a call in flight it still reads (who may read).
+     * Counted so that hand_off does not walk the thousands of calls a
+     * loop's fibers keep in flight to find none (see waiting_count). */
+    int qwaiting, fwaiting;
     mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
                                  * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
@@ -120,6 +125,34 @@ static void req_put(mux_req *r)
         free(r->fsig);
     }
     free(r);
+}
+
+/* The count of the lane's that r is in (NULL: none). Every change of a
+ * call's waiting, state or abandoned goes through uncount / recount
+ * around it. Called with l->mu held. */
+static int *waiting_count(lane *l, const mux_req *r)
+{
+    if (!r->waiting)
+        return NULL;
+    if (r->state == QUEUED)
+        return &l->qwaiting;
+    if (r->state == INFLIGHT && !r->abandoned)
+        return &l->fwaiting;
+    return NULL;
+}
+
+static void uncount(lane *l, const mux_req *r)
+{
+    int *c = waiting_count(l, r);
+    if (c)
+        (*c)--;
+}
+
+static void recount(lane *l, const mux_req *r)
+{
+    int *c = waiting_count(l, r);
+    if (c)
+        (*c)++;
 }
 
 /* Wakes r's caller once l->mu is released: woken under the mutex, it would
@@ -208,6 +241,7 @@ void dlock__redis_mux_free(dlock__redis_mux *m)
  * Called with l->mu held, r unlinked. */
 static void finish(lane *l, mux_req *r, int rc, const char *detail)
 {
+    uncount(l, r);
     l->count--;
     if (r->abandoned) {
         l->abandoned--;
@@ -338,7 +372,9 @@ static const dlock__redis_cmdbuf *take_queued(lane *l, mux_req *me,
         l->qhead = r->next;
         r->next = NULL;
         r->b = NULL;
+        uncount(l, r);
         r->state = INFLIGHT;
+        recount(l, r);
         r->cmd_deadline = cmd_deadline;
         if (l->ftail)
             l->ftail->next = r;
@@ -582,13 +618,13 @@ static void hand_off(lane *l)
     /* Only a caller in _wait can take a role: one that only submitted is
      * busy elsewhere (sending to other nodes) and takes it when it comes
      * to wait, if nobody has done its part by then. */
-    if (!l->writing)
+    if (!l->writing && l->qwaiting > 0)
         for (r = l->qhead; r; r = r->next)
             if (r->waiting) {
                 wake(l, r);
                 break;
             }
-    if (!l->reading)
+    if (!l->reading && l->fwaiting > 0)
         for (r = l->fhead; r; r = r->next)
             if (!r->abandoned && r->waiting) {
                 wake(l, r);
@@ -703,7 +739,10 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     int rc, i;
 
     pthread_mutex_lock(&l->mu);
-    me->waiting = 1;
+    if (!me->waiting) {
+        me->waiting = 1;
+        recount(l, me);
+    }
     for (;;) {
         int64_t until;
         if (me->state == DONE)
@@ -713,17 +752,20 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             continue;
         }
         if (me->state == INFLIGHT && !l->reading) {
+            int64_t silent;
             read_replies(m, l, me, deadline_ms);
+            silent = silent_until(m, l, me);
             if (me->state != DONE &&
-                dlock__redis_now_ms() >= (silent_until(m, l, me) < deadline_ms
-                                              ? silent_until(m, l, me)
-                                              : deadline_ms))
+                dlock__redis_now_ms() >= (silent < deadline_ms ? silent : deadline_ms))
                 break;
             continue;
         }
-        until = me->state == INFLIGHT && silent_until(m, l, me) < deadline_ms
-                    ? silent_until(m, l, me)
-                    : deadline_ms;
+        until = deadline_ms;
+        if (me->state == INFLIGHT) {
+            int64_t silent = silent_until(m, l, me);
+            if (silent < until)
+                until = silent;
+        }
         if (dlock__redis_now_ms() >= until)
             break;
         if (l->wake) {
@@ -759,6 +801,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
         snprintf(detail, sizeof detail,
                  "redis %s: connection dropped: no reply within %lld ms",
                  cfg->url.where, (long long)cfg->command_timeout_ms);
+        uncount(l, me);
         me->abandoned = 1;
         l->abandoned++;
         if (l->s)
@@ -772,6 +815,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                       cfg->url.where);
     if (me->state == QUEUED) {
         unlink_queued(l, me);
+        uncount(l, me);
         l->count--;
         hand_off(l);
         lane_unlock(l);
@@ -780,6 +824,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     }
     /* In flight: stays as a placeholder whose late replies are read and
      * freed, never given to the next call. */
+    uncount(l, me);
     me->abandoned = 1;
     l->abandoned++;
     hand_off(l);
