@@ -127,9 +127,21 @@ static void ctx_swap(fctx *from, fctx *to)
 }
 #endif
 
-/* Stacks kept for reuse after their fiber ended: enough for the operations
- * a loop has in flight at once in steady state; more are unmapped. */
-#define POOL_MAX 1024
+/* Stacks are mapped CHUNK at a time, each with a guard page below it, and
+ * reused: a chunk is unmapped (one system call, and one flush of the
+ * other CPUs' TLBs, for CHUNK stacks) only when all its stacks are free
+ * and more than KEEP_FREE stacks would stay free without it. A loop with
+ * thousands of operations in flight then costs no mapping or unmapping
+ * per operation. */
+#define CHUNK 64
+#define KEEP_FREE 1024
+
+typedef struct chunk {
+    char *base;                 /* CHUNK slots of (guard page + stack) */
+    struct chunk *prev, *next;  /* in the list of chunks with a free slot */
+    unsigned nfree;
+    unsigned char idle[CHUNK];  /* the free slots' numbers */
+} chunk;
 
 struct dlock__fiber {
     fctx ctx;           /* the fiber's */
@@ -137,14 +149,16 @@ struct dlock__fiber {
     dlock__fiber_fn fn;
     void *arg;
     void *data;
-    char *map;          /* guard page + stack */
-    size_t map_len;
+    char *map;          /* guard page + stack: slot `slot` of chunk */
+    chunk *chunk;
+    unsigned slot;
     int started, done;
     int want;           /* DLOCK__FIBER_*: what it yielded for */
     struct dlock_signal *sig;
     int64_t wake_ms;
     int fd, events;     /* of a DLOCK__FIBER_IO wait */
     int answer;
+    int batching;       /* dlock__fiber_batch */
     const int *cancel;
 #ifdef FIBER_TSAN
     void *tsan, *tsan_back;
@@ -160,8 +174,8 @@ static __thread dlock__fiber *current;
 static __thread int callback_depth;
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static char *pool[POOL_MAX];
-static size_t npool;
+static chunk *partial;      /* chunks with a free slot */
+static size_t free_slots;   /* in them */
 
 static size_t page_size(void)
 {
@@ -170,44 +184,108 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
-static char *stack_take(size_t *len)
+static size_t slot_size(void)
 {
-    char *m = NULL;
-    size_t page = page_size();
-
-    *len = DLOCK__FIBER_STACK + page;
-    pthread_mutex_lock(&pool_mu);
-    if (npool > 0)
-        m = pool[--npool];
-    pthread_mutex_unlock(&pool_mu);
-    if (m)
-        return m;
-    m = mmap(NULL, *len, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    /* The guard: stacks grow down, so the lowest page. */
-    if (mprotect(m, page, PROT_NONE) != 0) {
-        munmap(m, *len);
-        return NULL;
-    }
-    return m;
+    return page_size() + DLOCK__FIBER_STACK;
 }
 
-static void stack_give(char *m, size_t len)
+/* pool_mu held */
+static void partial_add(chunk *c)
 {
-    int kept = 0;
+    c->prev = NULL;
+    c->next = partial;
+    if (partial)
+        partial->prev = c;
+    partial = c;
+}
 
-    if (!m)
+static void partial_remove(chunk *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        partial = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+/* A new chunk, every slot free, its guard pages in place; NULL: no
+ * memory. */
+static chunk *chunk_map(void)
+{
+    size_t slot = slot_size(), page = page_size(), i;
+    chunk *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->base = mmap(NULL, CHUNK * slot, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (c->base == MAP_FAILED) {
+        free(c);
+        return NULL;
+    }
+    for (i = 0; i < CHUNK; i++) {
+        /* The guard: stacks grow down, so each slot's lowest page. */
+        if (mprotect(c->base + i * slot, page, PROT_NONE) != 0) {
+            munmap(c->base, CHUNK * slot);
+            free(c);
+            return NULL;
+        }
+        c->idle[i] = (unsigned char)(CHUNK - 1 - i);
+    }
+    c->nfree = CHUNK;
+    return c;
+}
+
+/* A free slot for f (f->map, f->chunk, f->slot); -1: no memory. */
+static int stack_take(dlock__fiber *f)
+{
+    chunk *c, *fresh = NULL;
+
+    pthread_mutex_lock(&pool_mu);
+    while (!partial) {
+        pthread_mutex_unlock(&pool_mu);
+        if (!(fresh = chunk_map()))
+            return -1;
+        pthread_mutex_lock(&pool_mu);
+        partial_add(fresh);
+        free_slots += CHUNK;
+    }
+    c = partial;
+    f->chunk = c;
+    f->slot = c->idle[--c->nfree];
+    f->map = c->base + f->slot * slot_size();
+    free_slots--;
+    if (c->nfree == 0)
+        partial_remove(c);
+    pthread_mutex_unlock(&pool_mu);
+    return 0;
+}
+
+static void stack_give(dlock__fiber *f)
+{
+    chunk *c = f->chunk, *unmap = NULL;
+
+    if (!c)
         return;
     pthread_mutex_lock(&pool_mu);
-    if (npool < POOL_MAX) {
-        pool[npool++] = m;
-        kept = 1;
+    if (c->nfree == 0)
+        partial_add(c);
+    c->idle[c->nfree++] = (unsigned char)f->slot;
+    free_slots++;
+    if (c->nfree == CHUNK && free_slots - CHUNK >= KEEP_FREE) {
+        partial_remove(c);
+        free_slots -= CHUNK;
+        unmap = c;
     }
     pthread_mutex_unlock(&pool_mu);
-    if (!kept)
-        munmap(m, len);
+    f->chunk = NULL;
+    f->map = NULL;
+    if (unmap) {
+        munmap(unmap->base, CHUNK * slot_size());
+        free(unmap);
+    }
 }
 
 /* A fiber's first frame: runs its function, then leaves for good. */
@@ -243,12 +321,13 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
     *out = NULL;
     if (!f)
         return DLOCK_ENOMEM;
-    f->map = stack_take(&f->map_len);
-#ifndef FIBER_OWN_SWITCH
-    if (f->map && getcontext(&f->ctx) != 0) {
-        stack_give(f->map, f->map_len);
-        f->map = NULL;
+    if (stack_take(f) != 0) {
+        free(f);
+        return DLOCK_ENOMEM;
     }
+#ifndef FIBER_OWN_SWITCH
+    if (getcontext(&f->ctx) != 0)
+        stack_give(f);
 #endif
     if (!f->map) {
         free(f);
@@ -333,7 +412,7 @@ void dlock__fiber_free(dlock__fiber *f)
 #ifdef FIBER_TSAN
     __tsan_destroy_fiber(f->tsan);
 #endif
-    stack_give(f->map, f->map_len);
+    stack_give(f);
     free(f);
 }
 
@@ -385,6 +464,17 @@ void dlock__fiber_turn(void)
     f->want = DLOCK__FIBER_TURN;
     dlock__fiber_yield();
     f->want = 0;
+}
+
+void dlock__fiber_batch(int on)
+{
+    if (current)
+        current->batching = on;
+}
+
+int dlock__fiber_batching(void)
+{
+    return current && current->batching;
 }
 
 int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms)

@@ -683,8 +683,11 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     l->qtail = me;
     l->count++;
     /* Written now when nobody is writing (else the writer of the moment,
-     * or this caller's _wait, takes it in a later batch). */
-    if (!l->writing)
+     * or this caller's _wait, takes it in a later batch). A loop's fiber
+     * that will wait for it right after its turn leaves it queued: the
+     * first of the fibers to wait writes what they all queued meanwhile,
+     * in one write (core/fiber.h: dlock__fiber_batch). */
+    if (!l->writing && !dlock__fiber_batching())
         write_batch(m, l, me, deadline_ms);
     hand_off(l);
     if (me->state == DONE && me->rc != 0) {
