@@ -269,11 +269,14 @@ static void on_raise(void *arg)
 
 /* ---- operations ------------------------------------------------------------------ */
 
-dlock__aop *dlock__aop_new(dlock_loop *lp)
+dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner)
 {
-    dlock__aop *o = calloc(1, sizeof(*o));
+    size_t n = owner ? strlen(owner) + 1 : 1;
+    dlock__aop *o = calloc(1, sizeof(*o) + n);
 
     if (o) {
+        if (owner)
+            memcpy(o->owner, owner, n);
         o->lp = lp;
         o->heap_i = NO_HEAP;
     }
@@ -284,6 +287,7 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    free(o->detail);
     free(o->text);
     free(o);
 }
@@ -317,6 +321,21 @@ int dlock__loop_freeing(const dlock_loop *lp)
     return __atomic_load_n(&lp->freeing, __ATOMIC_ACQUIRE);
 }
 
+/* Keeps text as o's detail (without memory: none; the callback then
+ * reads the code's own text). */
+static void set_detail(dlock__aop *o, const char *text)
+{
+    size_t n = strlen(text) + 1;
+
+    if (n > DLOCK_ERRMSG_MAX)
+        n = DLOCK_ERRMSG_MAX;
+    free(o->detail);
+    if ((o->detail = malloc(n)) != NULL) {
+        memcpy(o->detail, text, n - 1);
+        o->detail[n - 1] = '\0';
+    }
+}
+
 static void fiber_main(void *arg)
 {
     dlock__aop *o = arg;
@@ -329,11 +348,11 @@ static void fiber_main(void *arg)
             o->undo(o);
         o->res.rc = DLOCK_ECANCELED;
         o->res.value = 0;
-        snprintf(o->detail, sizeof(o->detail), "the loop was freed during the wait");
+        set_detail(o, "the loop was freed during the wait");
         return;
     }
-    if (o->res.rc != 0 && o->errmsg && !o->detail[0])
-        snprintf(o->detail, sizeof(o->detail), "%s", o->errmsg(o->obj));
+    if (o->res.rc != 0 && o->errmsg && !o->detail)
+        set_detail(o, o->errmsg(o->obj));
 }
 
 static void finish(dlock_loop *lp, dlock__aop *o)
@@ -516,13 +535,13 @@ static void step(dlock_loop *lp, dlock__aop *o)
     if (!o->fiber) {
         if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
             o->res.rc = DLOCK_ECANCELED;
-            snprintf(o->detail, sizeof(o->detail), "canceled before it started");
+            set_detail(o, "canceled before it started");
             finish(lp, o);
             return;
         }
         if (dlock__fiber_new(&o->fiber, fiber_main, o) != 0) {
             o->res.rc = DLOCK_ENOMEM;
-            snprintf(o->detail, sizeof(o->detail), "out of memory for the operation's stack");
+            set_detail(o, "out of memory for the operation's stack");
             finish(lp, o);
             return;
         }
@@ -554,7 +573,8 @@ static int deliver(dlock_loop *lp)
         pthread_mutex_lock(&lp->mu);
         *id_slot(lp, o->id) = o->hnext;
         pthread_mutex_unlock(&lp->mu);
-        o->res.detail = o->detail;
+        o->res.detail = o->detail ? o->detail
+                        : o->res.rc != 0 ? dlock_strerror(o->res.rc) : "";
         dlock__callback_enter();
         o->fn(o->arg, o->id, &o->res);
         dlock__callback_leave();
