@@ -16,9 +16,10 @@
  * does. A round trip to a server costs no blocked thread either: the
  * operation waits for its reply on its socket, which the loop watches, so
  * a slow or stalled server holds up that operation (within its budget),
- * never the loop. (Still done on the calling thread: a host name's DNS
- * lookup when a connection is opened, and the subscriber thread's
- * confirmation of a new subscription, one round trip.)
+ * never the loop; so does a new subscription, whose confirmation the
+ * operation waits for asleep. (Still done on the loop's thread: a host
+ * name's DNS lookup when a connection is opened; give the servers as IP
+ * addresses where that matters.)
  *
  * Three ways to run a loop:
  *  - your loop (hook mode): dlock_loop_new(&lp, client, &hooks). dlock
