@@ -416,37 +416,35 @@ void dlock__fiber_free(dlock__fiber *f)
     free(f);
 }
 
-int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms)
+/* Yields for want (with sig, or fd and events) until wake_ms, and
+ * returns what the resumer answered; DLOCK_EINVAL outside a fiber. */
+static int park(int want, struct dlock_signal *sig, int fd, int events, int64_t wake_ms)
 {
     dlock__fiber *f = current;
 
     if (!f)
         return DLOCK_EINVAL;
-    f->want = DLOCK__FIBER_SLEEP;
+    f->want = want;
     f->sig = sig;
-    f->wake_ms = wake_ms;
-    f->answer = 0;
-    dlock__fiber_yield();
-    f->want = 0;
-    f->sig = NULL;
-    return f->answer;
-}
-
-int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
-{
-    dlock__fiber *f = current;
-
-    if (!f)
-        return DLOCK_EINVAL;
-    f->want = DLOCK__FIBER_IO;
     f->fd = fd;
     f->events = events;
     f->wake_ms = wake_ms;
     f->answer = 0;
     dlock__fiber_yield();
     f->want = 0;
+    f->sig = NULL;
     f->fd = -1;
     return f->answer;
+}
+
+int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms)
+{
+    return park(DLOCK__FIBER_SLEEP, sig, -1, 0, wake_ms);
+}
+
+int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
+{
+    return park(DLOCK__FIBER_IO, NULL, fd, events, wake_ms);
 }
 
 void dlock__fiber_want_io(const dlock__fiber *f, int *fd, int *events)
