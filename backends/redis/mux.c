@@ -732,6 +732,18 @@ static void wait_woken(lane *l, mux_req *me, int64_t until)
     me->in_fiber = 0;
 }
 
+/* Breaks l's connection, silent for the command timeout. Not inlined:
+ * its buffer would widen the frame every read runs under (see
+ * dlock__redis_conn's rbuf). Called with l->mu held, l->s set. */
+__attribute__((noinline)) static void drop_silent(dlock__redis_mux *m, lane *l)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "redis %s: connection dropped: no reply within %lld ms",
+             m->cfg->url.where, (long long)m->cfg->command_timeout_ms);
+    break_lane(m, l, l->s, DLOCK_ECONN, detail);
+}
+
 int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                           redisReply **replies, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
@@ -798,17 +810,13 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     rc = DLOCK_ETIMEDOUT;
     if (me->state == INFLIGHT && silent_until(m, l, me) <= deadline_ms) {
         /* No reply for the command timeout: the server is gone. */
-        char detail[512];
         dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",
                           cfg->url.where, (long long)cfg->command_timeout_ms);
-        snprintf(detail, sizeof detail,
-                 "redis %s: connection dropped: no reply within %lld ms",
-                 cfg->url.where, (long long)cfg->command_timeout_ms);
         uncount(l, me);
         me->abandoned = 1;
         l->abandoned++;
         if (l->s)
-            break_lane(m, l, l->s, DLOCK_ECONN, detail);
+            drop_silent(m, l);
         hand_off(l);
         lane_unlock(l);
         return rc;
