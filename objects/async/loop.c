@@ -355,9 +355,18 @@ static void fiber_main(void *arg)
         set_detail(o, o->errmsg(o->obj));
 }
 
+/* Sets o's state (read by other threads' raises and cancels, under the
+ * mutex). */
+static void set_state(dlock_loop *lp, dlock__aop *o, int state)
+{
+    pthread_mutex_lock(&lp->mu);
+    o->state = state;
+    pthread_mutex_unlock(&lp->mu);
+}
+
 static void finish(dlock_loop *lp, dlock__aop *o)
 {
-    o->state = A_DONE;
+    set_state(lp, o, A_DONE);
     fifo_push(&lp->done, o);
 }
 
@@ -366,7 +375,7 @@ static void finish(dlock_loop *lp, dlock__aop *o)
  * ready again at once. */
 static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
 {
-    int raised;
+    int raised, parked;
 
     pthread_mutex_lock(&lp->mu);
     o->sig = sig;
@@ -375,14 +384,17 @@ static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
     pthread_mutex_lock(&sig->mutex);
     raised = sig->raised;
     pthread_mutex_unlock(&sig->mutex);
-    if (raised || __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
+    parked = !raised && !__atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE);
+    if (parked) {
+        o->state = A_PARKED;
+    } else {
         o->state = A_READY;
         fifo_push(&lp->ready, o);
-    } else {
-        o->state = A_PARKED;
     }
     pthread_mutex_unlock(&lp->mu);
-    if (o->state == A_PARKED && wake != INT64_MAX && heap_add(lp, o) != 0) {
+    /* (o->state is not read here: a raise on another thread may change
+     * it as soon as the mutex is released) */
+    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0) {
         /* No room for the timer: look again at once rather than never. */
         on_raise(o);
     }
@@ -547,7 +559,7 @@ static void step(dlock_loop *lp, dlock__aop *o)
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
     }
-    o->state = A_RUNNING;
+    set_state(lp, o, A_RUNNING);
     if (dlock__fiber_resume(o->fiber)) {
         dlock__fiber_free(o->fiber);
         o->fiber = NULL;
