@@ -179,6 +179,8 @@ static int one_run(dlock_client *holder, dlock_client *other, const char *name,
     int64_t t0;
     int m, i, now_m = -1, rc, lost = -1, repointed = 0;
 
+    assert_int_equal(dlock_reentrant_new(&h, holder, name), 0);
+    assert_int_equal(dlock_reentrant_new(&o, other, name), 0);
     t0 = fault_now_ms();
     if (dlock_test_sentinels_heal(&set, HEAL_LIMIT_MS) != 0) {
         dlock_test_sentinels_describe(&set);
@@ -195,8 +197,6 @@ static int one_run(dlock_client *holder, dlock_client *other, const char *name,
     w.links = &l;
     assert_int_equal(pthread_create(&w.thread, NULL, watch, &w), 0);
 
-    assert_int_equal(dlock_reentrant_new(&h, holder, name), 0);
-    assert_int_equal(dlock_reentrant_new(&o, other, name), 0);
     for (t0 = fault_now_ms(); (rc = dlock_try_lock(h, 1000, LEASE_MS)) != 0;) {
         if (rc != DLOCK_ECONN || fault_now_ms() - t0 > FAILOVER_LIMIT_MS)
             break;
