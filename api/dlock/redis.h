@@ -102,7 +102,11 @@
  * api/dlock/sys/backend.h) is sent with "WAIT N sync_timeout_ms" in the
  * same write: one round trip plus the replication time. N = -1 waits for
  * all the replicas the master had connected when last asked (ROLE, at most
- * a second old; none: no wait). When fewer acknowledge in time the call
+ * a second old; none: no wait), and for one that has left in the last
+ * minute too: a failover detaches the replica it promotes first, and a
+ * write the others alone acknowledged would be lost when they resync from
+ * it (so while a replica is away, writes are DLOCK_ESYNC for up to a
+ * minute). When fewer acknowledge in time the call
  * returns DLOCK_ESYNC, detail "1 of 2 replicas acknowledged within 500 ms";
  * the script did run: an acquisition is rolled back (released) by the lock
  * object, an unlock or a renewal keeps its effect. A server that refuses

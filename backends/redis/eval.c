@@ -27,6 +27,9 @@
 #define SYNC_LATE_MS 250
 /* How old the replica count of sync_replicas = -1 may get. */
 #define ALL_REPLICAS_MAX_AGE_MS 1000
+/* How long a replica seen connected still counts for sync_replicas = -1
+ * after it is gone (see sync_count_all). */
+#define ALL_REPLICAS_MEMORY_MS 60000
 
 static const char *const asking_argv[1] = {"ASKING"};
 
@@ -57,6 +60,7 @@ struct dlock__redis_scripts {
     int wait_refused;
     int all_replicas;
     int64_t all_counted_ms;
+    int64_t all_seen_ms; /* when all_replicas were last all connected */
     /* Writes sent without the sync asked for (dlock__redis_scripts_unsynced),
      * and whether sync_replicas = -1 finding no replica was logged. */
     uint64_t unsynced[2];
@@ -250,9 +254,15 @@ static int sync_wanted(dlock__redis_scripts *s, const dlock__redis_config *cfg,
     return n;
 }
 
-/* sync_replicas = -1: counts the replicas the master has connected now
- * (ROLE: "master", offset, one entry per connected replica). A server
- * that refuses ROLE counts as one replica: never less safe than asked. */
+/* sync_replicas = -1: counts the replicas the master has connected
+ * (ROLE: "master", offset, one entry per connected replica), keeping the
+ * most seen for ALL_REPLICAS_MEMORY_MS: a replica that has just left
+ * still counts. It may be the one a failover is promoting (Sentinel
+ * detaches it first): a write acknowledged by the others alone would be
+ * lost when they resync from it. Its absence makes such writes
+ * DLOCK_ESYNC (an acquisition rolled back) until it is back, or until it
+ * has been gone that long. A server that refuses ROLE counts as one
+ * replica: never less safe than asked. */
 static int sync_count_all(dlock__redis_scripts *s, dlock__redis_node *node,
                           int64_t deadline_ms, char *errbuf, size_t errlen)
 {
@@ -271,8 +281,12 @@ static int sync_count_all(dlock__redis_scripts *s, dlock__redis_node *node,
         n = role.replicas;
     freeReplyObject(r);
     pthread_mutex_lock(&s->mu);
-    s->all_replicas = n;
     s->all_counted_ms = dlock__redis_now_ms();
+    if (n >= s->all_replicas ||
+        s->all_counted_ms - s->all_seen_ms > ALL_REPLICAS_MEMORY_MS) {
+        s->all_replicas = n;
+        s->all_seen_ms = s->all_counted_ms;
+    }
     pthread_mutex_unlock(&s->mu);
     return 0;
 }

@@ -28,6 +28,7 @@
 #include "../../harness/asserts.h"
 #include "../../harness/log_capture.h"
 #include "../../harness/redis_server.h"
+#include "../../harness/sentinels.h"
 #include "../../harness/runner.h"
 
 #define NREPLICAS 2
@@ -290,6 +291,66 @@ static void sync_stalled_replica(void **state)
     dlock_client_free(c);
 }
 
+/* ---- sync_replicas = -1 and a replica that left --------------------------- */
+
+/* 0 once the master has both replicas online and caught up (within
+ * 10 s), else -1. */
+static int wait_in_step(void)
+{
+    int i;
+
+    for (i = 0; i < 200; i++) {
+        if (dlock_test_master_in_step(master, NREPLICAS) == 0)
+            return 0;
+        sleep_ms(50);
+    }
+    return -1;
+}
+
+/* Re-attaches replica[1] to the master and waits until both replicas are
+ * in step again, also after a failed assertion. */
+static int reattach_replica(void **state)
+{
+    char port[16], out[128];
+    const char *argv[4] = {"REPLICAOF", "127.0.0.1", port, NULL};
+
+    (void)state;
+    snprintf(port, sizeof port, "%d", dlock_test_redis_port(master));
+    dlock_test_redis_command(replica[1], out, sizeof out, argv);
+    return wait_in_step();
+}
+
+/* A replica that leaves the master (what a failover does first to the one
+ * it promotes: REPLICAOF NO ONE) still counts for sync_replicas = -1: a
+ * grant the other replica alone acknowledged would be lost when it resyncs
+ * from the promoted one. Counted, the write is DLOCK_ESYNC and rolled
+ * back; with the replica back, grants are synced again. */
+static void sync_all_counts_a_replica_that_left(void **state)
+{
+    const char *detach[4] = {"REPLICAOF", "NO", "ONE", NULL};
+    dlock_client *c = client_q(master, "sync_replicas=-1&sync_timeout_ms=300", NULL);
+    dlock_client *plain = client_q(master, NULL, NULL);
+    dlock_rlock *l = NULL;
+    char out[128];
+
+    (void)state;
+    assert_int_equal(wait_in_step(), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "sync:all:left"), 0);
+    assert_int_equal(dlock_try_lock(l, 0, 5000), 0); /* counts both */
+    assert_int_equal(dlock_unlock(l), 0);
+    assert_int_equal(dlock_test_redis_command(replica[1], out, sizeof out, detach), 0);
+    sleep_ms(1200); /* past the age of the last count */
+    assert_int_equal(dlock_try_lock(l, 0, 5000), DLOCK_ESYNC);
+    expect_contains(dlock_errmsg(l), "1 of 2 (all connected) replicas acknowledged");
+    assert_int_equal(locked(plain, "sync:all:left"), 0);
+    assert_int_equal(reattach_replica(NULL), 0);
+    assert_int_equal(dlock_try_lock(l, 0, 5000), 0);
+    assert_int_equal(dlock_unlock(l), 0);
+    dlock_rlock_free(l);
+    dlock_client_free(plain);
+    dlock_client_free(c);
+}
+
 /* ---- a server that refuses WAIT ------------------------------------------- */
 
 static dlock_metrics metrics_of(dlock_client *c)
@@ -497,6 +558,7 @@ int dlock_test_redis_sync(void)
         cmocka_unit_test_teardown(sync_stalled_replica, resume_replica),
         cmocka_unit_test(sync_wait_refused),
         cmocka_unit_test(sync_all_without_replicas),
+        cmocka_unit_test_teardown(sync_all_counts_a_replica_that_left, reattach_replica),
         cmocka_unit_test(sync_backend_contract),
         cmocka_unit_test(script_cache_by_content),
     };
