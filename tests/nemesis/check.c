@@ -122,39 +122,64 @@ static int by_b(const void *x, const void *y)
     return p->b < q->b ? -1 : p->b > q->b;
 }
 
+/* The first few violations are printed, to be read with the faults
+ * (NEMESIS_VERBOSE=1 prints those); times are fault_now_ms. */
+static int shown, quiet; /* quiet: the self-test */
+#define SHOW_MAX 5
+
 /* Holds of one group and kind that started while `cap` others were inside. */
-static long overlaps(span *s, long n, int cap)
+static long overlaps(span *s, long n, int cap, int grp, int kind)
 {
     long i, j, bad = 0;
     qsort(s, (size_t)n, sizeof *s, by_a);
     for (i = 0; i < n; i++) {
         int inside = 0;
+        long last = -1;
         /* spans are short (a lease): look back over those that began within
          * the longest lease */
         for (j = i - 1; j >= 0 && s[i].a - s[j].a < 10000; j--)
-            inside += s[j].b > s[i].a && s[j].worker != s[i].worker;
-        bad += inside >= cap;
+            if (s[j].b > s[i].a && s[j].worker != s[i].worker) {
+                inside++;
+                last = j;
+            }
+        if (inside < cap)
+            continue;
+        bad++;
+        if (shown++ < SHOW_MAX && !quiet)
+            printf("nemesis: %s %s: worker %d inside [%lld, %lld) while worker %d was "
+                   "[%lld, %lld)\n",
+                   group_names[grp], kind_names[kind], s[i].worker, (long long)s[i].a,
+                   (long long)s[i].b, s[last].worker, (long long)s[last].a,
+                   (long long)s[last].b);
     }
     return bad;
 }
 
 /* Accepted writes whose token is not above that of a write accepted (and
  * returned) before they began. */
-static long stale_writes(span *w, long n)
+static long stale_writes(span *w, long n, int grp)
 {
     span *end = malloc(sizeof *end * (size_t)(n ? n : 1));
-    long i, k = 0, bad = 0;
-    int64_t top = 0;
+    long i, k = 0, bad = 0, top = -1;
     if (end == NULL)
         return 0;
     memcpy(end, w, sizeof *end * (size_t)n);
     qsort(w, (size_t)n, sizeof *w, by_a);
     qsort(end, (size_t)n, sizeof *end, by_b);
     for (i = 0; i < n; i++) {
-        while (k < n && end[k].b < w[i].a)
-            if (end[k++].token > top)
-                top = end[k - 1].token;
-        bad += w[i].token <= top;
+        for (; k < n && end[k].b < w[i].a; k++)
+            if (top < 0 || end[k].token > end[top].token)
+                top = k;
+        if (top < 0 || w[i].token > end[top].token)
+            continue;
+        bad++;
+        if (shown++ < SHOW_MAX && !quiet)
+            printf("nemesis: %s: worker %d's write with token %lld accepted at [%lld, "
+                   "%lld], after worker %d's with token %lld at [%lld, %lld]\n",
+                   group_names[grp], w[i].worker, (long long)w[i].token,
+                   (long long)w[i].a, (long long)w[i].b, end[top].worker,
+                   (long long)end[top].token, (long long)end[top].a,
+                   (long long)end[top].b);
     }
     free(end);
     return bad;
@@ -231,9 +256,9 @@ void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
                     s[n++].worker = q->worker;
                 }
             }
-            g->two_owners += overlaps(s, n, k == NEM_SEMAPHORE ? NEM_SEM_PERMITS : 1);
+            g->two_owners += overlaps(s, n, k == NEM_SEMAPHORE ? NEM_SEM_PERMITS : 1, grp, k);
         }
-        g->stale += stale_writes(wr, nw);
+        g->stale += stale_writes(wr, nw, grp);
     }
     /* recovery: from each fault to the first acquisition begun after it */
     for (i = 0; i < nfaults; i++) {
@@ -285,25 +310,39 @@ static void json_line(json_t *j)
     json_decref(j);
 }
 
+static long group_asserted(const gstat *g, int grp)
+{
+    return (asserted_two_owners(grp) ? g->two_owners : 0) +
+           (asserted_stale(grp) ? g->stale : 0) + g->over_budget + g->leftover_no_ttl +
+           g->leftover_queue;
+}
+
+static void recovery(nem_report *r, int k, int64_t *med, int64_t *max)
+{
+    int n = r->nrec_ms[k];
+    *med = *max = -1;
+    if (n > 0) {
+        qsort(r->rec_ms[k], (size_t)n, sizeof(int64_t), cmp64);
+        *med = r->rec_ms[k][n / 2];
+        *max = r->rec_ms[k][n - 1];
+    }
+}
+
 long nem_report_print(nem_report *r)
 {
     long asserted = 0, ops = 0, nfaults = 0;
-    int64_t worst = 0;
+    int64_t worst = 0, med, max;
     int grp, k;
 
-    printf("\nnemesis: seed %u, %d s\n", r->seed, r->seconds);
+    printf("\nnemesis: seed %u, %d s under faults\n", r->seed, r->seconds);
     printf("%-15s %7s %7s %6s %6s %5s %10s %10s %8s %10s %9s\n", "group", "ops", "held",
            "writes", "refusd", "lost", "two_owners", "stale_tok", "over_bgt", "worst_ms",
            "leftover");
     for (grp = 0; grp < NEM_NGROUPS; grp++) {
         gstat *g = &r->g[grp];
-        long a;
         if (!g->used)
             continue;
-        a = (asserted_two_owners(grp) ? g->two_owners : 0) +
-            (asserted_stale(grp) ? g->stale : 0) + g->over_budget + g->leftover_no_ttl +
-            g->leftover_queue;
-        asserted += a;
+        asserted += group_asserted(g, grp);
         ops += g->ops;
         if (g->worst_overrun > worst)
             worst = g->worst_overrun;
@@ -312,9 +351,31 @@ long nem_report_print(nem_report *r)
                g->lost_holds, g->two_owners, asserted_two_owners(grp) ? "!" : "r", g->stale,
                asserted_stale(grp) ? "!" : "r", g->over_budget, (long long)g->worst_overrun,
                g->leftover_no_ttl + g->leftover_queue);
+    }
+    printf("(! asserted, r reported only; over_bgt: calls past their budget + %d ms; "
+           "worst_ms: the worst time past a budget)\n",
+           NEM_ROUND_TRIP_MS);
+    if (r->leftover_example[0])
+        printf("left behind, e.g. %s\n", r->leftover_example);
+    printf("%-16s %6s %12s %12s\n", "fault", "count", "recov_med_ms", "recov_max_ms");
+    for (k = 0; k < NEM_NFAULTS; k++) {
+        nfaults += r->faults[k];
+        if (r->faults[k] == 0)
+            continue;
+        recovery(r, k, &med, &max);
+        if (med < 0)
+            printf("%-16s %6ld %12s %12s\n", fault_names[k], r->faults[k], "-", "-");
+        else
+            printf("%-16s %6ld %12lld %12lld\n", fault_names[k], r->faults[k],
+                   (long long)med, (long long)max);
+    }
+    for (grp = 0; grp < NEM_NGROUPS; grp++) {
+        gstat *g = &r->g[grp];
+        if (!g->used)
+            continue;
         json_line(json_pack(
             "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:b, s:I, s:b, s:I, s:I, s:I},"
-            " s:I}",
+            " s:I, s:I}",
             "nemesis", "group", "group", group_names[grp], "operations", (json_int_t)g->ops,
             "acquired", (json_int_t)g->acquired, "writes_accepted", (json_int_t)g->writes_ok,
             "writes_refused", (json_int_t)g->writes_refused, "lost_holds",
@@ -324,29 +385,16 @@ long nem_report_print(nem_report *r)
             "stale_token_asserted", asserted_stale(grp), "over_budget",
             (json_int_t)g->over_budget, "keys_without_expiry", (json_int_t)g->leftover_no_ttl,
             "queue_entries_left", (json_int_t)g->leftover_queue, "worst_budget_overrun_ms",
-            (json_int_t)g->worst_overrun));
+            (json_int_t)g->worst_overrun, "asserted_violations",
+            (json_int_t)group_asserted(g, grp)));
     }
-    printf("(! asserted, r reported only; over_bgt: calls past budget + %d ms)\n",
-           NEM_ROUND_TRIP_MS);
-    if (r->leftover_example[0])
-        printf("left behind, e.g. %s\n", r->leftover_example);
-    printf("%-16s %6s %12s %12s\n", "fault", "count", "recov_med_ms", "recov_max_ms");
     for (k = 0; k < NEM_NFAULTS; k++) {
-        int n = r->nrec_ms[k];
-        int64_t med = -1, max = -1;
-        nfaults += r->faults[k];
         if (r->faults[k] == 0)
             continue;
-        if (n > 0) {
-            qsort(r->rec_ms[k], (size_t)n, sizeof(int64_t), cmp64);
-            med = r->rec_ms[k][n / 2];
-            max = r->rec_ms[k][n - 1];
-        }
-        printf("%-16s %6ld %12lld %12lld\n", fault_names[k], r->faults[k], (long long)med,
-               (long long)max);
+        recovery(r, k, &med, &max);
         json_line(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "nemesis", "fault", "fault",
                             fault_names[k], "injected", (json_int_t)r->faults[k],
-                            "recovered", (json_int_t)n, "recovery_median_ms",
+                            "recovered", (json_int_t)r->nrec_ms[k], "recovery_median_ms",
                             (json_int_t)med, "recovery_max_ms", (json_int_t)max));
     }
     json_line(json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:I}", "nemesis", "summary", "seed",
@@ -358,4 +406,74 @@ long nem_report_print(nem_report *r)
            "overrun %lld ms: %s\n",
            ops, nfaults, asserted, (long long)worst, asserted ? "FAIL" : "ok");
     return asserted;
+}
+
+/* ---- the checker's own check ------------------------------------------------------ */
+
+static void plant(nem_slot *s, int worker, int kind, int64_t t0, int64_t t1, int64_t t2,
+                  int64_t lease, int64_t token, int64_t w0)
+{
+    nem_rec *q = &s->rec[s->nrec++];
+    memset(q, 0, sizeof *q);
+    q->worker = (int16_t)worker;
+    q->group = NEM_SENTINEL_SYNC;
+    q->kind = (int16_t)kind;
+    q->t0 = t0;
+    q->t1 = t1;
+    q->t2 = t2;
+    q->t3 = t2 + 1;
+    q->lease_ms = lease;
+    q->budget_ms = t1 - t0;
+    q->call_budget_ms = 1000;
+    q->token = token;
+    if (w0) {
+        q->w0 = w0;
+        q->w1 = w0 + 5;
+    }
+}
+
+int nem_check_self_test(void)
+{
+    nem_slot *s = calloc(3, sizeof *s);
+    nem_report *r = nem_report_new(0, 0);
+    const gstat *g;
+    int ok;
+
+    if (s == NULL || r == NULL) {
+        free(s);
+        nem_report_free(r);
+        return -1;
+    }
+    s[0].group = s[1].group = s[2].group = NEM_SENTINEL_SYNC;
+    /* two owners: worker 1 enters while worker 0's lease runs */
+    plant(&s[0], 0, NEM_REENTRANT, 1000, 1010, 1500, 2000, 0, 0);
+    plant(&s[1], 1, NEM_REENTRANT, 1100, 1200, 1300, 2000, 0, 0);
+    /* not two owners: worker 0 paused past its lease (t0 + lease = 3500),
+     * worker 1 enters after it */
+    plant(&s[0], 0, NEM_FAIR, 3000, 3010, 9000, 500, 0, 0);
+    plant(&s[1], 1, NEM_FAIR, 3600, 3610, 3700, 2000, 0, 0);
+    /* semaphore: two inside is fine, a third is one too many */
+    plant(&s[0], 0, NEM_SEMAPHORE, 5000, 5001, 5500, 2000, 0, 0);
+    plant(&s[1], 1, NEM_SEMAPHORE, 5000, 5002, 5500, 2000, 0, 0);
+    plant(&s[2], 2, NEM_SEMAPHORE, 5100, 5200, 5300, 2000, 0, 0);
+    /* fenced: token 7 accepted, then token 6 accepted after it: stale;
+     * then 8: fine */
+    plant(&s[0], 0, NEM_FENCED, 7000, 7001, 7100, 2000, 7, 7050);
+    plant(&s[1], 1, NEM_FENCED, 7200, 7201, 7300, 2000, 6, 7250);
+    plant(&s[0], 0, NEM_FENCED, 7400, 7401, 7500, 2000, 8, 7450);
+    /* a release past its budget + a round trip */
+    s[0].rec[0].t3 = s[0].rec[0].t2 + 1000 + NEM_ROUND_TRIP_MS + 1;
+    quiet = 1;
+    nem_report_check(r, s, 3, NULL, 0);
+    quiet = 0;
+    shown = 0;
+    g = &r->g[NEM_SENTINEL_SYNC];
+    ok = g->two_owners == 2 && g->stale == 1 && g->over_budget == 1 && g->writes_ok == 3;
+    if (!ok)
+        fprintf(stderr, "nemesis: the checker missed planted violations: two_owners %ld "
+                        "(2), stale %ld (1), over_budget %ld (1), writes %ld (3)\n",
+                g->two_owners, g->stale, g->over_budget, g->writes_ok);
+    free(s);
+    nem_report_free(r);
+    return ok ? 0 : -1;
 }

@@ -3,6 +3,10 @@
  *
  *   dlock_nemesis [seconds]      NEMESIS_SECONDS (default 600), NEMESIS_SEED
  *
+ * NEMESIS_ONLY=sentinel|redlock|cluster runs one topology for the whole
+ * time; NEMESIS_VERBOSE=1 prints the faults with their times (the first
+ * violations are always printed, with theirs).
+ *
  * Prints the seed first (NEMESIS_SEED=<seed> replays the same draw of
  * faults, waits and leases; the interleaving with the servers is not
  * replayed). The time is shared by three topologies, one after the other,
@@ -219,6 +223,11 @@ static void wait_leftovers_due(void)
 
 static void check_phase(int first)
 {
+    int i;
+    if (getenv("NEMESIS_VERBOSE") != NULL)
+        for (i = 0; i < nfaults; i++)
+            printf("nemesis: fault %s [%lld, %lld]\n", nem_fault_name(faults[i].kind),
+                   (long long)faults[i].t0, (long long)faults[i].t1);
     nem_report_add_faults(report, faults, nfaults);
     nem_report_check(report, &sh->slot[first], nworkers - first, faults, nfaults);
     nfaults = 0;
@@ -450,6 +459,7 @@ int main(int argc, char **argv)
     unsigned seed = (unsigned)env_long("NEMESIS_SEED", (long)((unsigned)time(NULL) ^
                                                                ((unsigned)getpid() << 16)));
     int s1, s2, s3, bad = 0, rc;
+    const char *only;
     long asserted;
 
     if (argc > 1)
@@ -460,37 +470,57 @@ int main(int argc, char **argv)
     }
     printf("nemesis: seed %u (NEMESIS_SEED=%u replays it), %ld s\n", seed, seed, seconds);
     fflush(stdout);
+    if (nem_check_self_test() != 0)
+        return 2;
     sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     report = nem_report_new(seed, (int)seconds);
     if (sh == MAP_FAILED || report == NULL) {
         fprintf(stderr, "nemesis: out of memory\n");
         return 2;
     }
-    s1 = (int)(seconds * 45 / 100);
-    s2 = (int)(seconds * 35 / 100);
-    s3 = (int)seconds - s1 - s2;
+    only = getenv("NEMESIS_ONLY");
+    if (only != NULL && *only != '\0') {
+        s1 = strcmp(only, "sentinel") == 0 ? (int)seconds : 0;
+        s2 = strcmp(only, "redlock") == 0 ? (int)seconds : 0;
+        s3 = strcmp(only, "cluster") == 0 ? (int)seconds : 0;
+        if (s1 + s2 + s3 == 0) {
+            fprintf(stderr, "nemesis: NEMESIS_ONLY=%s: sentinel, redlock or cluster\n",
+                    only);
+            return 2;
+        }
+    } else {
+        s1 = (int)(seconds * 45 / 100);
+        s2 = (int)(seconds * 35 / 100);
+        s3 = (int)seconds - s1 - s2;
+    }
     rng = seed;
-    printf("nemesis: Sentinel (master, 2 replicas, 3 sentinels), %d s\n", s1);
-    fflush(stdout);
-    if ((rc = phase_sentinel(s1, seed)) < 0) {
-        fprintf(stderr, "nemesis: cannot start the Sentinel set\n");
-        return 2;
+    if (s1 > 0) {
+        printf("nemesis: Sentinel (master, 2 replicas, 3 sentinels), %d s\n", s1);
+        fflush(stdout);
+        if ((rc = phase_sentinel(s1, seed)) < 0) {
+            fprintf(stderr, "nemesis: cannot start the Sentinel set\n");
+            return 2;
+        }
+        bad += rc;
     }
-    bad += rc;
-    printf("nemesis: Redlock over 5 servers behind proxies, %d s\n", s2);
-    fflush(stdout);
-    if ((rc = phase_redlock(s2, seed + 2)) < 0) {
-        fprintf(stderr, "nemesis: cannot start the Redlock servers\n");
-        return 2;
+    if (s2 > 0) {
+        printf("nemesis: Redlock over 5 servers behind proxies, %d s\n", s2);
+        fflush(stdout);
+        if ((rc = phase_redlock(s2, seed + 2)) < 0) {
+            fprintf(stderr, "nemesis: cannot start the Redlock servers\n");
+            return 2;
+        }
+        bad += rc;
     }
-    bad += rc;
-    printf("nemesis: cluster of 3 masters with a replica each, %d s\n", s3);
-    fflush(stdout);
-    if ((rc = phase_cluster(s3, seed + 3)) < 0) {
-        fprintf(stderr, "nemesis: cannot start the cluster\n");
-        return 2;
+    if (s3 > 0) {
+        printf("nemesis: cluster of 3 masters with a replica each, %d s\n", s3);
+        fflush(stdout);
+        if ((rc = phase_cluster(s3, seed + 3)) < 0) {
+            fprintf(stderr, "nemesis: cannot start the cluster\n");
+            return 2;
+        }
+        bad += rc;
     }
-    bad += rc;
     asserted = nem_report_print(report);
     if (bad)
         printf("nemesis: %d worker(s) failed or did not stop\n", bad);

@@ -139,5 +139,9 @@ void nem_report_leftover(nem_report *r, int group, const char *what,
  * violations. */
 long nem_report_print(nem_report *r);
 void nem_report_free(nem_report *r);
+/* Runs the checker on planted histories (two owners, a stale token, an
+ * overrun, and cases that are none of these): 0 when it finds exactly
+ * the planted violations, else -1 (reason on stderr). */
+int nem_check_self_test(void);
 
 #endif /* DLOCK_TEST_NEMESIS_H */
