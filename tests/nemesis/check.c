@@ -37,6 +37,12 @@ static const char *const fault_names[NEM_NFAULTS] = {
     "kill_master", "failover", "kill_node", "pause_node", "proxy_cut",
     "proxy_blackhole", "proxy_delay", "pause_holder"};
 
+/* The topology of a group (the faults of the Sentinel set are filed under
+ * its sync group). */
+static const char *const topology_names[NEM_NGROUPS] = {"sentinel", "sentinel", "redlock",
+                                                        "cluster"};
+#define FI(group, kind) ((group) * NEM_NFAULTS + (kind))
+
 const char *nem_kind_name(int kind) { return kind_names[kind]; }
 const char *nem_group_name(int group) { return group_names[group]; }
 const char *nem_fault_name(int fault) { return fault_names[fault]; }
@@ -53,10 +59,11 @@ struct nem_report {
     unsigned seed;
     int seconds;
     gstat g[NEM_NGROUPS];
-    long faults[NEM_NFAULTS];
+    /* per topology and fault kind: index FI(group, kind) */
+    long faults[NEM_NGROUPS * NEM_NFAULTS];
     /* recovery times per fault kind */
-    int64_t *rec_ms[NEM_NFAULTS];
-    int nrec_ms[NEM_NFAULTS];
+    int64_t *rec_ms[NEM_NGROUPS * NEM_NFAULTS];
+    int nrec_ms[NEM_NGROUPS * NEM_NFAULTS];
     char leftover_example[256];
 };
 
@@ -68,8 +75,13 @@ nem_report *nem_report_new(unsigned seed, int seconds)
         return NULL;
     r->seed = seed;
     r->seconds = seconds;
-    for (i = 0; i < NEM_NFAULTS; i++)
+    for (i = 0; i < NEM_NGROUPS * NEM_NFAULTS; i++)
         r->rec_ms[i] = calloc(NEM_MAX_FAULTS, sizeof(int64_t));
+    for (i = 0; i < NEM_NGROUPS * NEM_NFAULTS; i++)
+        if (r->rec_ms[i] == NULL) {
+            nem_report_free(r);
+            return NULL;
+        }
     return r;
 }
 
@@ -78,7 +90,7 @@ void nem_report_free(nem_report *r)
     int i;
     if (r == NULL)
         return;
-    for (i = 0; i < NEM_NFAULTS; i++)
+    for (i = 0; i < NEM_NGROUPS * NEM_NFAULTS; i++)
         free(r->rec_ms[i]);
     free(r);
 }
@@ -87,7 +99,7 @@ void nem_report_add_faults(nem_report *r, const nem_fault_rec *f, int n)
 {
     int i;
     for (i = 0; i < n; i++)
-        r->faults[f[i].kind]++;
+        r->faults[FI(f[i].group, f[i].kind)]++;
 }
 
 void nem_report_leftover(nem_report *r, int group, const char *what, const char *key)
@@ -276,8 +288,9 @@ void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
                     (first < 0 || sl->rec[j].t1 < first))
                     first = sl->rec[j].t1;
         }
-        if (first >= 0 && r->nrec_ms[f[i].kind] < NEM_MAX_FAULTS)
-            r->rec_ms[f[i].kind][r->nrec_ms[f[i].kind]++] = first - f[i].t0;
+        k = FI(f[i].group, f[i].kind);
+        if (first >= 0 && r->nrec_ms[k] < NEM_MAX_FAULTS)
+            r->rec_ms[k][r->nrec_ms[k]++] = first - f[i].t0;
     }
     free(s);
     free(wr);
@@ -357,17 +370,20 @@ long nem_report_print(nem_report *r)
            NEM_ROUND_TRIP_MS);
     if (r->leftover_example[0])
         printf("left behind, e.g. %s\n", r->leftover_example);
-    printf("%-16s %6s %12s %12s\n", "fault", "count", "recov_med_ms", "recov_max_ms");
-    for (k = 0; k < NEM_NFAULTS; k++) {
+    printf("%-9s %-16s %6s %12s %12s\n", "topology", "fault", "count", "recov_med_ms",
+           "recov_max_ms");
+    for (k = 0; k < NEM_NGROUPS * NEM_NFAULTS; k++) {
         nfaults += r->faults[k];
         if (r->faults[k] == 0)
             continue;
         recovery(r, k, &med, &max);
         if (med < 0)
-            printf("%-16s %6ld %12s %12s\n", fault_names[k], r->faults[k], "-", "-");
+            printf("%-9s %-16s %6ld %12s %12s\n", topology_names[k / NEM_NFAULTS],
+                   fault_names[k % NEM_NFAULTS], r->faults[k], "-", "-");
         else
-            printf("%-16s %6ld %12lld %12lld\n", fault_names[k], r->faults[k],
-                   (long long)med, (long long)max);
+            printf("%-9s %-16s %6ld %12lld %12lld\n", topology_names[k / NEM_NFAULTS],
+                   fault_names[k % NEM_NFAULTS], r->faults[k], (long long)med,
+                   (long long)max);
     }
     for (grp = 0; grp < NEM_NGROUPS; grp++) {
         gstat *g = &r->g[grp];
@@ -388,14 +404,18 @@ long nem_report_print(nem_report *r)
             (json_int_t)g->worst_overrun, "asserted_violations",
             (json_int_t)group_asserted(g, grp)));
     }
-    for (k = 0; k < NEM_NFAULTS; k++) {
+    for (k = 0; k < NEM_NGROUPS * NEM_NFAULTS; k++) {
         if (r->faults[k] == 0)
             continue;
         recovery(r, k, &med, &max);
-        json_line(json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "nemesis", "fault", "fault",
-                            fault_names[k], "injected", (json_int_t)r->faults[k],
-                            "recovered", (json_int_t)r->nrec_ms[k], "recovery_median_ms",
-                            (json_int_t)med, "recovery_max_ms", (json_int_t)max));
+        /* null: no recovery measured (a paused holder blocks nobody) */
+        json_line(json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "nemesis", "fault",
+                            "topology", topology_names[k / NEM_NFAULTS], "fault",
+                            fault_names[k % NEM_NFAULTS], "injected",
+                            (json_int_t)r->faults[k], "recovered",
+                            (json_int_t)r->nrec_ms[k], "recovery_median_ms",
+                            med < 0 ? json_null() : json_integer(med), "recovery_max_ms",
+                            max < 0 ? json_null() : json_integer(max)));
     }
     json_line(json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:I}", "nemesis", "summary", "seed",
                         (json_int_t)r->seed, "seconds", r->seconds, "operations",
