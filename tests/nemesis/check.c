@@ -35,7 +35,7 @@ static const char *const group_names[NEM_NGROUPS] = {"sentinel-sync", "sentinel-
                                                      "redlock-5", "cluster-3"};
 static const char *const fault_names[NEM_NFAULTS] = {
     "kill_master", "failover", "kill_node", "pause_node", "proxy_cut",
-    "proxy_blackhole", "proxy_delay", "pause_holder"};
+    "proxy_blackhole", "proxy_delay", "pause_holder", "kill_waiter"};
 
 /* The topology of a group (the faults of the Sentinel set are filed under
  * its sync group). */

@@ -17,7 +17,9 @@
  *     master (restarted 2-5 s later), SENTINEL FAILOVER, kill of a replica
  *     (restarted 1-3 s later), SIGSTOP of a data node for 0.2-0.8 s (below
  *     down-after-milliseconds: no failover), SIGSTOP of a holder past its
- *     lease. One fault at a time, so a majority of the data nodes is alive.
+ *     lease, kill -9 of a worker queued on the fair lock (a new worker
+ *     replaces it). One fault at a time, so a majority of the data nodes
+ *     is alive.
  *  2. Redlock over 5 servers, each behind the test proxy (35 %), 4 workers.
  *     Faults: kill -9 of a node restarted empty after the longest lease
  *     (a delayed restart, as Redlock requires), SIGSTOP of a node, the
@@ -25,16 +27,18 @@
  *     SIGSTOP of a holder. One node at a time: a majority is alive.
  *  3. A cluster of 3 masters with a replica each (20 %), 4 workers. Faults:
  *     CLUSTER FAILOVER of a shard, SIGSTOP of a master for 0.2-0.7 s (below
- *     the node timeout), SIGSTOP of a holder.
+ *     the node timeout), SIGSTOP of a holder, kill -9 of a fair waiter.
  *
  * Then the workers stop, the driver waits out the leases and the fair-lock
- * waiter timeout, scans the servers for what was left behind (a key without
+ * waiter timeout, makes one operation on each fair lock (the next one after
+ * the waiters' timeout), scans the servers for what was left behind (a key without
  * expiry other than a fenced lock's token counter or a semaphore's count; a
  * fair lock's queue), and checks the histories (check.c). Exit status: 0,
  * 1 with an asserted violation, 2 when a topology could not start.
  */
 #include "nemesis.h"
 
+#include <dlock.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +182,33 @@ static void sleep_until_or(int64_t ms)
         fault_sleep_ms(20);
 }
 
+/* kill -9 of a worker waiting in the fair lock's queue; a new worker of
+ * the same target takes its place. 0, or -1 when none was waiting. */
+static int kill_waiter(int first, const nem_target *t, unsigned seed)
+{
+    int i, tries;
+    if (nworkers >= NEM_MAX_WORKERS)
+        return -1;
+    for (tries = 0; tries < 50; tries++) {
+        for (i = first; i < nworkers; i++) {
+            nem_slot *s = &sh->slot[i];
+            if (s->pid <= 0 || s->group != t->group ||
+                __atomic_load_n(&s->waiting, __ATOMIC_SEQ_CST) != NEM_FAIR + 1)
+                continue;
+            fault_begin(NEM_F_KILL_WAITER, t->group == NEM_SENTINEL_ASYNC ? NEM_SENTINEL_SYNC
+                                                                          : t->group);
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+            s->pid = -1;
+            fault_end();
+            fork_workers(t, 1, seed + (unsigned)nworkers);
+            return 0;
+        }
+        fault_sleep_ms(10);
+    }
+    return -1;
+}
+
 /* ---- what is left behind --------------------------------------------------- */
 
 static int starts(const char *s, const char *prefix)
@@ -215,10 +246,24 @@ static void scan_server(dlock_test_redis *srv, int group)
     }
 }
 
-/* Waits out the leases and the fair waiters' timeout (5 s by default). */
-static void wait_leftovers_due(void)
+/* Waits out the leases and the fair waiters' timeout (5 s by default),
+ * then makes the next operation on each fair lock (a try_lock without
+ * wait, from a client of the driver's own, freed before any later fork):
+ * a dead waiter must be gone after it. */
+static void wait_leftovers_due(const nem_target *const *t, int n)
 {
+    int i;
     fault_sleep_ms(MAX_LEASE_MS + 5000 + 1000);
+    for (i = 0; i < n; i++) {
+        dlock_client *c = nem_client_new(t[i], t[i]->url);
+        dlock_rlock *l = NULL;
+        char name[64];
+        snprintf(name, sizeof name, "%s:%s", t[i]->prefix, nem_kind_name(NEM_FAIR));
+        if (c != NULL && dlock_fair_new(&l, c, name) == 0 && dlock_try_lock(l, 0, 1000) == 0)
+            dlock_unlock(l);
+        dlock_rlock_free(l);
+        dlock_client_free(c);
+    }
 }
 
 static void check_phase(int first)
@@ -257,7 +302,7 @@ static int phase_sentinel(int seconds, unsigned seed)
     fork_workers(&ta, 3, seed + 1);
     phase_end = fault_now_ms() + (int64_t)seconds * 1000;
     while (fault_now_ms() < phase_end && healthy) {
-        int f = rnd(0, 10), m = dlock_test_sentinels_master(&set), v;
+        int f = rnd(0, 11), m = dlock_test_sentinels_master(&set), v;
         const char *fo_argv[] = {"SENTINEL", "FAILOVER", "nemesis", NULL};
         char out[256];
 
@@ -296,15 +341,20 @@ static int phase_sentinel(int seconds, unsigned seed)
             fault_sleep_ms(rnd(200, 800));
             dlock_test_redis_signal(set.data[v], SIGCONT);
             fault_end();
-        } else {
+        } else if (f < 11) {
             pause_holder(first, NEM_SENTINEL_SYNC);
+        } else {
+            kill_waiter(first, rnd(0, 1) ? &ts : &ta, seed);
         }
         if (!healthy)
             fprintf(stderr, "nemesis: the Sentinel set did not heal within %d ms; no more "
                             "faults in this phase\n", HEAL_MS);
     }
     bad += join_workers(first);
-    wait_leftovers_due();
+    {
+        const nem_target *fair[] = {&ts, &ta};
+        wait_leftovers_due(fair, 2);
+    }
     {
         int m = dlock_test_sentinels_master(&set);
         if (m >= 0) {
@@ -378,7 +428,7 @@ static int phase_redlock(int seconds, unsigned seed)
         }
     }
     bad += join_workers(first);
-    wait_leftovers_due();
+    wait_leftovers_due(NULL, 0);
     for (i = 0; i < NR; i++)
         scan_server(srv[i], NEM_REDLOCK5);
     check_phase(first);
@@ -405,7 +455,7 @@ static int phase_cluster(int seconds, unsigned seed)
     fork_workers(&t, 4, seed);
     phase_end = fault_now_ms() + (int64_t)seconds * 1000;
     while (fault_now_ms() < phase_end && healthy) {
-        int f = rnd(0, 9), shard = rnd(0, 2), m;
+        int f = rnd(0, 10), shard = rnd(0, 2), m;
         sleep_until_or(rnd(300, 1500));
         if (fault_now_ms() >= phase_end)
             break;
@@ -419,15 +469,20 @@ static int phase_cluster(int seconds, unsigned seed)
             fault_sleep_ms(rnd(200, 700));
             dlock_test_redis_signal(c.node[m], SIGCONT);
             fault_end();
-        } else {
+        } else if (f < 10) {
             pause_holder(first, NEM_CLUSTER3);
+        } else {
+            kill_waiter(first, &t, seed);
         }
         if (!healthy)
             fprintf(stderr, "nemesis: the cluster did not settle; no more faults in "
                             "this phase\n");
     }
     bad += join_workers(first);
-    wait_leftovers_due();
+    {
+        const nem_target *fair[] = {&t};
+        wait_leftovers_due(fair, 1);
+    }
     for (i = 0; i < c.nnodes; i++)
         if (dlock_test_cluster_role(&c, i) == DLOCK_TEST_NODE_MASTER)
             scan_server(c.node[i], NEM_CLUSTER3);

@@ -57,7 +57,7 @@ typedef struct nem_rec {
     int64_t token;      /* the fencing token (fenced, Redlock), else 0 */
 } nem_rec;
 
-#define NEM_MAX_WORKERS 16
+#define NEM_MAX_WORKERS 40
 #define NEM_RECS_PER_WORKER 32768
 
 /* A worker's slot in the shared memory. */
@@ -65,6 +65,7 @@ typedef struct nem_slot {
     pid_t pid;
     int group;
     int holding;          /* 1 between a successful acquire and release */
+    int waiting;          /* kind + 1 during an acquire call, else 0 */
     int64_t lease_end_ms; /* t0 + lease of the current hold */
     int pauses;           /* bumped by the parent around each SIGSTOP */
     long nrec, dropped;
@@ -86,6 +87,12 @@ typedef struct nem_target {
     int64_t cmd_timeout_ms; /* the clients' command timeout */
     int64_t sync_timeout_ms;/* 0: no sync */
 } nem_target;
+
+/* A client on url with the target's timeouts (and sync), connecting on
+ * first use so that it can be made while its server is down. NULL on
+ * failure (reason on stderr). */
+struct dlock_client;
+struct dlock_client *nem_client_new(const nem_target *t, const char *url);
 
 /* The worker loop (worker.c): runs until sh->stop, then returns. */
 void nem_worker_main(nem_shared *sh, int idx, const nem_target *t,
@@ -113,6 +120,8 @@ enum nem_fault {
     NEM_F_PROXY_DELAY,     /* the proxy delays every chunk */
     NEM_F_PAUSE_HOLDER,    /* SIGSTOP of a worker holding a lock, past its
                             * lease */
+    NEM_F_KILL_WAITER,     /* kill -9 of a worker queued on the fair lock
+                            * (a new worker takes its place) */
     NEM_NFAULTS
 };
 

@@ -15,10 +15,7 @@
 
 #include "../faults/faults.h"
 
-/* A client on url with the target's timeouts (and sync), connecting on
- * first use so that it can be made while its server is down. NULL on
- * failure (reason on stderr). */
-static dlock_client *client_on(const nem_target *t, const char *url)
+dlock_client *nem_client_new(const nem_target *t, const char *url)
 {
     dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
@@ -74,13 +71,13 @@ static int open_all(wstate *w)
 
     if (t->group == NEM_REDLOCK5) {
         for (w->nc = 0; w->nc < t->nnodes; w->nc++)
-            if ((w->c[w->nc] = client_on(t, t->node_url[w->nc])) == NULL)
+            if ((w->c[w->nc] = nem_client_new(t, t->node_url[w->nc])) == NULL)
                 return -1;
         snprintf(name, sizeof name, "%s:%s", t->prefix, nem_kind_name(NEM_REDLOCK));
         return dlock_redlock_new(&w->l[NEM_REDLOCK], w->c, (size_t)w->nc, name) == 0 ? 0
                                                                                       : -1;
     }
-    if ((w->c[0] = client_on(t, t->url)) == NULL)
+    if ((w->c[0] = nem_client_new(t, t->url)) == NULL)
         return -1;
     w->nc = 1;
     for (k = 0; k < NEM_REDLOCK; k++) {
@@ -134,12 +131,14 @@ static void one_op(wstate *w, nem_rec *r, int kind)
                    (w->t->sync_timeout_ms > 0 ? w->t->sync_timeout_ms + 250 : 0);
     if (kind == NEM_SEMAPHORE) /* lost with a failover without sync: set again */
         dlock_semaphore_try_set_permits(w->sem, NULL, NEM_SEM_PERMITS);
+    __atomic_store_n(&w->me->waiting, kind + 1, __ATOMIC_SEQ_CST);
     r->t0 = fault_now_ms();
     if (kind == NEM_FENCED)
         rc = dlock_fenced_try_lock(l, &r->token, wait, lease);
     else
         rc = dlock_try_lock(l, wait, lease);
     r->t1 = fault_now_ms();
+    __atomic_store_n(&w->me->waiting, 0, __ATOMIC_SEQ_CST);
     r->acq_rc = rc;
     if (rc != 0)
         return;
