@@ -138,6 +138,21 @@ static int by_b(const void *x, const void *y)
  * (NEMESIS_VERBOSE=1 prints those); times are fault_now_ms. */
 static int shown, quiet; /* quiet: the self-test */
 #define SHOW_MAX 5
+static const nem_fault_rec *cur_f;
+static int cur_nf;
+
+/* Prints the last fault injected before t, if any, after a violation. */
+static void show_fault_before(int64_t t)
+{
+    int i, best = -1;
+    for (i = 0; i < cur_nf; i++)
+        if (cur_f[i].t0 <= t && (best < 0 || cur_f[i].t0 > cur_f[best].t0))
+            best = i;
+    if (best >= 0)
+        printf("    the last fault before: %s at %lld, healed at %lld\n",
+               fault_names[cur_f[best].kind], (long long)cur_f[best].t0,
+               (long long)cur_f[best].t1);
+}
 
 /* Holds of one group and kind that started while `cap` others were inside. */
 static long overlaps(span *s, long n, int cap, int grp, int kind)
@@ -163,6 +178,8 @@ static long overlaps(span *s, long n, int cap, int grp, int kind)
                    group_names[grp], kind_names[kind], s[i].worker, (long long)s[i].a,
                    (long long)s[i].b, s[last].worker, (long long)s[last].a,
                    (long long)s[last].b);
+        if (shown <= SHOW_MAX && !quiet)
+            show_fault_before(s[i].a);
     }
     return bad;
 }
@@ -192,6 +209,8 @@ static long stale_writes(span *w, long n, int grp)
                    (long long)w[i].a, (long long)w[i].b, end[top].worker,
                    (long long)end[top].token, (long long)end[top].a,
                    (long long)end[top].b);
+        if (shown <= SHOW_MAX && !quiet)
+            show_fault_before(w[i].a);
     }
     free(end);
     return bad;
@@ -212,6 +231,8 @@ void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
     int w, k, grp;
     span *s, *wr;
 
+    cur_f = f;
+    cur_nf = nfaults;
     for (w = 0; w < nworkers; w++)
         total += slots[w].nrec;
     s = malloc(sizeof *s * (size_t)(total + 1));
