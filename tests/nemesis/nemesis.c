@@ -3,6 +3,8 @@
  *
  *   dlock_nemesis [seconds]      NEMESIS_SECONDS (default 600), NEMESIS_SEED
  *
+ * NEMESIS_SYNC_REPLICAS=N gives the Sentinel sync group sync_replicas=N
+ * instead of -1 (the two-owner check stays asserted for that group).
  * NEMESIS_ONLY=sentinel|redlock|cluster runs one topology for the whole
  * time; NEMESIS_VERBOSE=1 prints the faults with their times (the first
  * violations are always printed, with theirs).
@@ -63,6 +65,7 @@ static unsigned rng;
 static nem_fault_rec faults[4096];
 static int nfaults, nworkers;
 static int64_t phase_end;
+static int sync_replicas = -1; /* NEMESIS_SYNC_REPLICAS */
 
 static int rnd(int lo, int hi)
 {
@@ -294,6 +297,7 @@ static int phase_sentinel(int seconds, unsigned seed)
     snprintf(ts.prefix, sizeof ts.prefix, "ns");
     ts.cmd_timeout_ms = 1000;
     ts.sync_timeout_ms = 500;
+    ts.sync_replicas = sync_replicas;
     ta = ts;
     ta.group = NEM_SENTINEL_ASYNC;
     snprintf(ta.prefix, sizeof ta.prefix, "na");
@@ -519,6 +523,9 @@ int main(int argc, char **argv)
 
     if (argc > 1)
         seconds = atol(argv[1]);
+    if (getenv("NEMESIS_SYNC_REPLICAS") != NULL &&
+        strcmp(getenv("NEMESIS_SYNC_REPLICAS"), "-1") != 0)
+        sync_replicas = (int)env_long("NEMESIS_SYNC_REPLICAS", -1);
     if (seconds < 10) {
         fprintf(stderr, "nemesis: at least 10 seconds\n");
         return 2;

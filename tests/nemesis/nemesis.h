@@ -86,6 +86,7 @@ typedef struct nem_target {
     char prefix[16];        /* lock names: "<prefix>:<kind>" */
     int64_t cmd_timeout_ms; /* the clients' command timeout */
     int64_t sync_timeout_ms;/* 0: no sync */
+    int sync_replicas;      /* with sync: -1 (all connected) or N */
 } nem_target;
 
 /* A client on url with the target's timeouts (and sync), connecting on

@@ -31,7 +31,7 @@ dlock_client *nem_client_new(const nem_target *t, const char *url)
     ro.connections = 4; /* a WAIT holds back its connection's queue */
     ro.lazy_connect = 1;
     if (t->sync_timeout_ms > 0) {
-        ro.sync_replicas = -1;
+        ro.sync_replicas = t->sync_replicas;
         ro.sync_timeout_ms = t->sync_timeout_ms;
     }
     co.budget_slack_ms = NEM_BUDGET_SLACK_MS;
