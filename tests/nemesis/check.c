@@ -216,12 +216,21 @@ static long stale_writes(span *w, long n, int grp)
     return bad;
 }
 
-static void overrun(gstat *g, int64_t took, int64_t budget)
+static void overrun(gstat *g, const nem_rec *q, const char *call, int64_t took,
+                    int64_t budget, int rc, int64_t t)
 {
     int64_t over = took - budget;
     if (over > g->worst_overrun)
         g->worst_overrun = over;
-    g->over_budget += over > NEM_ROUND_TRIP_MS;
+    if (over <= NEM_ROUND_TRIP_MS)
+        return;
+    g->over_budget++;
+    if (shown++ < SHOW_MAX && !quiet) {
+        printf("nemesis: %s %s: worker %d's %s took %lld ms at %lld, budget %lld ms (%s)\n",
+               group_names[q->group], kind_names[q->kind], q->worker, call, (long long)took,
+               (long long)t, (long long)budget, dlock_errname(rc));
+        show_fault_before(t);
+    }
 }
 
 void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
@@ -261,11 +270,14 @@ void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
                     if (q->paused) {
                         g->paused_ops++;
                     } else {
-                        overrun(g, q->t1 - q->t0, q->budget_ms);
+                        overrun(g, q, "acquire", q->t1 - q->t0, q->budget_ms, q->acq_rc,
+                                q->t0);
                         if (q->w0)
-                            overrun(g, q->w1 - q->w0, q->call_budget_ms);
+                            overrun(g, q, "guarded write", q->w1 - q->w0,
+                                    q->call_budget_ms, q->write_rc, q->w0);
                         if (q->t2)
-                            overrun(g, q->t3 - q->t2, q->call_budget_ms);
+                            overrun(g, q, "release", q->t3 - q->t2, q->call_budget_ms,
+                                    q->rel_rc, q->t2);
                     }
                     if (q->acq_rc != 0)
                         continue;
