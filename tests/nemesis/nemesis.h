@@ -104,9 +104,11 @@ void nem_worker_main(nem_shared *sh, int idx, const nem_target *t,
  * Without a wait (release, guarded write): the command timeout. */
 #define NEM_BUDGET_SLACK_MS 50
 #define NEM_CONNECT_TIMEOUT_MS 500
-/* One round trip, on a loaded 2-core loopback: what a call may take past
- * its budget. */
-#define NEM_ROUND_TRIP_MS 500
+/* One round trip, on a loaded 2-core loopback shared with other builds:
+ * what a call may take past its budget (the worst overrun is reported
+ * whatever it is; 614 ms was seen once on the cluster while two other runs
+ * loaded the machine, under 450 ms otherwise). */
+#define NEM_ROUND_TRIP_MS 1000
 
 /* ---- faults and the check (check.c) -------------------------------------- */
 
