@@ -63,7 +63,7 @@ static nem_shared *sh;
 static nem_report *report;
 static unsigned rng;
 static nem_fault_rec faults[4096];
-static int nfaults, nworkers;
+static int nfaults, nworkers, fork_failures;
 static int64_t phase_end;
 static int sync_replicas = -1; /* NEMESIS_SYNC_REPLICAS */
 
@@ -101,6 +101,10 @@ static void fork_workers(const nem_target *t, int n, unsigned seed)
         if (pid == 0) {
             nem_worker_main(sh, idx, t, seed * 31u + (unsigned)idx * 7919u);
             _exit(0);
+        }
+        if (pid < 0) {
+            fprintf(stderr, "nemesis: cannot fork a worker\n");
+            fork_failures++;
         }
         sh->slot[idx].pid = pid > 0 ? pid : 0;
     }
@@ -584,6 +588,7 @@ int main(int argc, char **argv)
         bad += rc;
     }
     asserted = nem_report_print(report);
+    bad += fork_failures;
     if (bad)
         printf("nemesis: %d worker(s) failed or did not stop\n", bad);
     nem_report_free(report);
