@@ -51,6 +51,7 @@ typedef struct gstat {
     int used;
     long ops, acquired, writes_ok, writes_refused, lost_holds, paused_ops;
     long two_owners, stale, over_budget;
+    long dropped; /* operations past a worker's history capacity */
     int64_t worst_overrun;
     long leftover_no_ttl, leftover_queue;
 } gstat;
@@ -242,8 +243,10 @@ void nem_report_check(nem_report *r, const nem_slot *slots, int nworkers,
 
     cur_f = f;
     cur_nf = nfaults;
-    for (w = 0; w < nworkers; w++)
+    for (w = 0; w < nworkers; w++) {
         total += slots[w].nrec;
+        r->g[slots[w].group].dropped += slots[w].dropped;
+    }
     s = malloc(sizeof *s * (size_t)(total + 1));
     wr = malloc(sizeof *wr * (size_t)(total + 1));
     if (s == NULL || wr == NULL) {
@@ -403,6 +406,10 @@ long nem_report_print(nem_report *r)
            NEM_ROUND_TRIP_MS);
     if (r->leftover_example[0])
         printf("left behind, e.g. %s\n", r->leftover_example);
+    for (grp = 0; grp < NEM_NGROUPS; grp++)
+        if (r->g[grp].dropped > 0)
+            printf("%s: %ld operations past the history's capacity were not checked\n",
+                   group_names[grp], r->g[grp].dropped);
     printf("%-9s %-16s %6s %12s %12s\n", "topology", "fault", "count", "recov_med_ms",
            "recov_max_ms");
     for (k = 0; k < NEM_NGROUPS * NEM_NFAULTS; k++) {
