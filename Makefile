@@ -23,7 +23,8 @@
 #   mk/bench.mk     make bench (the benchmarks of tests/bench/, on a throwaway
 #                   redis-server), make bench-smoke (part of make check)
 #   mk/faults.mk    make faults (tests/faults/), make stress (stress-cluster,
-#                   stress-redlock, stress-processes, stress-differential)
+#                   stress-redlock, stress-processes, stress-differential),
+#                   make nemesis (the randomized fault run, tests/nemesis/)
 #   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/), make
 #                   fuzz-smoke (their seed corpora replayed; part of make check)
 #   mk/valkey.mk    make check-valkey (builds Valkey from ../shared/servers/

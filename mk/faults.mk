@@ -7,6 +7,7 @@
 #   make stress-redlock       Redlock while its servers are killed
 #   make stress-processes     the cross-process workload on one server
 #   make stress-differential  the long differential run of the mock
+#   make nemesis              the randomized fault run (tests/nemesis/)
 
 # ---- fault tests and cross-process stress (tests/faults/) -------------------
 # dlock_fault_helper is the "other process" the fault and stress programs
@@ -45,10 +46,11 @@ $(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
 
 .PHONY: faults
-faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests
+faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests $(BUILD)/tests/dlock_nemesis
 	$(BUILD)/tests/dlock_faults
 	DLOCK_TEST_ONLY='redlock conformance' DLOCK_TEST_COMPOSITE_FULL=1 \
 	  $(BUILD)/tests/dlock_tests
+	NEMESIS_SECONDS=60 $(BUILD)/tests/dlock_nemesis
 
 # ---- stress -----------------------------------------------------------------
 # `make stress`: every stress run, all of them named here (a new one is a
@@ -84,3 +86,24 @@ $(BUILD)/stress/stress_differential: tests/backends/mock/differential/stress_mai
 
 stress-differential: $(BUILD)/stress/stress_differential
 	$< $(STRESS_DIFF_COMMANDS) $(STRESS_DIFF_SCRIPTS)
+
+# ---- the randomized fault run (tests/nemesis/) --------------------------------
+# `make nemesis`: workers take every lock type on a Sentinel set, through a
+# Redlock over 5 proxied servers and on a 3-master cluster while faults are
+# drawn at random; the histories are checked afterwards. NEMESIS_SECONDS
+# (default 600) is the time under faults; NEMESIS_SEED replays a draw (the
+# seed is printed first). `make faults` runs a 60-second smoke of it.
+NEMESIS_SECONDS ?= 600
+NEMESIS_OBJ := $(BUILD)/tests/nemesis/nemesis.o $(BUILD)/tests/nemesis/worker.o \
+               $(BUILD)/tests/nemesis/check.o
+
+$(BUILD)/tests/dlock_nemesis: $(NEMESIS_OBJ) $(BUILD)/tests/faults/proxy.o \
+                              $(BUILD)/tests/faults/child.o \
+                              $(BUILD)/tests/harness/redis_server.o \
+                              $(BUILD)/tests/harness/sentinels.o \
+                              $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a
+	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+
+.PHONY: nemesis
+nemesis: $(BUILD)/tests/dlock_nemesis
+	NEMESIS_SECONDS=$(NEMESIS_SECONDS) NEMESIS_SEED=$(NEMESIS_SEED) $<
