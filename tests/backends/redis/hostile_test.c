@@ -112,19 +112,6 @@ typedef struct conn_arg {
     int fd;
 } conn_arg;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static int stopping(fake_server *s)
 {
     int stop;
@@ -164,7 +151,7 @@ static void stream(fake_server *s, int fd, int trickle)
     static char body[65536];
     char head[32];
     long long left = HUGE_REPLY;
-    int64_t end = now_ms() + 10000;
+    int64_t end = dlock_test_now_ms() + 10000;
     size_t chunk = trickle ? 512 : sizeof body;
 
     memset(body, 'x', sizeof body);
@@ -173,7 +160,7 @@ static void stream(fake_server *s, int fd, int trickle)
         return;
     while (left > 0 && !stopping(s)) {
         size_t n = (long long)chunk < left ? chunk : (size_t)left;
-        if (trickle && now_ms() > end)
+        if (trickle && dlock_test_now_ms() > end)
             return;
         if (send_all(s, fd, body, n) != 0) {
             pthread_mutex_lock(&s->mu);
@@ -186,7 +173,7 @@ static void stream(fake_server *s, int fd, int trickle)
         s->sent += (long long)n;
         pthread_mutex_unlock(&s->mu);
         if (trickle)
-            sleep_ms(2);
+            dlock_test_sleep_ms(2);
     }
 }
 
@@ -369,7 +356,7 @@ static int send_as(fake_server *s, int fd, const char *text, size_t len, int how
         for (i = 0; i < len; i++) {
             if (stopping(s) || send_all(s, fd, text + i, 1) != 0)
                 return -1;
-            sleep_ms(5);
+            dlock_test_sleep_ms(5);
         }
         return 0;
     default:
@@ -627,13 +614,13 @@ static void huge_reply_refused(const char *query)
     long long sent = 0;
 
     assert_int_equal(dlock_reentrant_new(&l, c, "hostile:huge"), 0);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     rc = dlock_try_lock(l, 200, 10000);
     if (rc != DLOCK_EPROTO)
         fail_msg("try_lock: %d (%s), sent %lld", rc, dlock_errmsg(l), s->sent);
     assert_non_null(strstr(dlock_errmsg(l), "reply larger than max_reply_bytes (1048576 bytes); "
                                             "connection dropped"));
-    assert_true(now_ms() - t0 < 10000);
+    assert_true(dlock_test_now_ms() - t0 < 10000);
     /* the client closed its end: the server's stream ends with an error */
     for (k = 0; k < 500 && !closed; k++) {
         pthread_mutex_lock(&s->mu);
@@ -641,7 +628,7 @@ static void huge_reply_refused(const char *query)
         sent = s->sent;
         pthread_mutex_unlock(&s->mu);
         if (!closed)
-            sleep_ms(10);
+            dlock_test_sleep_ms(10);
     }
     assert_true(closed);
     assert_true(sent < 64LL * 1024 * 1024);
@@ -679,9 +666,9 @@ static void stream_once(int mode, const char *query, int64_t command_timeout_ms)
     long long sent;
 
     assert_int_equal(dlock_reentrant_new(&l, c, "hostile:trickle"), 0);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     rc = dlock_try_lock(l, 200, 10000);
-    took = now_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     pthread_mutex_lock(&s->mu);
     sent = s->sent;
     pthread_mutex_unlock(&s->mu);
@@ -922,7 +909,7 @@ static void cluster_node_left_map(void **state)
     for (k = 0; k < 1000 && field(b, &b->open) > 0; k++) {
         if (k % 50 == 0)
             (void)dlock_try_lock(l, 0, 10000);
-        sleep_ms(10);
+        dlock_test_sleep_ms(10);
     }
     assert_int_equal(field(b, &b->open), 0);
     /* and a MOVED to it is no longer followed */
@@ -974,9 +961,9 @@ static void pubsub_noise_bounded(const char *query)
     long long sprayed;
 
     assert_int_equal(dlock_reentrant_new(&l, c, "hostile:noise"), 0);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     assert_int_equal(dlock_try_lock(l, 2000, 10000), DLOCK_ETIMEDOUT);
-    took = now_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     evals = field(s, &s->evals);
     subs = field(s, &s->subscribes);
     pthread_mutex_lock(&s->mu);
@@ -1080,9 +1067,9 @@ static void pubsub_noise_redis(void **state)
     assert_int_equal(dlock_client_metrics(waiter, &m0), 0);
     dlock_test_log_reset();
     assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     assert_int_equal(dlock_try_lock(wl, 2000, 10000), DLOCK_ETIMEDOUT);
-    took = now_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
     pthread_mutex_lock(&p.mu);
     p.stop = 1;
@@ -1165,7 +1152,7 @@ static void *heap_main(void *arg)
         pthread_mutex_unlock(&h->mu);
         if (stop)
             return NULL;
-        sleep_ms(1);
+        dlock_test_sleep_ms(1);
     }
 }
 
@@ -1243,9 +1230,9 @@ static int rig_open(rig *r, int kind, const script *sc, const answer *named,
     errbuf[0] = '\0';
     snprintf(what, sizeof what, "%s: making the client", kind_name[kind]);
     heap_start(&h);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     rc = dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf);
-    took = now_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     heap_check(&h, what);
     if (took > 2000 + LOADED_MS)
         fail_msg("%s: took %lld ms (%d, %s)", what, (long long)took, rc, errbuf);
@@ -1287,9 +1274,9 @@ static int rig_call(rig *r, int64_t wait_ms, const char *what)
 
     snprintf(label, sizeof label, "%s, %s", kind_name[r->kind], what);
     heap_start(&h);
-    t0 = now_ms();
+    t0 = dlock_test_now_ms();
     rc = dlock_try_lock(r->l, wait_ms, 10000);
-    took = now_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     heap_check(&h, label);
     if (rc == 0)
         fail_msg("%s: try_lock reported the lock held; the server granted nothing", label);
@@ -1319,14 +1306,14 @@ typedef struct hostile_case {
 static void run_cases(int kind, const hostile_case *cases, size_t n, const char *what,
                       void (*fn)(int kind, const hostile_case *c))
 {
-    int64_t t0 = now_ms();
+    int64_t t0 = dlock_test_now_ms();
     size_t i;
 
     heap_grew = 0;
     for (i = 0; i < n; i++)
         fn(kind, &cases[i]);
     print_message("  %s (%s): %zu answers in %lld ms, heap grew %zu kB at most\n", what,
-                  kind_name[kind], n, (long long)(now_ms() - t0), heap_grew / 1024);
+                  kind_name[kind], n, (long long)(dlock_test_now_ms() - t0), heap_grew / 1024);
 }
 
 #define RUN_CASES(kind, table, what, fn)                                                 \
@@ -1594,14 +1581,14 @@ static void sentinel_switch_noise(void **state)
         r.sentinel->sc.noise = noise;
         pthread_mutex_unlock(&r.sentinel->mu);
         for (k = 0; k < 100 && field(r.sentinel, &r.sentinel->subscribes) == 0; k++)
-            sleep_ms(20);
+            dlock_test_sleep_ms(20);
         assert_true(field(r.sentinel, &r.sentinel->subscribes) > 0);
         for (k = 0; k < 10; k++) {
             /* wait 0: "held" (or, on a slow round trip, out of time) */
             int rc = rig_call(&r, 0, payload);
             if (rc != DLOCK_EBUSY && rc != DLOCK_ETIMEDOUT)
                 fail_msg("%s: call %d: %d (%s)", payload, k, rc, dlock_errmsg(r.l));
-            sleep_ms(50);
+            dlock_test_sleep_ms(50);
         }
         evals = field(r.data, &r.data->evals);
         assert_true(evals >= 10);

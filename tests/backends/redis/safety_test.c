@@ -22,12 +22,6 @@
 
 #define WARNING "can evict"
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static dlock_client *open_client(const char *url, int lazy)
 {
     dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
@@ -89,7 +83,7 @@ static void lock_after_kill(dlock_test_redis *r, dlock_client *c, const char **k
         if (rc == 0)
             assert_int_equal(dlock_unlock(l), 0);
         else
-            sleep_ms(20);
+            dlock_test_sleep_ms(20);
         dlock_rlock_free(l);
     }
     assert_int_equal(rc, 0);
