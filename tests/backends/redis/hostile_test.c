@@ -68,7 +68,7 @@ enum {
     WHOLE,    /* at once */
     BYTEWISE, /* one byte every 5 ms */
     STALL,    /* never: the command is read and not answered */
-    FLOOD     /* a 400 MB bulk string, fast (the text is not sent) */
+    FLOOD     /* the text, then a 400 MB bulk string, fast */
 };
 
 typedef struct answer {
@@ -79,7 +79,8 @@ typedef struct answer {
 typedef struct script {
     answer eval;       /* EVAL, EVALSHA; Redis: ":100000" (held, TTL 100 s) */
     answer subscribe;  /* (S)SUBSCRIBE; Redis: the confirmation */
-    const char *noise; /* after a confirmation, sent again and again */
+    answer noise;      /* after a confirmation, sent again and again (text
+                        * NULL: none) */
     answer sentinel;   /* SENTINEL; "Redis": the peer is the master */
     answer role;       /* ROLE; Redis: a master without replicas */
     answer slots;      /* CLUSTER SLOTS; Redis: every slot here */
@@ -350,7 +351,8 @@ static int send_as(fake_server *s, int fd, const char *text, size_t len, int how
     case STALL:
         return 0;
     case FLOOD:
-        stream(s, fd, 0);
+        if (send_all(s, fd, text, len) == 0) /* what comes before the bulk */
+            stream(s, fd, 0);
         return -1;
     case BYTEWISE:
         for (i = 0; i < len; i++) {
@@ -372,10 +374,27 @@ static int send_answer(fake_server *s, int fd, const answer *a, const char *redi
     return send_as(s, fd, out, n, a->how);
 }
 
+/* SCRIPTED: the script's noise on st's channel: 10 messages at once, or
+ * one byte by byte, or a flood (then -1: the connection ends). */
+static int spray_scripted(fake_server *s, int fd, answer noise, const sub_state *st)
+{
+    char one[1024], out[10240];
+    size_t n = expand(noise.text, st, one, sizeof one), k = 0;
+    int i, sent = noise.how == WHOLE ? 10 : 1;
+
+    for (i = 0; i < sent; i++, k += n)
+        memcpy(out + k, one, n);
+    pthread_mutex_lock(&s->mu);
+    s->sprayed += sent; /* counted as begun: a slow one takes a while */
+    pthread_mutex_unlock(&s->mu);
+    return send_as(s, fd, out, k, noise.how);
+}
+
 /* A SCRIPTED server's answer to cmd. -1: the client closed. */
 static int answer_scripted(fake_server *s, int fd, const redisReply *cmd, sub_state *st)
 {
     const script *sc = &s->sc;
+    answer noise;
     char self[256];
     int n;
 
@@ -414,7 +433,13 @@ static int answer_scripted(fake_server *s, int fd, const redisReply *cmd, sub_st
         snprintf(st->kind, sizeof st->kind, "%s",
                  is_cmd(cmd, "SSUBSCRIBE") ? "ssubscribe" : "subscribe");
         snprintf(st->chan, sizeof st->chan, "%s", cmd->element[1]->str);
-        return send_answer(s, fd, &sc->subscribe, "*3\r\n%K%C:1\r\n", st);
+        if (send_answer(s, fd, &sc->subscribe, "*3\r\n%K%C:1\r\n", st) != 0)
+            return -1;
+        pthread_mutex_lock(&s->mu);
+        noise = sc->noise;
+        pthread_mutex_unlock(&s->mu);
+        /* the noise starts at once (and goes on while the line is idle) */
+        return noise.text ? spray_scripted(s, fd, noise, st) : 0;
     }
     if ((is_cmd(cmd, "UNSUBSCRIBE") || is_cmd(cmd, "SUNSUBSCRIBE")) && cmd->elements == 2 &&
         cmd->element[1]->len < sizeof st->chan) {
@@ -429,23 +454,6 @@ static int answer_scripted(fake_server *s, int fd, const redisReply *cmd, sub_st
     if (is_cmd(cmd, "CONFIG") || is_cmd(cmd, "INFO"))
         return send_all(s, fd, "-ERR unknown command\r\n", 22);
     return send_all(s, fd, "-ERR not here\r\n", 15);
-}
-
-/* SCRIPTED: 10 of the script's noise messages on st's channel. */
-static int spray_scripted(fake_server *s, int fd, const char *noise, const sub_state *st)
-{
-    char one[1024], out[10240];
-    size_t n = expand(noise, st, one, sizeof one), k = 0;
-    int i;
-
-    for (i = 0; i < 10; i++, k += n)
-        memcpy(out + k, one, n);
-    if (send_all(s, fd, out, k) != 0)
-        return -1;
-    pthread_mutex_lock(&s->mu);
-    s->sprayed += 10;
-    pthread_mutex_unlock(&s->mu);
-    return 0;
 }
 
 /* Reads commands with hiredis's parser (RESP requests are arrays of bulk
@@ -464,12 +472,12 @@ static void *conn_main(void *arg)
         struct pollfd p = {fd, POLLIN, 0};
         void *cmd = NULL;
         ssize_t n;
-        const char *noise;
+        answer noise;
         int noisy;
         pthread_mutex_lock(&s->mu);
         noise = s->sc.noise;
         pthread_mutex_unlock(&s->mu);
-        noisy = st.chan[0] && noise;
+        noisy = st.chan[0] && noise.text;
         if (poll(&p, 1, chan[0] ? 1 : noisy ? 2 : 10) <= 0) {
             if (chan[0])
                 done = spray(s, fd, chan) != 0;
@@ -1189,13 +1197,14 @@ typedef struct rig {
     char named[128]; /* the sentinel's answer */
 } rig;
 
-/* Starts the servers (data's script sc; a sentinel that answers named,
- * or (NULL, or a NULL text) with the data server's address, sent as
- * named->how); then makes the client over them with
+/* Starts the servers (data's script sc; a sentinel whose script is
+ * watch, or (NULL) Redis's, except that SENTINEL is answered with the
+ * data server's address unless watch->sentinel.text says otherwise);
+ * then makes the client over them with
  * `extra` query parameters, within its bound (connect + command timeouts
  * of 1 s each, for each sentinel asked: LOADED_MS more allowed), the heap
  * watched. Returns what making it returned (the rig is usable on 0). */
-static int rig_open(rig *r, int kind, const script *sc, const answer *named,
+static int rig_open(rig *r, int kind, const script *sc, const script *watch,
                     const char *extra)
 {
     dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
@@ -1213,8 +1222,10 @@ static int rig_open(rig *r, int kind, const script *sc, const answer *named,
         r->sentinel = fake_start(SCRIPTED);
         snprintf(r->named, sizeof r->named, "*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%d\r\n",
                  r->data->port >= 10000 ? 5 : 4, r->data->port);
-        r->sentinel->sc.sentinel.text = named && named->text ? named->text : r->named;
-        r->sentinel->sc.sentinel.how = named ? named->how : WHOLE;
+        if (watch)
+            r->sentinel->sc = *watch;
+        if (!r->sentinel->sc.sentinel.text)
+            r->sentinel->sc.sentinel.text = r->named;
         snprintf(url, sizeof url,
                  "redis-sentinel://:" SECRET "@127.0.0.1:%d?sentinelMasterId=m&" CAP_QUERY "%s",
                  r->sentinel->port, extra);
@@ -1419,6 +1430,8 @@ static const hostile_case noises[] = {
     {"empty array", {"*0\r\n", WHOLE}, 0},
     {"nested arrays", {"*1\r\n*1\r\n*1\r\n*0\r\n", WHOLE}, 0},
     {"garbage", {"!garbage\r\n", WHOLE}, 0},
+    {"message, byte by byte", {"*3\r\n%S%C$1\r\n0\r\n", BYTEWISE}, 1},
+    {"huge message (400 MB bulk)", {"*3\r\n%S%C", FLOOD}, 0},
 };
 
 static void noise_case(int kind, const hostile_case *c)
@@ -1428,7 +1441,7 @@ static void noise_case(int kind, const hostile_case *c)
     int subs;
 
     memset(&sc, 0, sizeof sc);
-    sc.noise = c->a.text;
+    sc.noise = c->a;
     assert_int_equal(rig_open(&r, kind, &sc, NULL, ""), 0);
     rig_call(&r, 150, c->name);
     subs = field(r.data, &r.data->subscribes);
@@ -1485,18 +1498,15 @@ static const hostile_case slots_answers[] = {
     {"trickled (a good map, byte by byte)", {NULL, BYTEWISE}, 1},
 };
 
-/* One discovery answer: at once, then lazily. */
-static void discovery_case(int kind, const hostile_case *c)
+/* A client over the rig's scripts, made at once (fails or, flag 1,
+ * works; -1: either), then lazily (its calls fail within their budgets
+ * whatever discovery found). */
+static void discovery_check(int kind, const hostile_case *c, const script *sc,
+                            const script *watch)
 {
-    const answer *named = kind == K_SENTINEL ? &c->a : NULL;
-    script sc;
     rig r;
-    int rc;
+    int rc = rig_open(&r, kind, sc, watch, "");
 
-    memset(&sc, 0, sizeof sc);
-    if (kind == K_CLUSTER)
-        sc.slots = c->a;
-    rc = rig_open(&r, kind, &sc, named, "");
     if (c->flag == 1 && rc != 0)
         fail_msg("%s, %s: made at once: %d (%s)", kind_name[kind], c->name, rc, errbuf);
     if (c->flag == 0 && rc == 0)
@@ -1508,18 +1518,103 @@ static void discovery_case(int kind, const hostile_case *c)
         rig_call(&r, 200, c->name);
     rig_close(&r);
 
-    assert_int_equal(rig_open(&r, kind, &sc, named, "&lazy_connect=1"), 0);
+    assert_int_equal(rig_open(&r, kind, sc, watch, "&lazy_connect=1"), 0);
     rig_call(&r, 200, c->name);
     rig_call(&r, 200, c->name);
     rig_close(&r);
 }
 
+/* The answer to the discovery read: CLUSTER SLOTS, or the sentinel's. */
+static void discovery_case(int kind, const hostile_case *c)
+{
+    script sc, watch;
+
+    memset(&sc, 0, sizeof sc);
+    memset(&watch, 0, sizeof watch);
+    if (kind == K_CLUSTER)
+        sc.slots = c->a;
+    watch.sentinel = c->a;
+    discovery_check(kind, c, &sc, kind == K_SENTINEL ? &watch : NULL);
+}
+
+/* What the master a sentinel names answers to ROLE (the confirmation
+ * that it is one). */
+static const hostile_case role_answers[] = {
+    {"garbage", {"!garbage\r\n", WHOLE}, 0},
+    {"a replica", {"*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:1\r\n$9\r\nconnected\r\n:0\r\n",
+                   WHOLE}, 0},
+    {"a sentinel", {"*2\r\n$8\r\nsentinel\r\n*1\r\n$1\r\nm\r\n", WHOLE}, 0},
+    {"empty array", {"*0\r\n", WHOLE}, 0},
+    {"role an integer", {"*1\r\n:1\r\n", WHOLE}, 0},
+    {"error", {"-ERR unknown command 'ROLE'\r\n", WHOLE}, 0},
+    {"huge (400 MB bulk)", {"", FLOOD}, 0},
+    {"stalled", {NULL, STALL}, 0},
+    {"trickled (master, byte by byte)", {NULL, BYTEWISE}, 1},
+};
+
+static void role_case(int kind, const hostile_case *c)
+{
+    script sc;
+
+    memset(&sc, 0, sizeof sc);
+    sc.role = c->a;
+    discovery_check(kind, c, &sc, NULL);
+}
+
+/* The sentinel's +switch-master subscription (the backend's watcher)
+ * gets a hostile answer, or hostile messages: the calls still go to the
+ * master found (each gets its "held" answer), within their budgets. */
+static void watcher_check(const hostile_case *c, const script *watch)
+{
+    script sc;
+    rig r;
+    int k;
+
+    memset(&sc, 0, sizeof sc);
+    assert_int_equal(rig_open(&r, K_SENTINEL, &sc, watch, ""), 0);
+    for (k = 0; k < 150 && field(r.sentinel, &r.sentinel->subscribes) == 0; k++)
+        dlock_test_sleep_ms(20);
+    assert_true(field(r.sentinel, &r.sentinel->subscribes) > 0);
+    dlock_test_sleep_ms(50); /* what the watcher got has been read */
+    for (k = 0; k < 3; k++) {
+        int rc = rig_call(&r, 0, c->name);
+        if (rc != DLOCK_EBUSY && rc != DLOCK_ETIMEDOUT)
+            fail_msg("sentinel watcher, %s: call %d: %d (%s)", c->name, k, rc,
+                     dlock_errmsg(r.l));
+    }
+    assert_true(field(r.data, &r.data->evals) >= 3);
+    rig_close(&r);
+}
+
+static void watcher_subscribe_case(int kind, const hostile_case *c)
+{
+    script watch;
+
+    (void)kind;
+    memset(&watch, 0, sizeof watch);
+    watch.subscribe = c->a;
+    watcher_check(c, &watch);
+}
+
+static void watcher_noise_case(int kind, const hostile_case *c)
+{
+    script watch;
+
+    (void)kind;
+    memset(&watch, 0, sizeof watch);
+    watch.noise = c->a;
+    watcher_check(c, &watch);
+}
+
 static void discovery(void **state)
 {
     const int *kind = *state;
-    if (*kind == K_SENTINEL)
+    if (*kind == K_SENTINEL) {
         RUN_CASES(*kind, sentinel_answers, "sentinel answers", discovery_case);
-    else
+        RUN_CASES(*kind, role_answers, "ROLE answers", role_case);
+        RUN_CASES(*kind, subscribe_answers, "watcher subscribe answers", watcher_subscribe_case);
+        RUN_CASES(*kind, noises, "watcher pub/sub noises", watcher_noise_case);
+    } else
         RUN_CASES(*kind, slots_answers, "CLUSTER SLOTS answers", discovery_case);
 }
 
@@ -1578,7 +1673,7 @@ static void sentinel_switch_noise(void **state)
         /* the sentinel's watcher subscribes after the client is made:
          * the noise starts then */
         pthread_mutex_lock(&r.sentinel->mu);
-        r.sentinel->sc.noise = noise;
+        r.sentinel->sc.noise.text = noise;
         pthread_mutex_unlock(&r.sentinel->mu);
         for (k = 0; k < 100 && field(r.sentinel, &r.sentinel->subscribes) == 0; k++)
             dlock_test_sleep_ms(20);
@@ -1591,10 +1686,11 @@ static void sentinel_switch_noise(void **state)
             dlock_test_sleep_ms(50);
         }
         evals = field(r.data, &r.data->evals);
-        assert_true(evals >= 10);
+        if (evals < 10)
+            fail_msg("%s: %d of 10 calls reached the master", payload, evals);
         assert_int_equal(field(replica, &replica->evals), 0);
         pthread_mutex_lock(&r.sentinel->mu);
-        r.sentinel->sc.noise = NULL;
+        r.sentinel->sc.noise.text = NULL;
         pthread_mutex_unlock(&r.sentinel->mu);
         rig_close(&r);
         fake_stop(replica);
