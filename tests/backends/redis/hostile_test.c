@@ -147,15 +147,22 @@ static int send_all(fake_server *s, int fd, const char *buf, size_t len)
  * bytes every 2 ms, about 250 kB/s: the default cap is not reached in the
  * time of a call). A trickle gives up after 10 s, so a client that does
  * not keep its budget fails the test instead of hanging it. */
+static char body[65536]; /* all 'x': filled once, before any stream */
+static pthread_once_t body_once = PTHREAD_ONCE_INIT;
+
+static void body_fill(void)
+{
+    memset(body, 'x', sizeof body);
+}
+
 static void stream(fake_server *s, int fd, int trickle)
 {
-    static char body[65536];
     char head[32];
     long long left = HUGE_REPLY;
     int64_t end = dlock_test_now_ms() + 10000;
     size_t chunk = trickle ? 512 : sizeof body;
 
-    memset(body, 'x', sizeof body);
+    pthread_once(&body_once, body_fill);
     snprintf(head, sizeof head, "$%lld\r\n", HUGE_REPLY);
     if (send_all(s, fd, head, strlen(head)) != 0)
         return;
@@ -1383,6 +1390,7 @@ static const hostile_case subscribe_answers[] = {
     {"confirmation with wrong arity", {"*2\r\n%K%C", WHOLE}, 0},
     {"a message instead", {"*3\r\n%S%C$1\r\n0\r\n", WHOLE}, 0},
     {"error", {"-ERR no\r\n", WHOLE}, 0},
+    {"MOVED", {"-MOVED 1 127.0.0.1:1\r\n", WHOLE}, 0},
     {"huge (400 MB bulk)", {"", FLOOD}, 0},
     {"trickled (the confirmation, byte by byte)", {NULL, BYTEWISE}, 0},
     {"stalled", {NULL, STALL}, 0},
