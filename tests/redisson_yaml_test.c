@@ -27,14 +27,40 @@
 
 /* ---- Redisson's documented examples ------------------------------------ */
 
+/* What Redisson's documented examples (its defaults) share: the
+ * timeouts every section starts with, the pools and modes of the
+ * replicated sections (sentinel, cluster), the top-level tail. */
+#define DOC_TIMEOUTS                                                                     \
+    "  idleConnectionTimeout: 10000\n"                                                  \
+    "  connectTimeout: 10000\n"                                                         \
+    "  timeout: 3000\n"                                                                 \
+    "  retryAttempts: 3\n"                                                              \
+    "  retryInterval: 1500\n"
+#define DOC_REPLICATED                                                                   \
+    "  failedSlaveReconnectionInterval: 3000\n"                                         \
+    "  failedSlaveNodeDetector: !<org.redisson.client.FailedConnectionDetector> {}\n"   \
+    "  password: null\n"                                                                \
+    "  subscriptionsPerConnection: 5\n"                                                 \
+    "  clientName: null\n"                                                              \
+    "  loadBalancer: !<org.redisson.connection.balancer.RoundRobinLoadBalancer> {}\n"   \
+    "  subscriptionConnectionMinimumIdleSize: 1\n"                                      \
+    "  subscriptionConnectionPoolSize: 50\n"                                            \
+    "  slaveConnectionMinimumIdleSize: 24\n"                                            \
+    "  slaveConnectionPoolSize: 64\n"                                                   \
+    "  masterConnectionMinimumIdleSize: 24\n"                                           \
+    "  masterConnectionPoolSize: 64\n"                                                  \
+    "  readMode: \"SLAVE\"\n"                                                           \
+    "  subscriptionMode: \"SLAVE\"\n"
+#define DOC_TAIL                                                                         \
+    "threads: 16\n"                                                                     \
+    "nettyThreads: 32\n"                                                                \
+    "codec: !<org.redisson.codec.Kryo5Codec> {}\n"                                      \
+    "transportMode: \"NIO\"\n"
+
 static const char single_doc[] =
     "---\n"
     "singleServerConfig:\n"
-    "  idleConnectionTimeout: 10000\n"
-    "  connectTimeout: 10000\n"
-    "  timeout: 3000\n"
-    "  retryAttempts: 3\n"
-    "  retryInterval: 1500\n"
+    DOC_TIMEOUTS
     "  password: null\n"
     "  subscriptionsPerConnection: 5\n"
     "  clientName: null\n"
@@ -45,65 +71,25 @@ static const char single_doc[] =
     "  connectionPoolSize: 64\n"
     "  database: 0\n"
     "  dnsMonitoringInterval: 5000\n"
-    "threads: 16\n"
-    "nettyThreads: 32\n"
-    "codec: !<org.redisson.codec.Kryo5Codec> {}\n"
-    "transportMode: \"NIO\"\n";
+    DOC_TAIL;
 
 static const char sentinel_doc[] =
     "---\n"
     "sentinelServersConfig:\n"
-    "  idleConnectionTimeout: 10000\n"
-    "  connectTimeout: 10000\n"
-    "  timeout: 3000\n"
-    "  retryAttempts: 3\n"
-    "  retryInterval: 1500\n"
-    "  failedSlaveReconnectionInterval: 3000\n"
-    "  failedSlaveNodeDetector: !<org.redisson.client.FailedConnectionDetector> {}\n"
-    "  password: null\n"
-    "  subscriptionsPerConnection: 5\n"
-    "  clientName: null\n"
-    "  loadBalancer: !<org.redisson.connection.balancer.RoundRobinLoadBalancer> {}\n"
-    "  subscriptionConnectionMinimumIdleSize: 1\n"
-    "  subscriptionConnectionPoolSize: 50\n"
-    "  slaveConnectionMinimumIdleSize: 24\n"
-    "  slaveConnectionPoolSize: 64\n"
-    "  masterConnectionMinimumIdleSize: 24\n"
-    "  masterConnectionPoolSize: 64\n"
-    "  readMode: \"SLAVE\"\n"
-    "  subscriptionMode: \"SLAVE\"\n"
+    DOC_TIMEOUTS
+    DOC_REPLICATED
     "  sentinelAddresses:\n"
     "  - \"redis://127.0.0.1:26379\"\n"
     "  - \"redis://127.0.0.1:26389\"\n"
     "  masterName: \"mymaster\"\n"
     "  database: 0\n"
-    "threads: 16\n"
-    "nettyThreads: 32\n"
-    "codec: !<org.redisson.codec.Kryo5Codec> {}\n"
-    "transportMode: \"NIO\"\n";
+    DOC_TAIL;
 
 static const char cluster_doc[] =
     "---\n"
     "clusterServersConfig:\n"
-    "  idleConnectionTimeout: 10000\n"
-    "  connectTimeout: 10000\n"
-    "  timeout: 3000\n"
-    "  retryAttempts: 3\n"
-    "  retryInterval: 1500\n"
-    "  failedSlaveReconnectionInterval: 3000\n"
-    "  failedSlaveNodeDetector: !<org.redisson.client.FailedConnectionDetector> {}\n"
-    "  password: null\n"
-    "  subscriptionsPerConnection: 5\n"
-    "  clientName: null\n"
-    "  loadBalancer: !<org.redisson.connection.balancer.RoundRobinLoadBalancer> {}\n"
-    "  subscriptionConnectionMinimumIdleSize: 1\n"
-    "  subscriptionConnectionPoolSize: 50\n"
-    "  slaveConnectionMinimumIdleSize: 24\n"
-    "  slaveConnectionPoolSize: 64\n"
-    "  masterConnectionMinimumIdleSize: 24\n"
-    "  masterConnectionPoolSize: 64\n"
-    "  readMode: \"SLAVE\"\n"
-    "  subscriptionMode: \"SLAVE\"\n"
+    DOC_TIMEOUTS
+    DOC_REPLICATED
     "  nodeAddresses:\n"
     "  - \"redis://127.0.0.1:7004\"\n"
     "  - \"redis://127.0.0.1:7001\"\n"
@@ -112,10 +98,7 @@ static const char cluster_doc[] =
     "  pingConnectionInterval: 30000\n"
     "  keepAlive: false\n"
     "  tcpNoDelay: true\n"
-    "threads: 16\n"
-    "nettyThreads: 32\n"
-    "codec: !<org.redisson.codec.Kryo5Codec> {}\n"
-    "transportMode: \"NIO\"\n";
+    DOC_TAIL;
 
 static void parse_ok(const char *yaml, dlock__config *cfg)
 {
@@ -127,6 +110,15 @@ static void parse_ok(const char *yaml, dlock__config *cfg)
     assert_int_equal(rc, 0);
     assert_non_null(cfg->url);
     assert_null(cfg->urls);
+}
+
+/* parse_ok with the library's log captured (log_capture.h). */
+static void parse_logged(const char *yaml, dlock__config *cfg)
+{
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
+    parse_ok(yaml, cfg);
+    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
 }
 
 /* What every documented example maps: Redisson's timeouts (10 s connect,
@@ -153,10 +145,7 @@ static void test_single_documented(void **state)
     dlock__config cfg;
     (void)state;
 
-    dlock_test_log_reset();
-    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
-    parse_ok(single_doc, &cfg);
-    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    parse_logged(single_doc, &cfg);
     assert_string_equal(cfg.url, "redis://127.0.0.1:6379");
     assert_documented_options(&cfg);
     /* One line per Java-only field (10 of the section, 4 at the top),
@@ -177,10 +166,7 @@ static void test_sentinel_documented(void **state)
     dlock__config cfg;
     (void)state;
 
-    dlock_test_log_reset();
-    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
-    parse_ok(sentinel_doc, &cfg);
-    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    parse_logged(sentinel_doc, &cfg);
     assert_string_equal(cfg.url, "redis-sentinel://127.0.0.1:26379,127.0.0.1:26389"
                                  "?sentinelMasterId=mymaster");
     assert_documented_options(&cfg);
@@ -312,6 +298,22 @@ static void lock_cycle(dlock_client *c, const char *name)
     dlock_rlock_free(l);
 }
 
+/* A client made from yaml (a YAML string, or from_file: a file's path)
+ * passes a lock cycle on name. */
+static void yaml_lock_cycle(const char *yaml, int from_file, const char *name)
+{
+    dlock_client *c = NULL;
+    char err[512] = "";
+    int rc = from_file ? dlock_client_from_redisson_yaml_file(&c, yaml, err, sizeof err)
+                       : dlock_client_from_redisson_yaml_string(&c, yaml, err, sizeof err);
+
+    if (rc != 0)
+        fprintf(stderr, "%s\n", err);
+    assert_non_null(c);
+    lock_cycle(c, name);
+    dlock_client_free(c);
+}
+
 static void test_real_server(void **state)
 {
     const char *const args[] = {"--requirepass", SERVER_PW, NULL};
@@ -331,12 +333,7 @@ static void test_real_server(void **state)
              "lockWatchdogTimeout: 9000\n"
              "codec: !<org.redisson.codec.JsonJacksonCodec> {}\n",
              dlock_test_redis_url(r), SERVER_PW);
-    if (dlock_client_from_redisson_yaml_string(&c, yaml, err, sizeof err) != 0)
-        fprintf(stderr, "%s\n", err);
-    assert_non_null(c);
-    lock_cycle(c, "yaml-string-lock");
-    dlock_client_free(c);
-    c = NULL;
+    yaml_lock_cycle(yaml, 0, "yaml-string-lock");
 
     /* The same from a file. */
     snprintf(path, sizeof path, "/tmp/yaml-test-%ld.yaml", (long)getpid());
@@ -344,11 +341,7 @@ static void test_real_server(void **state)
     assert_non_null(f);
     assert_int_equal(fputs(yaml, f) >= 0, 1);
     assert_int_equal(fclose(f), 0);
-    if (dlock_client_from_redisson_yaml_file(&c, path, err, sizeof err) != 0)
-        fprintf(stderr, "%s\n", err);
-    assert_non_null(c);
-    lock_cycle(c, "yaml-file-lock");
-    dlock_client_free(c);
+    yaml_lock_cycle(path, 1, "yaml-file-lock");
     c = (dlock_client *)1;
 
     /* A wrong password: the server's refusal, not a word of the secret. */
@@ -400,11 +393,7 @@ static void test_real_server_tls(void **state)
              "  connectTimeout: 10000\n"
              "lockWatchdogTimeout: 9000\n",
              dlock_test_redis_tls_port(r), dlock_test_redis_dir(r), pem);
-    if (dlock_client_from_redisson_yaml_string(&c, yaml, err, sizeof err) != 0)
-        fprintf(stderr, "%s\n", err);
-    assert_non_null(c);
-    lock_cycle(c, "yaml-tls-lock");
-    dlock_client_free(c);
+    yaml_lock_cycle(yaml, 0, "yaml-tls-lock");
     c = (dlock_client *)1;
 
     /* Without the keystore the server refuses us: the field is used. */

@@ -41,33 +41,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     recipe r;
     char err[256];
     char *text;
-    size_t len, place;
+    size_t len;
 
     if (size < 1 || size > 65536)
         return 0;
-    place = data[0] % (NPLACES + 1);
-    memset(&r, 0, sizeof r); /* raw: nothing judged */
-    if (place == NPLACES) {
-        len = size - 1;
-        text = malloc(len + 1);
-        if (!text)
-            return 0;
-        memcpy(text, data + 1, len);
-        text[len] = '\0';
-    } else {
-        if (recipe_read(&r, data + 1, size - 1) != 0) {
-            free(r.copy);
-            return 0;
-        }
-        len = r.alen + strlen(places[place][0]) + strlen(r.secret) +
-              strlen(places[place][1]) + r.blen;
-        text = malloc(len + 1);
-        if (!text) {
-            free(r.copy);
-            return 0;
-        }
-        snprintf(text, len + 1, "%s%s%s%s%s", r.a, places[place][0], r.secret,
-                 places[place][1], r.b);
+    text = recipe_text(&r, data, size, places, NPLACES, "", &len);
+    if (!text) {
+        free(r.copy);
+        return 0;
     }
     err[0] = '\0';
     if (dlock__redisson_yaml_parse(&cfg, text, len, err, sizeof err) == 0) {
@@ -75,9 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* one URL, never a set */
         dlock__config_fini(&cfg);
     } else {
-        if (err[0] == '\0')
-            abort(); /* a failure always says why */
-        recipe_check(&r, err);
+        recipe_check_failure(&r, err);
     }
     free(text);
     free(r.copy);

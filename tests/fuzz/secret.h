@@ -1,5 +1,6 @@
 /*
- * The fuzz targets' secret oracle (fuzz_url.c, fuzz_config.c): an input
+ * The fuzz targets' secret oracle (fuzz_url.c, fuzz_config.c,
+ * fuzz_redisson_yaml.c): an input
  * is a recipe that puts a known secret, MARKER cut by odd bytes the
  * fuzzer chooses, in a place a secret goes (a URL's user information, a
  * sentinel_password...), with text the fuzzer chooses around it. Whatever
@@ -18,6 +19,7 @@
 #define DLOCK_FUZZ_SECRET_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +92,53 @@ static void recipe_check(const recipe *r, const char *text)
 {
     if (r->judged && holds_marker(text))
         abort();
+}
+
+/* A failed parse's message: it says why, and quotes no piece of the
+ * secret; else aborts. */
+static inline void recipe_check_failure(const recipe *r, const char *err)
+{
+    if (err[0] == '\0')
+        abort(); /* a failure always says why */
+    recipe_check(r, err);
+}
+
+/* The text a target parses, for the targets that put the secret in one of
+ * nplaces places of a document (fuzz_config.c, fuzz_redisson_yaml.c):
+ * data[0] picks the place, or (nplaces) the raw mode: the rest of data is
+ * the text as it is, nothing judged. Else the rest is a recipe and the
+ * text is  lead A places[p][0] SECRET places[p][1] B.  *len: the text's
+ * length. NULL: the input is skipped (a recipe too short, no memory).
+ * The caller frees the text and r->copy. */
+static inline char *recipe_text(recipe *r, const uint8_t *data, size_t size,
+                                const char *const places[][2], size_t nplaces,
+                                const char *lead, size_t *len)
+{
+    size_t place;
+    char *text;
+
+    memset(r, 0, sizeof(*r)); /* raw: nothing judged */
+    if (size < 1)
+        return NULL;
+    place = data[0] % (nplaces + 1);
+    if (place == nplaces) {
+        *len = size - 1;
+        text = malloc(*len + 1);
+        if (text) {
+            memcpy(text, data + 1, *len);
+            text[*len] = '\0';
+        }
+        return text;
+    }
+    if (recipe_read(r, data + 1, size - 1) != 0)
+        return NULL;
+    *len = strlen(lead) + r->alen + strlen(places[place][0]) + strlen(r->secret) +
+           strlen(places[place][1]) + r->blen;
+    text = malloc(*len + 1);
+    if (text)
+        snprintf(text, *len + 1, "%s%s%s%s%s%s", lead, r->a, places[place][0], r->secret,
+                 places[place][1], r->b);
+    return text;
 }
 
 #endif /* DLOCK_FUZZ_SECRET_H */

@@ -21,6 +21,7 @@
 #include "dlock/adapters/libuv.h"
 #include "dlock/redis.h"
 #include "../../harness/fixture.h"
+#include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -225,20 +226,6 @@ static void test_libuv_over_redis(void **state)
     dlock_client_free(c);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return dlock_test_redis_start(&srv, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
-    return 0;
-}
-
 int dlock_test_redis_async_io(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,5 +234,5 @@ int dlock_test_redis_async_io(void)
         cmocka_unit_test(test_thread_beside_parked_fiber),
         cmocka_unit_test(test_libuv_over_redis),
     };
-    return DLOCK_RUN_GROUP("redis_async_io", tests, group_setup, group_teardown);
+    return DLOCK_RUN_REDIS_GROUP("redis_async_io", tests, &srv);
 }

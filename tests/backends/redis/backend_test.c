@@ -21,6 +21,7 @@
 #include "dlock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -107,20 +108,6 @@ static int closed_port(int *fd)
     return ntohs(a.sin_port);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* Messages received by a listener. */
 typedef struct inbox {
     pthread_mutex_t mu;
@@ -157,7 +144,7 @@ static void on_message(void *arg, const char *channel, const char *msg,
     slow = in->slow;
     pthread_mutex_unlock(&in->mu);
     if (slow)
-        sleep_ms(2);
+        dlock_test_sleep_ms(2);
     pthread_mutex_lock(&in->mu);
     if (len == 0) {
         in->empties++;
@@ -426,11 +413,11 @@ static void test_closed_port(void **state)
     char url[64];
     int fd, port = closed_port(&fd);
     dlock_backend *b = NULL;
-    int64_t t0 = mono_ms();
+    int64_t t0 = dlock_test_now_ms();
     (void)state;
     snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
     assert_int_equal(open_backend(&b, url), DLOCK_ECONN);
-    assert_true(mono_ms() - t0 < 1000);
+    assert_true(dlock_test_now_ms() - t0 < 1000);
     assert_non_null(strstr(errbuf, "127.0.0.1"));
     close(fd);
 }
@@ -507,10 +494,10 @@ static void test_silent_server_times_out(void **state)
     snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
     o.connect_timeout_ms = 300; /* the handshake counts as connecting */
     o.command_timeout_ms = 200;
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     rc = dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf);
     assert_int_equal(rc, DLOCK_ETIMEDOUT);
-    assert_true(mono_ms() - t0 < 1500);
+    assert_true(dlock_test_now_ms() - t0 < 1500);
     assert_null(b);
     close(f.listen_fd);
 }
@@ -590,9 +577,9 @@ typedef struct auth_waiter {
 static void *auth_waiter_run(void *arg)
 {
     auth_waiter *w = arg;
-    int64_t t0 = mono_ms();
+    int64_t t0 = dlock_test_now_ms();
     w->rc = dlock_try_lock(w->lock, 10000, 30000);
-    w->waited_ms = mono_ms() - t0;
+    w->waited_ms = dlock_test_now_ms() - t0;
     if (w->rc == 0)
         w->rc = dlock_unlock(w->lock);
     return NULL;
@@ -630,7 +617,7 @@ static void auth_end_to_end(const char *good_url, const char *const *bad_urls,
     memset(&w, 0, sizeof w);
     w.lock = l2;
     assert_int_equal(pthread_create(&t, NULL, auth_waiter_run, &w), 0);
-    sleep_ms(300); /* the waiter subscribes and blocks */
+    dlock_test_sleep_ms(300); /* the waiter subscribes and blocks */
     assert_int_equal(dlock_unlock(l1), 0);
     pthread_join(t, NULL);
     assert_int_equal(w.rc, 0);
@@ -1027,9 +1014,9 @@ static void test_command_timeout(void **state)
     dlock_reply_free(r);
     r = NULL;
     assert_int_equal(dlock_test_redis_stall(&stall, srv, 500), 0);
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     rc = eval1(b, &r, &s_echo, NULL, "stale");
-    took = mono_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     assert_int_equal(rc, DLOCK_ETIMEDOUT);
     assert_null(r);
     assert_non_null(strstr(errbuf, "150 ms"));
@@ -1090,10 +1077,10 @@ static void test_pool_wait_timeout(void **state)
     c.rc = 1;
     assert_int_equal(dlock_test_redis_stall(&stall, srv, 400), 0);
     assert_int_equal(pthread_create(&t, NULL, slow_run, &c), 0);
-    sleep_ms(100);
-    t0 = mono_ms();
+    dlock_test_sleep_ms(100);
+    t0 = dlock_test_now_ms();
     rc = eval1(b, &r, &s_get, "pool:key", NULL);
-    took = mono_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     assert_int_equal(rc, DLOCK_ETIMEDOUT);
     assert_non_null(strstr(errbuf, "busy"));
     assert_true(took >= 90 && took < 290);
@@ -1252,7 +1239,7 @@ static void test_pubsub_refcount(void **state)
     dlock_backend_unsubscribe(b, s2);
     /* UNSUBSCRIBE is not waited for; the server catches up quickly. */
     for (i = 0; i < 200 && numsub(srv, "ps:ref") != 0; i++)
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
     assert_int_equal(numsub(srv, "ps:ref"), 0);
     dlock_backend_free(b);
     inbox_destroy(&a);
@@ -1370,7 +1357,7 @@ static void test_pubsub_unsubscribe_quiesces(void **state)
         before = in.count;
         pthread_mutex_unlock(&in.mu);
         assert_int_equal(running, 0);
-        sleep_ms(20);
+        dlock_test_sleep_ms(20);
         assert_int_equal(inbox_count(&in), before);
         inbox_destroy(&in);
     }
@@ -1431,14 +1418,14 @@ static void test_pubsub_reentrant_callback(void **state)
     r.self = sub;
     publish(b, "ps:reentrant", "1");
     for (i = 0; i < 400 && !done; i++) {
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
         pthread_mutex_lock(&r.mu);
         done = r.done;
         pthread_mutex_unlock(&r.mu);
     }
     assert_true(done);
     publish(b, "ps:reentrant", "2");
-    sleep_ms(50);
+    dlock_test_sleep_ms(50);
     pthread_mutex_lock(&r.mu);
     assert_int_equal(r.calls, 1);
     assert_int_equal(r.sub_rc, DLOCK_EDEADLK);
@@ -1466,7 +1453,7 @@ static void test_pubsub_restored_after_kill(void **state)
     assert_true(atoi(out) >= 1);
     assert_int_equal(inbox_wait(&in, 1, 1, 3000), 1);
     for (i = 0; i < 100 && numsub(srv, "ps:restore") != 1; i++)
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
     assert_int_equal(publish(b, "ps:restore", "after"), 1);
     assert_int_equal(inbox_wait(&in, 1, 0, 2000), 1);
     assert_string_equal(in.last, "after");
@@ -1497,13 +1484,13 @@ static void test_server_restart(void **state)
 
     assert_int_equal(dlock_test_redis_kill(r), 0);
     /* Down: calls fail fast with ECONN, never hang. */
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     for (i = 0; i < 5; i++) {
         rc = eval1(b, &reply, &s_incr, "restart:n", NULL);
         assert_int_equal(rc, DLOCK_ECONN);
         assert_null(reply);
     }
-    assert_true(mono_ms() - t0 < 2000);
+    assert_true(dlock_test_now_ms() - t0 < 2000);
     /* Back-off: the detail says so. */
     for (i = 0; i < 20; i++) {
         rc = eval1(b, &reply, &s_incr, "restart:n", NULL);
@@ -1513,21 +1500,21 @@ static void test_server_restart(void **state)
     }
     assert_non_null(strstr(errbuf, "connection down"));
     /* A new subscription cannot be confirmed while the server is down. */
-    sleep_ms(50);
-    t0 = mono_ms();
+    dlock_test_sleep_ms(50);
+    t0 = dlock_test_now_ms();
     rc = dlock_backend_subscribe(b, &sub2, "ps:restart2", on_message, &in2);
     assert_true(rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT);
     assert_null(sub2);
-    assert_true(mono_ms() - t0 < 2500);
+    assert_true(dlock_test_now_ms() - t0 < 2500);
 
     assert_int_equal(dlock_test_redis_restart(r), 0);
     /* Back within a back-off step or two (max 200 ms). */
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     do {
         rc = eval1(b, &reply, &s_incr, "restart:n", NULL);
         if (rc != 0)
-            sleep_ms(20);
-    } while (rc != 0 && mono_ms() - t0 < 3000);
+            dlock_test_sleep_ms(20);
+    } while (rc != 0 && dlock_test_now_ms() - t0 < 3000);
     assert_int_equal(rc, 0);
     assert_int_equal(reply->integer, 1); /* no persistence: a new server */
     dlock_reply_free(reply);
@@ -1535,7 +1522,7 @@ static void test_server_restart(void **state)
     /* The subscription came back on its own, with a "look again". */
     assert_true(inbox_wait(&in, 1, 1, 3000) >= 1);
     for (i = 0; i < 100 && numsub(r, "ps:restart") != 1; i++)
-        sleep_ms(5);
+        dlock_test_sleep_ms(5);
     assert_int_equal(publish(b, "ps:restart", "back"), 1);
     assert_int_equal(inbox_wait(&in, 1, 0, 2000), 1);
     assert_string_equal(in.last, "back");
@@ -1548,20 +1535,6 @@ static void test_server_restart(void **state)
 }
 
 /* ---- the group --------------------------------------------------------- */
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return dlock_test_redis_start(&srv, NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
-    return 0;
-}
 
 int dlock_test_redis_backend(void)
 {
@@ -1598,6 +1571,5 @@ int dlock_test_redis_backend(void)
         cmocka_unit_test(test_pubsub_restored_after_kill),
         cmocka_unit_test(test_server_restart),
     };
-    return DLOCK_RUN_GROUP("redis_backend", tests, group_setup,
-                           group_teardown);
+    return DLOCK_RUN_REDIS_GROUP("redis_backend", tests, &srv);
 }

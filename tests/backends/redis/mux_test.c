@@ -23,6 +23,7 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -35,20 +36,6 @@ static const dlock_script s_set = {
     "mux_set", "return redis.call('SET', KEYS[1], ARGV[1])"};
 static const dlock_script s_get = {"mux_get",
                                    "return redis.call('GET', KEYS[1])"};
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
 
 static dlock_redis_options mux_options(int connections)
 {
@@ -214,7 +201,7 @@ static void test_budget_ends_late_reply_discarded(void **state)
     dlock_reply_free(r);
 
     assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     for (i = 0; i < 4; i++) {
         memset(&c[i], 0, sizeof c[i]);
         c[i].b = b;
@@ -224,7 +211,7 @@ static void test_budget_ends_late_reply_discarded(void **state)
     }
     for (i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
-    took = mono_ms() - t0;
+    took = dlock_test_now_ms() - t0;
     /* Each left on its own budget, well before the 10 s command timeout. */
     for (i = 0; i < 4; i++)
         assert_int_equal(c[i].rc, DLOCK_ETIMEDOUT);
@@ -269,7 +256,7 @@ static void test_replies_in_one_burst(void **state)
         assert_int_equal(pthread_create(&t[i], NULL, one_call, &c[i]), 0);
     }
     /* Let them queue (those not written yet go in the first write). */
-    sleep_ms(300);
+    dlock_test_sleep_ms(300);
     assert_int_equal(dlock_test_redis_signal(srv, SIGCONT), 0);
     for (i = 0; i < BURST; i++)
         pthread_join(t[i], NULL);
@@ -308,9 +295,9 @@ static void *qfull_run(void *arg)
     int64_t t0;
     snprintf(want, sizeof want, "q%d", c->id);
     pthread_barrier_wait(c->go);
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     c->rc = echo(c->b, want, t0 + QFULL_BUDGET_MS, &r, c->err, sizeof c->err);
-    c->took = mono_ms() - t0;
+    c->took = dlock_test_now_ms() - t0;
     dlock_reply_free(r);
     return NULL;
 }
@@ -403,26 +390,26 @@ static void test_server_lost_fails_all_then_recovers(void **state)
         memset(&c[i], 0, sizeof c[i]);
         c[i].b = b;
         c[i].id = i;
-        c[i].deadline = mono_ms() + 30000;
+        c[i].deadline = dlock_test_now_ms() + 30000;
         assert_int_equal(pthread_create(&t[i], NULL, one_call, &c[i]), 0);
     }
-    sleep_ms(200);
-    t0 = mono_ms();
+    dlock_test_sleep_ms(200);
+    t0 = dlock_test_now_ms();
     assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
     for (i = 0; i < 8; i++)
         pthread_join(t[i], NULL);
     /* All of them, at once: long before any timeout. */
-    assert_true(mono_ms() - t0 < 5000);
+    assert_true(dlock_test_now_ms() - t0 < 5000);
     for (i = 0; i < 8; i++)
         assert_int_equal(c[i].rc, DLOCK_ECONN);
 
     assert_int_equal(dlock_test_redis_restart(r), 0);
-    t0 = mono_ms();
+    t0 = dlock_test_now_ms();
     do {
         rc = echo(b, "back", 0, &reply, err, sizeof err);
         if (rc != 0)
-            sleep_ms(20);
-    } while (rc != 0 && mono_ms() - t0 < 5000);
+            dlock_test_sleep_ms(20);
+    } while (rc != 0 && dlock_test_now_ms() - t0 < 5000);
     assert_int_equal(rc, 0);
     assert_string_equal(reply->str, "back");
     dlock_reply_free(reply);
@@ -476,7 +463,7 @@ static void test_lost_between_replies(void **state)
         memset(&t, 0, sizeof t);
         t.b = b;
         assert_int_equal(pthread_create(&th, NULL, two_replies_run, &t), 0);
-        sleep_ms(300); /* the script's reply is in; WAIT's is pending */
+        dlock_test_sleep_ms(300); /* the script's reply is in; WAIT's is pending */
         assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
         pthread_join(th, NULL);
         assert_int_equal(t.rc, DLOCK_ECONN);
@@ -682,20 +669,6 @@ static void test_json_config(void **state)
     }
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return dlock_test_redis_start(&srv, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
-    return 0;
-}
-
 int dlock_test_redis_mux(void)
 {
     const struct CMUnitTest tests[] = {
@@ -712,5 +685,5 @@ int dlock_test_redis_mux(void)
         cmocka_unit_test(test_options_and_url),
         cmocka_unit_test(test_json_config),
     };
-    return DLOCK_RUN_GROUP("redis_mux", tests, group_setup, group_teardown);
+    return DLOCK_RUN_REDIS_GROUP("redis_mux", tests, &srv);
 }

@@ -22,12 +22,6 @@
 
 #define WARNING "can evict"
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static dlock_client *open_client(const char *url, int lazy)
 {
     dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
@@ -72,6 +66,29 @@ static void use(dlock_client *c, const char *name)
     dlock_rlock_free(l);
 }
 
+/* Drops the server's connections of c (kill: CLIENT KILL and its
+ * filter), then locks name once a call gets through on a new connection
+ * (whose connect-time probe reads the server again). */
+static void lock_after_kill(dlock_test_redis *r, dlock_client *c, const char **kill,
+                            const char *name)
+{
+    char out[4096];
+    int i, rc = -1;
+
+    assert_int_equal(dlock_test_redis_command(r, out, sizeof out, kill), 0);
+    for (i = 0; i < 100 && rc != 0; i++) {
+        dlock_rlock *l = NULL;
+        assert_int_equal(dlock_reentrant_new(&l, c, name), 0);
+        rc = dlock_try_lock(l, 0, 10000);
+        if (rc == 0)
+            assert_int_equal(dlock_unlock(l), 0);
+        else
+            dlock_test_sleep_ms(20);
+        dlock_rlock_free(l);
+    }
+    assert_int_equal(rc, 0);
+}
+
 static void capture(void)
 {
     dlock_test_log_reset();
@@ -86,9 +103,7 @@ static void test_allkeys_lru_warns_once(void **state)
     dlock_test_redis *r = NULL;
     dlock_client *c, *c2;
     dlock_server_safety s;
-    char out[64];
     const char *kill[] = {"CLIENT", "KILL", "TYPE", "normal", NULL};
-    int i, rc = -1;
 
     (void)state;
     capture();
@@ -108,18 +123,7 @@ static void test_allkeys_lru_warns_once(void **state)
     assert_non_null(strstr(s.server, "127.0.0.1:"));
     use(c, "dlock-safety:allkeys");
     /* every connection dropped: the next one reads again, no new line */
-    assert_int_equal(dlock_test_redis_command(r, out, sizeof out, kill), 0);
-    for (i = 0; i < 100 && rc != 0; i++) {
-        dlock_rlock *l = NULL;
-        assert_int_equal(dlock_reentrant_new(&l, c, "dlock-safety:again"), 0);
-        rc = dlock_try_lock(l, 0, 10000);
-        if (rc == 0)
-            assert_int_equal(dlock_unlock(l), 0);
-        else
-            sleep_ms(20);
-        dlock_rlock_free(l);
-    }
-    assert_int_equal(rc, 0);
+    lock_after_kill(r, c, kill, "dlock-safety:again");
     assert_int_equal(dlock_test_log_count("warn", WARNING), 1);
     assert_int_equal(dlock_test_log_count("allkeys-lru", "tokens go back"), 1);
     /* a second backend: its own line */
@@ -172,7 +176,6 @@ static void test_acl_user_falls_back_to_info(void **state)
     dlock_client *c;
     dlock_server_safety s;
     char url[256], out[4096];
-    int i, rc = -1;
 
     (void)state;
     capture();
@@ -193,18 +196,7 @@ static void test_acl_user_falls_back_to_info(void **state)
     assert_int_equal(dlock_test_log_count("warn", "volatile-lru"), 1);
     assert_int_equal(dlock_test_log_count("RDB save points unknown", NULL), 1);
     /* reconnect: read again, INFO only */
-    assert_int_equal(dlock_test_redis_command(r, out, sizeof out, kill), 0);
-    for (i = 0; i < 100 && rc != 0; i++) {
-        dlock_rlock *l = NULL;
-        assert_int_equal(dlock_reentrant_new(&l, c, "dlock-safety:acl2"), 0);
-        rc = dlock_try_lock(l, 0, 10000);
-        if (rc == 0)
-            assert_int_equal(dlock_unlock(l), 0);
-        else
-            sleep_ms(20);
-        dlock_rlock_free(l);
-    }
-    assert_int_equal(rc, 0);
+    lock_after_kill(r, c, kill, "dlock-safety:acl2");
     assert_int_equal(dlock_client_server_safety(c, &s), 0);
     assert_string_equal(s.maxmemory_policy, "volatile-lru");
     /* ACL LOG: one entry for config|get (count 2: maxmemory-policy and

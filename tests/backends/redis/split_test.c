@@ -20,6 +20,7 @@
 #include "dlock/mock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -28,13 +29,6 @@ static dlock_test_redis *srv;
 static const dlock_script s_echo = {"split_echo", "return ARGV[1]"};
 static const dlock_script s_incr = {"split_incr",
                                     "return redis.call('INCR', KEYS[1])"};
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static dlock_backend *open_backend(const char *url, int multiplex)
 {
@@ -170,7 +164,7 @@ static void test_deadline_bounds_receive(void **state)
 
     receive_echo(b, send_echo(b, "warm", INT64_MAX), "warm");
     assert_int_equal(dlock_test_redis_signal(srv, SIGSTOP), 0);
-    p = send_echo(b, "late", mono_ms() + 200);
+    p = send_echo(b, "late", dlock_test_now_ms() + 200);
     assert_int_equal(dlock_backend_eval_receive(b, p, &r, err, sizeof err),
                      DLOCK_ETIMEDOUT);
     assert_null(r);
@@ -194,7 +188,7 @@ static void test_late_receive_takes_arrived_reply(void **state)
         struct timespec ts = {0, 150 * 1000000L};
 
         receive_echo(b, send_echo(b, "warm", INT64_MAX), "warm");
-        p = send_echo(b, "arrived", mono_ms() + 50);
+        p = send_echo(b, "arrived", dlock_test_now_ms() + 50);
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
         receive_echo(b, p, "arrived");
@@ -283,7 +277,7 @@ static void test_refused_connection_fails_send(void **state)
         assert_int_equal(dlock_test_redis_signal(r, SIGKILL), 0);
         dlock_test_redis_stop(r);
         assert_int_equal(dlock_backend_eval_send(b, &p, &s_echo, 0, 1, argv, NULL,
-                                                 mono_ms() + 2000, err, sizeof err),
+                                                 dlock_test_now_ms() + 2000, err, sizeof err),
                          DLOCK_ECONN);
         assert_null(p);
         assert_true(err[0] != '\0');
@@ -331,20 +325,6 @@ static void test_dispatchers(void **state)
     dlock_mock_store_free(store);
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return dlock_test_redis_start(&srv, NULL);
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    dlock_test_redis_stop(srv);
-    srv = NULL;
-    return 0;
-}
-
 int dlock_test_redis_split(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,5 +337,5 @@ int dlock_test_redis_split(void)
         cmocka_unit_test(test_refused_connection_fails_send),
         cmocka_unit_test(test_dispatchers),
     };
-    return DLOCK_RUN_GROUP("redis_split", tests, group_setup, group_teardown);
+    return DLOCK_RUN_REDIS_GROUP("redis_split", tests, &srv);
 }
