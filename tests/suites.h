@@ -93,6 +93,7 @@
     X(dlock_test_redis_lazy, "redis lazy connect tests")               /* lazy_test.c */                   \
     X(dlock_test_redis_hostile, "redis hostile server tests")          /* hostile_test.c */                \
     X(dlock_test_redis_async_io, "redis async I/O tests")              /* async_io_test.c */               \
+    X(dlock_test_redis_async_topology, "redis async topology tests")  /* async_topology_test.c */         \
     X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
     X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
     X(dlock_test_redis_safety, "redis safety tests")                   /* safety_test.c */                 \
