@@ -38,7 +38,7 @@ int dlock_test_sentinels_master(dlock_test_sentinels *s)
     return -1;
 }
 
-int dlock_test_sentinels_ready(dlock_test_sentinels *s)
+static int ready(dlock_test_sentinels *s)
 {
     char out[4096];
     const char *argv[] = {"SENTINEL", "MASTER", s->name, NULL};
@@ -73,7 +73,7 @@ int dlock_test_sentinels_wait_ready(dlock_test_sentinels *s, int timeout_ms)
 {
     long long deadline = dlock_test_now_ms() + timeout_ms;
     while (dlock_test_now_ms() < deadline) {
-        if (dlock_test_sentinels_ready(s))
+        if (ready(s))
             return 0;
         dlock_test_sleep_ms(100);
     }

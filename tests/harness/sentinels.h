@@ -34,10 +34,6 @@ int dlock_test_sentinels_start(dlock_test_sentinels *s, const char *name);
  * the master, or -1. */
 int dlock_test_sentinels_master(dlock_test_sentinels *s);
 
-/* Whether the set is ready for another failover now (as below), asked
- * once: for a test that runs a loop of its own meanwhile. */
-int dlock_test_sentinels_ready(dlock_test_sentinels *s);
-
 /* Waits (up to timeout_ms) until the set is ready for another failover:
  * the sentinels agree on a master that answers ROLE "master", and every
  * other running data node is its connected replica. 0 or -1. */

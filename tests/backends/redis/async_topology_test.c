@@ -2,23 +2,28 @@
  * The asynchronous API while the topology changes under a pending wait
  * (issue 27: "Sentinel (a failover mid-wait) and Cluster (a slot move
  * mid-wait) all work"), on the Sentinel set of sentinel_test.c and the
- * cluster of cluster_test.c (started here when their suites did not run):
+ * cluster of cluster_test.c (started here when their suites did not run).
+ * Each loop runs in poll mode on the test's thread, polling
+ * dlock_loop_fd as an application would.
  *  - Sentinel: waits are pending on locks another client holds (30 s
- *    leases) when SENTINEL FAILOVER moves the master. One (a 20 s budget)
- *    is granted once the holder unlocks on the new master: only a wake-up
- *    that followed the switch can grant it before its budget runs out. A
- *    chain of short waits (1 s each, the next started from the callback
- *    of the last, from before the failover until after the grant) covers
- *    the switch: each ends with DLOCK_ETIMEDOUT, no earlier than its
- *    wait_ms and within wait_ms + budget_slack_ms + LOAD_MS.
+ *    leases) when SENTINEL FAILOVER moves the master. Once both clients
+ *    follow the switch, the old master stops (SIGSTOP, as a failed one):
+ *    a subscription or an attempt left there is lost. The holder then
+ *    unlocks on the new master and the long wait (a 20 s budget) must be
+ *    granted there: only a wake-up that followed the switch grants it
+ *    within its budget. A chain of short waits (1 s each, the next started
+ *    from the callback of the last, from before the failover until after
+ *    the grant) covers the switch: each ends with DLOCK_ETIMEDOUT, no
+ *    earlier than its wait_ms and within wait_ms + budget_slack_ms +
+ *    LOAD_MS.
  *  - Cluster: a wait is pending while its lock's slot migrates to another
  *    master (the loop runs between the move's steps, and nothing may
  *    grant it meanwhile); the holder then unlocks there, and the wait is
- *    granted on the slot's new owner (its wake-up followed the slot, its
- *    attempt the MOVED redirection); dlock_unlock_async then releases it
- *    there.
- * Each loop runs in poll mode on the test's thread, polling
- * dlock_loop_fd as an application would.
+ *    granted on the slot's new owner (its sharded subscription followed
+ *    the slot); dlock_unlock_async then releases it there. And, mid-
+ *    migration, asynchronous calls follow ASK (a read) and repeat
+ *    TRYAGAIN (an unlock) until the move is final, then the waiter is
+ *    granted on the new owner.
  */
 #include <poll.h>
 #include <signal.h>
@@ -216,7 +221,7 @@ static int chain_idle(void *arg)
     return ch->started == ch->ended;
 }
 
-/* Whether key exists on data node i of the set (asked there). */
+/* Whether key exists on data node r (asked there). */
 static int exists_on_node(dlock_test_redis *r, const char *key)
 {
     char out[64];
