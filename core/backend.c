@@ -62,8 +62,10 @@ int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
     if (dlock__fiber_current() && dlock_backend_can_split(b)) {
         dlock_pending *p;
 
+        dlock__fiber_batch(1);
         rc = b->methods->eval_send(b, &p, script, nkeys, nargs, argv, argvlen,
                                    deadline_ms, errbuf, errlen);
+        dlock__fiber_batch(0);
         if (rc != 0)
             return rc;
         dlock__fiber_turn();

@@ -1,5 +1,14 @@
 /*
- * dlock — fibers on ucontext, with a pool of guarded stacks (core/fiber.h).
+ * dlock — fibers with a pool of guarded stacks (core/fiber.h).
+ *
+ * The switch: on x86-64, a few instructions of our own that save the
+ * callee-saved registers, the SSE and x87 control words and the stack
+ * pointer on the stack being left, and load them from the one being
+ * entered; elsewhere (and where control-flow enforcement is on: its shadow
+ * stack follows glibc's switch only), getcontext/makecontext/swapcontext.
+ * glibc's swapcontext also saves and restores the signal mask, two system
+ * calls per switch, and its context takes ~1 kB per fiber; the signal
+ * mask is the thread's anyway here (a fiber never changes it).
  */
 #include "core/fiber.h"
 
@@ -21,24 +30,135 @@
 #define FIBER_TSAN 1
 #endif
 
-/* Stacks kept for reuse after their fiber ended: enough for the operations
- * a loop has in flight at once in steady state; more are unmapped. */
-#define POOL_MAX 1024
+#if defined(__x86_64__) && !defined(__CET__) && !defined(DLOCK_FIBER_UCONTEXT)
+#define FIBER_OWN_SWITCH 1
+#endif
+
+#ifdef FIBER_OWN_SWITCH
+/* A context: the stack pointer the switch left it at. */
+typedef struct fctx {
+    void *sp;
+} fctx;
+
+/* Saves the running context's registers on its stack and its stack
+ * pointer into *from, then continues the context whose stack pointer is
+ * to (where it switched away, or at dlock__fctx_entry for a new one). */
+void dlock__fctx_switch(void **from, void *to) __attribute__((visibility("hidden")));
+/* A new fiber's first instruction: calls dlock__fiber_entry(r12). */
+void dlock__fctx_entry(void) __attribute__((visibility("hidden")));
+void dlock__fiber_entry(void *f) __attribute__((visibility("hidden"), noreturn));
+
+__asm__(".text\n"
+        ".globl dlock__fctx_switch\n"
+        ".hidden dlock__fctx_switch\n"
+        ".type dlock__fctx_switch,@function\n"
+        "dlock__fctx_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    subq $8, %rsp\n"
+        "    stmxcsr (%rsp)\n"
+        "    fnstcw 4(%rsp)\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    ldmxcsr (%rsp)\n"
+        "    fldcw 4(%rsp)\n"
+        "    addq $8, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
+        ".globl dlock__fctx_entry\n"
+        ".hidden dlock__fctx_entry\n"
+        ".type dlock__fctx_entry,@function\n"
+        "dlock__fctx_entry:\n"
+        "    movq %r12, %rdi\n"
+        "    call dlock__fiber_entry\n"
+        "    ud2\n"
+        ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
+
+/* The words dlock__fctx_switch pops for a new context, from its stack
+ * pointer up: the control words, r15, r14, r13, r12 (the fiber), rbx,
+ * rbp, and the return address; above them the stack's 16-aligned top, so
+ * that the entry's call is aligned as the ABI wants. */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+{
+    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uint64_t *w = (uint64_t *)(top - 64);
+
+    w[0] = 0x1F80u | ((uint64_t)0x037Fu << 32); /* MXCSR, x87 control word:
+                                                 * the ABI's initial values */
+    w[1] = w[2] = w[3] = 0;
+    w[4] = (uint64_t)(uintptr_t)f;
+    w[5] = w[6] = 0;
+    w[7] = (uint64_t)(uintptr_t)dlock__fctx_entry;
+    c->sp = w;
+}
+
+static void ctx_swap(fctx *from, fctx *to)
+{
+    dlock__fctx_switch(&from->sp, to->sp);
+}
+#else
+typedef ucontext_t fctx;
+
+static void trampoline(unsigned hi, unsigned lo);
+
+static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+{
+    c->uc_stack.ss_sp = stack;
+    c->uc_stack.ss_size = size;
+    c->uc_link = NULL;
+    /* makecontext passes ints: the fiber's address in two halves */
+    makecontext(c, (void (*)(void))trampoline, 2, (unsigned)((uintptr_t)f >> 32),
+                (unsigned)((uintptr_t)f & 0xffffffffu));
+}
+
+static void ctx_swap(fctx *from, fctx *to)
+{
+    swapcontext(from, to);
+}
+#endif
+
+/* Stacks are mapped CHUNK at a time, each with a guard page below it, and
+ * reused: a chunk is unmapped (one system call, and one flush of the
+ * other CPUs' TLBs, for CHUNK stacks) only when all its stacks are free
+ * and more than KEEP_FREE stacks would stay free without it. A loop with
+ * thousands of operations in flight then costs no mapping or unmapping
+ * per operation. */
+#define CHUNK 64
+#define KEEP_FREE 1024
+
+typedef struct chunk {
+    char *base;                 /* CHUNK slots of (guard page + stack) */
+    struct chunk *prev, *next;  /* in the list of chunks with a free slot */
+    unsigned nfree;
+    unsigned char idle[CHUNK];  /* the free slots' numbers */
+} chunk;
 
 struct dlock__fiber {
-    ucontext_t ctx;     /* the fiber's */
-    ucontext_t *back;   /* its resumer's, while it runs */
+    fctx ctx;           /* the fiber's */
+    fctx *back;         /* its resumer's, while it runs */
     dlock__fiber_fn fn;
     void *arg;
     void *data;
-    char *map;          /* guard page + stack */
-    size_t map_len;
+    char *map;          /* guard page + stack: slot `slot` of chunk */
+    chunk *chunk;
+    unsigned slot;
     int started, done;
     int want;           /* DLOCK__FIBER_*: what it yielded for */
     struct dlock_signal *sig;
     int64_t wake_ms;
     int fd, events;     /* of a DLOCK__FIBER_IO wait */
     int answer;
+    int batching;       /* dlock__fiber_batch */
     const int *cancel;
 #ifdef FIBER_TSAN
     void *tsan, *tsan_back;
@@ -54,8 +174,8 @@ static __thread dlock__fiber *current;
 static __thread int callback_depth;
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static char *pool[POOL_MAX];
-static size_t npool;
+static chunk *partial;      /* chunks with a free slot */
+static size_t free_slots;   /* in them */
 
 static size_t page_size(void)
 {
@@ -64,51 +184,113 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
-static char *stack_take(size_t *len)
+static size_t slot_size(void)
 {
-    char *m = NULL;
-    size_t page = page_size();
-
-    *len = DLOCK__FIBER_STACK + page;
-    pthread_mutex_lock(&pool_mu);
-    if (npool > 0)
-        m = pool[--npool];
-    pthread_mutex_unlock(&pool_mu);
-    if (m)
-        return m;
-    m = mmap(NULL, *len, PROT_READ | PROT_WRITE,
-             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    /* The guard: stacks grow down, so the lowest page. */
-    if (mprotect(m, page, PROT_NONE) != 0) {
-        munmap(m, *len);
-        return NULL;
-    }
-    return m;
+    return page_size() + DLOCK__FIBER_STACK;
 }
 
-static void stack_give(char *m, size_t len)
+/* pool_mu held */
+static void partial_add(chunk *c)
 {
-    int kept = 0;
+    c->prev = NULL;
+    c->next = partial;
+    if (partial)
+        partial->prev = c;
+    partial = c;
+}
 
-    if (!m)
+static void partial_remove(chunk *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        partial = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+/* A new chunk, every slot free, its guard pages in place; NULL: no
+ * memory. */
+static chunk *chunk_map(void)
+{
+    size_t slot = slot_size(), page = page_size(), i;
+    chunk *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    c->base = mmap(NULL, CHUNK * slot, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (c->base == MAP_FAILED) {
+        free(c);
+        return NULL;
+    }
+    for (i = 0; i < CHUNK; i++) {
+        /* The guard: stacks grow down, so each slot's lowest page. */
+        if (mprotect(c->base + i * slot, page, PROT_NONE) != 0) {
+            munmap(c->base, CHUNK * slot);
+            free(c);
+            return NULL;
+        }
+        c->idle[i] = (unsigned char)(CHUNK - 1 - i);
+    }
+    c->nfree = CHUNK;
+    return c;
+}
+
+/* A free slot for f (f->map, f->chunk, f->slot); -1: no memory. */
+static int stack_take(dlock__fiber *f)
+{
+    chunk *c, *fresh = NULL;
+
+    pthread_mutex_lock(&pool_mu);
+    while (!partial) {
+        pthread_mutex_unlock(&pool_mu);
+        if (!(fresh = chunk_map()))
+            return -1;
+        pthread_mutex_lock(&pool_mu);
+        partial_add(fresh);
+        free_slots += CHUNK;
+    }
+    c = partial;
+    f->chunk = c;
+    f->slot = c->idle[--c->nfree];
+    f->map = c->base + f->slot * slot_size();
+    free_slots--;
+    if (c->nfree == 0)
+        partial_remove(c);
+    pthread_mutex_unlock(&pool_mu);
+    return 0;
+}
+
+static void stack_give(dlock__fiber *f)
+{
+    chunk *c = f->chunk, *unmap = NULL;
+
+    if (!c)
         return;
     pthread_mutex_lock(&pool_mu);
-    if (npool < POOL_MAX) {
-        pool[npool++] = m;
-        kept = 1;
+    if (c->nfree == 0)
+        partial_add(c);
+    c->idle[c->nfree++] = (unsigned char)f->slot;
+    free_slots++;
+    if (c->nfree == CHUNK && free_slots - CHUNK >= KEEP_FREE) {
+        partial_remove(c);
+        free_slots -= CHUNK;
+        unmap = c;
     }
     pthread_mutex_unlock(&pool_mu);
-    if (!kept)
-        munmap(m, len);
+    f->chunk = NULL;
+    f->map = NULL;
+    if (unmap) {
+        munmap(unmap->base, CHUNK * slot_size());
+        free(unmap);
+    }
 }
 
-/* makecontext passes ints: the fiber's address in two halves. */
-static void trampoline(unsigned hi, unsigned lo)
+/* A fiber's first frame: runs its function, then leaves for good. */
+static void fiber_run(dlock__fiber *f)
 {
-    dlock__fiber *f = (dlock__fiber *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
-
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(NULL, &f->back_bottom, &f->back_size);
 #endif
@@ -119,6 +301,19 @@ static void trampoline(unsigned hi, unsigned lo)
     dlock__fiber_yield();
 }
 
+#ifdef FIBER_OWN_SWITCH
+void dlock__fiber_entry(void *f)
+{
+    fiber_run(f);
+    abort(); /* a finished fiber is never resumed */
+}
+#else
+static void trampoline(unsigned hi, unsigned lo)
+{
+    fiber_run((dlock__fiber *)(((uintptr_t)hi << 32) | (uintptr_t)lo));
+}
+#endif
+
 int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
 {
     dlock__fiber *f = calloc(1, sizeof(*f));
@@ -126,19 +321,21 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
     *out = NULL;
     if (!f)
         return DLOCK_ENOMEM;
-    f->map = stack_take(&f->map_len);
-    if (!f->map || getcontext(&f->ctx) != 0) {
-        stack_give(f->map, f->map_len);
+    if (stack_take(f) != 0) {
+        free(f);
+        return DLOCK_ENOMEM;
+    }
+#ifndef FIBER_OWN_SWITCH
+    if (getcontext(&f->ctx) != 0)
+        stack_give(f);
+#endif
+    if (!f->map) {
         free(f);
         return DLOCK_ENOMEM;
     }
     f->fn = fn;
     f->arg = arg;
-    f->ctx.uc_stack.ss_sp = f->map + page_size();
-    f->ctx.uc_stack.ss_size = DLOCK__FIBER_STACK;
-    f->ctx.uc_link = NULL;
-    makecontext(&f->ctx, (void (*)(void))trampoline, 2,
-                (unsigned)((uintptr_t)f >> 32), (unsigned)((uintptr_t)f & 0xffffffffu));
+    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f);
 #ifdef FIBER_TSAN
     f->tsan = __tsan_create_fiber(0);
 #endif
@@ -148,7 +345,7 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
 
 int dlock__fiber_resume(dlock__fiber *f)
 {
-    ucontext_t back;
+    fctx back;
 
     if (!f || f->done || current)
         return 1;
@@ -160,10 +357,10 @@ int dlock__fiber_resume(dlock__fiber *f)
     __tsan_switch_to_fiber(f->tsan, 0);
 #endif
 #ifdef FIBER_ASAN
-    __sanitizer_start_switch_fiber(&f->fake_back, f->ctx.uc_stack.ss_sp,
-                                   f->ctx.uc_stack.ss_size);
+    __sanitizer_start_switch_fiber(&f->fake_back, f->map + page_size(),
+                                   DLOCK__FIBER_STACK);
 #endif
-    swapcontext(&back, &f->ctx);
+    ctx_swap(&back, &f->ctx);
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(f->fake_back, NULL, NULL);
 #endif
@@ -186,7 +383,7 @@ void dlock__fiber_yield(void)
     __sanitizer_start_switch_fiber(f->done ? NULL : &f->fake_fiber,
                                    f->back_bottom, f->back_size);
 #endif
-    swapcontext(&f->ctx, f->back);
+    ctx_swap(&f->ctx, f->back);
 #ifdef FIBER_ASAN
     __sanitizer_finish_switch_fiber(f->fake_fiber, &f->back_bottom, &f->back_size);
 #endif
@@ -215,41 +412,39 @@ void dlock__fiber_free(dlock__fiber *f)
 #ifdef FIBER_TSAN
     __tsan_destroy_fiber(f->tsan);
 #endif
-    stack_give(f->map, f->map_len);
+    stack_give(f);
     free(f);
 }
 
-int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms)
+/* Yields for want (with sig, or fd and events) until wake_ms, and
+ * returns what the resumer answered; DLOCK_EINVAL outside a fiber. */
+static int park(int want, struct dlock_signal *sig, int fd, int events, int64_t wake_ms)
 {
     dlock__fiber *f = current;
 
     if (!f)
         return DLOCK_EINVAL;
-    f->want = DLOCK__FIBER_SLEEP;
+    f->want = want;
     f->sig = sig;
-    f->wake_ms = wake_ms;
-    f->answer = 0;
-    dlock__fiber_yield();
-    f->want = 0;
-    f->sig = NULL;
-    return f->answer;
-}
-
-int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
-{
-    dlock__fiber *f = current;
-
-    if (!f)
-        return DLOCK_EINVAL;
-    f->want = DLOCK__FIBER_IO;
     f->fd = fd;
     f->events = events;
     f->wake_ms = wake_ms;
     f->answer = 0;
     dlock__fiber_yield();
     f->want = 0;
+    f->sig = NULL;
     f->fd = -1;
     return f->answer;
+}
+
+int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms)
+{
+    return park(DLOCK__FIBER_SLEEP, sig, -1, 0, wake_ms);
+}
+
+int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
+{
+    return park(DLOCK__FIBER_IO, NULL, fd, events, wake_ms);
 }
 
 void dlock__fiber_want_io(const dlock__fiber *f, int *fd, int *events)
@@ -267,6 +462,17 @@ void dlock__fiber_turn(void)
     f->want = DLOCK__FIBER_TURN;
     dlock__fiber_yield();
     f->want = 0;
+}
+
+void dlock__fiber_batch(int on)
+{
+    if (current)
+        current->batching = on;
+}
+
+int dlock__fiber_batching(void)
+{
+    return current && current->batching;
 }
 
 int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms)

@@ -69,6 +69,16 @@ int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms);
 /* In a fiber: yields so that the fibers ready now run first (they send
  * their requests before this one waits for its reply). */
 void dlock__fiber_turn(void);
+/* Around a request that the running fiber sends and then, after a turn,
+ * waits for (one script call): a backend may then leave it queued instead
+ * of writing it at once, and write it with the requests other fibers
+ * queue meanwhile when the first of them waits (one write for the batch).
+ * Not around the sends of a call on several nodes, whose receives come
+ * one after the other: each must be written at once. */
+void dlock__fiber_batch(int on);
+/* Whether the running fiber is inside dlock__fiber_batch(1) (0 outside a
+ * fiber). */
+int dlock__fiber_batching(void);
 /* For the resumer: what f yielded for (DLOCK__FIBER_*), with the sleep's
  * signal and time; and the answer its sleep returns. */
 int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms);

@@ -103,7 +103,9 @@ static void on_alarm(int sig)
  * conformance groups on the mock, and the Redis rows ("redis",
  * "redis-tls", "redis-pool", "redis-acl", "redis-sentinel",
  * "redis-cluster"). Unset:
- * everything (make check). */
+ * everything (make check). DLOCK_TEST_GROUP=what[,what...] narrows the
+ * rows to the named conformance groups (tests/suites.h: "async", "fair
+ * lock", ...). */
 static int wanted(const char *part)
 {
     return dlock_test_wanted("DLOCK_TEST_ONLY", part);
@@ -130,7 +132,8 @@ static void run_groups(const char *backend, int row, int also)
     size_t i;
 
     for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-        if (!(groups[i].rows & row) || (groups[i].rows & also) != also)
+        if (!(groups[i].rows & row) || (groups[i].rows & also) != also ||
+            !dlock_test_wanted("DLOCK_TEST_GROUP", groups[i].what))
             continue;
         dlock_test_set_phase("%s on %s", groups[i].what, backend);
         groups[i].fn(backend);

@@ -183,6 +183,78 @@ static dlock_rlock *redlock(dlock_client **cs, size_t n, const char *name)
     return l;
 }
 
+/* ---- asynchronously ----------------------------------------------------------- */
+
+typedef struct async_probe {
+    dlock_rlock *l;
+    int calls, rc, probe_rc;
+} async_probe;
+
+/* A callback that also tries the Redlock with the blocking API: refused
+ * (DLOCK_EDEADLK) before any node is asked, whatever thread a node's
+ * round trip would have run on. */
+static void on_async(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    async_probe *p = arg;
+
+    (void)op;
+    p->calls++;
+    p->rc = r->rc;
+    if (p->l)
+        p->probe_rc = dlock_try_lock(p->l, 0, 60000);
+}
+
+static void run_async(env *e, dlock_loop *lp, const async_probe *p, int calls)
+{
+    int i;
+
+    for (i = 0; i < 500 && p->calls < calls; i++)
+        assert_true(dlock_loop_run(lp, e->mock ? 0 : 10) >= 0);
+    assert_int_equal(p->calls, calls);
+}
+
+/* A Redlock taken and released through a loop, every node's step in
+ * flight at once; a blocking call on it from inside a callback is
+ * DLOCK_EDEADLK and leaves no node locked. */
+static void redlock_async_and_refused_in_callback(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l = redlock(e->a, e->n, e->name);
+    dlock_loop *lp = NULL;
+    async_probe got = {0}, probe = {0}, freed = {0};
+    char token_key[160];
+    size_t i;
+
+    snprintf(token_key, sizeof token_key, "redisson_lock_token:{%s}", e->name);
+    assert_int_equal(dlock_loop_new(&lp, e->a[0], NULL), 0);
+    /* first, so that any node's step would leave its token counter */
+    probe.l = l;
+    probe.probe_rc = 1;
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_async, &probe), 0);
+    run_async(e, lp, &probe, 1);
+    assert_int_equal(probe.rc, 0);
+    assert_int_equal(probe.probe_rc, DLOCK_EDEADLK);
+    for (i = 0; i < e->n; i++) {
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+        assert_int_equal(server_int(e, i, "EXISTS", token_key), 0);
+    }
+
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "async-owner", 0, 60000, on_async, &got), 0);
+    run_async(e, lp, &got, 1);
+    assert_int_equal(got.rc, 0);
+    for (i = 0; i < e->n; i++) {
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 1);
+        assert_int_equal(server_int(e, i, "EXISTS", token_key), 1);
+    }
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, "async-owner", on_async, &freed), 0);
+    run_async(e, lp, &freed, 1);
+    assert_int_equal(freed.rc, 0);
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+    dlock_loop_free(lp);
+    dlock_rlock_free(l);
+}
+
 /* ---- Redlock --------------------------------------------------------------- */
 
 static void redlock_bad_input(void **state)
@@ -1215,6 +1287,7 @@ static void redlock_fork_child_fans_out(void **state)
         CASE(redlock_extend_every_node, s), CASE(redlock_extend_nodes_down, s), \
         CASE(multilock_extend, s),                                     \
         CASE(redlock_renewed_by_client_watchdog, s),                   \
+        CASE(redlock_async_and_refused_in_callback, s),                \
     }
 
 int dlock_test_redlock(void);

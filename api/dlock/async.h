@@ -16,9 +16,15 @@
  * does. A round trip to a server costs no blocked thread either: the
  * operation waits for its reply on its socket, which the loop watches, so
  * a slow or stalled server holds up that operation (within its budget),
- * never the loop. (Still done on the calling thread: a host name's DNS
- * lookup when a connection is opened, and the subscriber thread's
- * confirmation of a new subscription, one round trip.)
+ * never the loop; so does a new subscription, whose confirmation the
+ * operation waits for asleep. Memory: an operation in flight holds about
+ * 1 kB of heap and a fiber's stack, 256 kB reserved of which a pending
+ * wait touches one or two pages, mapped with a guard page below it: two
+ * of the process's memory mappings, so the kernel's limit on those
+ * (vm.max_map_count, 65 530 by default) bounds a process to about 30 000
+ * operations in flight (DLOCK_ENOMEM beyond). (Still done on the loop's thread: a host
+ * name's DNS lookup when a connection is opened; give the servers as IP
+ * addresses where that matters.)
  *
  * Three ways to run a loop:
  *  - your loop (hook mode): dlock_loop_new(&lp, client, &hooks). dlock

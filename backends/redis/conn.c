@@ -125,7 +125,20 @@ void dlock__redis_conn_free(dlock__redis_conn *c)
     dlock__redis_transport_close(c->t);
     if (c->reader)
         redisReaderFree(c->reader);
+    free(c->rbuf);
     free(c);
+}
+
+/* c's read buffer (READ_CHUNK bytes), made at its first use; NULL: out
+ * of memory (said in errbuf, the connection broken). */
+static char *read_buffer(dlock__redis_conn *c, char *errbuf, size_t errlen)
+{
+    if (!c->rbuf && !(c->rbuf = malloc(READ_CHUNK))) {
+        c->broken = 1;
+        if (errbuf && errlen > 0)
+            snprintf(errbuf, errlen, "out of memory for a read buffer");
+    }
+    return c->rbuf;
 }
 
 /* The sooner of deadline_ms and the command timeout from now, and whether
@@ -324,10 +337,13 @@ int dlock__redis_conn_parse(dlock__redis_conn *c, const char *buf, size_t n)
 
 int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
 {
-    char buf[READ_CHUNK];
+    char *buf = read_buffer(c, errbuf, errlen);
     size_t n;
-    int rc = dlock__redis_transport_read_now(c->t, buf, sizeof buf, &n, errbuf,
-                                             errlen);
+    int rc;
+
+    if (!buf)
+        return DLOCK_ENOMEM;
+    rc = dlock__redis_transport_read_now(c->t, buf, READ_CHUNK, &n, errbuf, errlen);
     if (rc != 0) {
         c->broken = 1;
         return rc;
@@ -338,9 +354,14 @@ int dlock__redis_conn_fill(dlock__redis_conn *c, char *errbuf, size_t errlen)
 int dlock__redis_conn_fill_shared(dlock__redis_conn *c, int64_t deadline_ms,
                                   size_t *got, char *errbuf, size_t errlen)
 {
-    char buf[READ_CHUNK];
-    int rc = dlock__redis_transport_read_shared(c->t, buf, sizeof buf, got,
-                                                deadline_ms, errbuf, errlen);
+    char *buf = read_buffer(c, errbuf, errlen);
+    int rc;
+
+    *got = 0;
+    if (!buf)
+        return DLOCK_ENOMEM;
+    rc = dlock__redis_transport_read_shared(c->t, buf, READ_CHUNK, got, deadline_ms,
+                                            errbuf, errlen);
     return rc != 0 ? rc : feed_parser(c, buf, *got, errbuf, errlen);
 }
 
@@ -353,10 +374,12 @@ static int read_until(dlock__redis_conn *c, redisReply **out,
                       const dlock__redis_config *cfg, int64_t deadline_ms,
                       char *errbuf, size_t errlen)
 {
-    char buf[READ_CHUNK];
+    char *buf = read_buffer(c, errbuf, errlen);
     int looked = 0;
 
     *out = NULL;
+    if (!buf)
+        return DLOCK_ENOMEM;
     for (;;) {
         size_t n;
         int rc;
@@ -374,7 +397,7 @@ static int read_until(dlock__redis_conn *c, redisReply **out,
             return DLOCK_ETIMEDOUT;
         }
         looked = 1;
-        rc = dlock__redis_transport_read(c->t, buf, sizeof buf, &n,
+        rc = dlock__redis_transport_read(c->t, buf, READ_CHUNK, &n,
                                          deadline_ms, errbuf, errlen);
         if (rc == 0)
             rc = feed(c, buf, n, errbuf, errlen);

@@ -35,6 +35,12 @@ typedef struct dlock__redis_conn {
     uint64_t reply_at;  /* fed when the reply being parsed began */
     size_t reply_mem;   /* memory of the values parsed of it so far */
     int over;           /* the last DLOCK_EPROTO was the cap */
+    /* What a read takes from the stream before the reader parses it
+     * (DLOCK__REDIS_READ_CHUNK bytes, made at the first read; NULL: not
+     * yet). One reader at a time per connection. Not on the reader's
+     * stack: a loop's fiber that reads a reply would keep a page of its
+     * stack resident for it as long as it lives (a pending wait). */
+    char *rbuf;
 } dlock__redis_conn;
 
 /* Commands in RESP form, ready to send; several make a pipeline. */

@@ -67,6 +67,11 @@ struct lane {
     int abandoned;              /* of which placeholders */
     int writing, reading;       /* the roles, held by callers */
     int64_t heard_ms;           /* when replies last came (0: never) */
+    /* Callers in _wait that hand_off looks for: with a queued call (who
+     * may write) and with a call in flight it still reads (who may read).
+     * Counted so that hand_off does not walk the thousands of calls a
+     * loop's fibers keep in flight to find none (see waiting_count). */
+    int qwaiting, fwaiting;
     mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
                                  * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
@@ -120,6 +125,34 @@ static void req_put(mux_req *r)
         free(r->fsig);
     }
     free(r);
+}
+
+/* The count of the lane's that r is in (NULL: none). Every change of a
+ * call's waiting, state or abandoned goes through uncount / recount
+ * around it. Called with l->mu held. */
+static int *waiting_count(lane *l, const mux_req *r)
+{
+    if (!r->waiting)
+        return NULL;
+    if (r->state == QUEUED)
+        return &l->qwaiting;
+    if (r->state == INFLIGHT && !r->abandoned)
+        return &l->fwaiting;
+    return NULL;
+}
+
+static void uncount(lane *l, const mux_req *r)
+{
+    int *c = waiting_count(l, r);
+    if (c)
+        (*c)--;
+}
+
+static void recount(lane *l, const mux_req *r)
+{
+    int *c = waiting_count(l, r);
+    if (c)
+        (*c)++;
 }
 
 /* Wakes r's caller once l->mu is released: woken under the mutex, it would
@@ -208,6 +241,7 @@ void dlock__redis_mux_free(dlock__redis_mux *m)
  * Called with l->mu held, r unlinked. */
 static void finish(lane *l, mux_req *r, int rc, const char *detail)
 {
+    uncount(l, r);
     l->count--;
     if (r->abandoned) {
         l->abandoned--;
@@ -338,7 +372,9 @@ static const dlock__redis_cmdbuf *take_queued(lane *l, mux_req *me,
         l->qhead = r->next;
         r->next = NULL;
         r->b = NULL;
+        uncount(l, r);
         r->state = INFLIGHT;
+        recount(l, r);
         r->cmd_deadline = cmd_deadline;
         if (l->ftail)
             l->ftail->next = r;
@@ -582,13 +618,13 @@ static void hand_off(lane *l)
     /* Only a caller in _wait can take a role: one that only submitted is
      * busy elsewhere (sending to other nodes) and takes it when it comes
      * to wait, if nobody has done its part by then. */
-    if (!l->writing)
+    if (!l->writing && l->qwaiting > 0)
         for (r = l->qhead; r; r = r->next)
             if (r->waiting) {
                 wake(l, r);
                 break;
             }
-    if (!l->reading)
+    if (!l->reading && l->fwaiting > 0)
         for (r = l->fhead; r; r = r->next)
             if (!r->abandoned && r->waiting) {
                 wake(l, r);
@@ -647,8 +683,11 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
     l->qtail = me;
     l->count++;
     /* Written now when nobody is writing (else the writer of the moment,
-     * or this caller's _wait, takes it in a later batch). */
-    if (!l->writing)
+     * or this caller's _wait, takes it in a later batch). A loop's fiber
+     * that will wait for it right after its turn leaves it queued: the
+     * first of the fibers to wait writes what they all queued meanwhile,
+     * in one write (core/fiber.h: dlock__fiber_batch). */
+    if (!l->writing && !dlock__fiber_batching())
         write_batch(m, l, me, deadline_ms);
     hand_off(l);
     if (me->state == DONE && me->rc != 0) {
@@ -693,6 +732,18 @@ static void wait_woken(lane *l, mux_req *me, int64_t until)
     me->in_fiber = 0;
 }
 
+/* Breaks l's connection, silent for the command timeout. Not inlined:
+ * its buffer would widen the frame every read runs under (see
+ * dlock__redis_conn's rbuf). Called with l->mu held, l->s set. */
+__attribute__((noinline)) static void drop_silent(dlock__redis_mux *m, lane *l)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "redis %s: connection dropped: no reply within %lld ms",
+             m->cfg->url.where, (long long)m->cfg->command_timeout_ms);
+    break_lane(m, l, l->s, DLOCK_ECONN, detail);
+}
+
 int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                           redisReply **replies, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
@@ -703,7 +754,10 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     int rc, i;
 
     pthread_mutex_lock(&l->mu);
-    me->waiting = 1;
+    if (!me->waiting) {
+        me->waiting = 1;
+        recount(l, me);
+    }
     for (;;) {
         int64_t until;
         if (me->state == DONE)
@@ -713,17 +767,20 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             continue;
         }
         if (me->state == INFLIGHT && !l->reading) {
+            int64_t silent;
             read_replies(m, l, me, deadline_ms);
+            silent = silent_until(m, l, me);
             if (me->state != DONE &&
-                dlock__redis_now_ms() >= (silent_until(m, l, me) < deadline_ms
-                                              ? silent_until(m, l, me)
-                                              : deadline_ms))
+                dlock__redis_now_ms() >= (silent < deadline_ms ? silent : deadline_ms))
                 break;
             continue;
         }
-        until = me->state == INFLIGHT && silent_until(m, l, me) < deadline_ms
-                    ? silent_until(m, l, me)
-                    : deadline_ms;
+        until = deadline_ms;
+        if (me->state == INFLIGHT) {
+            int64_t silent = silent_until(m, l, me);
+            if (silent < until)
+                until = silent;
+        }
         if (dlock__redis_now_ms() >= until)
             break;
         if (l->wake) {
@@ -753,16 +810,13 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     rc = DLOCK_ETIMEDOUT;
     if (me->state == INFLIGHT && silent_until(m, l, me) <= deadline_ms) {
         /* No reply for the command timeout: the server is gone. */
-        char detail[512];
         dlock__redis_errf(errbuf, errlen, "redis %s: no reply within %lld ms",
                           cfg->url.where, (long long)cfg->command_timeout_ms);
-        snprintf(detail, sizeof detail,
-                 "redis %s: connection dropped: no reply within %lld ms",
-                 cfg->url.where, (long long)cfg->command_timeout_ms);
+        uncount(l, me);
         me->abandoned = 1;
         l->abandoned++;
         if (l->s)
-            break_lane(m, l, l->s, DLOCK_ECONN, detail);
+            drop_silent(m, l);
         hand_off(l);
         lane_unlock(l);
         return rc;
@@ -772,6 +826,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                       cfg->url.where);
     if (me->state == QUEUED) {
         unlink_queued(l, me);
+        uncount(l, me);
         l->count--;
         hand_off(l);
         lane_unlock(l);
@@ -780,6 +835,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     }
     /* In flight: stays as a placeholder whose late replies are read and
      * freed, never given to the next call. */
+    uncount(l, me);
     me->abandoned = 1;
     l->abandoned++;
     hand_off(l);

@@ -22,6 +22,7 @@
 
 #include "conn.h"
 #include "parse.h"
+#include "core/fiber.h"
 #include "core/log.h"
 #include "core/thread_name.h"
 
@@ -39,6 +40,11 @@ struct dlock_subscription {
     int state;  /* L_*; only L_ACTIVE listeners receive messages */
     int rc;     /* why an L_FAILED listener failed */
     int dead;   /* removed from inside a callback: skip, free after */
+    /* Its subscribe's caller, while it waits for the acknowledgement in
+     * a loop's fiber: the signal it sleeps on (on its stack), and its
+     * place in the subscriber's list of such callers. */
+    dlock_signal *fsig;
+    dlock_subscription *fprev, *fnext;
     dlock_subscription *prev, *next;
     dlock_subscription *grave_next;
 };
@@ -91,6 +97,7 @@ struct dlock__redis_subscriber {
     int last_rc;
     char last_err[256]; /* the detail of the last failed connect attempt */
     uint64_t fail_seq; /* bumped by every failed connect attempt */
+    dlock_subscription *fwaiting; /* callers waiting in fibers (fsig) */
 
     /* The delivery in progress: snap[0..nsnap) is being called. */
     int delivering;
@@ -203,6 +210,25 @@ static void mark_dirty(dlock__redis_subscriber *s, channel *c)
 static void wake(dlock__redis_subscriber *s)
 {
     dlock__redis_pipe_poke(s->pipefd[1]);
+}
+
+/* A pending listener's subscribe ends with state: its caller is woken
+ * (a thread by the broadcast that follows; a fiber by its signal).
+ * Mutex held. */
+static void settle(dlock_subscription *l, int state)
+{
+    l->state = state;
+    if (l->fsig)
+        dlock_signal_raise(l->fsig);
+}
+
+/* Every caller waiting in a fiber looks again (a failed connect attempt).
+ * Mutex held. */
+static void wake_fibers(dlock__redis_subscriber *s)
+{
+    dlock_subscription *l;
+    for (l = s->fwaiting; l; l = l->fnext)
+        dlock_signal_raise(l->fsig);
 }
 
 static void listener_unlink(dlock__redis_subscriber *s, dlock_subscription *l)
@@ -408,7 +434,7 @@ static int on_ack(dlock__redis_subscriber *s, int kind, const redisReply *name)
         c->confirmed = 1;
         for (l = c->listeners; l; l = l->next)
             if (l->state == L_PENDING)
-                l->state = L_ACTIVE;
+                settle(l, L_ACTIVE);
         if (c->resync) {
             c->resync = 0;
             resync = c;
@@ -479,8 +505,8 @@ static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
         c->inflight--;
         for (l = c->listeners; l; l = l->next)
             if (l->state == L_PENDING) {
-                l->state = L_FAILED;
                 l->rc = DLOCK_ECONN;
+                settle(l, L_FAILED);
             }
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
@@ -499,8 +525,8 @@ static void on_error_reply(dlock__redis_subscriber *s, const redisReply *r)
         for (l = c->listeners; l; l = next) {
             next = l->next;
             if (l->state == L_PENDING) {
-                l->state = L_FAILED;
                 l->rc = rc;
+                settle(l, L_FAILED);
             }
         }
         pthread_cond_broadcast(&s->cv);
@@ -623,6 +649,7 @@ static void try_connect(dlock__redis_subscriber *s)
         snprintf(s->last_err, sizeof s->last_err, "%s", detail);
         s->fail_seq++;
         pthread_cond_broadcast(&s->cv);
+        wake_fibers(s);
         return;
     }
     s->conn = c;
@@ -831,6 +858,7 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
 {
     const dlock__redis_config *cfg;
     dlock_subscription *l;
+    dlock_signal fsig;
     channel *c;
     int64_t now, deadline;
     uint64_t seq;
@@ -904,6 +932,15 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
     if (deadline_ms < deadline)
         deadline = deadline_ms;
     seq = s->fail_seq;
+    /* In a loop's fiber the fiber sleeps, not the loop's thread: on a
+     * signal the subscriber's thread raises when the answer comes. */
+    if (dlock__fiber_current() && dlock_signal_init(&fsig) == 0) {
+        l->fsig = &fsig;
+        l->fnext = s->fwaiting;
+        if (s->fwaiting)
+            s->fwaiting->fprev = l;
+        s->fwaiting = l;
+    }
     while (l->state == L_PENDING) {
         if (s->fail_seq != seq) {
             rc = s->last_rc == DLOCK_EAUTH ? DLOCK_EAUTH : DLOCK_ECONN;
@@ -917,7 +954,31 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
                               cfg->url.where);
             break;
         }
-        dlock__redis_cond_wait_until(&s->cv, &s->mu, deadline);
+        if (!l->fsig) {
+            dlock__redis_cond_wait_until(&s->cv, &s->mu, deadline);
+            continue;
+        }
+        if (dlock__fiber_canceled()) {
+            /* a cancelled wait stops here rather than spin on its
+             * cancel until the answer comes */
+            rc = DLOCK_ECANCELED;
+            dlock__redis_errf(errbuf, errlen, "canceled while subscribing");
+            break;
+        }
+        pthread_mutex_unlock(&s->mu);
+        dlock__fiber_sleep(&fsig, deadline);
+        pthread_mutex_lock(&s->mu);
+    }
+    if (l->fsig) {
+        if (l->fprev)
+            l->fprev->fnext = l->fnext;
+        else
+            s->fwaiting = l->fnext;
+        if (l->fnext)
+            l->fnext->fprev = l->fprev;
+        l->fsig = NULL;
+        l->fprev = l->fnext = NULL;
+        dlock_signal_destroy(&fsig);
     }
     if (l->state == L_ACTIVE) {
         pthread_mutex_unlock(&s->mu);

@@ -86,10 +86,44 @@ int dlock__redis_sock_lost(const dlock__redis_sock *s, const char *why,
 
 /* ---- waiting ------------------------------------------------------------ */
 
+/* In a loop's fiber: the loop's report that fd is ready is taken as
+ * poll's (it is one: epoll's). The callers come here when the socket
+ * would block, so the fiber parks at once; after an early resume or past
+ * the deadline it looks itself. */
+static int fiber_poll_until(int fd, short events, int64_t deadline_ms)
+{
+    int ev = (events & POLLOUT) ? DLOCK__FIBER_WRITE : DLOCK__FIBER_READ;
+
+    for (;;) {
+        struct pollfd p;
+        int r = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
+                    ? DLOCK_ETIMEDOUT
+                    : dlock__fiber_wait_fd(fd, ev, deadline_ms);
+
+        if (r == 1)
+            return 1;
+        p.fd = fd;
+        p.events = events;
+        p.revents = 0;
+        r = r == DLOCK_ETIMEDOUT ? 2 : 0; /* 2: the last look */
+        switch (poll(&p, 1, 0)) {
+        case 1:
+            return 1;
+        case 0:
+            if (r == 2)
+                return 0;
+            break;
+        default:
+            if (errno != EINTR)
+                return -1;
+        }
+    }
+}
+
 int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
 {
-    int in_fiber = dlock__fiber_current() != NULL;
-
+    if (dlock__fiber_current())
+        return fiber_poll_until(fd, events, deadline_ms);
     for (;;) {
         int64_t left = deadline_ms == INT64_MAX
                            ? -1 : deadline_ms - dlock__redis_now_ms();
@@ -104,7 +138,7 @@ int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
         p.fd = fd;
         p.events = events;
         p.revents = 0;
-        n = poll(&p, 1, in_fiber ? 0 : left > INT32_MAX ? INT32_MAX : (int)left);
+        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
         if (n > 0)
             return 1;
         if (n < 0 && errno != EINTR)
@@ -112,13 +146,6 @@ int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
         if (n == 0 && deadline_ms != INT64_MAX &&
             dlock__redis_now_ms() >= deadline_ms)
             return 0;
-        /* In a fiber: the loop's report that fd is ready is taken as
-         * poll's (it is one: epoll's). */
-        if (n == 0 && in_fiber &&
-            dlock__fiber_wait_fd(fd, (events & POLLOUT) ? DLOCK__FIBER_WRITE
-                                                        : DLOCK__FIBER_READ,
-                                 deadline_ms) == 1)
-            return 1;
     }
 }
 
@@ -478,11 +505,22 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
     *got = 0;
     if (t->tls)
         return DLOCK_ENOTSUP;
-    if (dlock__fiber_current() ||
-        (deadline_ms != INT64_MAX &&
-         (t->timeout_ms <= 0 ||
-          deadline_ms + DLOCK__REDIS_SHARED_SLACK_MS <
-              dlock__redis_now_ms() + t->timeout_ms))) {
+    if (dlock__fiber_current()) {
+        /* what has come is taken without a wait (many replies in flight:
+         * often), else the fiber parks */
+        int rc = recv_plain(t, buf, cap, MSG_DONTWAIT, got, errbuf, errlen);
+        if (rc != 0 || *got > 0)
+            return rc;
+        rc = wait_fd(t, POLLIN, deadline_ms, errbuf, errlen);
+        if (rc == DLOCK_ETIMEDOUT)
+            return 0;
+        if (rc != 0)
+            return rc;
+        flags = MSG_DONTWAIT;
+    } else if (deadline_ms != INT64_MAX &&
+               (t->timeout_ms <= 0 ||
+                deadline_ms + DLOCK__REDIS_SHARED_SLACK_MS <
+                    dlock__redis_now_ms() + t->timeout_ms)) {
         int rc = wait_fd(t, POLLIN, deadline_ms, errbuf, errlen);
         if (rc == DLOCK_ETIMEDOUT)
             return 0;

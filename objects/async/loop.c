@@ -91,6 +91,10 @@ struct dlock_loop {
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
     dlock__aop *io_head; /* operations parked on a socket */
     int running;         /* inside run_due (not re-entered) */
+    /* What the loop's wait on the epoll set reported (wait_set), for
+     * collect_io: the wait and the look are one system call. */
+    struct epoll_event stash[64];
+    int nstash;
 
     /* dlock_loop_new_thread's */
     pthread_t thread;
@@ -265,11 +269,14 @@ static void on_raise(void *arg)
 
 /* ---- operations ------------------------------------------------------------------ */
 
-dlock__aop *dlock__aop_new(dlock_loop *lp)
+dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner)
 {
-    dlock__aop *o = calloc(1, sizeof(*o));
+    size_t n = owner ? strlen(owner) + 1 : 1;
+    dlock__aop *o = calloc(1, sizeof(*o) + n);
 
     if (o) {
+        if (owner)
+            memcpy(o->owner, owner, n);
         o->lp = lp;
         o->heap_i = NO_HEAP;
     }
@@ -280,6 +287,7 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    free(o->detail);
     free(o->text);
     free(o);
 }
@@ -313,6 +321,21 @@ int dlock__loop_freeing(const dlock_loop *lp)
     return __atomic_load_n(&lp->freeing, __ATOMIC_ACQUIRE);
 }
 
+/* Keeps text as o's detail (without memory: none; the callback then
+ * reads the code's own text). */
+static void set_detail(dlock__aop *o, const char *text)
+{
+    size_t n = strlen(text) + 1;
+
+    if (n > DLOCK_ERRMSG_MAX)
+        n = DLOCK_ERRMSG_MAX;
+    free(o->detail);
+    if ((o->detail = malloc(n)) != NULL) {
+        memcpy(o->detail, text, n - 1);
+        o->detail[n - 1] = '\0';
+    }
+}
+
 static void fiber_main(void *arg)
 {
     dlock__aop *o = arg;
@@ -325,16 +348,25 @@ static void fiber_main(void *arg)
             o->undo(o);
         o->res.rc = DLOCK_ECANCELED;
         o->res.value = 0;
-        snprintf(o->detail, sizeof(o->detail), "the loop was freed during the wait");
+        set_detail(o, "the loop was freed during the wait");
         return;
     }
-    if (o->res.rc != 0 && o->errmsg && !o->detail[0])
-        snprintf(o->detail, sizeof(o->detail), "%s", o->errmsg(o->obj));
+    if (o->res.rc != 0 && o->errmsg && !o->detail)
+        set_detail(o, o->errmsg(o->obj));
+}
+
+/* Sets o's state (read by other threads' raises and cancels, under the
+ * mutex). */
+static void set_state(dlock_loop *lp, dlock__aop *o, int state)
+{
+    pthread_mutex_lock(&lp->mu);
+    o->state = state;
+    pthread_mutex_unlock(&lp->mu);
 }
 
 static void finish(dlock_loop *lp, dlock__aop *o)
 {
-    o->state = A_DONE;
+    set_state(lp, o, A_DONE);
     fifo_push(&lp->done, o);
 }
 
@@ -343,7 +375,7 @@ static void finish(dlock_loop *lp, dlock__aop *o)
  * ready again at once. */
 static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
 {
-    int raised;
+    int raised, parked;
 
     pthread_mutex_lock(&lp->mu);
     o->sig = sig;
@@ -352,14 +384,17 @@ static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
     pthread_mutex_lock(&sig->mutex);
     raised = sig->raised;
     pthread_mutex_unlock(&sig->mutex);
-    if (raised || __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
+    parked = !raised && !__atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE);
+    if (parked) {
+        o->state = A_PARKED;
+    } else {
         o->state = A_READY;
         fifo_push(&lp->ready, o);
-    } else {
-        o->state = A_PARKED;
     }
     pthread_mutex_unlock(&lp->mu);
-    if (o->state == A_PARKED && wake != INT64_MAX && heap_add(lp, o) != 0) {
+    /* (o->state is not read here: a raise on another thread may change
+     * it as soon as the mutex is released) */
+    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0) {
         /* No room for the timer: look again at once rather than never. */
         on_raise(o);
     }
@@ -423,31 +458,59 @@ static void park_io(dlock_loop *lp, dlock__aop *o, int64_t wake)
         on_raise(o); /* no room for the timer: look again at once */
 }
 
-/* Makes the operations whose sockets are ready ready (the loop's thread). */
-static void collect_io(dlock_loop *lp)
+/* Makes the operations whose sockets are in ev[0..n) ready (the loop's
+ * thread). */
+static void io_ready(dlock_loop *lp, const struct epoll_event *ev, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        dlock__aop *o;
+
+        if (ev[i].data.fd == lp->efd)
+            continue;
+        for (o = lp->io_head; o; o = o->io_next)
+            if (o->io_watched && o->io_fd == ev[i].data.fd) {
+                o->io_ready = 1;
+                pthread_mutex_lock(&lp->mu);
+                unpark_locked(lp, o);
+                pthread_mutex_unlock(&lp->mu);
+                break;
+            }
+    }
+}
+
+/* Makes the operations whose sockets are ready ready (the loop's thread):
+ * what the last wait_set reported, else (look) a look at the set. */
+static void collect_io(dlock_loop *lp, int look)
 {
     struct epoll_event ev[64];
-    int n, i;
+    int n = lp->nstash;
 
+    if (n > 0) {
+        lp->nstash = 0;
+        io_ready(lp, lp->stash, n);
+        if (n < 64)
+            return;
+    } else if (!look) {
+        return;
+    }
     if (!lp->io_head)
         return;
     do {
         n = epoll_wait(lp->epfd, ev, 64, 0);
-        for (i = 0; i < n; i++) {
-            dlock__aop *o;
-
-            if (ev[i].data.fd == lp->efd)
-                continue;
-            for (o = lp->io_head; o; o = o->io_next)
-                if (o->io_watched && o->io_fd == ev[i].data.fd) {
-                    o->io_ready = 1;
-                    pthread_mutex_lock(&lp->mu);
-                    unpark_locked(lp, o);
-                    pthread_mutex_unlock(&lp->mu);
-                    break;
-                }
-        }
+        if (n > 0)
+            io_ready(lp, ev, n);
     } while (n == 64);
+}
+
+/* Waits up to ms (-1: no limit) for the epoll set: a wake-up or a socket.
+ * What it reports waits in the stash for collect_io (the loop's thread). */
+static void wait_set(dlock_loop *lp, int ms)
+{
+    int n = epoll_wait(lp->epfd, lp->stash, 64, ms);
+
+    lp->nstash = n > 0 ? n : 0;
 }
 
 /* Resumes o (ready, a turn, or new) until it yields or finishes. */
@@ -484,19 +547,19 @@ static void step(dlock_loop *lp, dlock__aop *o)
     if (!o->fiber) {
         if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
             o->res.rc = DLOCK_ECANCELED;
-            snprintf(o->detail, sizeof(o->detail), "canceled before it started");
+            set_detail(o, "canceled before it started");
             finish(lp, o);
             return;
         }
         if (dlock__fiber_new(&o->fiber, fiber_main, o) != 0) {
             o->res.rc = DLOCK_ENOMEM;
-            snprintf(o->detail, sizeof(o->detail), "out of memory for the operation's stack");
+            set_detail(o, "out of memory for the operation's stack");
             finish(lp, o);
             return;
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
     }
-    o->state = A_RUNNING;
+    set_state(lp, o, A_RUNNING);
     if (dlock__fiber_resume(o->fiber)) {
         dlock__fiber_free(o->fiber);
         o->fiber = NULL;
@@ -522,7 +585,8 @@ static int deliver(dlock_loop *lp)
         pthread_mutex_lock(&lp->mu);
         *id_slot(lp, o->id) = o->hnext;
         pthread_mutex_unlock(&lp->mu);
-        o->res.detail = o->detail;
+        o->res.detail = o->detail ? o->detail
+                        : o->res.rc != 0 ? dlock_strerror(o->res.rc) : "";
         dlock__callback_enter();
         o->fn(o->arg, o->id, &o->res);
         dlock__callback_leave();
@@ -560,7 +624,7 @@ static int run_due(dlock_loop *lp)
         return 0;
     lp->running = 1;
     running_here = lp;
-    for (;;) {
+    for (int pass = 0;; pass++) {
         fifo batch = {NULL, NULL};
         dlock__aop *o;
         uint64_t drain;
@@ -572,7 +636,9 @@ static int run_due(dlock_loop *lp)
                 drain = 0;
         }
         pthread_mutex_unlock(&lp->mu);
-        collect_io(lp);
+        /* The set is looked at once per run: what becomes ready later
+         * shows on its fd (and in the next run). */
+        collect_io(lp, pass == 0);
         due_timers(lp);
         pthread_mutex_lock(&lp->mu);
         fifo_append(&batch, &lp->ready);
@@ -638,11 +704,10 @@ static void *thread_main(void *arg)
         if (lp->rt) {
             /* The epoll set: a wake-up (efd) or a socket ready. */
             int64_t wake = next_wake(lp), now = dlock_clock_now(lp->clock);
-            struct pollfd p = {lp->epfd, POLLIN, 0};
 
-            poll(&p, 1, wake == INT64_MAX ? -1
-                        : wake <= now ? 0
-                        : wake - now > 1000000 ? 1000000 : (int)(wake - now));
+            wait_set(lp, wake == INT64_MAX ? -1
+                         : wake <= now ? 0
+                         : wake - now > 1000000 ? 1000000 : (int)(wake - now));
         } else {
             /* Sleeps on the client's clock: a virtual clock's advance
              * wakes it. */
@@ -852,22 +917,36 @@ int64_t dlock_loop_timeout_ms(dlock_loop *lp)
     return wake > now ? wake - now : 0;
 }
 
+/* dlock_loop_run's wait, up to max_wait_ms, when nothing is to run now
+ * (real-time clock; not with a wakeup hook, whose wake-ups do not go
+ * through the set): 1 if it waited. */
+static int run_wait(dlock_loop *lp, int64_t max_wait_ms)
+{
+    int64_t t, wait;
+
+    if (max_wait_ms == 0 || !lp->rt || (lp->mode == M_HOOKS && lp->hooks.wakeup))
+        return 0;
+    t = dlock_loop_timeout_ms(lp);
+    if (t == 0)
+        return 0;
+    wait = t < 0 ? max_wait_ms : (max_wait_ms < 0 || t < max_wait_ms ? t : max_wait_ms);
+    wait_set(lp, wait < 0 || wait > 1000000000 ? -1 : (int)wait);
+    return 1;
+}
+
 int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms)
 {
     int n;
 
     if (!lp || lp->mode == M_THREAD || dlock__in_callback())
         return DLOCK_EINVAL;
-    n = run_due(lp);
-    if (n == 0 && max_wait_ms != 0 && lp->clock == dlock_clock_realtime()) {
-        int64_t t = dlock_loop_timeout_ms(lp);
-        struct pollfd p = {lp->epfd, POLLIN, 0};
-        int64_t wait = t < 0 ? max_wait_ms
-                             : (max_wait_ms < 0 || t < max_wait_ms ? t : max_wait_ms);
-
-        if (wait != 0 && !(lp->mode == M_HOOKS && lp->hooks.wakeup))
-            poll(&p, 1, wait < 0 || wait > 1000000000 ? -1 : (int)wait);
-        n += run_due(lp);
+    /* Nothing to run now: the wait first, whose report the run takes. */
+    if (!run_wait(lp, max_wait_ms)) {
+        n = run_due(lp);
+        if (n == 0 && run_wait(lp, max_wait_ms))
+            n = run_due(lp);
+    } else {
+        n = run_due(lp);
     }
     rearm(lp);
     return n;

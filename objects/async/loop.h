@@ -17,7 +17,9 @@
 typedef struct dlock__aop dlock__aop;
 
 /* What the operation does, on its fiber, with its fields: set rc (and
- * value, ids); the detail of a failure is read from the object after. */
+ * value, ids); the detail of a failure is read from the object after
+ * (kept only then: most operations succeed, and a pending wait should
+ * cost little). */
 typedef void (*dlock__aop_body)(dlock__aop *o);
 
 struct dlock__aop {
@@ -33,12 +35,11 @@ struct dlock__aop {
     dlock_done_fn fn;
     void *arg;
     void *obj;
-    char owner[DLOCK_OWNER_MAX];
     int64_t wait_ms, lease_ms, n;
     char *text; /* a copied id argument (a permit id), owned */
 
     dlock_result res;
-    char detail[DLOCK_ERRMSG_MAX];
+    char *detail; /* a failure's, owned (NULL: none; set_detail) */
 
     /* loop.c's */
     dlock__fiber *fiber;
@@ -54,11 +55,12 @@ struct dlock__aop {
     size_t heap_i;       /* its place in the timer heap, or (size_t)-1 */
     dlock__aop *next;    /* in one of the loop's FIFOs */
     dlock__aop *hnext;   /* in the id table */
+    char owner[];        /* the owner id it acts for ("" for none) */
 };
 
-/* A new operation of lp (zeroed, the id not yet given). NULL: out of
- * memory. */
-dlock__aop *dlock__aop_new(dlock_loop *lp);
+/* A new operation of lp for owner (copied; NULL: none), zeroed, the id
+ * not yet given. NULL: out of memory. */
+dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner);
 /* Gives o its id, counts it pending and hands it to the loop (woken):
  * from here on, the loop owns it. */
 void dlock__aop_start(dlock__aop *o, dlock_op_id *id);

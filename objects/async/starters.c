@@ -54,6 +54,7 @@ static int common(dlock_loop *lp, const void *obj, dlock_done_fn fn)
 static dlock__aop *lock_op(dlock_loop *lp, dlock_rlock *l, const char *owner,
                            dlock_done_fn fn, void *arg, int *rc)
 {
+    char mine[DLOCK_OWNER_MAX];
     dlock__aop *o;
 
     *rc = common(lp, l, fn);
@@ -65,14 +66,14 @@ static dlock__aop *lock_op(dlock_loop *lp, dlock_rlock *l, const char *owner,
     }
     if (owner && (*rc = dlock_rlock_check_owner(l, owner)) != 0)
         return NULL;
-    if (!(o = dlock__aop_new(lp))) {
+    if (!owner) {
+        dlock__client_owner(l->client, mine);
+        owner = mine;
+    }
+    if (!(o = dlock__aop_new(lp, owner))) {
         *rc = DLOCK_ENOMEM;
         return NULL;
     }
-    if (owner)
-        memcpy(o->owner, owner, strlen(owner) + 1);
-    else
-        dlock__client_owner(l->client, o->owner);
     o->obj = l;
     o->fn = fn;
     o->arg = arg;
@@ -89,7 +90,7 @@ static dlock__aop *plain_op(dlock_loop *lp, void *obj, const char *(*errmsg)(voi
     *rc = common(lp, obj, fn);
     if (*rc != 0)
         return NULL;
-    if (!(o = dlock__aop_new(lp))) {
+    if (!(o = dlock__aop_new(lp, NULL))) {
         *rc = DLOCK_ENOMEM;
         return NULL;
     }

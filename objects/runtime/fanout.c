@@ -21,6 +21,8 @@
 
 #include "objects/runtime/fanout.h"
 
+#include "core/fiber.h"
+
 #define STACK_WORKERS 16
 
 typedef struct job {
@@ -204,6 +206,17 @@ void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx)
 
     if (n == 0)
         return;
+    /* In a loop's fiber, or inside a callback where blocking calls are
+     * refused: every index on this thread, one after the other. The
+     * fiber's round trips then yield instead of parking the loop's thread
+     * on the workers, and a refused call is refused on every node (the
+     * backends' dispatchers say DLOCK_EDEADLK) instead of having workers
+     * make its round trips while the callback waits for them. */
+    if (dlock__fiber_current() || dlock__in_callback()) {
+        for (i = 0; i < n; i++)
+            fn(ctx, i);
+        return;
+    }
     j.fn = fn;
     j.ctx = ctx;
     ws = n <= STACK_WORKERS ? stack : calloc(n, sizeof(*ws));

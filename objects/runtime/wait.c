@@ -162,7 +162,11 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 
 /* An acquisition the backend could not sync to enough replicas would not
  * survive a failover: it is undone, and the caller told why. */
-static int roll_back(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+/* Not inlined (nor wait_end): their buffers would widen the frame the
+ * attempts run under, and a loop's fiber keeps every stack page it
+ * touched resident while it waits. */
+__attribute__((noinline)) static int roll_back(dlock_rlock *l, dlock_op *op,
+                                               const dlock_wait_spec *spec,
                      const char *why)
 {
     char detail[200];
@@ -460,7 +464,7 @@ static int64_t wait_step(wait_state *w)
  * cap; an unsynced grant is rolled back outside it (a spent budget must
  * not keep the undo from being sent: the backend's own timeouts bound
  * it). Restores op and returns the wait's code. */
-static int wait_end(wait_state *w)
+__attribute__((noinline)) static int wait_end(wait_state *w)
 {
     dlock_op *op = w->op;
     char why[200];
