@@ -447,6 +447,11 @@ int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms)
     return park(DLOCK__FIBER_IO, NULL, fd, events, wake_ms);
 }
 
+int dlock__fiber_wait_fd_or(struct dlock_signal *sig, int fd, int events, int64_t wake_ms)
+{
+    return park(DLOCK__FIBER_IO, sig, fd, events, wake_ms);
+}
+
 void dlock__fiber_want_io(const dlock__fiber *f, int *fd, int *events)
 {
     *fd = f->fd;

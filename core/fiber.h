@@ -66,6 +66,11 @@ int dlock__fiber_sleep(struct dlock_signal *sig, int64_t wake_ms);
  * its own deadline). What a backend's socket wait does in a fiber, so
  * that the loop's thread never blocks on the network. */
 int dlock__fiber_wait_fd(int fd, int events, int64_t wake_ms);
+/* The same, also ended (0) when sig is raised (its flag consumed): for a
+ * caller that waits for its socket and may be told meanwhile that another
+ * reader did the work. */
+int dlock__fiber_wait_fd_or(struct dlock_signal *sig, int fd, int events,
+                            int64_t wake_ms);
 /* In a fiber: yields so that the fibers ready now run first (they send
  * their requests before this one waits for its reply). */
 void dlock__fiber_turn(void);
@@ -80,7 +85,8 @@ void dlock__fiber_batch(int on);
  * fiber). */
 int dlock__fiber_batching(void);
 /* For the resumer: what f yielded for (DLOCK__FIBER_*), with the sleep's
- * signal and time; and the answer its sleep returns. */
+ * (or the socket wait's) signal and time; and the answer its wait
+ * returns. */
 int dlock__fiber_want(const dlock__fiber *f, struct dlock_signal **sig, int64_t *wake_ms);
 void dlock__fiber_answer(dlock__fiber *f, int rc);
 /* For the resumer of a DLOCK__FIBER_IO wait: its fd and events. */

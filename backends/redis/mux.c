@@ -32,6 +32,7 @@ typedef struct dlock__redis_mux_req {
     int nreplies, got;
     int state;
     int abandoned;
+    int in_loop;                  /* its caller is a loop's fiber */
     int waiting;                  /* its caller is in _wait (may be woken
                                    * to take a role) */
     struct lane *lane;
@@ -70,8 +71,9 @@ struct lane {
     /* Callers in _wait that hand_off looks for: with a queued call (who
      * may write) and with a call in flight it still reads (who may read).
      * Counted so that hand_off does not walk the thousands of calls a
-     * loop's fibers keep in flight to find none (see waiting_count). */
-    int qwaiting, fwaiting;
+     * loop's fibers keep in flight to find none (see count). Of which
+     * callers on threads (not in a loop's fiber): tqwaiting, tfwaiting. */
+    int qwaiting, fwaiting, tqwaiting, tfwaiting;
     mux_req *wake, *wake_tail;  /* callers to wake once l->mu is released,
                                  * in the order their calls ended */
     dlock__redis_cmdbuf wbuf;   /* the writer's batch */
@@ -127,32 +129,32 @@ static void req_put(mux_req *r)
     free(r);
 }
 
-/* The count of the lane's that r is in (NULL: none). Every change of a
- * call's waiting, state or abandoned goes through uncount / recount
- * around it. Called with l->mu held. */
-static int *waiting_count(lane *l, const mux_req *r)
+/* Adds d to the lane's counts that r is in. Every change of a call's
+ * waiting, state or abandoned goes through uncount / recount around it.
+ * Called with l->mu held. */
+static void count(lane *l, const mux_req *r, int d)
 {
     if (!r->waiting)
-        return NULL;
-    if (r->state == QUEUED)
-        return &l->qwaiting;
-    if (r->state == INFLIGHT && !r->abandoned)
-        return &l->fwaiting;
-    return NULL;
+        return;
+    if (r->state == QUEUED) {
+        l->qwaiting += d;
+        if (!r->in_loop)
+            l->tqwaiting += d;
+    } else if (r->state == INFLIGHT && !r->abandoned) {
+        l->fwaiting += d;
+        if (!r->in_loop)
+            l->tfwaiting += d;
+    }
 }
 
 static void uncount(lane *l, const mux_req *r)
 {
-    int *c = waiting_count(l, r);
-    if (c)
-        (*c)--;
+    count(l, r, -1);
 }
 
 static void recount(lane *l, const mux_req *r)
 {
-    int *c = waiting_count(l, r);
-    if (c)
-        (*c)++;
+    count(l, r, 1);
 }
 
 /* Wakes r's caller once l->mu is released: woken under the mutex, it would
@@ -539,21 +541,25 @@ static int64_t silent_until(const dlock__redis_mux *m, const lane *l,
     return me->cmd_deadline > heard ? me->cmd_deadline : heard;
 }
 
-/* me takes the reader's role until its call is done or its wait ends.
+/* me takes the reader's role until its call is done or its wait ends;
+ * or, look_only (a loop's fiber), until a read would wait: a fiber never
+ * holds the role while it is parked (a thread's call on the lane would
+ * wait for the loop to run it). Returns whether anything was read.
  * Called with l->mu held, returns with it held. */
-static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
-                         int64_t deadline_ms)
+static int read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
+                        int64_t deadline_ms, int look_only)
 {
     session *s = l->s;
     char detail[512];
     redisReply *got[PARSE_MAX];
-    int n = s->unparsed ? PARSE_MAX : 0, bad = 0;
+    int n = s->unparsed ? PARSE_MAX : 0, bad = 0, any = 0;
 
     l->reading = 1;
     s->refs++;
     while (me->state != DONE && !s->broken) {
         int64_t silent = silent_until(m, l, me);
-        int64_t until = silent < deadline_ms ? silent : deadline_ms;
+        int64_t until = look_only ? 0 /* past: one look */
+                        : silent < deadline_ms ? silent : deadline_ms;
         int64_t now = dlock__redis_now_ms();
         struct pollfd p;
         int rc = 0, ready = 1;
@@ -597,39 +603,50 @@ static void read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
         }
         if (n > 0)
             l->heard_ms = dlock__redis_now_ms();
+        any |= ready || n > 0;
         if (dispatch(m, l, s, got, n, bad) != 0)
             break;
         /* A pass begun past the wait's end was its one last look: a
          * server that keeps sending (a trickle, a huge reply, replies
-         * for others) does not hold the caller past its deadline. */
-        if (now >= until)
+         * for others) does not hold the caller past its deadline. A
+         * fiber's look goes on while there is something to take. */
+        if (look_only ? !ready && n == 0 : now >= until)
             break;
     }
     /* A full look may have left more: the next reader parses first. */
     s->unparsed = n == PARSE_MAX;
     l->reading = 0;
     session_unref(m, s);
+    return any;
 }
 
-/* Wakes whoever may now take a role nobody holds. Called with l->mu. */
-static void hand_off(lane *l)
+/* Wakes whoever may now take a role nobody holds; threads_only: only a
+ * caller on a thread (not in a loop's fiber) and not self. Called with
+ * l->mu. */
+static void hand_off_to(lane *l, int threads_only, const mux_req *self)
 {
     mux_req *r;
     /* Only a caller in _wait can take a role: one that only submitted is
      * busy elsewhere (sending to other nodes) and takes it when it comes
      * to wait, if nobody has done its part by then. */
-    if (!l->writing && l->qwaiting > 0)
+    if (!l->writing && (threads_only ? l->tqwaiting : l->qwaiting) > 0)
         for (r = l->qhead; r; r = r->next)
-            if (r->waiting) {
+            if (r->waiting && r != self && !(threads_only && r->in_loop)) {
                 wake(l, r);
                 break;
             }
-    if (!l->reading && l->fwaiting > 0)
+    if (!l->reading && (threads_only ? l->tfwaiting : l->fwaiting) > 0)
         for (r = l->fhead; r; r = r->next)
-            if (!r->abandoned && r->waiting) {
+            if (!r->abandoned && r->waiting && r != self &&
+                !(threads_only && r->in_loop)) {
                 wake(l, r);
                 break;
             }
+}
+
+static void hand_off(lane *l)
+{
+    hand_off_to(l, 0, NULL);
 }
 
 int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
@@ -707,12 +724,10 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
  * until passes; l->mu held, released meanwhile. In a loop's fiber the
  * fiber sleeps, not the thread (without memory for its signal: a short
  * nap of the fiber instead, then the caller looks again). */
-static void wait_woken(lane *l, mux_req *me, int64_t until)
+/* me's signal for a caller in a loop's fiber, made at its first use;
+ * NULL: out of memory. */
+static dlock_signal *fiber_signal(mux_req *me)
 {
-    if (!dlock__fiber_current()) {
-        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
-        return;
-    }
     if (!me->fsig) {
         dlock_signal *sig = malloc(sizeof *sig);
         if (sig && dlock_signal_init(sig) == 0)
@@ -720,7 +735,16 @@ static void wait_woken(lane *l, mux_req *me, int64_t until)
         else
             free(sig);
     }
-    me->in_fiber = me->fsig != NULL;
+    return me->fsig;
+}
+
+static void wait_woken(lane *l, mux_req *me, int64_t until)
+{
+    if (!dlock__fiber_current()) {
+        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
+        return;
+    }
+    me->in_fiber = fiber_signal(me) != NULL;
     pthread_mutex_unlock(&l->mu);
     if (me->fsig) {
         dlock__fiber_sleep(me->fsig, until);
@@ -744,6 +768,28 @@ __attribute__((noinline)) static void drop_silent(dlock__redis_mux *m, lane *l)
     break_lane(m, l, l->s, DLOCK_ECONN, detail);
 }
 
+/* A caller in a loop's fiber that found nothing to read: sleeps until
+ * the lane's socket has something, or it is woken (its call ended by
+ * another reader, a role free), or until passes, without holding the
+ * reader's role. Called with l->mu held, l->s set; released meanwhile. */
+static void fiber_wait_readable(lane *l, mux_req *me, int64_t until)
+{
+    dlock__redis_transport *t = l->s->c->t;
+    int fd = dlock__redis_transport_fd(t);
+    int ev = (dlock__redis_transport_events(t) & POLLOUT) ? DLOCK__FIBER_WRITE
+                                                          : DLOCK__FIBER_READ;
+
+    if (!fiber_signal(me)) {
+        wait_woken(l, me, until); /* a short nap, then a look */
+        return;
+    }
+    me->in_fiber = 1;
+    lane_unlock(l); /* wake-ups owed go out first */
+    dlock__fiber_wait_fd_or(me->fsig, fd, ev, until);
+    pthread_mutex_lock(&l->mu);
+    me->in_fiber = 0;
+}
+
 int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
                           redisReply **replies, int64_t deadline_ms,
                           char *errbuf, size_t errlen)
@@ -756,6 +802,7 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
     pthread_mutex_lock(&l->mu);
     if (!me->waiting) {
         me->waiting = 1;
+        me->in_loop = dlock__fiber_current() != NULL;
         recount(l, me);
     }
     for (;;) {
@@ -767,12 +814,20 @@ int dlock__redis_mux_wait(dlock__redis_mux *m, dlock__redis_mux_req *me,
             continue;
         }
         if (me->state == INFLIGHT && !l->reading) {
+            int fiber = dlock__fiber_current() != NULL, any;
             int64_t silent;
-            read_replies(m, l, me, deadline_ms);
+            any = read_replies(m, l, me, deadline_ms, fiber);
             silent = silent_until(m, l, me);
-            if (me->state != DONE &&
-                dlock__redis_now_ms() >= (silent < deadline_ms ? silent : deadline_ms))
+            until = silent < deadline_ms ? silent : deadline_ms;
+            if (me->state != DONE && dlock__redis_now_ms() >= until)
                 break;
+            if (fiber && me->state != DONE) {
+                /* The role is free again: a thread waiting may take it
+                 * (fibers wait for the socket themselves, see below). */
+                hand_off_to(l, 1, me);
+                if (!any && l->s)
+                    fiber_wait_readable(l, me, until);
+            }
             continue;
         }
         until = deadline_ms;

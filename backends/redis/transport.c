@@ -509,8 +509,8 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
         /* what has come is taken without a wait (many replies in flight:
          * often), else the fiber parks */
         int rc = recv_plain(t, buf, cap, MSG_DONTWAIT, got, errbuf, errlen);
-        if (rc != 0 || *got > 0)
-            return rc;
+        if (rc != 0 || *got > 0 || deadline_ms <= dlock__redis_now_ms())
+            return rc; /* (a deadline already past: that one look) */
         rc = wait_fd(t, POLLIN, deadline_ms, errbuf, errlen);
         if (rc == DLOCK_ETIMEDOUT)
             return 0;

@@ -419,13 +419,14 @@ static void io_unwatch(dlock_loop *lp, dlock__aop *o)
 }
 
 /* Parks o after its fiber yielded for a socket: the socket in the epoll
- * set (one-shot), the time in the heap. A socket the set cannot take (one
+ * set (one-shot), the time in the heap, and sig's notify when the fiber
+ * also wants to be woken by a signal (NULL: not). A socket the set cannot take (one
  * another operation already waits on) is looked at again in a millisecond
  * instead. A cancel does not end such a wait (the round trip finishes by
  * its own deadline), so unlike park() it is not looked at here. */
-static void park_io(dlock_loop *lp, dlock__aop *o, int64_t wake)
+static void park_io(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
 {
-    int fd, events;
+    int fd, events, parked = 1;
 
     dlock__fiber_want_io(o->fiber, &fd, &events);
     o->io = 1;
@@ -452,9 +453,26 @@ static void park_io(dlock_loop *lp, dlock__aop *o, int64_t wake)
     lp->io_head = o;
     o->wake_ms = wake;
     pthread_mutex_lock(&lp->mu);
-    o->state = A_PARKED;
+    if (sig) {
+        /* Or woken by sig (as park() does): a raise that came first makes
+         * it ready at once. */
+        int raised;
+
+        o->sig = sig;
+        dlock_signal_set_notify(sig, on_raise, o);
+        pthread_mutex_lock(&sig->mutex);
+        raised = sig->raised;
+        pthread_mutex_unlock(&sig->mutex);
+        parked = !raised;
+    }
+    if (parked) {
+        o->state = A_PARKED;
+    } else {
+        o->state = A_READY;
+        fifo_push(&lp->ready, o);
+    }
     pthread_mutex_unlock(&lp->mu);
-    if (wake != INT64_MAX && heap_add(lp, o) != 0)
+    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0)
         on_raise(o); /* no room for the timer: look again at once */
 }
 
@@ -520,29 +538,28 @@ static void step(dlock_loop *lp, dlock__aop *o)
     int64_t wake;
     int want;
 
-    if (o->io) {
-        /* Back from a socket wait: the socket out of the set. */
-        io_unwatch(lp, o);
+    if (o->io || o->sig) {
+        /* Back from a socket wait or a sleep (or both at once): the
+         * socket out of the set, no more notifies, the signal's flag
+         * consumed, and the answer the wait returns (1: the socket is
+         * ready; 0: woken early; DLOCK_ETIMEDOUT). */
+        int raised = 0, ready = o->io && o->io_ready;
+
+        if (o->io)
+            io_unwatch(lp, o);
+        if (o->sig) {
+            dlock_signal_set_notify(o->sig, NULL, NULL);
+            pthread_mutex_lock(&o->sig->mutex);
+            raised = o->sig->raised;
+            o->sig->raised = 0;
+            pthread_mutex_unlock(&o->sig->mutex);
+            o->sig = NULL;
+        }
         heap_remove(lp, o);
-        dlock__fiber_answer(o->fiber, o->io_ready ? 1
-                                      : dlock_clock_now(lp->clock) < o->wake_ms
+        dlock__fiber_answer(o->fiber, ready ? 1
+                                      : raised || dlock_clock_now(lp->clock) < o->wake_ms
                                           ? 0 : DLOCK_ETIMEDOUT);
         o->io_ready = 0;
-    }
-    if (o->sig) {
-        /* Back from a sleep: no more notifies, the flag consumed, and the
-         * answer the sleep returns. */
-        int raised;
-
-        dlock_signal_set_notify(o->sig, NULL, NULL);
-        pthread_mutex_lock(&o->sig->mutex);
-        raised = o->sig->raised;
-        o->sig->raised = 0;
-        pthread_mutex_unlock(&o->sig->mutex);
-        heap_remove(lp, o);
-        dlock__fiber_answer(o->fiber, raised || dlock_clock_now(lp->clock) < o->wake_ms
-                                          ? 0 : DLOCK_ETIMEDOUT);
-        o->sig = NULL;
     }
     if (!o->fiber) {
         if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
@@ -570,7 +587,7 @@ static void step(dlock_loop *lp, dlock__aop *o)
     if (want == DLOCK__FIBER_SLEEP && sig)
         park(lp, o, sig, wake);
     else if (want == DLOCK__FIBER_IO)
-        park_io(lp, o, wake);
+        park_io(lp, o, sig, wake);
     else
         fifo_push(&lp->turns, o); /* a turn (or a sleep without a signal) */
 }

@@ -686,33 +686,46 @@ static int threaded_wait(threaded *t, int calls)
     return got;
 }
 
+static void free_threaded(void *p)
+{
+    threaded *t = p;
+
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* The record and the loop live with the case (kept): a failed assertion
+ * leaves through teardown, which frees the loop (its thread may still
+ * call back into the record) before the record. */
 static void async_own_thread(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    threaded *t = calloc(1, sizeof(*t));
     dlock_loop *lp = NULL;
-    threaded t;
 
-    memset(&t, 0, sizeof(t));
-    pthread_mutex_init(&t.mu, NULL);
-    pthread_cond_init(&t.cv, NULL);
+    assert_non_null(t);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    dlock_fx_keep(fx, t, free_threaded);
     assert_int_equal(dlock_loop_new_thread(&lp, fx->c1), 0);
+    dlock_fx_keep(fx, lp, free_loop);
     assert_int_equal(dlock_loop_run(lp, 0), DLOCK_EINVAL);
     assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, NULL, l1, "t", DLOCK_WAIT_FOREVER, 0,
-                                      on_done_threaded, &t), 0);
+                                      on_done_threaded, t), 0);
     dlock_fx_sleep_real(fx->is_mock ? 20 : 100);
-    assert_int_equal(threaded_wait(&t, 0), 0);
+    assert_int_equal(threaded_wait(t, 0), 0);
     assert_int_equal(dlock_unlock(l2), 0);
-    assert_int_equal(threaded_wait(&t, 1), 1);
-    assert_int_equal(t.s.rc, 0);
-    assert_false(pthread_equal(t.s.thread, pthread_self()));
+    assert_int_equal(threaded_wait(t, 1), 1);
+    assert_int_equal(t->s.rc, 0);
+    assert_false(pthread_equal(t->s.thread, pthread_self()));
     assert_int_equal(held_by(l1, "t"), 1);
     assert_int_equal(dlock_unlock_as(l1, "t"), 0);
+    dlock_fx_unkeep(fx, lp);
     dlock_loop_free(lp);
-    pthread_cond_destroy(&t.cv);
-    pthread_mutex_destroy(&t.mu);
 }
 
 /* ---- the group ----------------------------------------------------------- */

@@ -35,9 +35,29 @@ int dlock_test_sentinels_start(dlock_test_sentinels *s, const char *name);
 int dlock_test_sentinels_master(dlock_test_sentinels *s);
 
 /* Waits (up to timeout_ms) until the set is ready for another failover:
- * the sentinels agree on a master that answers ROLE "master", and every
- * other running data node is its connected replica. 0 or -1. */
+ * every sentinel names the same master, has no failover of it in progress
+ * and does not hold it down, and knows the replicas and the other
+ * sentinels; the master answers ROLE "master" with every other data node
+ * online as its replica, in step at its offset. 0 or -1. */
 int dlock_test_sentinels_wait_ready(dlock_test_sentinels *s, int timeout_ms);
+
+/* The same wait, healing meanwhile: a data node or sentinel that does not
+ * answer is started again (same port, data lost), and once the sentinels
+ * agree on a master every other data node is made its replica (REPLICAOF),
+ * rather than waiting the sentinels' INFO period for it. For use between
+ * the runs of a fault case, with a bound that holds on a loaded machine.
+ * 0 or -1. */
+int dlock_test_sentinels_heal(dlock_test_sentinels *s, int timeout_ms);
+
+/* Prints, on stderr, each data node's ROLE and each sentinel's SENTINEL
+ * MASTER reply: what a failed wait found. */
+void dlock_test_sentinels_describe(dlock_test_sentinels *s);
+
+/* 0 when m answers ROLE "master" with exactly `replicas` online replicas,
+ * each having acknowledged the master's offset (ROLE gives the master's
+ * offset, then ip, port and acknowledged offset per online replica); -1
+ * otherwise. */
+int dlock_test_master_in_step(dlock_test_redis *m, int replicas);
 
 /* Stops every process of the set. */
 void dlock_test_sentinels_stop(dlock_test_sentinels *s);

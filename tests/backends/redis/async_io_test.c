@@ -8,6 +8,8 @@
  *    multiplexed and the pooled connection alike; when the server
  *    resumes, the reply wakes the loop through dlock_loop_fd long before
  *    the call's own deadline, and the lock is granted;
+ *  - a thread's blocking call beside a parked operation, on the same
+ *    multiplexed connection, does not wait for the loop to run;
  *  - a real loop library (libuv, through its adapter) drives waits and
  *    grants whose replies arrive on sockets.
  */
@@ -122,6 +124,54 @@ static void test_stalled_server_pooled(void **state)
     stalled_server(0, "async-io:stall:pool");
 }
 
+/* A thread's blocking call on a client whose loop's fiber waits for a
+ * reply is not held up by that loop: the fiber does not keep the
+ * multiplexed connection's reader's role while it is parked, so the
+ * thread reads (the fiber's reply too) without the loop being run. With
+ * the role kept, the thread's call would wait for the loop until its own
+ * budget ran out (DLOCK_ETIMEDOUT). */
+static void test_thread_beside_parked_fiber(void **state)
+{
+    dlock_client *c = client(1);
+    dlock_rlock *l = NULL, *l2 = NULL;
+    dlock_loop *lp = NULL;
+    dlock_test_stall *stall = NULL;
+    calls got = {0, -1};
+    int i, held = 0;
+
+    (void)state;
+    assert_int_equal(dlock_reentrant_new(&l, c, "async-io:beside:fiber"), 0);
+    assert_int_equal(dlock_reentrant_new(&l2, c, "async-io:beside:thread"), 0);
+    assert_int_equal(dlock_loop_new(&lp, c, NULL), 0);
+    /* the connection open first */
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "a", CALL_BUDGET_MS, 0, done, &got), 0);
+    run_until(lp, &got, 1);
+    assert_int_equal(got.rc, 0);
+    assert_int_equal(dlock_unlock_as(l, "a"), 0);
+
+    got.n = 0;
+    assert_int_equal(dlock_test_redis_stall(&stall, srv, STALL_MS), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "b", CALL_BUDGET_MS, 0, done, &got), 0);
+    for (i = 0; i < 3; i++)
+        dlock_loop_run(lp, 0);
+    assert_int_equal(got.n, 0);
+    assert_int_equal(dlock_loop_pending(lp), 1); /* sent, parked for its reply */
+    /* The loop is not run again until the thread's call has returned. */
+    assert_int_equal(dlock_try_lock_as(l2, "t", 5000, 60000), 0);
+    assert_int_equal(dlock_test_stall_join(stall), 0);
+    run_until(lp, &got, 1);
+    assert_int_equal(got.n, 1);
+    assert_int_equal(got.rc, 0);
+    assert_int_equal(dlock_is_held_as(l, "b", &held), 0);
+    assert_int_equal(held, 1);
+    assert_int_equal(dlock_unlock_as(l, "b"), 0);
+    assert_int_equal(dlock_unlock_as(l2, "t"), 0);
+    dlock_loop_free(lp);
+    dlock_rlock_free(l);
+    dlock_rlock_free(l2);
+    dlock_client_free(c);
+}
+
 /* ---- libuv over Redis ------------------------------------------------------ */
 
 static void uv_tick(uv_timer_t *t) { (void)t; }
@@ -194,6 +244,7 @@ int dlock_test_redis_async_io(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stalled_server_multiplexed),
         cmocka_unit_test(test_stalled_server_pooled),
+        cmocka_unit_test(test_thread_beside_parked_fiber),
         cmocka_unit_test(test_libuv_over_redis),
     };
     return DLOCK_RUN_GROUP("redis_async_io", tests, group_setup, group_teardown);
