@@ -126,13 +126,14 @@ static const struct group {
 };
 
 /* The conformance groups of row (a ROW_ bit) on backend, in the list's
- * order. */
-static void run_groups(const char *backend, int row)
+ * order; with also, only those whose rows have that bit too. */
+static void run_groups(const char *backend, int row, int also)
 {
     size_t i;
 
     for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
-        if (!(groups[i].rows & row) || !dlock_test_wanted("DLOCK_TEST_GROUP", groups[i].what))
+        if (!(groups[i].rows & row) || (groups[i].rows & also) != also ||
+            !dlock_test_wanted("DLOCK_TEST_GROUP", groups[i].what))
             continue;
         dlock_test_set_phase("%s on %s", groups[i].what, backend);
         groups[i].fn(backend);
@@ -186,16 +187,18 @@ static void run_conformance_on_redis(const char *name, int row)
     /* Every group through Sentinel, or over TLS, adds about 1.5-2 min each
      * to make check, and neither changes lock semantics (the plain and
      * cluster rows run every group): they run the reentrant lock's generic
-     * cases (waits and wake-ups included); DLOCK_TEST_SENTINEL_FULL=1 and
+     * cases (waits and wake-ups included) and the groups marked
+     * ROW_TRIMMED_TOO (the async group); DLOCK_TEST_SENTINEL_FULL=1 and
      * DLOCK_TEST_TLS_FULL=1 run every group (all pass). */
     if ((row == ROW_SENTINEL && !getenv("DLOCK_TEST_SENTINEL_FULL")) ||
         (row == ROW_TLS && !getenv("DLOCK_TEST_TLS_FULL"))) {
         dlock_test_conformance_type(&reentrant_type, name, NULL);
+        run_groups(name, row, ROW_TRIMMED_TOO);
         dlock_fx_set_redis_url(NULL);
         stop_server();
         return;
     }
-    run_groups(name, row);
+    run_groups(name, row, 0);
     dlock_fx_set_redis_url(NULL);
     if (row == ROW_CLUSTER) {
         /* The cases' names spread over the shards: every master ran
@@ -277,7 +280,7 @@ int main(void)
 
     /* Every conformance group on the mock backend. */
     if (wanted("mock"))
-        run_groups("mock", ROW_MOCK);
+        run_groups("mock", ROW_MOCK, 0);
 
     run_conformance_on_redis("redis", ROW_REDIS);
     /* Once more over TLS (rediss://, client certificates required, no

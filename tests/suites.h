@@ -34,6 +34,10 @@
 #define ROW_ACL      0x20 /* "redis-acl": plain TCP as the README's
                            * least-privilege ACL user (Deploying) */
 #define ROWS_ALL (ROW_MOCK | ROW_REDIS | ROW_TLS | ROW_SENTINEL | ROW_CLUSTER | ROW_ACL)
+/* Not a row: with ROW_TLS or ROW_SENTINEL, the group runs there even
+ * without the row's _FULL=1 variable (beside the reentrant lock's cases),
+ * for a group whose subject is the transport or the topology. */
+#define ROW_TRIMMED_TOO 0x40
 /* Every conformance group runs on the ACL row, so that a command, key or
  * channel the library needs and the README's ACL line lacks fails there
  * with NOPERM (the sample runs on the redis row only: its lock name is not
@@ -41,7 +45,9 @@
 #define ROWS_PLAIN (ROW_MOCK | ROW_REDIS | ROW_ACL)
 /* The TLS and Sentinel rows run every group only with their _FULL=1
  * variable; else, like the pooled row ("redis-pool"), they run the
- * reentrant lock's generic cases alone (tests/main.c). The spin and simple
+ * reentrant lock's generic cases and the groups marked ROW_TRIMMED_TOO
+ * (tests/main.c): the async group, whose waits and round trips go through
+ * the loop's own sockets (TLS) and must follow the master (Sentinel). The spin and simple
  * locks add lock semantics, which the transport does not change: mock and
  * plain TCP only, for make check's time. */
 
@@ -65,7 +71,7 @@
     X(dlock_test_inspection, "inspection", ROW_MOCK | ROW_REDIS | ROW_CLUSTER) /* inspection_cases.c; admin rights, not the ACL row */ \
     X(dlock_test_sample_custom_lock, "samples/custom_lock", ROW_REDIS) /* tests/sample_test.c */     \
     X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */   \
-    X(dlock_test_async, "async", ROWS_PLAIN | ROW_CLUSTER)             /* async_cases.c */ \
+    X(dlock_test_async, "async", ROWS_ALL | ROW_TRIMMED_TOO)           /* async_cases.c */ \
     X(dlock_test_cpp, "C++", ROWS_PLAIN)                               /* cpp_cases.cpp (api/dlock.hpp) */ \
     X(dlock_test_prometheus, "prometheus", ROW_MOCK | ROW_REDIS)       /* prometheus_cases.c; its names are not under the ACL row's prefix */
 
@@ -87,6 +93,7 @@
     X(dlock_test_redis_lazy, "redis lazy connect tests")               /* lazy_test.c */                   \
     X(dlock_test_redis_hostile, "redis hostile server tests")          /* hostile_test.c */                \
     X(dlock_test_redis_async_io, "redis async I/O tests")              /* async_io_test.c */               \
+    X(dlock_test_redis_async_topology, "redis async topology tests")  /* async_topology_test.c */         \
     X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
     X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
     X(dlock_test_redis_safety, "redis safety tests")                   /* safety_test.c */                 \

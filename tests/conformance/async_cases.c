@@ -24,6 +24,12 @@
 
 /* How long a Redis case waits for a callback it expects (real ms). */
 #define REDIS_WAIT_MS 5000
+/* The lease of a lock held elsewhere for a whole case (a holder whose
+ * watchdog is not the case's subject): a lease of its own, not the
+ * fixture's watchdog lease (300 ms on Redis, renewed every 100 ms), which
+ * a loaded machine lets lapse mid-case (then a waiter is granted early and
+ * the holder's unlock says DLOCK_ELOST). */
+#define HOLDER_LEASE_MS 60000
 
 /* What callbacks record. */
 typedef struct seen {
@@ -169,7 +175,7 @@ static void async_wait_woken_by_release(void **state)
     dlock_loop *lp = loop(fx, fx->c1);
     seen a = {0};
 
-    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, NULL, l1, "waiter-1", DLOCK_WAIT_FOREVER, 0,
                                       on_done, &a), 0);
     run_idle(fx, lp, &a, 0);
@@ -220,7 +226,7 @@ static void async_try_lock_times_out(void **state)
     int64_t wait = fx->is_mock ? 5000 : 300, start;
     seen a = {0};
 
-    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     start = fx->is_mock ? dlock_fx_now(fx) : dlock_fx_real_ms();
     assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, &a), 0);
     assert_int_equal(dlock_loop_run(lp, 0), 0);
@@ -260,7 +266,7 @@ static void async_cancel_leaves_nothing(void **state)
     dlock_fx_keep(fx, f1, (void (*)(void *))dlock_rlock_free);
     assert_int_equal(dlock_fair_new(&f2, fx->c2, fx->name), 0);
     dlock_fx_keep(fx, f2, (void (*)(void *))dlock_rlock_free);
-    assert_int_equal(dlock_lock(f2, 0), 0);
+    assert_int_equal(dlock_lock(f2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, &op, f1, "queued", DLOCK_WAIT_FOREVER, 0,
                                       on_done, &a), 0);
     run_idle(fx, lp, &a, 0);
@@ -346,7 +352,7 @@ static void async_free_ends_waits(void **state)
     seen a = {0};
 
     assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
-    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, NULL, l1, "w", DLOCK_WAIT_FOREVER, 0, on_done, &a),
                      0);
     run_idle(fx, lp, &a, 0);
@@ -544,7 +550,7 @@ static void async_many_waits(void **state)
         snprintf(name, sizeof(name), "%s:%d", fx->name, i);
         assert_int_equal(dlock_reentrant_new(&m->mine[i], fx->c1, name), 0);
         assert_int_equal(dlock_reentrant_new(&m->theirs[i], fx->c2, name), 0);
-        assert_int_equal(dlock_lock(m->theirs[i], 0), 0);
+        assert_int_equal(dlock_lock(m->theirs[i], HOLDER_LEASE_MS), 0);
         assert_int_equal(dlock_lock_async(lp, NULL, m->mine[i], NULL, DLOCK_WAIT_FOREVER, 0,
                                           on_done, &s[i]), 0);
     }
@@ -611,7 +617,7 @@ static void async_hook_mode(void **state)
 
     assert_int_equal(dlock_loop_new(&lp, fx->c1, &hooks), 0);
     assert_true(ml.read_fd >= 0); /* no wakeup hook: dlock's own fd */
-    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, &a), 0);
     /* Turns until the attempt's reply is in and the wait sleeps (on Redis
      * the attempt's round trip is itself a wait on the socket, through
@@ -707,7 +713,7 @@ static void async_own_thread(void **state)
     assert_int_equal(dlock_loop_new_thread(&lp, fx->c1), 0);
     dlock_fx_keep(fx, lp, free_loop);
     assert_int_equal(dlock_loop_run(lp, 0), DLOCK_EINVAL);
-    assert_int_equal(dlock_lock(l2, 0), 0);
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     assert_int_equal(dlock_lock_async(lp, NULL, l1, "t", DLOCK_WAIT_FOREVER, 0,
                                       on_done_threaded, t), 0);
     dlock_fx_sleep_real(fx->is_mock ? 20 : 100);

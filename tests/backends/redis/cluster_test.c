@@ -38,6 +38,9 @@ int dlock_test_redis_cluster_start(void);
 void dlock_test_redis_cluster_stop(void);
 const char *dlock_test_cluster_seed_url(void);
 int dlock_test_redis_cluster_spread(void);
+/* For tests/backends/redis/async_topology_test.c: the cluster itself, to
+ * move slots (NULL when it is not up). */
+dlock_test_cluster *dlock_test_redis_cluster_get(void);
 
 /* rc must be 0; else the lock's detail is printed first. */
 #define expect_ok(rc, l)                                                      \
@@ -612,6 +615,11 @@ void dlock_test_redis_cluster_stop(void)
 const char *dlock_test_cluster_seed_url(void)
 {
     return cl_up ? cl.url : NULL;
+}
+
+dlock_test_cluster *dlock_test_redis_cluster_get(void)
+{
+    return cl_up ? &cl : NULL;
 }
 
 /* How many shards ran scripts (INFO commandstats: evalsha or eval calls

@@ -45,10 +45,18 @@ static int64_t now_ms(void)
 int dlock_test_redis_sentinel_start(void);
 void dlock_test_redis_sentinel_stop(void);
 const char *dlock_test_sentinel_url(void);
+/* For tests/backends/redis/async_topology_test.c: the set itself, to fail
+ * it over (NULL when it is not up). */
+dlock_test_sentinels *dlock_test_redis_sentinel_get(void);
 
 const char *dlock_test_sentinel_url(void)
 {
     return set_up ? set.url : NULL;
+}
+
+dlock_test_sentinels *dlock_test_redis_sentinel_get(void)
+{
+    return set_up ? &set : NULL;
 }
 
 static dlock_redis_options fast_options(void)
