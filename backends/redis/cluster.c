@@ -528,7 +528,7 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
         if (!(redir.refused || dlock__redis_unsent(detail)) ||
             dlock__redis_now_ms() + backoff >= retry_until)
             break;
-        usleep((useconds_t)backoff * 1000);
+        dlock__redis_nap(backoff);
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
     if (rc != 0)
@@ -667,7 +667,7 @@ int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
             dlock__redis_now_ms() + backoff >= retry_until)
             break;
         want_refresh(c);
-        usleep((useconds_t)backoff * 1000);
+        dlock__redis_nap(backoff);
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
     free(s->channel);

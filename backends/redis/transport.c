@@ -120,6 +120,21 @@ static int fiber_poll_until(int fd, short events, int64_t deadline_ms)
     }
 }
 
+void dlock__redis_nap(int64_t ms)
+{
+    int64_t until = dlock__redis_now_ms() + ms;
+
+    if (!dlock__fiber_current()) {
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        return;
+    }
+    /* a timed nap of the fiber (resumed early: nap on) */
+    while (dlock__redis_now_ms() < until)
+        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, until);
+}
+
 int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
 {
     if (dlock__fiber_current())

@@ -110,6 +110,9 @@ int dlock__redis_transport_tls(const dlock__redis_transport *t);
  * ready, so an operation waiting for a reply never blocks the loop. Every
  * wait of the backend for a socket goes through it. */
 int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms);
+/* Sleeps ms milliseconds: a retry's back-off. In a loop's fiber the
+ * fiber naps, not the loop's thread. */
+void dlock__redis_nap(int64_t ms);
 
 /* For a poll() loop of one's own (the subscriber): the socket, the events
  * to wait for before the next read_now (POLLIN, plus POLLOUT while TLS

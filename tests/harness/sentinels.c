@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 /* The integer after the line `field` in a reply of field/value lines. */
@@ -38,7 +39,11 @@ int dlock_test_sentinels_master(dlock_test_sentinels *s)
     return -1;
 }
 
-int dlock_test_master_in_step(dlock_test_redis *m, int want)
+/* ROLE of m as a master with exactly want online replicas: its offset
+ * into *offset and the least offset its replicas acknowledged into
+ * *acked; -1 when it is not that. */
+static int master_offsets(dlock_test_redis *m, int want, long long *offset,
+                          long long *acked)
 {
     char out[1024], *line[2 + 3 * DLOCK_TEST_NDATA], *p = out;
     const char *role[] = {"ROLE", NULL};
@@ -51,10 +56,34 @@ int dlock_test_master_in_step(dlock_test_redis *m, int want)
         n++;
     if (p || n != 2 + 3 * want)
         return -1;
-    for (i = 0; i < want; i++)
-        if (strcmp(line[4 + 3 * i], line[1]) != 0)
-            return -1;
+    *offset = strtoll(line[1], NULL, 10);
+    *acked = *offset;
+    for (i = 0; i < want; i++) {
+        long long a = strtoll(line[4 + 3 * i], NULL, 10);
+        if (a < *acked)
+            *acked = a;
+    }
     return 0;
+}
+
+int dlock_test_master_in_step(dlock_test_redis *m, int want)
+{
+    long long offset, acked, now, ack_now;
+    int i;
+
+    if (master_offsets(m, want, &offset, &acked) != 0)
+        return -1;
+    /* Writes going on (a nemesis's workers) keep the offsets moving: the
+     * replicas are in step once they acknowledged what the master had
+     * written when asked, within a second. */
+    for (i = 0; acked < offset && i < 20; i++) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+        if (master_offsets(m, want, &now, &ack_now) != 0)
+            return -1;
+        acked = ack_now;
+    }
+    return acked >= offset ? 0 : -1;
 }
 
 /* The master every sentinel names, when none has a failover of it in

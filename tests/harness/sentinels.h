@@ -54,8 +54,9 @@ int dlock_test_sentinels_heal(dlock_test_sentinels *s, int timeout_ms);
 void dlock_test_sentinels_describe(dlock_test_sentinels *s);
 
 /* 0 when m answers ROLE "master" with exactly `replicas` online replicas,
- * each having acknowledged the master's offset (ROLE gives the master's
- * offset, then ip, port and acknowledged offset per online replica); -1
+ * each having acknowledged the offset the master had when asked, within a
+ * second (writes may go on meanwhile) (ROLE gives the master's offset,
+ * then ip, port and acknowledged offset per online replica); -1
  * otherwise. */
 int dlock_test_master_in_step(dlock_test_redis *m, int replicas);
 

@@ -57,7 +57,7 @@
 
 #define MAX_LEASE_MS 2500
 #define JOIN_MS 30000
-#define HEAL_MS 30000
+#define HEAL_MS 90000 /* as the fault suite heals (a stalled sentinel TILTs for 30 s) */
 
 static nem_shared *sh;
 static nem_report *report;
@@ -322,7 +322,7 @@ static int phase_sentinel(int seconds, unsigned seed)
             dlock_test_redis_signal(set.data[m], SIGKILL);
             fault_sleep_ms(rnd(2000, 5000));
             healthy = dlock_test_redis_restart(set.data[m]) == 0 &&
-                      dlock_test_sentinels_wait_ready(&set, HEAL_MS) == 0;
+                      dlock_test_sentinels_heal(&set, HEAL_MS) == 0;
             fault_end();
         } else if (f < 4) { /* SENTINEL FAILOVER */
             fault_begin(NEM_F_FAILOVER, NEM_SENTINEL_SYNC);
@@ -332,7 +332,7 @@ static int phase_sentinel(int seconds, unsigned seed)
                 while (dlock_test_sentinels_master(&set) == m && fault_now_ms() < until)
                     fault_sleep_ms(100);
             }
-            healthy = dlock_test_sentinels_wait_ready(&set, HEAL_MS) == 0;
+            healthy = dlock_test_sentinels_heal(&set, HEAL_MS) == 0;
             fault_end();
         } else if (f < 5) { /* a replica killed, back 1-3 s later */
             v = (m + rnd(1, DLOCK_TEST_NDATA - 1)) % DLOCK_TEST_NDATA;
@@ -340,7 +340,7 @@ static int phase_sentinel(int seconds, unsigned seed)
             dlock_test_redis_kill(set.data[v]);
             fault_sleep_ms(rnd(1000, 3000));
             healthy = dlock_test_redis_restart(set.data[v]) == 0 &&
-                      dlock_test_sentinels_wait_ready(&set, HEAL_MS) == 0;
+                      dlock_test_sentinels_heal(&set, HEAL_MS) == 0;
             fault_end();
         } else if (f < 8) { /* a data node stalled, below down-after */
             v = rnd(0, DLOCK_TEST_NDATA - 1);
