@@ -265,11 +265,14 @@ headers-check:
 demo: $(SAMPLES)
 	@set -e; for s in $(SAMPLES); do echo "== $$s"; $$s; done
 
+# A sanitizer run takes several times a plain one: the test program's own
+# hang guard (DLOCK_TEST_TIMEOUT, tests/main.c) gets two hours unless set.
+SANITIZER_TIMEOUT = DLOCK_TEST_TIMEOUT=$${DLOCK_TEST_TIMEOUT:-7200}
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g" \
+	$(SANITIZER_TIMEOUT) $(MAKE) BUILD=build-asan OPT="-O1 -g" \
 	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
 tsan:
-	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SANITIZE="-fsanitize=thread" check
+	$(SANITIZER_TIMEOUT) $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANITIZE="-fsanitize=thread" check
 
 HEADERS     := $(notdir $(wildcard api/dlock/*.h))
 SYS_HEADERS := $(notdir $(wildcard api/dlock/sys/*.h))

@@ -42,9 +42,10 @@ void dlock_test_redis_cluster_stop(void);      /* its cluster, kept up for the r
 const char *dlock_test_cluster_seed_url(void);
 int dlock_test_redis_cluster_spread(void);
 
-/* Default: generous for a sanitizer build on a slow 2-core machine, far
- * below a CI job's own timeout. DLOCK_TEST_TIMEOUT (seconds) overrides. */
-#define DEFAULT_TIMEOUT_S 900
+/* Default: twice what a plain build takes on a slow 2-core machine, far
+ * below a CI job's own timeout (make asan and make tsan raise it).
+ * DLOCK_TEST_TIMEOUT (seconds) overrides. */
+#define DEFAULT_TIMEOUT_S 1800
 
 static dlock_test_redis *server;
 static char phase[512] = "starting";

@@ -101,6 +101,21 @@ static int thread_count(void)
     return threads_named(NULL);
 }
 
+/* Waits (real time, up to real_ms) for n threads named name (a thread names
+ * itself once it runs, which on a loaded machine may take a while); the
+ * count at the end. */
+static int wait_threads_named(const char *name, int n, int64_t real_ms)
+{
+    int64_t end = dlock_fx_real_ms() + real_ms;
+    int now = threads_named(name);
+
+    while (now != n && dlock_fx_real_ms() < end) {
+        dlock_fx_sleep_real(5);
+        now = threads_named(name);
+    }
+    return now;
+}
+
 /* Waits (real time, up to real_ms) for the thread count to come down to n. */
 static int wait_threads(int n, int64_t real_ms)
 {
@@ -541,22 +556,26 @@ static void library_threads_are_named(void **state)
     dlock_client *c3;
     int watchdogs = threads_named("dlock-watchdog");
     int subs = threads_named("dlock-sub");
+    int subs_seen, unlocked;
 
     assert_true(watchdogs >= 2); /* c1's and c2's */
     c3 = dlock_fx_keep(fx, extra_client(fx, NULL), free_client);
-    assert_int_equal(threads_named("dlock-watchdog"), watchdogs + 1);
+    assert_int_equal(wait_threads_named("dlock-watchdog", watchdogs + 1, JOIN_MS),
+                     watchdogs + 1);
 
     w.l = dlock_fx_lock(fx, c3, fx->name);
     assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
     start_blocked(fx, &t, &w);
+    /* Counted while the waiter waits; asserted once it is joined. */
     if (fx->is_mock)
-        assert_int_equal(threads_named("dlock-sub"), 0);
+        subs_seen = threads_named("dlock-sub");
     else
-        assert_int_equal(threads_named("dlock-sub"), subs + 1);
-
-    assert_int_equal(dlock_unlock(holder), 0);
+        subs_seen = wait_threads_named("dlock-sub", subs + 1, JOIN_MS);
+    unlocked = dlock_unlock(holder);
     assert_int_equal(dlock_fx_join(fx, &t, JOIN_MS, holder), 0);
+    assert_int_equal(unlocked, 0);
     assert_int_equal(w.rc, 0);
+    assert_int_equal(subs_seen, fx->is_mock ? 0 : subs + 1);
 }
 
 /* ---- the backend registry (api/dlock/sys/backend.h) ---------------------- */

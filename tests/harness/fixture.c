@@ -360,6 +360,34 @@ fail:
     return -1;
 }
 
+/* The helper threads started and not yet joined, kept here rather than in
+ * their dlock_fx_thread: a case that fails between dlock_fx_start and
+ * dlock_fx_join leaves cmocka's longjmp behind it, and with it the
+ * dlock_fx_thread and the thread's argument on a stack that the teardown is
+ * about to reuse. The teardown looks here (never at that stack) and ends
+ * the run rather than free what such a thread may still be using. */
+#define FX_MAX_RUNNING 64
+static pthread_t fx_running[FX_MAX_RUNNING];
+static int fx_nrunning;
+
+static void fx_running_add(pthread_t th)
+{
+    if (fx_nrunning == FX_MAX_RUNNING)
+        dlock_test_fatal("more helper threads than the fixture can track");
+    fx_running[fx_nrunning++] = th;
+}
+
+static void fx_running_remove(pthread_t th)
+{
+    int i;
+
+    for (i = 0; i < fx_nrunning; i++)
+        if (pthread_equal(fx_running[i], th)) {
+            fx_running[i] = fx_running[--fx_nrunning];
+            return;
+        }
+}
+
 int dlock_fx_teardown(void **state)
 {
     dlock_fx *fx = *state;
@@ -367,6 +395,11 @@ int dlock_fx_teardown(void **state)
 
     if (!fx)
         return 0;
+    if (fx_nrunning > 0)
+        dlock_test_fatal("the case ended (a failed assertion?) between "
+                         "dlock_fx_start and dlock_fx_join: its helper thread "
+                         "still runs on the case's stack, so neither the "
+                         "teardown nor the next case can run safely");
     /* Kept objects and handles first: they keep the clients alive, and a
      * client's watchdog (which may call fx_on_lost) must be gone before fx
      * is. */
@@ -549,6 +582,7 @@ void dlock_fx_start(dlock_fx_thread *t, void (*fn)(void *), void *arg)
     pthread_cond_init(&t->cond, &ca);
     pthread_condattr_destroy(&ca);
     assert_int_equal(pthread_create(&t->th, NULL, fx_thread_main, t), 0);
+    fx_running_add(t->th);
     t->started = 1;
 }
 
@@ -605,6 +639,7 @@ int dlock_fx_join(dlock_fx *fx, dlock_fx_thread *t, int64_t real_ms,
         dlock_test_fatal("a helper thread is stuck inside the library and "
                          "cannot be released");
     pthread_join(t->th, NULL);
+    fx_running_remove(t->th);
     pthread_mutex_destroy(&t->mutex);
     pthread_cond_destroy(&t->cond);
     t->started = 0;
