@@ -33,6 +33,7 @@ $(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(BUILD)/libdlock.a
 
 $(BUILD)/tests/dlock_faults: $(BUILD)/tests/faults/faults_main.o $(FAULT_OBJ) \
                              $(BUILD)/tests/harness/redis_server.o \
+                             $(BUILD)/tests/harness/redis_client.o \
                              $(BUILD)/tests/harness/sentinels.o \
                              $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
                              | $(FAULT_HELPER)
@@ -100,6 +101,7 @@ NEMESIS_OBJ := $(BUILD)/tests/nemesis/nemesis.o $(BUILD)/tests/nemesis/worker.o 
 $(BUILD)/tests/dlock_nemesis: $(NEMESIS_OBJ) $(BUILD)/tests/faults/proxy.o \
                               $(BUILD)/tests/faults/child.o \
                               $(BUILD)/tests/harness/redis_server.o \
+                              $(BUILD)/tests/harness/redis_client.o \
                               $(BUILD)/tests/harness/sentinels.o \
                               $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a
 	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)

@@ -329,7 +329,10 @@ static void reconcile(dlock__redis_subscriber *s)
                 retry = c;
                 c->dirty = 1;
             }
-        } else if (!want && !c->sent_sub && c->inflight == 0) {
+        } else if (c->nlisteners == 0 && !c->sent_sub && c->inflight == 0) {
+            /* (A channel gone to another node keeps its listeners, failed
+             * or moving, until they unlink: the last one marks it dirty
+             * again.) */
             chan_free(s, c);
         }
         c = next;

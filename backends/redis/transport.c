@@ -99,18 +99,19 @@ static int fiber_poll_until(int fd, short events, int64_t deadline_ms)
         int r = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
                     ? DLOCK_ETIMEDOUT
                     : dlock__fiber_wait_fd(fd, ev, deadline_ms);
+        /* Past the deadline: this look at the socket is the last. */
+        int last_look = r == DLOCK_ETIMEDOUT;
 
         if (r == 1)
             return 1;
         p.fd = fd;
         p.events = events;
         p.revents = 0;
-        r = r == DLOCK_ETIMEDOUT ? 2 : 0; /* 2: the last look */
         switch (poll(&p, 1, 0)) {
         case 1:
             return 1;
         case 0:
-            if (r == 2)
+            if (last_look)
                 return 0;
             break;
         default:

@@ -370,21 +370,26 @@ static void finish(dlock_loop *lp, dlock__aop *o)
     fifo_push(&lp->done, o);
 }
 
-/* Parks o after its fiber yielded to sleep: on its signal's notify and
- * (when timed) in the heap. A raise or a cancel that came first makes it
- * ready again at once. */
-static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
+/* Under lp->mu: o listens to sig's raises (on_raise); whether sig was
+ * raised already. */
+static int listen_locked(dlock__aop *o, dlock_signal *sig)
 {
-    int raised, parked;
+    int raised;
 
-    pthread_mutex_lock(&lp->mu);
     o->sig = sig;
-    o->wake_ms = wake;
     dlock_signal_set_notify(sig, on_raise, o);
     pthread_mutex_lock(&sig->mutex);
     raised = sig->raised;
     pthread_mutex_unlock(&sig->mutex);
-    parked = !raised && !__atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE);
+    return raised;
+}
+
+/* Ends a park, under lp->mu (taken by the caller, released here): o
+ * sleeps (parked), or is ready at once; a parked o with a time is put in
+ * the heap. o->state is not read after the mutex is released: a raise on
+ * another thread may change it from then on. */
+static void park_unlock(dlock_loop *lp, dlock__aop *o, int parked, int64_t wake)
+{
     if (parked) {
         o->state = A_PARKED;
     } else {
@@ -392,12 +397,22 @@ static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
         fifo_push(&lp->ready, o);
     }
     pthread_mutex_unlock(&lp->mu);
-    /* (o->state is not read here: a raise on another thread may change
-     * it as soon as the mutex is released) */
-    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0) {
-        /* No room for the timer: look again at once rather than never. */
-        on_raise(o);
-    }
+    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0)
+        on_raise(o); /* no room for the timer: look again at once */
+}
+
+/* Parks o after its fiber yielded to sleep: on its signal's notify and
+ * (when timed) in the heap. A raise or a cancel that came first makes it
+ * ready again at once. */
+static void park(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wake)
+{
+    int raised;
+
+    pthread_mutex_lock(&lp->mu);
+    o->wake_ms = wake;
+    raised = listen_locked(o, sig);
+    park_unlock(lp, o, !raised && !__atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE),
+                wake);
 }
 
 /* Takes o out of the socket waits (the loop's thread). Its socket stays
@@ -453,27 +468,11 @@ static void park_io(dlock_loop *lp, dlock__aop *o, dlock_signal *sig, int64_t wa
     lp->io_head = o;
     o->wake_ms = wake;
     pthread_mutex_lock(&lp->mu);
-    if (sig) {
-        /* Or woken by sig (as park() does): a raise that came first makes
-         * it ready at once. */
-        int raised;
-
-        o->sig = sig;
-        dlock_signal_set_notify(sig, on_raise, o);
-        pthread_mutex_lock(&sig->mutex);
-        raised = sig->raised;
-        pthread_mutex_unlock(&sig->mutex);
-        parked = !raised;
-    }
-    if (parked) {
-        o->state = A_PARKED;
-    } else {
-        o->state = A_READY;
-        fifo_push(&lp->ready, o);
-    }
-    pthread_mutex_unlock(&lp->mu);
-    if (parked && wake != INT64_MAX && heap_add(lp, o) != 0)
-        on_raise(o); /* no room for the timer: look again at once */
+    /* Or woken by sig (as park() does): a raise that came first makes it
+     * ready at once. */
+    if (sig)
+        parked = !listen_locked(o, sig);
+    park_unlock(lp, o, parked, wake);
 }
 
 /* Makes the operations whose sockets are in ev[0..n) ready (the loop's

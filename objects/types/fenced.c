@@ -93,17 +93,8 @@ static void destroy(dlock_rlock *l)
 
 /* The reentrant lock's release and force unlock: the counter stays, tokens
  * never go back. */
-static const dlock__lock_methods fenced_methods = {
-    {.version = DLOCK_RLOCK_METHODS_VERSION,
-     .type = "fenced",
-     .acquire = acquire,
-     DLOCK__HASH_LOCK_SLOTS,
-     .destroy = destroy,
-     .state = state,
-     .guard_field = dlock__hash_guard_field,
-     .extend = dlock__hash_extend},
-    dlock__hash_triple,
-};
+static const dlock__lock_methods fenced_methods =
+    DLOCK__HASH_LOCK_TABLE("fenced", acquire, destroy, state);
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

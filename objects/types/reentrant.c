@@ -93,17 +93,9 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
     return rc;
 }
 
-static const dlock__lock_methods reentrant_methods = {
-    {.version = DLOCK_RLOCK_METHODS_VERSION,
-     .type = "reentrant",
-     .acquire = acquire,
-     DLOCK__HASH_LOCK_SLOTS,
-     .destroy = dlock_object_base_destroy,
-     .state = dlock__hash_state_plain,
-     .guard_field = dlock__hash_guard_field,
-     .extend = dlock__hash_extend},
-    dlock__hash_triple,
-};
+static const dlock__lock_methods reentrant_methods =
+    DLOCK__HASH_LOCK_TABLE("reentrant", acquire, dlock_object_base_destroy,
+                           dlock__hash_state_plain);
 const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -28,17 +28,9 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 
-static const dlock__lock_methods spin_methods = {
-    {.version = DLOCK_RLOCK_METHODS_VERSION,
-     .type = "spin",
-     .acquire = acquire,
-     DLOCK__HASH_LOCK_SLOTS,
-     .destroy = dlock_object_base_destroy,
-     .state = dlock__hash_state_plain,
-     .guard_field = dlock__hash_guard_field,
-     .extend = dlock__hash_extend},
-    dlock__hash_triple,
-};
+static const dlock__lock_methods spin_methods =
+    DLOCK__HASH_LOCK_TABLE("spin", acquire, dlock_object_base_destroy,
+                           dlock__hash_state_plain);
 const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;
 
 int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../harness/redis_client.h"
 #include "../harness/redis_server.h"
 #include "../harness/runner.h"
 
@@ -40,27 +41,17 @@ static void note(const char *what, long long ms)
 dlock_client *fault_client_new(const char *url, int64_t cmd_ms, int64_t conn_ms,
                                int pool, int64_t watchdog_ms)
 {
-    dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options ro = dlock_test_redis_options(conn_ms, cmd_ms);
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *b = NULL;
     dlock_client *c = NULL;
-    char err[256] = "";
+    char err[256];
     int rc;
 
-    ro.connect_timeout_ms = conn_ms;
-    ro.command_timeout_ms = cmd_ms;
     ro.pool_size = pool;
-    ro.reconnect_min_ms = 20;
-    ro.reconnect_max_ms = 200;
     co.watchdog_timeout_ms = watchdog_ms;
-    rc = dlock_redis_backend_new(&b, url, &ro, err, sizeof err);
+    rc = dlock_test_client_open(&c, url, &ro, &co, err, sizeof err);
     if (rc != 0)
-        fail_msg("backend %s: %s %s", url, dlock_errname(rc), err);
-    rc = dlock_client_new(&c, b, &co);
-    if (rc != 0) {
-        dlock_backend_free(b);
-        fail_msg("client: %s", dlock_errname(rc));
-    }
+        fail_msg("client on %s: %s %s", url, dlock_errname(rc), err);
     return c;
 }
 

@@ -14,20 +14,17 @@
 #include <unistd.h>
 
 #include "../faults/faults.h"
+#include "../harness/redis_client.h"
 
 dlock_client *nem_client_new(const nem_target *t, const char *url)
 {
-    dlock_redis_options ro = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options ro =
+        dlock_test_redis_options(NEM_CONNECT_TIMEOUT_MS, t->cmd_timeout_ms);
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *b = NULL;
     dlock_client *c = NULL;
-    char err[256] = "";
+    char err[256];
     int rc;
 
-    ro.connect_timeout_ms = NEM_CONNECT_TIMEOUT_MS;
-    ro.command_timeout_ms = t->cmd_timeout_ms;
-    ro.reconnect_min_ms = 20;
-    ro.reconnect_max_ms = 200;
     ro.connections = 4; /* a WAIT holds back its connection's queue */
     ro.lazy_connect = 1;
     if (t->sync_timeout_ms > 0) {
@@ -35,9 +32,7 @@ dlock_client *nem_client_new(const nem_target *t, const char *url)
         ro.sync_timeout_ms = t->sync_timeout_ms;
     }
     co.budget_slack_ms = NEM_BUDGET_SLACK_MS;
-    rc = dlock_redis_backend_new(&b, url, &ro, err, sizeof err);
-    if (rc == 0)
-        rc = dlock_client_new(&c, b, &co);
+    rc = dlock_test_client_open(&c, url, &ro, &co, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "nemesis worker: client on %s: %s %s\n", url, dlock_errname(rc),
                 err);

@@ -35,6 +35,7 @@
 #include "dlock/redis.h"
 #include "../../harness/cluster.h"
 #include "../../harness/fixture.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/runner.h"
 #include "../../harness/sentinels.h"
 
@@ -81,23 +82,17 @@ static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
  * for the command timeout: longer than a move takes to finish). */
 static dlock_client *client_on(const char *url)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o = dlock_test_redis_options(500, 10000);
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *b = NULL;
     dlock_client *c = NULL;
     char err[512];
     int rc;
 
-    o.connect_timeout_ms = 500;
-    o.command_timeout_ms = 10000;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
-    rc = dlock_redis_backend_new(&b, url, &o, err, sizeof err);
+    co.budget_slack_ms = SLACK_MS;
+    rc = dlock_test_client_open(&c, url, &o, &co, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "  [async topology] %s: %s %s\n", url, dlock_errname(rc), err);
     assert_int_equal(rc, 0);
-    co.budget_slack_ms = SLACK_MS;
-    assert_int_equal(dlock_client_new(&c, b, &co), 0);
     return c;
 }
 
@@ -133,6 +128,18 @@ static int drive(dlock_loop *lp, int64_t ms, int (*until)(void *), void *arg)
 static int called(void *arg)
 {
     return ((outcome *)arg)->n > 0;
+}
+
+/* Drives lp until o's callback came (within ms of real time); it must have
+ * come once and succeeded (else what failed is printed first). */
+static void expect_done_ok(dlock_loop *lp, int64_t ms, outcome *o, const char *what)
+{
+    assert_true(drive(lp, ms, called, o));
+    if (o->rc != 0)
+        fprintf(stderr, "  [async topology] %s: %s (%s)\n", what, dlock_errname(o->rc),
+                o->detail);
+    assert_int_equal(o->n, 1);
+    assert_int_equal(o->rc, 0);
 }
 
 /* The test's thread holds l (asked through lp: a blocking call on the
@@ -380,19 +387,13 @@ static void sentinel_failover_mid_wait(void **state)
     /* The holder releases on the new master; the wait is granted there. */
     expect_ok(dlock_unlock(hg), hg);
     t_unlock = dlock_fx_real_ms();
-    assert_true(drive(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, called, &got));
-    if (got.rc != 0)
-        fprintf(stderr, "  [async topology] the wait: %s (%s)\n", dlock_errname(got.rc),
-                got.detail);
-    assert_int_equal(got.n, 1);
-    assert_int_equal(got.rc, 0);
+    expect_done_ok(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, &got, "the wait");
     printf("  [async topology] wait granted %lld ms after the unlock on the new master\n",
            (long long)(got.at_ms - t_unlock));
     expect_held(lp, wg);
     assert_true(owner_on_node(set->data[watch.after], granted_name, waiter));
     assert_int_equal(dlock_unlock_async(lp, NULL, wg, NULL, on_done, &unlocked), 0);
-    assert_true(drive(lp, STEP_MS, called, &unlocked));
-    assert_int_equal(unlocked.rc, 0);
+    expect_done_ok(lp, STEP_MS, &unlocked, "the unlock");
     assert_int_equal(exists_on_node(set->data[watch.after], granted_name), 0);
 
     /* The short waits: the last one ends, and every one ended in time. */
@@ -474,19 +475,13 @@ static void cluster_slot_move_mid_wait(void **state)
     /* Released on the new owner: the wait is granted there. */
     expect_ok(dlock_unlock(h), h);
     t_unlock = dlock_fx_real_ms();
-    assert_true(drive(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, called, &got));
-    if (got.rc != 0)
-        fprintf(stderr, "  [async topology] the wait: %s (%s)\n", dlock_errname(got.rc),
-                got.detail);
-    assert_int_equal(got.n, 1);
-    assert_int_equal(got.rc, 0);
+    expect_done_ok(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, &got, "the wait");
     printf("  [async topology] wait granted %lld ms after the unlock on the slot's new "
            "master\n", (long long)(got.at_ms - t_unlock));
     expect_held(lp, w);
     assert_int_equal(cluster_exists_on(cl, to, name), 1);
     assert_int_equal(dlock_unlock_async(lp, NULL, w, NULL, on_done, &unlocked), 0);
-    assert_true(drive(lp, STEP_MS, called, &unlocked));
-    assert_int_equal(unlocked.rc, 0);
+    expect_done_ok(lp, STEP_MS, &unlocked, "the unlock");
     assert_int_equal(cluster_exists_on(cl, to, name), 0);
     assert_int_equal(dlock_loop_pending(lp), 0);
 
@@ -546,21 +541,12 @@ static void cluster_ask_mid_migration(void **state)
     assert_int_equal(dlock_test_cluster_move_slot_finish(cl), 0);
     to = dlock_test_cluster_shard_master(cl, 2);
     assert_int_equal(dlock_test_cluster_slot_master(cl, slot), to);
-    assert_true(drive(lp, STEP_MS, called, &unlocked));
-    if (unlocked.rc != 0)
-        fprintf(stderr, "  [async topology] the unlock: %s (%s)\n",
-                dlock_errname(unlocked.rc), unlocked.detail);
-    assert_int_equal(unlocked.rc, 0);
-    assert_true(drive(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, called, &got));
-    if (got.rc != 0)
-        fprintf(stderr, "  [async topology] the wait: %s (%s)\n", dlock_errname(got.rc),
-                got.detail);
-    assert_int_equal(got.rc, 0);
+    expect_done_ok(lp, STEP_MS, &unlocked, "the unlock");
+    expect_done_ok(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, &got, "the wait");
     assert_int_equal(dlock_test_cluster_command(cl, to, out, sizeof out, argv), 0);
     assert_string_equal(out, "1");
     assert_int_equal(dlock_unlock_async(lp, NULL, l, "w", on_done, &released), 0);
-    assert_true(drive(lp, STEP_MS, called, &released));
-    assert_int_equal(released.rc, 0);
+    expect_done_ok(lp, STEP_MS, &released, "the release");
     assert_int_equal(cluster_exists_on(cl, to, name), 0);
 
     dlock_loop_free(lp);

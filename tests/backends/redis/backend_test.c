@@ -21,6 +21,7 @@
 #include "dlock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
@@ -54,12 +55,8 @@ static const dlock_script s_nil = {"test_nil", "return false"};
 
 static dlock_redis_options fast_options(void)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 1000;
+    dlock_redis_options o = dlock_test_redis_options(1000, 1000);
     o.pool_size = 4;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
     return o;
 }
 

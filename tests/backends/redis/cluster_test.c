@@ -24,6 +24,7 @@
 #include "../../harness/cluster.h"
 #include "../../harness/fixture.h"
 #include "../../harness/inbox.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/runner.h"
 
 #define SECRET "clusterPassw0rdXyz"
@@ -61,12 +62,7 @@ static int64_t now_ms(void)
 
 static dlock_redis_options fast_options(void)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
-    o.connect_timeout_ms = 500;
-    o.command_timeout_ms = 2000;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
-    return o;
+    return dlock_test_redis_options(500, 2000);
 }
 
 /* A client on the cluster; watchdog_ms 0: the default lease. */
@@ -74,15 +70,15 @@ static dlock_client *client_on(const char *url, int64_t watchdog_ms)
 {
     dlock_redis_options o = fast_options();
     dlock_client_options co = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *b = NULL;
     dlock_client *c = NULL;
-    int rc = dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf);
-    if (rc != 0)
-        fprintf(stderr, "cluster backend: %s %s\n", dlock_errname(rc), errbuf);
-    assert_int_equal(rc, 0);
+    int rc;
+
     if (watchdog_ms > 0)
         co.watchdog_timeout_ms = watchdog_ms;
-    assert_int_equal(dlock_client_new(&c, b, &co), 0);
+    rc = dlock_test_client_open(&c, url, &o, &co, errbuf, sizeof errbuf);
+    if (rc != 0)
+        fprintf(stderr, "cluster client: %s %s\n", dlock_errname(rc), errbuf);
+    assert_int_equal(rc, 0);
     return c;
 }
 

@@ -21,6 +21,7 @@
 #include "dlock.h"
 #include "dlock/config.h"
 #include "dlock/redis.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -34,29 +35,12 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static dlock_redis_options fast_options(void)
-{
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 1000;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
-    return o;
-}
-
 static int open_client(dlock_client **out, const char *url, int lazy)
 {
-    dlock_redis_options o = fast_options();
-    dlock_backend *b = NULL;
-    int rc;
+    dlock_redis_options o = dlock_test_redis_options(1000, 1000);
 
     o.lazy_connect = lazy;
-    errbuf[0] = '\0';
-    *out = NULL;
-    rc = dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf);
-    if (rc == 0 && (rc = dlock_client_new(out, b, NULL)) != 0)
-        dlock_backend_free(b);
-    return rc;
+    return dlock_test_client_open(out, url, &o, NULL, errbuf, sizeof errbuf);
 }
 
 /* ---- the lock taken through the server's start --------------------------- */
@@ -189,7 +173,7 @@ static void expect_json(const char *json, int code, const char *needle)
 
 static void lazy_option_forms(void **state)
 {
-    dlock_redis_options o = fast_options();
+    dlock_redis_options o = dlock_test_redis_options(1000, 1000);
     dlock_backend *b = NULL;
     char url[256], json[512];
     int port = dlock_test_free_port(); /* nothing listens there */
@@ -216,7 +200,7 @@ static void lazy_option_forms(void **state)
     expect_bad(url, &o, "lazy_connect must be 0 or 1");
 
     /* eager (the default) fails at once; lazy makes it, by field or URL */
-    o = fast_options();
+    o = dlock_test_redis_options(1000, 1000);
     assert_int_equal(dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf), DLOCK_ECONN);
     assert_null(b);
     o.lazy_connect = 1;

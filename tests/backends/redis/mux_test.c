@@ -23,6 +23,7 @@
 #include "dlock/config.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
@@ -39,13 +40,9 @@ static const dlock_script s_get = {"mux_get",
 
 static dlock_redis_options mux_options(int connections)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o = dlock_test_redis_options(2000, 10000);
     o.multiplex = 1;
     o.connections = connections;
-    o.connect_timeout_ms = 2000;
-    o.command_timeout_ms = 10000;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
     return o;
 }
 

@@ -23,6 +23,7 @@
 #include "dlock/sys/backend.h"
 #include "../../harness/asserts.h"
 #include "../../harness/inbox.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/runner.h"
 #include "../../harness/sentinels.h"
 
@@ -61,12 +62,8 @@ dlock_test_sentinels *dlock_test_redis_sentinel_get(void)
 
 static dlock_redis_options fast_options(void)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o = dlock_test_redis_options(500, 500);
     o.pool_size = 2;
-    o.connect_timeout_ms = 500;
-    o.command_timeout_ms = 500;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
     return o;
 }
 

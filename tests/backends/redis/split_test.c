@@ -20,6 +20,7 @@
 #include "dlock/mock.h"
 #include "dlock/redis.h"
 #include "dlock/sys/backend.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/redis_group.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
@@ -32,17 +33,13 @@ static const dlock_script s_incr = {"split_incr",
 
 static dlock_backend *open_backend(const char *url, int multiplex)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o = dlock_test_redis_options(2000, 10000);
     dlock_backend *b = NULL;
     char err[256];
     int rc;
 
     o.multiplex = multiplex;
     o.connections = 1;
-    o.connect_timeout_ms = 2000;
-    o.command_timeout_ms = 10000;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
     rc = dlock_redis_backend_new(&b, url, &o, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "backend: %s\n", err);

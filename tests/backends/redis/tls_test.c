@@ -26,6 +26,7 @@
 #include "../../harness/asserts.h"
 #include "../../harness/inbox.h"
 #include "../../harness/log_capture.h"
+#include "../../harness/redis_client.h"
 #include "../../harness/redis_server.h"
 #include "../../harness/runner.h"
 
@@ -41,10 +42,8 @@ static const dlock_script s_publish = {
  * a small pool, a quick reconnect. */
 static dlock_redis_options fast_options(void)
 {
-    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_redis_options o = dlock_test_redis_options(0, 0);
     o.pool_size = 2;
-    o.reconnect_min_ms = 20;
-    o.reconnect_max_ms = 200;
     return o;
 }
 
