@@ -204,8 +204,30 @@ static int set_blocking(int fd, int blocking)
     return fcntl(fd, F_SETFL, fl);
 }
 
+int dlock__redis_self_connected(int fd)
+{
+    struct sockaddr_storage me, peer;
+    socklen_t ml = sizeof me, pl = sizeof peer;
+
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) != 0 ||
+        getpeername(fd, (struct sockaddr *)&peer, &pl) != 0 || ml != pl ||
+        me.ss_family != peer.ss_family)
+        return 0;
+    if (me.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const void *)&me, *b = (const void *)&peer;
+        return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+    }
+    if (me.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const void *)&me, *b = (const void *)&peer;
+        return a->sin6_port == b->sin6_port &&
+               memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+    }
+    return 0;
+}
+
 /* One non-blocking connect to addr by deadline_ms: the socket, or -1 with
- * *err = errno (ETIMEDOUT when the deadline passed). */
+ * *err = errno (ETIMEDOUT when the deadline passed; ECONNREFUSED for a
+ * connection to itself, dlock__redis_self_connected). */
 static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
                        int64_t deadline_ms, int *err)
 {
@@ -243,6 +265,12 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
     }
     if (family != AF_UNIX) {
         int one = 1;
+
+        if (dlock__redis_self_connected(fd)) {
+            close(fd);
+            *err = ECONNREFUSED;
+            return -1;
+        }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
     if (set_blocking(fd, 1) != 0) {

@@ -58,6 +58,15 @@ int dlock__redis_transport_open(dlock__redis_transport **out,
                                 int64_t deadline_ms, char *errbuf,
                                 size_t errlen);
 
+/* Whether the TCP socket fd is connected to itself (its own address is its
+ * peer's): what a connect to a port nobody listens on gives, now and then,
+ * when the kernel picks that very port as the connection's own (a TCP
+ * "simultaneous open" on loopback). Such a connection keeps the server from
+ * binding its port and answers every command with the command itself, so
+ * the transport takes it for a refused connect. 1, or 0 (also when either
+ * address cannot be read). */
+int dlock__redis_self_connected(int fd);
+
 /* Sets the socket's own send and receive timeout (SO_SNDTIMEO and
  * SO_RCVTIMEO; 0 = none): reads and writes whose deadline is no sooner
  * block in one system call bounded by it. 0 or -1 (errno). */

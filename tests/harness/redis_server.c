@@ -61,23 +61,55 @@ void dlock_test_sleep_ms(long ms)
         ;
 }
 
-/* The kernel picks a free port; it may be taken again before redis binds
- * it, which start() handles by retrying. */
-int dlock_test_free_port(void)
+/* Whether port (0: any) can be bound on loopback now; the port bound, or
+ * -1. */
+static int try_port(int port)
 {
     struct sockaddr_in a;
     socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), got = -1;
     if (fd < 0)
         return -1;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((unsigned short)port);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
+        got = ntohs(a.sin_port);
     close(fd);
-    return port;
+    return got;
+}
+
+/* A free port below the kernel's ephemeral range (ip_local_port_range),
+ * where no outgoing connection takes one: a server killed and restarted on
+ * its port then finds it free (a client's connection elsewhere could have
+ * been given it meanwhile), and a client reconnecting to a stopped server
+ * never gets that port as its own. Failing that (a range of few ports), the
+ * kernel's pick. It may be taken again before redis binds it, which
+ * start() handles by retrying. */
+int dlock_test_free_port(void)
+{
+    static unsigned seed;
+    int low = 32768, high = 60999, tries;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+    if (f) {
+        if (fscanf(f, "%d %d", &low, &high) != 2)
+            low = 32768;
+        fclose(f);
+    }
+    if (seed == 0)
+        seed = (unsigned)getpid() * 2654435761u ^ (unsigned)dlock_test_now_ms();
+    for (tries = 0; low - 10000 >= 1000 && tries < 64; tries++) {
+        int port;
+
+        seed = seed * 1103515245u + 12345u;
+        port = 10000 + (int)((seed >> 8) % (unsigned)(low - 10000));
+        if (try_port(port) == port)
+            return port;
+    }
+    return try_port(0);
 }
 
 /* A plain connection: TCP when the server has a plain port, else its

@@ -3,7 +3,8 @@
  * scripts and replies, pub/sub, reconnection, and concurrency, against
  * throwaway redis-servers (tests/harness/redis_server.h).
  *
- * Only the public API and the backend vtable dispatchers are used. Helper
+ * Only the public API and the backend vtable dispatchers are used (and
+ * the transport's self-connect check, declared where it is used). Helper
  * threads record what they see; assertions run on the test's own thread.
  */
 #include <arpa/inet.h>
@@ -417,6 +418,41 @@ static void test_closed_port(void **state)
     assert_true(dlock_test_now_ms() - t0 < 1000);
     assert_non_null(strstr(errbuf, "127.0.0.1"));
     close(fd);
+}
+
+/* backends/redis/transport.h: what the transport's connect looks at. */
+int dlock__redis_self_connected(int fd);
+
+/* A connection to itself (bound to a free loopback port, then connected to
+ * that same port: the "simultaneous open" that a connect to a port nobody
+ * listens on gives when the kernel picks that very port as its own) is told
+ * apart from a connection to a server; the transport takes the first for a
+ * refused connect instead of talking to itself. */
+static void test_self_connect_told_apart(void **state)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int self = socket(AF_INET, SOCK_STREAM, 0), to_server = socket(AF_INET, SOCK_STREAM, 0);
+    char buf[8];
+
+    (void)state;
+    assert_true(self >= 0 && to_server >= 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(self, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(self, (struct sockaddr *)&a, &len), 0);
+    assert_int_equal(connect(self, (struct sockaddr *)&a, sizeof a), 0);
+    /* what it sends comes back to it: a server would have answered */
+    assert_int_equal(send(self, "PING", 4, MSG_NOSIGNAL), 4);
+    assert_int_equal(recv(self, buf, sizeof buf, 0), 4);
+    assert_int_equal(dlock__redis_self_connected(self), 1);
+
+    a.sin_port = htons((unsigned short)dlock_test_redis_port(srv));
+    assert_int_equal(connect(to_server, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(dlock__redis_self_connected(to_server), 0);
+    close(self);
+    close(to_server);
 }
 
 typedef struct fake_server {
@@ -1541,6 +1577,7 @@ int dlock_test_redis_backend(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_no_timeouts),
         cmocka_unit_test(test_closed_port),
+        cmocka_unit_test(test_self_connect_told_apart),
         cmocka_unit_test(test_not_redis),
         cmocka_unit_test(test_silent_server_times_out),
         cmocka_unit_test(test_wrong_password),
