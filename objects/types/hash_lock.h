@@ -38,20 +38,18 @@ int dlock__reentrant_release(dlock_rlock *l, dlock_op *op);
 void dlock__reentrant_release_send(dlock_rlock *l, dlock_op *op,
                                    dlock__eval_half *h);
 int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed);
-/* The slots from release to remain_ttl of a lock kept in the reentrant
- * lock's hash (its table then ends with dlock__hash_triple). */
-#define DLOCK__HASH_LOCK_SLOTS                                                \
-    .release = dlock__reentrant_release,                                      \
-    .force_unlock = dlock__reentrant_force_unlock, DLOCK__TRIPLE_READ_SLOTS
 /* The whole table (a dlock__lock_methods) of such a lock: its type name and
  * its acquire, destroy and state slots; the rest is the reentrant lock's
- * layout (its release, the triple read, the owner's own field as the guard
+ * layout (its release and force unlock, the triple read (its table then
+ * ends with dlock__hash_triple), the owner's own field as the guard
  * field, hash_renew.lua as extend). */
 #define DLOCK__HASH_LOCK_TABLE(type_, acquire_, destroy_, state_)            \
     {{.version = DLOCK_RLOCK_METHODS_VERSION,                                 \
       .type = (type_),                                                        \
       .acquire = (acquire_),                                                  \
-      DLOCK__HASH_LOCK_SLOTS,                                                 \
+      .release = dlock__reentrant_release,                                    \
+      .force_unlock = dlock__reentrant_force_unlock,                          \
+      DLOCK__TRIPLE_READ_SLOTS,                                               \
       .destroy = (destroy_),                                                  \
       .state = (state_),                                                      \
       .guard_field = dlock__hash_guard_field,                                 \
