@@ -452,15 +452,18 @@ static int is_forwarded(int sig)
 
 /* ---- the phases ------------------------------------------------------------ */
 
-/* Waits for the lock while taking signals. 0 when held; else the exit
- * code, after the message. */
-static int acquire(run_state *st, const sigset_t *set)
+/* Waits for the lock while taking signals. *held says whether the lock
+ * is ours (and then 0 is returned); when it is not, the exit code after
+ * the message, which may be 0 (--conflict-exit-code 0): only *held lets
+ * COMMAND start. */
+static int acquire(run_state *st, const sigset_t *set, int *held)
 {
     const run_opts *o = st->o;
     pthread_t t;
     int got_sig = 0, done = 0, rc, err;
     char detail[512];
 
+    *held = 0;
     if ((err = pthread_create(&t, NULL, acquire_main, st)) != 0) {
         cli_error("cannot start a thread: %s", strerror(err));
         return CLI_FAILED;
@@ -502,6 +505,7 @@ static int acquire(run_state *st, const sigset_t *set)
         snprintf(what, sizeof what, "cannot lock '%s'", o->name);
         return cli_failed(what, rc, detail);
     }
+    *held = 1;
     return 0;
 }
 
@@ -891,7 +895,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
     sigset_t set;
     child ch;
     pthread_t renewer;
-    int i, rc, status, lost_told = 0, renewing = 0;
+    int i, rc, status, held, lost_told = 0, renewing = 0;
 
     memset(&o, 0, sizeof o);
     o.on_lost = LOST_TERM;
@@ -939,8 +943,8 @@ int cli_run(int argc, char **argv, const cli_common *common)
         return cli_failed("cannot take an owner id", rc, NULL);
     }
 
-    status = acquire(&st, &set);
-    if (status == 0) {
+    status = acquire(&st, &set, &held);
+    if (held) {
         int64_t started = now_ms();
 
         if (o.lease_ms == 0) {

@@ -317,6 +317,85 @@ static void test_concurrent_runs(void **state)
     assert_false(key_exists("cli-job"));
 }
 
+/* COMMAND never starts without the lock, whatever exit code the refusal
+ * was given: --conflict-exit-code 0 (cron's natural choice) once read as
+ * "held" and ran COMMAND. Each way run can end before COMMAND: held
+ * elsewhere (--wait 0, a --wait that runs out; the reentrant, fair, write
+ * and semaphore paths), a signal during the wait, another type stored under
+ * the name, an unreachable server. */
+static void test_never_runs_unheld(void **state)
+{
+    char script[2 * PATH_MAX + 64], go[PATH_MAX], ran[PATH_MAX], out[64];
+    /* name, then run's options (the lock type, the wait) */
+    const char *const rows[][4] = {{"cli-unheld", "--wait", "0", NULL},
+                                   {"cli-unheld", "--wait", "300ms", NULL},
+                                   {"cli-unheld-fair", "--fair", "--wait=200ms", NULL},
+                                   {"cli-unheld-sem", "--semaphore", "1", "--wait=0"}};
+    proc h[3], w;
+    size_t i, k;
+    FILE *f;
+
+    snprintf(go, sizeof go, "%s/unheld-go", dir);
+    snprintf(ran, sizeof ran, "%s/unheld-ran", dir);
+    snprintf(script, sizeof script, "while [ ! -e %s ]; do sleep 0.02; done", go);
+    start(&h[0], (const char *[]){"run", "cli-unheld", "--", "sh", "-c", script, NULL});
+    start(&h[1], (const char *[]){"run", "--fair", "cli-unheld-fair", "--", "sh", "-c",
+                                  script, NULL});
+    start(&h[2], (const char *[]){"run", "--semaphore", "1", "cli-unheld-sem", "--", "sh",
+                                  "-c", script, NULL});
+    wait_key("cli-unheld");
+    wait_key("cli-unheld-fair");
+    wait_key("{cli-unheld-sem}:holders");
+    for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const char *args[16];
+        size_t n = 0;
+        int code;
+
+        args[n++] = "run";
+        args[n++] = "-E";
+        args[n++] = "0";
+        for (k = 1; k < 4 && rows[i][k]; k++)
+            args[n++] = rows[i][k];
+        args[n++] = rows[i][0];
+        args[n++] = "--";
+        args[n++] = "touch";
+        args[n++] = ran;
+        args[n] = NULL;
+        code = run_cli(&w, args);
+        if (code != 0 || access(ran, F_OK) == 0)
+            fail_msg("%s %s: exit %d, COMMAND %s; stderr [%s]", rows[i][0], rows[i][1], code,
+                     access(ran, F_OK) == 0 ? "ran" : "did not run", w.err);
+        assert_non_null(strstr(w.err, rows[i][0]));
+    }
+    /* A signal during the wait: 128 + N, not COMMAND. */
+    start(&w, (const char *[]){"run", "-E", "0", "cli-unheld", "--", "touch", ran, NULL});
+    wait_subscriber("redisson_lock__channel:{cli-unheld}");
+    assert_int_equal(kill(w.pid, SIGTERM), 0);
+    assert_int_equal(finish(&w, 5000), 128 + SIGTERM);
+    assert_int_equal(access(ran, F_OK), -1);
+    /* Another type under the name: refused, COMMAND does not run. */
+    redis_cmd(out, sizeof out, "SET", "cli-unheld-str", "x");
+    assert_int_not_equal(run_cli(&w, (const char *[]){"run", "-E", "0", "--wait", "0",
+                                                       "cli-unheld-str", "--", "touch", ran,
+                                                       NULL}), 0);
+    assert_int_equal(access(ran, F_OK), -1);
+    redis_cmd(out, sizeof out, "DEL", "cli-unheld-str", NULL);
+    /* Nobody listening: the wait runs out, COMMAND does not run. */
+    start_env(&w, "redis://127.0.0.1:1", (const char *[]){"run", "-E", "0", "--wait",
+                                                          "300ms", "cli-unheld", "--",
+                                                          "touch", ran, NULL});
+    assert_int_not_equal(finish(&w, 10000), -1);
+    assert_int_equal(access(ran, F_OK), -1);
+
+    assert_non_null(f = fopen(go, "w"));
+    fclose(f);
+    for (i = 0; i < 3; i++)
+        assert_int_equal(finish(&h[i], 5000), 0);
+    assert_false(key_exists("cli-unheld"));
+    assert_false(key_exists("cli-unheld-fair"));
+    unlink(go);
+}
+
 /* COMMAND's exit status passes through (a signal death as 128+N); the lock
  * is released after it; COMMAND inherits no descriptor of dlock's; a
  * command that does not exist is 127. The fair lock takes the same path. */
@@ -1507,6 +1586,7 @@ int dlock_test_cli(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_concurrent_runs),
+        cmocka_unit_test(test_never_runs_unheld),
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_signal_forwarded),
         cmocka_unit_test(test_status_and_lost),
