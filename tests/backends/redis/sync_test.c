@@ -332,6 +332,7 @@ static void sync_all_counts_a_replica_that_left(void **state)
     dlock_client *plain = client_q(master, NULL, NULL);
     dlock_rlock *l = NULL;
     char out[128];
+    int i, rc;
 
     (void)state;
     assert_int_equal(wait_in_step(), 0);
@@ -344,7 +345,15 @@ static void sync_all_counts_a_replica_that_left(void **state)
     expect_contains(dlock_errmsg(l), "1 of 2 (all connected) replicas acknowledged");
     assert_int_equal(locked(plain, "sync:all:left"), 0);
     assert_int_equal(reattach_replica(NULL), 0);
-    assert_int_equal(dlock_try_lock(l, 0, 5000), 0);
+    /* Synced again. A replica fresh from its resync may miss one 300 ms
+     * WAIT on a loaded machine (seen on Valkey): that grant is DLOCK_ESYNC
+     * and rolled back like the one above, so the case asks for a synced
+     * grant within a few attempts, not the very first. */
+    for (i = 0; (rc = dlock_try_lock(l, 0, 5000)) == DLOCK_ESYNC && i < 20; i++) {
+        assert_int_equal(locked(plain, "sync:all:left"), 0);
+        sleep_ms(100);
+    }
+    assert_int_equal(rc, 0);
     assert_int_equal(dlock_unlock(l), 0);
     dlock_rlock_free(l);
     dlock_client_free(plain);
