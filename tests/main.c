@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness/acl_user.h"
@@ -49,6 +50,47 @@ int dlock_test_redis_cluster_spread(void);
 
 static dlock_test_redis *server;
 static char phase[512] = "starting";
+
+/* Where the run's time goes: each part's and each row's wall time,
+ * printed slowest first before the last line (make check's time is what a
+ * newcomer waits for). */
+#define MAX_TIMED 128
+static struct timed {
+    char what[64];
+    double s;
+} timed[MAX_TIMED];
+static int ntimed;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void record_time(const char *what, double since)
+{
+    if (ntimed < MAX_TIMED) {
+        snprintf(timed[ntimed].what, sizeof timed[ntimed].what, "%s", what);
+        timed[ntimed++].s = now_s() - since;
+    }
+}
+
+static int slower_first(const void *a, const void *b)
+{
+    double d = ((const struct timed *)b)->s - ((const struct timed *)a)->s;
+    return (d > 0) - (d < 0);
+}
+
+static void print_times(double total)
+{
+    int i;
+
+    qsort(timed, (size_t)ntimed, sizeof timed[0], slower_first);
+    printf("time per part (slowest first; %.0f s in all):\n", total);
+    for (i = 0; i < ntimed; i++)
+        printf("  %7.1f s  %s\n", timed[i].s, timed[i].what);
+}
 
 void dlock_test_set_phase(const char *fmt, ...)
 {
@@ -136,8 +178,14 @@ static void run_groups(const char *backend, int row, int also)
         if (!(groups[i].rows & row) || (groups[i].rows & also) != also ||
             !dlock_test_wanted("DLOCK_TEST_GROUP", groups[i].what))
             continue;
-        dlock_test_set_phase("%s on %s", groups[i].what, backend);
-        groups[i].fn(backend);
+        {
+            double t0 = now_s();
+            char what[64];
+            dlock_test_set_phase("%s on %s", groups[i].what, backend);
+            groups[i].fn(backend);
+            snprintf(what, sizeof what, "%s on %s", groups[i].what, backend);
+            record_time(what, t0);
+        }
     }
 }
 
@@ -244,16 +292,27 @@ static void run_reentrant_pooled(void)
     stop_server();
 }
 
+static void timed_row(const char *what, void (*fn)(const char *, int), const char *name,
+                      int row)
+{
+    double t0 = now_s();
+    fn(name, row);
+    if (wanted(name))
+        record_time(what, t0);
+}
+
 /* Adds a suite's failures when it returned failures without counting them
  * (e.g. it could not start at all). */
 static void run_suite(const char *name, int (*fn)(void))
 {
     int before = dlock_test_failed, rc;
+    double t0 = now_s();
 
     if (!wanted(name))
         return;
     dlock_test_set_phase("%s", name);
     rc = fn();
+    record_time(name, t0);
     if (rc > 0 && dlock_test_failed == before) {
         dlock_test_total += rc;
         dlock_test_failed += rc;
@@ -267,6 +326,7 @@ int main(void)
 {
     const char *env = getenv("DLOCK_TEST_TIMEOUT");
     unsigned timeout = env && atoi(env) > 0 ? (unsigned)atoi(env) : DEFAULT_TIMEOUT_S;
+    double t0 = now_s();
 
     /* Tests kill and restart servers on purpose; a write to a dead socket
      * must come back as an error, not end the run. */
@@ -280,30 +340,39 @@ int main(void)
     DLOCK_TEST_SUITES(RUN_SUITE)
 
     /* Every conformance group on the mock backend. */
-    if (wanted("mock"))
+    if (wanted("mock")) {
+        double t1 = now_s();
         run_groups("mock", ROW_MOCK, 0);
+        record_time("row mock (all of it)", t1);
+    }
 
-    run_conformance_on_redis("redis", ROW_REDIS);
+    timed_row("row redis (all of it)", run_conformance_on_redis, "redis", ROW_REDIS);
     /* Once more over TLS (rediss://, client certificates required, no
      * plain port): the reentrant lock's cases, pub/sub wake-ups
      * included (DLOCK_TEST_TLS_FULL=1: every case). */
-    run_conformance_on_redis("redis-tls", ROW_TLS);
-    run_reentrant_pooled();
+    timed_row("row redis-tls (all of it)", run_conformance_on_redis, "redis-tls", ROW_TLS);
+    {
+        double t1 = now_s();
+        run_reentrant_pooled();
+        if (wanted("redis-pool"))
+            record_time("row redis-pool (all of it)", t1);
+    }
     /* And every group once more as the README's least-privilege ACL user
      * (tests/harness/acl_user.txt: "Deploying"), so that a command the
      * library needs and the line lacks fails here with NOPERM. */
-    run_conformance_on_redis("redis-acl", ROW_ACL);
+    timed_row("row redis-acl (all of it)", run_conformance_on_redis, "redis-acl", ROW_ACL);
     /* And through Sentinel (redis-sentinel://, the master found by asking
      * three sentinels; the Sentinel tests' set, stopped after). */
-    run_conformance_on_redis("redis-sentinel", ROW_SENTINEL);
+    timed_row("row redis-sentinel (all of it)", run_conformance_on_redis, "redis-sentinel", ROW_SENTINEL);
     /* And on a Redis Cluster of 3 masters with a replica each (the
      * Cluster tests' cluster, stopped after): routing by slot, sharded
      * pub/sub wake-ups. */
-    run_conformance_on_redis("redis-cluster", ROW_CLUSTER);
+    timed_row("row redis-cluster (all of it)", run_conformance_on_redis, "redis-cluster", ROW_CLUSTER);
     DLOCK_TEST_SUITES_LAST(RUN_SUITE)
 #undef RUN_SUITE
     alarm(0);
 
+    print_times(now_s() - t0);
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);
     return dlock_test_failed == 0 ? 0 : 1;
