@@ -5,13 +5,17 @@
 #                   libdlock_conformance.a (the conformance kit; with cmocka),
 #                   and the command-line tool $(BUILD)/dlock (cli/, man page
 #                   cli/dlock.1)
-#   make check      the whole suite, every case on the mock and on a throwaway
-#                   redis-server (started and stopped by the test program;
-#                   tests/suites.h lists what runs)
-#   make check-valkey  the same against Valkey (mk/valkey.mk)
+#   make check      the quick half of the suite: every lock type's cases on
+#                   the mock and on a throwaway redis-server (started and
+#                   stopped by the test program; tests/suites.h lists what
+#                   runs), the backends' and the tool's own tests
+#   make check-matrix  the rest: TLS, pooled, ACL, Sentinel and Cluster rows,
+#                   the topologies' suites, hostile servers, fault cases
+#   make check-all  both halves in one run
+#   make check-valkey  check-all against Valkey (mk/valkey.mk)
 #   make demo       the samples, on the mock backend
-#   make asan       the suite under AddressSanitizer + UBSan (build-asan/)
-#   make tsan       the suite under ThreadSanitizer (build-tsan/)
+#   make asan       check-all under AddressSanitizer + UBSan (build-asan/)
+#   make tsan       check-all under ThreadSanitizer (build-tsan/)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
 #                   INCLUDEDIR=$(PREFIX)/include BINDIR=$(PREFIX)/bin
 #                   MANDIR=$(PREFIX)/share/man); `make uninstall` with the
@@ -97,7 +101,7 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o) $(TEST_CXX_SRC:%.cpp=$(BUILD)/%.o)
 CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
-.PHONY: all check demo asan tsan install uninstall install-check clean headers-check FORCE
+.PHONY: all check check-all check-matrix run-suite demo asan tsan install uninstall install-check clean headers-check FORCE
 CMAKE_FILES := $(BUILD)/cmake/dlockConfig.cmake $(BUILD)/cmake/dlockConfigVersion.cmake
 all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock
 
@@ -234,11 +238,29 @@ $(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
 # The suite runs samples/custom_lock (a lock type of one's own) on Redis and
 # samples/cluster_lock on a cluster: they are built first and found through
 # DLOCK_SAMPLES_DIR.
-check: $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
-       $(BUILD)/samples/cluster_lock headers-check bench-smoke fuzz-smoke
+#
+# make check is the quick half (DLOCK_TEST_SCOPE=quick, tests/main.c):
+# every lock type on the mock and on a plain redis-server, the backends'
+# and the tool's own tests; make check-matrix the rest (TLS, pooled, ACL,
+# Sentinel and Cluster rows, the topologies' suites, hostile servers, the
+# fast fault cases); make check-all both in one run.
+CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
+              $(BUILD)/samples/cluster_lock
+check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
+
+check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
+
+check-matrix: $(CHECK_DEPS)
+	@echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=matrix)"; \
+	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=matrix $(BUILD)/tests/dlock_tests
+
+run-suite:
 	@ic=0; $(MAKE) --no-print-directory install-check || ic=1; \
-	echo "$(BUILD)/tests/dlock_tests"; \
-	DLOCK_SAMPLES_DIR=$(BUILD)/samples $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
+	echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE))"; \
+	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE) \
+	  $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
 
 # Every public header compiles on its own, as C99 and as C++ (<dlock.hpp>,
 # the C++ interface: as C++17 with -Wshadow -pedantic) (a typedef
@@ -270,9 +292,9 @@ demo: $(SAMPLES)
 SANITIZER_TIMEOUT = DLOCK_TEST_TIMEOUT=$${DLOCK_TEST_TIMEOUT:-7200}
 asan:
 	$(SANITIZER_TIMEOUT) $(MAKE) BUILD=build-asan OPT="-O1 -g" \
-	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
+	  SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check-all
 tsan:
-	$(SANITIZER_TIMEOUT) $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANITIZE="-fsanitize=thread" check
+	$(SANITIZER_TIMEOUT) $(MAKE) BUILD=build-tsan OPT="-O1 -g" SANITIZE="-fsanitize=thread" check-all
 
 HEADERS     := $(notdir $(wildcard api/dlock/*.h))
 SYS_HEADERS := $(notdir $(wildcard api/dlock/sys/*.h))

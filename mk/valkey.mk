@@ -1,4 +1,4 @@
-# make check-valkey: the whole suite (`make check`) against Valkey instead of
+# make check-valkey: the whole suite (`make check-all`) against Valkey instead of
 # Debian 12's redis-server, so that the library meets a newer server than
 # Redis 7.0 (Valkey, the BSD-licensed fork of Redis, at the version in
 # ../shared/servers/, between 8.0 and 8.1; README "Servers").
@@ -39,4 +39,4 @@ check-valkey:
 	@echo "check-valkey: the suite against $$($(VALKEY_SERVER) --version)"
 	@DLOCK_REDIS_SERVER=$(abspath $(VALKEY_SERVER)) \
 	  DLOCK_REDIS_CLI=$(abspath $(VALKEY_DIR)/src/valkey-cli) \
-	  $(MAKE) --no-print-directory check
+	  $(MAKE) --no-print-directory check-all

@@ -29,6 +29,7 @@ int dlock_test_total, dlock_test_failed;
  * number of failures and adds its cases to the two counters above through
  * DLOCK_RUN_GROUP. */
 DLOCK_TEST_SUITES(DLOCK_TEST_DECLARE_SUITE)
+DLOCK_TEST_SUITES_MATRIX(DLOCK_TEST_DECLARE_SUITE)
 DLOCK_TEST_SUITES_LAST(DLOCK_TEST_DECLARE_SUITE)
 DLOCK_TEST_GROUPS(DLOCK_TEST_DECLARE_GROUP)
 
@@ -145,13 +146,35 @@ static void on_alarm(int sig)
  * one of them: the suites' parts (tests/suites.h), "mock" for the
  * conformance groups on the mock, and the Redis rows ("redis",
  * "redis-tls", "redis-pool", "redis-acl", "redis-sentinel",
- * "redis-cluster"). Unset:
- * everything (make check). DLOCK_TEST_GROUP=what[,what...] narrows the
- * rows to the named conformance groups (tests/suites.h: "async", "fair
- * lock", ...). */
+ * "redis-cluster"). DLOCK_TEST_GROUP=what[,what...] narrows the rows to
+ * the named conformance groups (tests/suites.h: "async", "fair lock", ...).
+ *
+ * Without DLOCK_TEST_ONLY, DLOCK_TEST_SCOPE picks a half: "quick" (make
+ * check: the suites of DLOCK_TEST_SUITES, and every conformance group on
+ * the mock and on a plain redis-server: every lock type on both
+ * backends, in minutes) or "matrix" (make check-matrix: the rest, i.e.
+ * the topologies' suites, the fault cases and the TLS, pooled, ACL,
+ * Sentinel and Cluster rows); unset: both (make check-all). */
+enum scope { QUICK = 1, MATRIX = 2 };
+
+static int in_scope(enum scope half)
+{
+    const char *scope = getenv("DLOCK_TEST_SCOPE");
+
+    if ((getenv("DLOCK_TEST_ONLY") && *getenv("DLOCK_TEST_ONLY")) || !scope || !*scope)
+        return 1;
+    return strcmp(scope, half == QUICK ? "quick" : "matrix") == 0;
+}
+
+static int wanted_in(const char *part, enum scope half)
+{
+    return in_scope(half) && dlock_test_wanted("DLOCK_TEST_ONLY", part);
+}
+
+/* The Redis rows' half. */
 static int wanted(const char *part)
 {
-    return dlock_test_wanted("DLOCK_TEST_ONLY", part);
+    return wanted_in(part, strcmp(part, "redis") == 0 ? QUICK : MATRIX);
 }
 
 /* The lock type the trimmed rows run (TLS, Sentinel, pooled). */
@@ -303,12 +326,12 @@ static void timed_row(const char *what, void (*fn)(const char *, int), const cha
 
 /* Adds a suite's failures when it returned failures without counting them
  * (e.g. it could not start at all). */
-static void run_suite(const char *name, int (*fn)(void))
+static void run_suite(const char *name, int (*fn)(void), enum scope half)
 {
     int before = dlock_test_failed, rc;
     double t0 = now_s();
 
-    if (!wanted(name))
+    if (!wanted_in(name, half))
         return;
     dlock_test_set_phase("%s", name);
     rc = fn();
@@ -336,11 +359,13 @@ int main(void)
     atexit(stop_server);
     setvbuf(stdout, NULL, _IOLBF, 0);
 
-#define RUN_SUITE(fn, part) run_suite(part, fn);
+#define RUN_SUITE(fn, part) run_suite(part, fn, QUICK);
+#define RUN_MATRIX_SUITE(fn, part) run_suite(part, fn, MATRIX);
     DLOCK_TEST_SUITES(RUN_SUITE)
+    DLOCK_TEST_SUITES_MATRIX(RUN_MATRIX_SUITE)
 
     /* Every conformance group on the mock backend. */
-    if (wanted("mock")) {
+    if (wanted_in("mock", QUICK)) {
         double t1 = now_s();
         run_groups("mock", ROW_MOCK, 0);
         record_time("row mock (all of it)", t1);
@@ -368,8 +393,9 @@ int main(void)
      * Cluster tests' cluster, stopped after): routing by slot, sharded
      * pub/sub wake-ups. */
     timed_row("row redis-cluster (all of it)", run_conformance_on_redis, "redis-cluster", ROW_CLUSTER);
-    DLOCK_TEST_SUITES_LAST(RUN_SUITE)
+    DLOCK_TEST_SUITES_LAST(RUN_MATRIX_SUITE)
 #undef RUN_SUITE
+#undef RUN_MATRIX_SUITE
     alarm(0);
 
     print_times(now_s() - t0);

@@ -86,15 +86,8 @@
     X(dlock_test_redis_backend, "redis backend tests")                 /* backend_test.c */                \
     X(dlock_test_redis_mux, "redis mux tests")                         /* mux_test.c */                    \
     X(dlock_test_redis_split, "redis split call tests")                /* split_test.c */                  \
-    X(dlock_test_redis_tls, "redis TLS tests")                         /* tls_test.c */                    \
-    X(dlock_test_redis_sentinel, "redis Sentinel tests")               /* sentinel_test.c */               \
-    X(dlock_test_redis_cluster, "redis Cluster tests")                 /* cluster_test.c */                \
-    X(dlock_test_redis_sync, "redis sync tests")                       /* sync_test.c */                   \
     X(dlock_test_redis_lazy, "redis lazy connect tests")               /* lazy_test.c */                   \
-    X(dlock_test_redis_hostile, "redis hostile server tests")          /* hostile_test.c */                \
     X(dlock_test_redis_async_io, "redis async I/O tests")              /* async_io_test.c */               \
-    X(dlock_test_redis_async_topology, "redis async topology tests")  /* async_topology_test.c */         \
-    X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
     X(dlock_test_redis_log_hook, "observability redis tests")          /* log_hook_test.c */               \
     X(dlock_test_redis_safety, "redis safety tests")                   /* safety_test.c */                 \
     /* tests/backends/mock/: the mock against a redis-server */                                            \
@@ -105,10 +98,24 @@
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
-    X(dlock_test_cluster_slots, "cluster slot tests")                  /* cluster_slots_test.c */         \
     X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */
 
-/* X(function, part): `int function(void)`, after the conformance rows. */
+/* X(function, part): the same, for the matrix (`make check-matrix`, not
+ * `make check`): the topologies' own suites (TLS, Sentinel, Cluster,
+ * replica-synced writes), the hostile servers; run after the suites above
+ * when the scope has them. */
+#define DLOCK_TEST_SUITES_MATRIX(X)                                                                        \
+    X(dlock_test_redis_tls, "redis TLS tests")                         /* tls_test.c */                    \
+    X(dlock_test_redis_sentinel, "redis Sentinel tests")               /* sentinel_test.c */               \
+    X(dlock_test_redis_cluster, "redis Cluster tests")                 /* cluster_test.c */                \
+    X(dlock_test_redis_sync, "redis sync tests")                       /* sync_test.c */                   \
+    X(dlock_test_redis_hostile, "redis hostile server tests")          /* hostile_test.c */                \
+    X(dlock_test_redis_async_topology, "redis async topology tests")  /* async_topology_test.c */         \
+    X(dlock_test_redis_cluster_harness, "redis cluster harness tests") /* cluster_harness_test.c */        \
+    X(dlock_test_cluster_slots, "cluster slot tests")                  /* cluster_slots_test.c */
+
+/* X(function, part): `int function(void)`, after the conformance rows; the
+ * matrix's too. */
 #define DLOCK_TEST_SUITES_LAST(X)                                  \
     X(dlock_test_faults, "fault tests") /* tests/faults/cases.c */
 
