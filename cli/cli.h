@@ -31,6 +31,10 @@ enum {
     CLI_OK = 0,
     CLI_CONFLICT = 1, /* not had within --wait (flock(1)'s convention) */
     CLI_USAGE = 2,    /* bad option, duration, count or sub-command */
+    /* dlock status (LSB's status codes, as `systemctl status` uses them):
+     * 0 held, and */
+    CLI_FREE = 3,     /* a lock stored there, held by nobody */
+    CLI_ABSENT = 4,   /* nothing stored: a free lock, or a name never set */
     CLI_FAILED = 125, /* dlock itself failed: backend unreachable, error reply */
     CLI_NOEXEC = 126, /* COMMAND found but not executable */
     CLI_NOTFOUND = 127 /* COMMAND not found */
@@ -71,6 +75,10 @@ int cli_common_option(int c, const char *arg, cli_common *co);
  * a name or an owner id stored on the server cannot move the cursor,
  * retitle the window or hide text. NULL prints nothing. */
 void cli_put_text(FILE *f, const char *s);
+/* A JSON text json on f, then a newline, with its C1 controls (raw UTF-8
+ * in Jansson's output) as \u00HH: the same JSON, and no byte a terminal
+ * would act on. */
+void cli_put_json(FILE *f, const char *json);
 /* "dlock: <message>\n" on stderr, as one line (newlines in the message
  * become spaces, so an odd lock name cannot split it; other control
  * characters are escaped, as cli_put_text does). */
@@ -116,6 +124,17 @@ int cli_connect(dlock_client **out, const cli_common *co,
  * "url"), for --redlock: up to max clients into set, *n of them. 0, or the
  * exit code after the message (nothing left to free). */
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+/* cli_connect's client, or the client set of a JSON --config with "urls"
+ * (dlock status looks at a Redlock's nodes one by one). The same
+ * returns. */
+int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+/* Node i of the set connected last, by address ("host:port", a socket's
+ * path; never a password): NULL when there is none. From then on, the
+ * one-line errors name the nodes of the library's Redlock errors ("node 1
+ * DLOCK_ECONN") so. */
+const char *cli_node_name(size_t i);
+/* The address of url, as cli_node_name gives it, into out. */
+void cli_url_endpoint(const char *url, char *out, size_t len);
 
 /* The lock types a name is taken as (dlock run's --fair, --read,
  * --write, --fenced, --semaphore, --redlock; the simple lock only for

@@ -264,6 +264,14 @@ static int latch_do(dlock_latch *l, const counter_args *a)
     int rc, set = 0;
 
     if (strcmp(a->action, "await") == 0) {
+        int exists = 1;
+        /* An open latch is stored as nothing, as a latch never set is: a
+         * misspelt name would return at once, unnoticed. Exit 0 still
+         * (the latch may have opened before this await came). */
+        if (!a->co.quiet && dlock_object_exists(dlock_latch_object(l), &exists) == 0 &&
+            !exists)
+            cli_error("latch '%s' has no count: it is open, or was never set (dlock latch "
+                      "%s set N); not waiting", a->name, a->name);
         rc = a->wait_text ? dlock_latch_await_for(l, a->wait_ms) : dlock_latch_await(l);
         if (a->wait_text && rc == DLOCK_ETIMEDOUT) {
             if (a->co.quiet)

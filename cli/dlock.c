@@ -27,7 +27,8 @@ static const char usage_text[] =
     "          the same with another lock type (see dlock run --help)\n"
     "  status [--fair] [--text] NAME\n"
     "          the state of whatever NAME is (lock, semaphore, latch) as JSON\n"
-    "          (--text: as lines for people), its holders described\n"
+    "          (--text: as lines for people), its holders described; with a\n"
+    "          client set (--config, \"urls\"), node by node\n"
     "  list [--text] [PATTERN]\n"
     "          every lock, semaphore and latch whose name matches, one line each\n"
     "  fair NAME clear-dead\n"
@@ -44,7 +45,8 @@ static const char usage_text[] =
     "Exit status: run passes COMMAND's on (128+N: killed by signal N); 1: not had\n"
     "within --wait (run: --conflict-exit-code); 124: the lock was lost while\n"
     "COMMAND ran (run: --lost-exit-code); 2: usage error; 125: dlock failed\n"
-    "(backend unreachable...); 126/127: COMMAND not executable / not found.\n"
+    "(backend unreachable...); 126/127: COMMAND not executable / not found;\n"
+    "status: 0 held, 3 stored but free, 4 nothing stored.\n"
     "See dlock(1).\n";
 
 /* The options every command takes, and the durations: the end of every
