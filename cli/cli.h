@@ -13,6 +13,7 @@
  *   objects.c   any object by name: what is stored there, its state, the
  *               check before run takes a name, and dlock list
  *   counters.c  dlock semaphore and dlock latch
+ *   completion.c  dlock completion: bash and zsh scripts from the tables
  *
  * Exit codes (also in cli/dlock.1, EXIT STATUS): see the enum below. A
  * sub-command returns the exit code; every error has been printed on stderr
@@ -191,6 +192,37 @@ int cli_sub_help(const char *text);
  * optstring starting with ':': the usage error; returns CLI_USAGE. */
 int cli_bad_option(int c, char **argv);
 
+/* A sub-command, as main dispatches it (cli/dlock.c) and `dlock
+ * completion` describes it: options is the getopt_long table its parser
+ * uses (so that a new option is completed without a second edit); action,
+ * when not NULL, gives the words its parser takes as its action (i from
+ * 0; NULL past the last), operand action_pos (0 first, 1 after NAME);
+ * takes_command: a COMMAND follows NAME. */
+struct option;
+typedef struct cli_command {
+    const char *name;
+    int (*fn)(int, char **, const cli_common *);
+    const struct option *(*options)(void);
+    const char *(*action)(size_t i);
+    int action_pos;
+    int takes_command;
+} cli_command;
+/* Every sub-command, *n of them. */
+const cli_command *cli_commands(size_t *n);
+/* The tables: dlock's own options (before COMMAND), and each parser's. */
+const struct option *cli_main_options(void);
+const struct option *cli_run_options(void);
+const struct option *cli_status_options(void);
+const struct option *cli_unlock_options(void);
+const struct option *cli_counter_options(void); /* semaphore and latch */
+const struct option *cli_list_options(void);
+const struct option *cli_fair_options(void);
+const struct option *cli_completion_options(void);
+const char *cli_semaphore_action(size_t i);
+const char *cli_latch_action(size_t i);
+const char *cli_fair_action(size_t i);
+const char *cli_completion_action(size_t i); /* the shells */
+
 /* The sub-commands: argv[0] is the sub-command's name. */
 int cli_run(int argc, char **argv, const cli_common *co);
 int cli_status(int argc, char **argv, const cli_common *co);
@@ -199,6 +231,7 @@ int cli_semaphore(int argc, char **argv, const cli_common *co);
 int cli_latch(int argc, char **argv, const cli_common *co);
 int cli_list(int argc, char **argv, const cli_common *co);
 int cli_fair(int argc, char **argv, const cli_common *co);
+int cli_completion(int argc, char **argv, const cli_common *co);
 
 /* Prints a state document (one of the library's *_state_text results) on
  * stdout: as is (JSON), or in the human form when text is set. 0, or

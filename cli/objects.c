@@ -277,7 +277,7 @@ static void list_line(json_t *doc)
     printf("\n");
 }
 
-int cli_list(int argc, char **argv, const cli_common *common)
+const struct option *cli_list_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
@@ -285,6 +285,12 @@ int cli_list(int argc, char **argv, const cli_common *common)
         {"count", required_argument, NULL, 'n'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+int cli_list(int argc, char **argv, const cli_common *common)
+{
+    const struct option *longs = cli_list_options();
     cli_common co = *common;
     const char *pattern = "*";
     char **all = NULL, err[512];

@@ -212,17 +212,34 @@ typedef struct lock_args {
     int fair, text, force;
 } lock_args;
 
-/* Options, then exactly one NAME; is_unlock: unlock's (--force, no --text). Returns 0,
- * -1 after --help, or the exit code of a usage error. */
-static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
+/* The options of status and of unlock (one parser, a table each). */
+const struct option *cli_status_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
         {"fair", no_argument, NULL, 'f'},
         {"text", no_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
+    };
+    return longs;
+}
+
+const struct option *cli_unlock_options(void)
+{
+    static const struct option longs[] = {
+        CLI_COMMON_LONGS,
+        {"fair", no_argument, NULL, 'f'},
         {"force", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+/* Options, then exactly one NAME; is_unlock: unlock's (--force, no --text). Returns 0,
+ * -1 after --help, or the exit code of a usage error. */
+static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
+{
+    const struct option *longs = is_unlock ? cli_unlock_options() : cli_status_options();
     int c;
 
     while ((c = getopt_long(argc, argv, ":" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
@@ -233,13 +250,9 @@ static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
             a->fair = 1;
             break;
         case 't':
-            if (is_unlock)
-                return cli_usage("unlock takes no --text");
             a->text = 1;
             break;
         case 'F':
-            if (!is_unlock)
-                return cli_usage("status takes no --force");
             a->force = 1;
             break;
         case 'h':
@@ -433,12 +446,26 @@ static const char fair_usage[] =
     "passed, or a dlock waiter that stopped renewing its place), wherever it stands\n"
     "in line, and says how many.\n";
 
-int cli_fair(int argc, char **argv, const cli_common *common)
+/* dlock fair's one action. */
+static const char clear_dead[] = "clear-dead";
+
+const struct option *cli_fair_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+const char *cli_fair_action(size_t i)
+{
+    return i == 0 ? clear_dead : NULL;
+}
+
+int cli_fair(int argc, char **argv, const cli_common *common)
+{
+    const struct option *longs = cli_fair_options();
     cli_common co = *common;
     dlock_client *c;
     dlock_rlock *l;
@@ -454,8 +481,8 @@ int cli_fair(int argc, char **argv, const cli_common *common)
     }
     if (argc - optind != 2)
         return cli_usage("fair: expected NAME clear-dead");
-    if (strcmp(argv[optind + 1], "clear-dead") != 0)
-        return cli_usage("fair: unknown action '%s' (clear-dead)", argv[optind + 1]);
+    if (strcmp(argv[optind + 1], clear_dead) != 0)
+        return cli_usage("fair: unknown action '%s' (%s)", argv[optind + 1], clear_dead);
     if ((rc = cli_open_lock(&c, &l, &co, NULL, argv[optind], CLI_FAIR)) != 0)
         return rc;
     if ((rc = cli_check_kind(c, argv[optind], CLI_FAIR)) == 0) {

@@ -1534,6 +1534,15 @@ static void test_run_environment(void **state)
     dlock_test_redis_stop(pw);
 }
 
+/* None of the bytes the escape tests store (ESC, BEL, the C1 CSI) is in
+ * text raw. */
+static void assert_no_terminal_controls(const char *text)
+{
+    assert_null(strchr(text, '\x1b'));
+    assert_null(strchr(text, '\x07'));
+    assert_null(strstr(text, "\xc2\x9b"));
+}
+
 /* status --text escapes what the server stores (owner ids, names): an
  * escape sequence in an owner id reaches the terminal as text. */
 static void test_status_text_escapes(void **state)
@@ -1544,9 +1553,7 @@ static void test_status_text_escapes(void **state)
 
     assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, hset), 0);
     assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-esc", NULL}), 0);
-    assert_null(strchr(p.out, '\x1b'));
-    assert_null(strchr(p.out, '\x07'));
-    assert_null(strstr(p.out, "\xc2\x9b"));
+    assert_no_terminal_controls(p.out);
     if (!strstr(p.out, "holder \\x1b]0;pwned\\x07a\\\\b\\u009b2J: 1 hold"))
         fail_msg("status --text: [%s]", p.out);
     /* the JSON form is JSON's own escaping, as before */
@@ -1575,9 +1582,7 @@ static void test_list_escapes_and_odd_keys(void **state)
 
     assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, esc), 0);
     assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-lx-*", NULL}), 0);
-    assert_null(strchr(p.out, '\x1b'));
-    assert_null(strchr(p.out, '\x07'));
-    assert_null(strstr(p.out, "\xc2\x9b"));
+    assert_no_terminal_controls(p.out);
     for (line = p.out; (line = strchr(line, '\n')) != NULL; line++)
         lines++;
     assert_int_equal(lines, 1);
@@ -1686,6 +1691,113 @@ static void test_redlock_nodes(void **state)
     assert_null(strstr(p.err, "node 1 "));
 }
 
+/* Runs the shell script text with interpreter shell (timeout(1): 10 s at
+ * most), "$D" the dlock binary and "$T" the group's folder; its stdout and
+ * stderr into out. Its exit status. */
+static int run_script(const char *shell, const char *text, char *out, size_t len)
+{
+    char path[PATH_MAX], cmd[PATH_MAX * 2 + 64];
+    FILE *f;
+    size_t n;
+    int status;
+
+    snprintf(path, sizeof path, "%s/completion-script", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "D='%s'; T='%s'\n%s", cli_path(), dir, text);
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "timeout 10 %s '%s' 2>&1", shell, path);
+    fflush(NULL);
+    assert_non_null(f = popen(cmd, "r"));
+    n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    status = pclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* dlock completion bash: a valid bash script, written from the parsers'
+ * tables: `dlock run --wa` completes --wait; the sub-commands, their
+ * actions, a COMMAND after NAME; every option it offers is in the
+ * sub-command's --help (the two cannot drift apart unnoticed). */
+static void test_completion_bash(void **state)
+{
+    static const char script[] =
+        "\"$D\" completion bash > \"$T/dlock.bash\" || exit 9\n"
+        "bash -n \"$T/dlock.bash\" || exit 8\n"
+        ". \"$T/dlock.bash\"\n"
+        "complete -p dlock\n"
+        "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _dlock\n"
+        "      echo \"[$*] -> ${COMPREPLY[*]}\"; }\n"
+        "t dlock run --wa\n"
+        "t dlock ''\n"
+        "t dlock --url redis://x lis\n"
+        "t dlock semaphore --wait 5 s ''\n"
+        "t dlock latch l co\n"
+        "t dlock completion ''\n"
+        "t dlock run --wait 5 job printf\n"
+        "t dlock run --wait 5 job printf --wa\n"
+        "t dlock status --wait\n"
+        "for c in '' run status unlock semaphore latch list fair completion; do\n"
+        "    _dlock_table \"$c\"\n"
+        "    for o in $opts; do\n"
+        "        \"$D\" $c --help | grep -q -- \"$o\" || echo \"missing: $c $o\"\n"
+        "    done\n"
+        "done\n";
+    char out[8192];
+
+    assert_int_equal(run_script("bash", script, out, sizeof out), 0);
+    assert_has(out, "complete -F _dlock dlock\n");
+    assert_has(out, "[dlock run --wa] -> --wait --watchdog-timeout\n");
+    assert_has(out, "[dlock ] -> run status unlock semaphore latch list fair completion "
+                    "help\n");
+    assert_has(out, "[dlock --url redis://x lis] -> list\n");
+    assert_has(out, "[dlock semaphore --wait 5 s ] -> acquire release set status delete\n");
+    assert_has(out, "[dlock latch l co] -> count-down\n");
+    assert_has(out, "[dlock completion ] -> bash zsh\n");
+    assert_has(out, "[dlock run --wait 5 job printf] -> printf");
+    assert_has(out, "[dlock run --wait 5 job printf --wa] -> \n"); /* COMMAND's own */
+    assert_has(out, "[dlock status --wait] -> \n"); /* run's option, not status's */
+    if (strstr(out, "missing: ")) {
+        fprintf(stderr, "  an option completed but not in --help: %s\n", out);
+        fail();
+    }
+    assert_int_equal(run_cli(&(proc){0}, (const char *[]){"completion", "fish", NULL}), 2);
+}
+
+/* dlock completion zsh: zsh -n accepts it, and its function completes as
+ * the bash one does (compadd and friends stand in as shell functions).
+ * Skipped, and said so, where zsh is not installed. */
+static void test_completion_zsh(void **state)
+{
+    static const char script[] =
+        "\"$D\" completion zsh > \"$T/_dlock\" || exit 9\n"
+        "zsh -n \"$T/_dlock\" || exit 8\n"
+        "compdef() { print \"compdef $*\"; }\n"
+        "compadd() { [[ $1 == -- ]] && shift; print -r -- \"compadd: $*\"; }\n"
+        "_files() { print files; }\n"
+        "_command_names() { print commands; }\n"
+        "source \"$T/_dlock\"\n"
+        "t() { words=(\"$@\"); CURRENT=$#; print -n \"[$*] \"; _dlock; }\n"
+        "t dlock ''\n"
+        "t dlock semaphore s ''\n"
+        "t dlock run --config ''\n"
+        "t dlock run job ''\n"
+        "t dlock run job printf ''\n";
+    char out[8192];
+
+    if (system("command -v zsh >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "  zsh is not installed: the zsh completion is not checked\n");
+        skip();
+    }
+    assert_int_equal(run_script("zsh -f", script, out, sizeof out), 0);
+    assert_has(out, "compdef _dlock dlock\n");
+    assert_has(out, "[dlock ] compadd: run status unlock semaphore latch list fair "
+                    "completion help\n");
+    assert_has(out, "[dlock semaphore s ] compadd: acquire release set status delete\n");
+    assert_has(out, "[dlock run --config ] files\n");
+    assert_has(out, "[dlock run job ] commands\n");
+    assert_has(out, "[dlock run job printf ] files\n");
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1749,6 +1861,8 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_list_escapes_and_odd_keys),
         cmocka_unit_test(test_status_exit_codes),
         cmocka_unit_test(test_redlock_nodes),
+        cmocka_unit_test(test_completion_bash),
+        cmocka_unit_test(test_completion_zsh),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }
