@@ -1691,8 +1691,8 @@ static void test_redlock_nodes(void **state)
     assert_null(strstr(p.err, "node 1 "));
 }
 
-/* Runs the shell script text with interpreter shell (timeout(1): 10 s at
- * most), "$D" the dlock binary and "$T" the group's folder; its stdout and
+/* Runs the shell script text with interpreter shell (timeout(1): 120 s at
+ * most: it runs dlock a dozen times, maybe under a sanitizer), "$D" the dlock binary and "$T" the group's folder; its stdout and
  * stderr into out. Its exit status. */
 static int run_script(const char *shell, const char *text, char *out, size_t len)
 {
@@ -1705,7 +1705,7 @@ static int run_script(const char *shell, const char *text, char *out, size_t len
     assert_non_null(f = fopen(path, "w"));
     fprintf(f, "D='%s'; T='%s'\n%s", cli_path(), dir, text);
     assert_int_equal(fclose(f), 0);
-    snprintf(cmd, sizeof cmd, "timeout 10 %s '%s' 2>&1", shell, path);
+    snprintf(cmd, sizeof cmd, "timeout 120 %s '%s' 2>&1", shell, path);
     fflush(NULL);
     assert_non_null(f = popen(cmd, "r"));
     n = fread(out, 1, len - 1, f);
