@@ -34,7 +34,10 @@ local aux_shapes = {
 local function aux(k)
     for i = 1, #aux_shapes do
         if string.find(k, aux_shapes[i][1]) then
-            return redis.call('type', k).ok == aux_shapes[i][2]
+            -- A key this user may not read (ACL) is left out, as it was
+            -- when the name alone decided.
+            local t = redis.pcall('type', k)
+            return t.ok == nil or t.ok == aux_shapes[i][2]
         end
     end
     return false
