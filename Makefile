@@ -18,7 +18,9 @@
 #   make tsan       check-all under ThreadSanitizer (build-tsan/)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
 #                   INCLUDEDIR=$(PREFIX)/include BINDIR=$(PREFIX)/bin
-#                   MANDIR=$(PREFIX)/share/man); `make uninstall` with the
+#                   MANDIR=$(PREFIX)/share/man BASHCOMPDIR=$(PREFIX)/share/
+#                   bash-completion/completions ZSHCOMPDIR=$(PREFIX)/share/
+#                   zsh/site-functions); `make uninstall` with the
 #                   same variables removes exactly what it installed
 #   make install-check  installs into a temporary directory and builds a
 #                   program from the installed files, shared and static
@@ -54,6 +56,8 @@ BUILD     ?= build
 LDCONFIG  ?= ldconfig
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 SYSTEM_PREFIXES := /usr /usr/local
 RUN_LDCONFIG := $(if $(DESTDIR),,$(filter $(SYSTEM_PREFIXES),$(patsubst %/,%,$(PREFIX))))
 
@@ -103,7 +107,9 @@ SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
 .PHONY: all check check-all check-matrix run-suite demo asan tsan install uninstall install-check clean headers-check FORCE
 CMAKE_FILES := $(BUILD)/cmake/dlockConfig.cmake $(BUILD)/cmake/dlockConfigVersion.cmake
-all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock
+COMPLETIONS := $(BUILD)/completion/bash/dlock $(BUILD)/completion/zsh/_dlock
+all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock \
+     $(COMPLETIONS)
 
 $(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
 	@mkdir -p $(@D)
@@ -219,6 +225,14 @@ $(CLI_OBJ): $(wildcard cli/*.h)
 $(BUILD)/dlock: $(CLI_OBJ) $(BUILD)/libdlock.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
 $(BUILD)/tests/dlock_tests: | $(BUILD)/dlock
+# The shells' completion scripts, written by the tool from its own option
+# tables (cli/completion.c), so that they follow its options.
+$(BUILD)/completion/bash/dlock: $(BUILD)/dlock
+	@mkdir -p $(@D)
+	$(BUILD)/dlock completion bash > $@.tmp && mv $@.tmp $@
+$(BUILD)/completion/zsh/_dlock: $(BUILD)/dlock
+	@mkdir -p $(@D)
+	$(BUILD)/dlock completion zsh > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
 	@mkdir -p $(@D)
@@ -305,6 +319,8 @@ I_PC  := $(DESTDIR)$(PKGCONFIGDIR)
 I_CMAKE := $(DESTDIR)$(CMAKEDIR)
 I_BIN := $(DESTDIR)$(BINDIR)
 I_MAN1 := $(DESTDIR)$(MANDIR)/man1
+I_BASHCOMP := $(DESTDIR)$(BASHCOMPDIR)
+I_ZSHCOMP := $(DESTDIR)$(ZSHCOMPDIR)
 
 install: all
 	install -d "$(I_LIB)" "$(I_PC)" "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters"
@@ -323,6 +339,9 @@ install: all
 	install -d "$(I_BIN)" "$(I_MAN1)"
 	install -m 755 $(BUILD)/dlock "$(I_BIN)/"
 	install -m 644 cli/dlock.1 "$(I_MAN1)/"
+	install -d "$(I_BASHCOMP)" "$(I_ZSHCOMP)"
+	install -m 644 $(BUILD)/completion/bash/dlock "$(I_BASHCOMP)/dlock"
+	install -m 644 $(BUILD)/completion/zsh/_dlock "$(I_ZSHCOMP)/_dlock"
 ifneq ($(RUN_LDCONFIG),)
 	$(LDCONFIG)
 endif
@@ -337,7 +356,8 @@ uninstall:
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
 	      "$(I_INC)/dlock.h" "$(I_INC)/dlock.hpp" "$(I_PC)/dlock.pc" \
 	      $(patsubst %,"$(I_CMAKE)/%",$(notdir $(CMAKE_FILES))) \
-	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1"
+	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1" \
+	      "$(I_BASHCOMP)/dlock" "$(I_ZSHCOMP)/_dlock"
 	rm -f $(HEADERS:%="$(I_INC)/dlock/%") $(SYS_HEADERS:%="$(I_INC)/dlock/sys/%") \
 	      $(ADAPTER_HEADERS:%="$(I_INC)/dlock/adapters/%")
 	-rmdir "$(I_INC)/dlock/sys" "$(I_INC)/dlock/adapters" "$(I_INC)/dlock" "$(I_CMAKE)" 2>/dev/null

@@ -13,6 +13,7 @@
  *   objects.c   any object by name: what is stored there, its state, the
  *               check before run takes a name, and dlock list
  *   counters.c  dlock semaphore and dlock latch
+ *   completion.c  dlock completion: bash and zsh scripts from the tables
  *
  * Exit codes (also in cli/dlock.1, EXIT STATUS): see the enum below. A
  * sub-command returns the exit code; every error has been printed on stderr
@@ -31,6 +32,10 @@ enum {
     CLI_OK = 0,
     CLI_CONFLICT = 1, /* not had within --wait (flock(1)'s convention) */
     CLI_USAGE = 2,    /* bad option, duration, count or sub-command */
+    /* dlock status (LSB's status codes, as `systemctl status` uses them):
+     * 0 held, and */
+    CLI_FREE = 3,     /* a lock stored there, held by nobody */
+    CLI_ABSENT = 4,   /* nothing stored: a free lock, or a name never set */
     CLI_FAILED = 125, /* dlock itself failed: backend unreachable, error reply */
     CLI_NOEXEC = 126, /* COMMAND found but not executable */
     CLI_NOTFOUND = 127 /* COMMAND not found */
@@ -71,6 +76,10 @@ int cli_common_option(int c, const char *arg, cli_common *co);
  * a name or an owner id stored on the server cannot move the cursor,
  * retitle the window or hide text. NULL prints nothing. */
 void cli_put_text(FILE *f, const char *s);
+/* A JSON text json on f, then a newline, with its C1 controls (raw UTF-8
+ * in Jansson's output) as \u00HH: the same JSON, and no byte a terminal
+ * would act on. */
+void cli_put_json(FILE *f, const char *json);
 /* "dlock: <message>\n" on stderr, as one line (newlines in the message
  * become spaces, so an odd lock name cannot split it; other control
  * characters are escaped, as cli_put_text does). */
@@ -116,6 +125,17 @@ int cli_connect(dlock_client **out, const cli_common *co,
  * "url"), for --redlock: up to max clients into set, *n of them. 0, or the
  * exit code after the message (nothing left to free). */
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+/* cli_connect's client, or the client set of a JSON --config with "urls"
+ * (dlock status looks at a Redlock's nodes one by one). The same
+ * returns. */
+int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+/* Node i of the set connected last, by address ("host:port", a socket's
+ * path; never a password): NULL when there is none. From then on, the
+ * one-line errors name the nodes of the library's Redlock errors ("node 1
+ * DLOCK_ECONN") so. */
+const char *cli_node_name(size_t i);
+/* The address of url, as cli_node_name gives it, into out. */
+void cli_url_endpoint(const char *url, char *out, size_t len);
 
 /* The lock types a name is taken as (dlock run's --fair, --read,
  * --write, --fenced, --semaphore, --redlock; the simple lock only for
@@ -172,6 +192,37 @@ int cli_sub_help(const char *text);
  * optstring starting with ':': the usage error; returns CLI_USAGE. */
 int cli_bad_option(int c, char **argv);
 
+/* A sub-command, as main dispatches it (cli/dlock.c) and `dlock
+ * completion` describes it: options is the getopt_long table its parser
+ * uses (so that a new option is completed without a second edit); action,
+ * when not NULL, gives the words its parser takes as its action (i from
+ * 0; NULL past the last), operand action_pos (0 first, 1 after NAME);
+ * takes_command: a COMMAND follows NAME. */
+struct option;
+typedef struct cli_command {
+    const char *name;
+    int (*fn)(int, char **, const cli_common *);
+    const struct option *(*options)(void);
+    const char *(*action)(size_t i);
+    int action_pos;
+    int takes_command;
+} cli_command;
+/* Every sub-command, *n of them. */
+const cli_command *cli_commands(size_t *n);
+/* The tables: dlock's own options (before COMMAND), and each parser's. */
+const struct option *cli_main_options(void);
+const struct option *cli_run_options(void);
+const struct option *cli_status_options(void);
+const struct option *cli_unlock_options(void);
+const struct option *cli_counter_options(void); /* semaphore and latch */
+const struct option *cli_list_options(void);
+const struct option *cli_fair_options(void);
+const struct option *cli_completion_options(void);
+const char *cli_semaphore_action(size_t i);
+const char *cli_latch_action(size_t i);
+const char *cli_fair_action(size_t i);
+const char *cli_completion_action(size_t i); /* the shells */
+
 /* The sub-commands: argv[0] is the sub-command's name. */
 int cli_run(int argc, char **argv, const cli_common *co);
 int cli_status(int argc, char **argv, const cli_common *co);
@@ -180,6 +231,7 @@ int cli_semaphore(int argc, char **argv, const cli_common *co);
 int cli_latch(int argc, char **argv, const cli_common *co);
 int cli_list(int argc, char **argv, const cli_common *co);
 int cli_fair(int argc, char **argv, const cli_common *co);
+int cli_completion(int argc, char **argv, const cli_common *co);
 
 /* Prints a state document (one of the library's *_state_text results) on
  * stdout: as is (JSON), or in the human form when text is set. 0, or

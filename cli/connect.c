@@ -17,11 +17,23 @@
 
 #include <dlock/sys/backend.h>
 
+#include <jansson.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* A C1 control as UTF-8 (U+0080..U+009F: 0xc2 0x80..0x9f) at p: written
+ * as \u00HH, and 1 (p is moved onto its last byte); else 0. */
+static int put_c1(FILE *f, const unsigned char **p)
+{
+    if ((*p)[0] != 0xc2 || (*p)[1] < 0x80 || (*p)[1] > 0x9f)
+        return 0;
+    fprintf(f, "\\u%04x", *++*p);
+    return 1;
+}
 
 void cli_put_text(FILE *f, const char *s)
 {
@@ -32,11 +44,103 @@ void cli_put_text(FILE *f, const char *s)
             fprintf(f, "\\x%02x", *p);
         else if (*p == '\\')
             fputs("\\\\", f);
-        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-            fprintf(f, "\\u%04x", *++p); /* a C1 control, UTF-8 */
-        else
+        else if (!put_c1(f, &p))
             putc(*p, f);
     }
+}
+
+void cli_put_json(FILE *f, const char *json)
+{
+    const unsigned char *p = (const unsigned char *)json;
+
+    /* Jansson escapes C0 and DEL is harmless; a C1 byte pair can only be
+     * inside a string, where \u00HH means the same character. */
+    for (; *p; p++)
+        if (!put_c1(f, &p))
+            putc(*p, f);
+    putc('\n', f);
+}
+
+/* The nodes of the client set connected last (connect_json), by address:
+ * the library's Redlock errors count nodes from 0 ("node 1 DLOCK_ECONN"),
+ * which an operator would have to map onto the configuration's "urls". */
+static char node_names[DLOCK_REDLOCK_MAX_NODES][128];
+static size_t n_node_names;
+
+void cli_url_endpoint(const char *url, char *out, size_t len)
+{
+    const char *p = strstr(url, "://"), *end, *at;
+    size_t n;
+
+    if (!p) { /* "mock:" and the like: the URL without its query */
+        n = strcspn(url, "?");
+        snprintf(out, len, "%.*s", (int)n, url);
+        return;
+    }
+    p += 3;
+    end = p + strcspn(p, "/?");
+    if (end == p) { /* unix:///path: the path */
+        n = strcspn(p, "?");
+        snprintf(out, len, "%.*s", (int)n, p);
+        return;
+    }
+    /* never the user name or the password */
+    for (at = end; at > p && at[-1] != '@'; at--)
+        ;
+    snprintf(out, len, "%.*s", (int)(end - at), at);
+}
+
+const char *cli_node_name(size_t i)
+{
+    return i < n_node_names ? node_names[i] : NULL;
+}
+
+/* Names the n nodes of the set in config, from its "urls" (or "url"). */
+static void name_nodes(const char *config, size_t n)
+{
+    json_error_t jerr;
+    json_t *doc = json_load_file(config, 0, &jerr), *urls, *u;
+    size_t i;
+
+    n_node_names = 0;
+    urls = json_object_get(doc, "urls");
+    if (!json_is_array(urls) && json_is_string(json_object_get(doc, "url")))
+        urls = json_pack("[O]", json_object_get(doc, "url"));
+    else
+        json_incref(urls);
+    if (json_array_size(urls) == n && n <= DLOCK_REDLOCK_MAX_NODES) {
+        json_array_foreach(urls, i, u)
+            cli_url_endpoint(json_is_string(u) ? json_string_value(u) : "?",
+                             node_names[i], sizeof node_names[i]);
+        n_node_names = n;
+    }
+    json_decref(urls);
+    json_decref(doc);
+}
+
+/* msg with each "node N DLOCK_..." of the library's Redlock errors as
+ * "node HOST:PORT DLOCK_...", into out. */
+static void name_nodes_in(const char *msg, char *out, size_t len)
+{
+    size_t o = 0;
+    const char *p = msg;
+
+    while (*p && o + 1 < len) {
+        char *end;
+        unsigned long i;
+        if (strncmp(p, "node ", 5) == 0 && p[5] >= '0' && p[5] <= '9' &&
+            (i = strtoul(p + 5, &end, 10)) < n_node_names && end[0] == ' ' &&
+            end[1] >= 'A' && end[1] <= 'Z') {
+            int k = snprintf(out + o, len - o, "node %s", node_names[i]);
+            if (k < 0 || (size_t)k >= len - o)
+                break; /* cut */
+            o += (size_t)k;
+            p = end;
+            continue;
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
 }
 
 static void vline(const char *fmt, va_list ap, const char *suffix)
@@ -45,6 +149,11 @@ static void vline(const char *fmt, va_list ap, const char *suffix)
     size_t i;
 
     vsnprintf(buf, sizeof buf, fmt, ap);
+    if (n_node_names) {
+        char named[sizeof buf];
+        name_nodes_in(buf, named, sizeof named);
+        memcpy(buf, named, sizeof buf);
+    }
     for (i = 0; buf[i]; i++)
         if (buf[i] == '\n' || buf[i] == '\r')
             buf[i] = ' ';
@@ -169,11 +278,31 @@ static int is_yaml(const char *path)
            (n > 4 && strcasecmp(path + n - 4, ".yml") == 0);
 }
 
+/* The client set of the JSON configuration config (its "urls", or its one
+ * "url"): up to max clients into set, *n of them, and their names for
+ * the messages. 0, or the exit code after the message. */
+static int connect_json(dlock_client **set, size_t max, size_t *n, const char *config)
+{
+    char err[512] = "";
+    int rc = dlock_client_set_from_json_file(set, max, n, config, err, sizeof err);
+
+    if (rc == DLOCK_EINVAL) {
+        /* The configuration is wrong: the caller's to fix, as a bad
+         * option is. The library's detail names the file. */
+        cli_error("bad configuration: %s", err[0] ? err : dlock_strerror(rc));
+        return CLI_USAGE;
+    }
+    if (rc != 0)
+        return cli_failed("cannot connect", rc, err);
+    name_nodes(config, *n);
+    return 0;
+}
+
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
     dlock_client_options d;
-    dlock_client *set[64];
+    dlock_client *set[DLOCK_REDLOCK_MAX_NODES];
     const char *url, *config;
     char err[512] = "";
     size_t n = 0, i;
@@ -181,19 +310,20 @@ int cli_connect(dlock_client **out, const cli_common *co,
 
     if ((rc = pick_target(co, &url, &config)) != 0)
         return rc;
-    if (config && is_yaml(config)) {
-        rc = dlock_client_from_redisson_yaml_file(out, config, err, sizeof err);
-    } else if (config) {
-        rc = dlock_client_set_from_json_file(set, sizeof set / sizeof set[0], &n, config,
-                                             err, sizeof err);
-        if (rc == 0 && n != 1) {
+    if (config && !is_yaml(config)) {
+        if ((rc = connect_json(set, sizeof set / sizeof set[0], &n, config)) != 0)
+            return rc;
+        if (n != 1) {
             for (i = 0; i < n; i++)
                 dlock_client_free(set[i]);
             return cli_usage("%s: a client set of %zu servers (\"urls\"); this "
                              "command uses one server (\"url\")", config, n);
         }
-        if (rc == 0)
-            *out = set[0];
+        *out = set[0];
+        return 0;
+    }
+    if (config) {
+        rc = dlock_client_from_redisson_yaml_file(out, config, err, sizeof err);
     } else {
         if (!opts) {
             cli_client_options(&d);
@@ -218,7 +348,6 @@ int cli_connect(dlock_client **out, const cli_common *co,
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co)
 {
     const char *url, *config;
-    char err[512] = "";
     int rc;
 
     *n = 0;
@@ -227,14 +356,22 @@ int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common 
     if (!config)
         return cli_usage("--redlock needs a client set: --config FILE (or $DLOCK_CONFIG) "
                          "with \"urls\"");
-    rc = dlock_client_set_from_json_file(set, max, n, config, err, sizeof err);
-    if (rc == DLOCK_EINVAL) {
-        cli_error("bad configuration: %s", err[0] ? err : dlock_strerror(rc));
-        return CLI_USAGE;
-    }
-    if (rc != 0)
-        return cli_failed("cannot connect", rc, err);
-    return 0;
+    return connect_json(set, max, n, config);
+}
+
+int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_common *co)
+{
+    const char *url, *config;
+    int rc;
+
+    *n = 0;
+    if ((rc = pick_target(co, &url, &config)) != 0)
+        return rc;
+    if (config && !is_yaml(config))
+        return connect_json(set, max, n, config);
+    if ((rc = cli_connect(&set[0], co, NULL)) == 0)
+        *n = 1;
+    return rc;
 }
 
 int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavour f)

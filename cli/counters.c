@@ -52,9 +52,8 @@ static const char latch_usage[] =
     "  await        wait until it is open (--wait D; exit 1 when not within D)\n"
     "  status       the count (0: open), as JSON (--text: for people)\n";
 
-/* Options anywhere, then NAME ACTION [NUMBER]. 0, -1 after --help, or
- * the exit code of a usage error. */
-static int parse_counter_args(int argc, char **argv, counter_args *a)
+/* The options of semaphore and latch (one parser). */
+const struct option *cli_counter_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
@@ -62,6 +61,14 @@ static int parse_counter_args(int argc, char **argv, counter_args *a)
         {"text", no_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+/* Options anywhere, then NAME ACTION [NUMBER]. 0, -1 after --help, or
+ * the exit code of a usage error. */
+static int parse_counter_args(int argc, char **argv, counter_args *a)
+{
+    const struct option *longs = cli_counter_options();
     char err[256];
     int c;
 
@@ -112,6 +119,25 @@ static const action_spec latch_actions[] = {
     {"await", NUM_NONE, 0}, {"count-down", NUM_NONE, 0},
     {"set", NUM_REQUIRED, 1}, {"status", NUM_NONE, 0}, {NULL, NUM_NONE, 0},
 };
+
+static const char *action_at(const action_spec *specs, size_t i)
+{
+    size_t k;
+
+    for (k = 0; k < i && specs[k].name; k++)
+        ;
+    return specs[k].name;
+}
+
+const char *cli_semaphore_action(size_t i)
+{
+    return action_at(semaphore_actions, i);
+}
+
+const char *cli_latch_action(size_t i)
+{
+    return action_at(latch_actions, i);
+}
 
 /* Checks the action and its number before anything is sent. 0, or the
  * exit code of a usage error. */
@@ -264,6 +290,14 @@ static int latch_do(dlock_latch *l, const counter_args *a)
     int rc, set = 0;
 
     if (strcmp(a->action, "await") == 0) {
+        int exists = 1;
+        /* An open latch is stored as nothing, as a latch never set is: a
+         * misspelt name would return at once, unnoticed. Exit 0 still
+         * (the latch may have opened before this await came). */
+        if (!a->co.quiet && dlock_object_exists(dlock_latch_object(l), &exists) == 0 &&
+            !exists)
+            cli_error("latch '%s' has no count: it is open, or was never set (dlock latch "
+                      "%s set N); not waiting", a->name, a->name);
         rc = a->wait_text ? dlock_latch_await_for(l, a->wait_ms) : dlock_latch_await(l);
         if (a->wait_text && rc == DLOCK_ETIMEDOUT) {
             if (a->co.quiet)

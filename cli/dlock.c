@@ -27,7 +27,8 @@ static const char usage_text[] =
     "          the same with another lock type (see dlock run --help)\n"
     "  status [--fair] [--text] NAME\n"
     "          the state of whatever NAME is (lock, semaphore, latch) as JSON\n"
-    "          (--text: as lines for people), its holders described\n"
+    "          (--text: as lines for people), its holders described; with a\n"
+    "          client set (--config, \"urls\"), node by node\n"
     "  list [--text] [PATTERN]\n"
     "          every lock, semaphore and latch whose name matches, one line each\n"
     "  fair NAME clear-dead\n"
@@ -37,6 +38,8 @@ static const char usage_text[] =
     "  semaphore [--wait D] NAME acquire [N] | release [N] | set N | status [--text]\n"
     "      | delete\n"
     "  latch [--wait D] NAME await | count-down | set N | status [--text]\n"
+    "  completion bash|zsh\n"
+    "          the shell completion script, from the tables of these options\n"
     "\n"
     "%s"
     "  --version       the library's version\n"
@@ -44,7 +47,8 @@ static const char usage_text[] =
     "Exit status: run passes COMMAND's on (128+N: killed by signal N); 1: not had\n"
     "within --wait (run: --conflict-exit-code); 124: the lock was lost while\n"
     "COMMAND ran (run: --lost-exit-code); 2: usage error; 125: dlock failed\n"
-    "(backend unreachable...); 126/127: COMMAND not executable / not found.\n"
+    "(backend unreachable...); 126/127: COMMAND not executable / not found;\n"
+    "status: 0 held, 3 stored but free, 4 nothing stored.\n"
     "See dlock(1).\n";
 
 /* The options every command takes, and the durations: the end of every
@@ -70,26 +74,37 @@ static int print_usage(void)
     return CLI_OK;
 }
 
-static const struct {
-    const char *name;
-    int (*fn)(int, char **, const cli_common *);
-} commands[] = {
-    {"run", cli_run},
-    {"status", cli_status},
-    {"unlock", cli_unlock},
-    {"semaphore", cli_semaphore},
-    {"latch", cli_latch},
-    {"list", cli_list},
-    {"fair", cli_fair},
+/* The sub-commands: main's dispatch and `dlock completion`'s words. */
+static const cli_command commands[] = {
+    {"run", cli_run, cli_run_options, NULL, 0, 1},
+    {"status", cli_status, cli_status_options, NULL, 0, 0},
+    {"unlock", cli_unlock, cli_unlock_options, NULL, 0, 0},
+    {"semaphore", cli_semaphore, cli_counter_options, cli_semaphore_action, 1, 0},
+    {"latch", cli_latch, cli_counter_options, cli_latch_action, 1, 0},
+    {"list", cli_list, cli_list_options, NULL, 0, 0},
+    {"fair", cli_fair, cli_fair_options, cli_fair_action, 1, 0},
+    {"completion", cli_completion, cli_completion_options, cli_completion_action, 0, 0},
 };
 
-int main(int argc, char **argv)
+const cli_command *cli_commands(size_t *n)
+{
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
+}
+
+const struct option *cli_main_options(void)
 {
     static const struct option opts[] = {
         CLI_COMMON_LONGS,
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    return opts;
+}
+
+int main(int argc, char **argv)
+{
+    const struct option *opts = cli_main_options();
     cli_common co = {NULL, NULL, 0, 0};
     size_t i;
     int c;

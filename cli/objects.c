@@ -230,7 +230,9 @@ static const char list_usage[] =
     "  --text      one line per object for people\n"
     "  --count N   SCAN's COUNT hint (keys looked at per round trip; 100)\n";
 
-/* One line of --text for an object's state. */
+/* One line of --text for an object's state. Every string in it comes from
+ * the server (a name, an owner id, a description): escaped, as status
+ * --text does, so that none can move the cursor or start a line. */
 static void list_line(json_t *doc)
 {
     json_t *holders = json_object_get(doc, "holders");
@@ -239,8 +241,8 @@ static void list_line(json_t *doc)
     json_t *v;
     size_t i;
 
-    printf("%-16s %s", json_string_value(json_object_get(doc, "kind")),
-           json_string_value(json_object_get(doc, "name")));
+    printf("%-16s ", json_string_value(json_object_get(doc, "kind")));
+    cli_put_text(stdout, json_string_value(json_object_get(doc, "name")));
     if (json_object_get(doc, "count"))
         printf(" count=%lld", (long long)json_integer_value(json_object_get(doc, "count")));
     else if (json_object_get(doc, "permits"))
@@ -248,8 +250,10 @@ static void list_line(json_t *doc)
                (long long)json_integer_value(json_object_get(doc, "permits")));
     if (json_object_get(doc, "locked"))
         printf(" %s", json_is_true(json_object_get(doc, "locked")) ? "locked" : "free");
-    if (json_is_string(json_object_get(doc, "mode")))
-        printf(" mode=%s", json_string_value(json_object_get(doc, "mode")));
+    if (json_is_string(json_object_get(doc, "mode"))) {
+        printf(" mode=");
+        cli_put_text(stdout, json_string_value(json_object_get(doc, "mode")));
+    }
     if (json_is_integer(ttl) && json_integer_value(ttl) >= 0)
         printf(" ttl=%lld.%03llds", (long long)(json_integer_value(ttl) / 1000),
                (long long)(json_integer_value(ttl) % 1000));
@@ -259,9 +263,13 @@ static void list_line(json_t *doc)
         printf(" holders=");
         json_array_foreach(holders, i, v) {
             json_t *who = json_object_get(v, "described");
-            printf("%s%s", i ? "," : "", json_string_value(json_object_get(v, "owner")));
-            if (json_is_string(who))
-                printf("(%s)", json_string_value(who));
+            printf("%s", i ? "," : "");
+            cli_put_text(stdout, json_string_value(json_object_get(v, "owner")));
+            if (json_is_string(who)) {
+                printf("(");
+                cli_put_text(stdout, json_string_value(who));
+                printf(")");
+            }
         }
     }
     if (json_is_array(queue))
@@ -269,7 +277,7 @@ static void list_line(json_t *doc)
     printf("\n");
 }
 
-int cli_list(int argc, char **argv, const cli_common *common)
+const struct option *cli_list_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
@@ -277,6 +285,12 @@ int cli_list(int argc, char **argv, const cli_common *common)
         {"count", required_argument, NULL, 'n'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+int cli_list(int argc, char **argv, const cli_common *common)
+{
+    const struct option *longs = cli_list_options();
     cli_common co = *common;
     const char *pattern = "*";
     char **all = NULL, err[512];
@@ -315,6 +329,13 @@ int cli_list(int argc, char **argv, const cli_common *common)
     for (i = 0; all[i]; i++) {
         json_t *doc;
         rc = cli_object_state(c, all[i], 0, &doc, err, sizeof err);
+        if (rc == DLOCK_EINVAL) {
+            /* A key no dlock object can have as its name (longer than
+             * DLOCK_NAME_MAX...): one note, and the listing goes on. */
+            cli_error("list: skipped a key of %zu bytes, '%.64s%s': %s", strlen(all[i]),
+                      all[i], strlen(all[i]) > 64 ? "..." : "", err);
+            continue;
+        }
         if (rc != 0) {
             char what[256];
             snprintf(what, sizeof what, "no state of '%.64s'", all[i]);
@@ -325,14 +346,10 @@ int cli_list(int argc, char **argv, const cli_common *common)
             json_decref(doc); /* gone since the scan */
             continue;
         }
-        if (text) {
+        if (text)
             list_line(doc);
-        } else {
-            char *line = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-            if (line)
-                printf("%s\n", line);
-            free(line);
-        }
+        else if (cli_print_doc(doc, 0) != CLI_OK)
+            status = CLI_FAILED;
         json_decref(doc);
     }
 out:

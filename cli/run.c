@@ -280,10 +280,8 @@ static int run_option(int c, run_opts *o, char **argv)
     }
 }
 
-/* Options anywhere before COMMAND: before NAME, after it, up to "--" or
- * the first operand after NAME, which starts COMMAND (whose options are
- * never ours). */
-static int parse_opts(int argc, char **argv, run_opts *o)
+/* dlock run's options: parse_opts' table, and `dlock completion`'s. */
+const struct option *cli_run_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
@@ -305,6 +303,15 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         {"no-group", no_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+/* Options anywhere before COMMAND: before NAME, after it, up to "--" or
+ * the first operand after NAME, which starts COMMAND (whose options are
+ * never ours). */
+static int parse_opts(int argc, char **argv, run_opts *o)
+{
+    const struct option *longs = cli_run_options();
     int c, rc;
 
     for (;;) {

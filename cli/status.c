@@ -115,7 +115,7 @@ int cli_print_state(char *state, int text)
     int rc;
 
     if (!text) {
-        printf("%s\n", state);
+        cli_put_json(stdout, state);
         free(state);
         return CLI_OK;
     }
@@ -141,12 +141,17 @@ int cli_print_doc(json_t *doc, int text)
             cli_error("out of memory");
             return CLI_FAILED;
         }
-        printf("%s\n", line);
+        cli_put_json(stdout, line);
         free(line);
         return CLI_OK;
     }
     t = json_string_value(type);
-    if (strcmp(t, "semaphore") == 0 && !json_object_get(doc, "holders")) {
+    if (json_is_string(json_object_get(doc, "kind")) &&
+        strcmp(json_string_value(json_object_get(doc, "kind")), "none") == 0) {
+        printf("nothing is stored under '");
+        put_str(json_object_get(doc, "name"));
+        printf("': a lock nobody holds, or a semaphore or latch never set (or open)\n");
+    } else if (strcmp(t, "semaphore") == 0 && !json_object_get(doc, "holders")) {
         json_int_t n = json_integer_value(json_object_get(doc, "permits"));
         printf("semaphore '");
         put_str(json_object_get(doc, "name"));
@@ -187,6 +192,11 @@ static const char status_usage[] =
     "a permit-expiring semaphore, a semaphore's or latch's count...), as one line\n"
     "of JSON: whether it is locked, its TTL, its holders and who they are, its\n"
     "queue of waiters, mode, token or permits.\n"
+    "With a client set (--config FILE with \"urls\": a Redlock's nodes), each node's\n"
+    "state in turn, with \"node\": its address.\n"
+    "Exit status: 0 held (or a count that is set), 3 stored but held by nobody,\n"
+    "4 nothing stored (a lock nobody holds, or a name never set); with a set, 0\n"
+    "when a majority of the nodes hold it.\n"
     "  --fair   read a lock with no waiters as the fair lock (stored alike)\n"
     "  --text   the same as lines for people\n";
 static const char unlock_usage[] =
@@ -202,17 +212,34 @@ typedef struct lock_args {
     int fair, text, force;
 } lock_args;
 
-/* Options, then exactly one NAME; is_unlock: unlock's (--force, no --text). Returns 0,
- * -1 after --help, or the exit code of a usage error. */
-static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
+/* The options of status and of unlock (one parser, a table each). */
+const struct option *cli_status_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
         {"fair", no_argument, NULL, 'f'},
         {"text", no_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
+    };
+    return longs;
+}
+
+const struct option *cli_unlock_options(void)
+{
+    static const struct option longs[] = {
+        CLI_COMMON_LONGS,
+        {"fair", no_argument, NULL, 'f'},
         {"force", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+/* Options, then exactly one NAME; is_unlock: unlock's (--force, no --text). Returns 0,
+ * -1 after --help, or the exit code of a usage error. */
+static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
+{
+    const struct option *longs = is_unlock ? cli_unlock_options() : cli_status_options();
     int c;
 
     while ((c = getopt_long(argc, argv, ":" CLI_COMMON_SHORTS, longs, NULL)) != -1) {
@@ -223,13 +250,9 @@ static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
             a->fair = 1;
             break;
         case 't':
-            if (is_unlock)
-                return cli_usage("unlock takes no --text");
             a->text = 1;
             break;
         case 'F':
-            if (!is_unlock)
-                return cli_usage("status takes no --force");
             a->force = 1;
             break;
         case 'h':
@@ -250,12 +273,100 @@ static int parse_lock_args(int argc, char **argv, lock_args *a, int is_unlock)
     return 0;
 }
 
+/* dlock status's exit code for the state doc: held (CLI_OK; also a
+ * semaphore's or latch's count, which is there or not), stored but not
+ * held (CLI_FREE: a fenced lock's token, a fair lock's queue), or nothing
+ * stored (CLI_ABSENT: a free lock, or a name never set). */
+static int status_code(json_t *doc)
+{
+    json_t *locked = json_object_get(doc, "locked");
+
+    if (strcmp(json_string_value(json_object_get(doc, "kind")), "none") == 0)
+        return CLI_ABSENT;
+    if (json_is_boolean(locked))
+        return json_is_true(locked) ? CLI_OK : CLI_FREE;
+    return CLI_OK;
+}
+
+/* dlock status on each of the n clients of a Redlock's set (n > 1): each
+ * node's state, with "node": its address; held when a majority of the
+ * nodes hold it (the Redlock's own rule), else free when a node stores
+ * something, else absent. */
+static int status_nodes(const lock_args *a, dlock_client **set, size_t n)
+{
+    size_t i, held = 0, stored = 0, read = 0;
+    char what[256], err[512];
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        const char *node = cli_node_name(i) ? cli_node_name(i) : "?";
+        json_t *doc;
+        rc = cli_object_state(set[i], a->name, a->fair, &doc, err, sizeof err);
+        if (rc != 0) {
+            snprintf(what, sizeof what, "node %.128s: no state of '%.64s'", node, a->name);
+            cli_failed(what, rc, err);
+            continue;
+        }
+        read++;
+        rc = status_code(doc);
+        held += rc == CLI_OK;
+        stored += rc != CLI_ABSENT;
+        json_object_set_new(doc, "node", json_string(node));
+        if (a->text) {
+            printf("node %s: ", node);
+            cli_print_doc(doc, 1);
+        } else {
+            cli_print_doc(doc, 0);
+        }
+        json_decref(doc);
+    }
+    if (a->text) {
+        printf("Redlock '");
+        cli_put_text(stdout, a->name);
+        printf("': held on %zu of %zu nodes (%zu needed)%s\n", held, n, n / 2 + 1,
+               read < n ? ", some unread" : "");
+    }
+    if (held >= n / 2 + 1)
+        return CLI_OK;
+    if (read < n / 2 + 1)
+        return CLI_FAILED; /* too few nodes read to tell */
+    return stored ? CLI_FREE : CLI_ABSENT;
+}
+
+/* dlock status: whatever is stored under the name, read as what it is;
+ * on every node of a client set. */
+static int status_command(lock_args *a)
+{
+    dlock_client *set[DLOCK_REDLOCK_MAX_NODES];
+    json_t *doc = NULL;
+    char what[128], err[512];
+    size_t n, i;
+    int rc;
+
+    if ((rc = cli_connect_nodes(set, DLOCK_REDLOCK_MAX_NODES, &n, &a->co)) != 0)
+        return rc;
+    if (n > 1) {
+        rc = status_nodes(a, set, n);
+    } else if ((rc = cli_object_state(set[0], a->name, a->fair, &doc, err, sizeof err)) ==
+               DLOCK_EINVAL && !doc) {
+        rc = cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+    } else if (rc != 0) {
+        snprintf(what, sizeof what, "no state of '%.64s'", a->name);
+        rc = cli_failed(what, rc, err);
+    } else if ((rc = cli_print_doc(doc, a->text)) == CLI_OK) {
+        rc = status_code(doc);
+    }
+    json_decref(doc);
+    for (i = 0; i < n; i++)
+        dlock_client_free(set[i]);
+    return rc;
+}
+
 static int lock_command(int argc, char **argv, const cli_common *co, int is_unlock)
 {
     lock_args a;
     dlock_client *c;
     dlock_rlock *l;
-    json_t *doc = NULL;
     char what[128], err[512];
     const char *kind;
     cli_flavour flavours[2];
@@ -266,25 +377,8 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     a.co = *co;
     if ((rc = parse_lock_args(argc, argv, &a, is_unlock)) != 0)
         return rc < 0 ? CLI_OK : rc;
-    if (!is_unlock) {
-        /* Whatever is stored there, read as what it is. */
-        if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
-            return rc;
-        rc = cli_object_state(c, a.name, a.fair, &doc, err, sizeof err);
-        if (rc == DLOCK_EINVAL && !doc) {
-            dlock_client_free(c);
-            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-        }
-        if (rc != 0) {
-            snprintf(what, sizeof what, "no state of '%.64s'", a.name);
-            rc = cli_failed(what, rc, err);
-        } else {
-            rc = cli_print_doc(doc, a.text);
-        }
-        json_decref(doc);
-        dlock_client_free(c);
-        return rc;
-    }
+    if (!is_unlock)
+        return status_command(&a);
     /* The type stored there: its own force_unlock (a read-write lock's
      * two halves, every holder of the semaphore as a lock...). */
     if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
@@ -352,12 +446,26 @@ static const char fair_usage[] =
     "passed, or a dlock waiter that stopped renewing its place), wherever it stands\n"
     "in line, and says how many.\n";
 
-int cli_fair(int argc, char **argv, const cli_common *common)
+/* dlock fair's one action. */
+static const char clear_dead[] = "clear-dead";
+
+const struct option *cli_fair_options(void)
 {
     static const struct option longs[] = {
         CLI_COMMON_LONGS,
         {NULL, 0, NULL, 0},
     };
+    return longs;
+}
+
+const char *cli_fair_action(size_t i)
+{
+    return i == 0 ? clear_dead : NULL;
+}
+
+int cli_fair(int argc, char **argv, const cli_common *common)
+{
+    const struct option *longs = cli_fair_options();
     cli_common co = *common;
     dlock_client *c;
     dlock_rlock *l;
@@ -373,8 +481,8 @@ int cli_fair(int argc, char **argv, const cli_common *common)
     }
     if (argc - optind != 2)
         return cli_usage("fair: expected NAME clear-dead");
-    if (strcmp(argv[optind + 1], "clear-dead") != 0)
-        return cli_usage("fair: unknown action '%s' (clear-dead)", argv[optind + 1]);
+    if (strcmp(argv[optind + 1], clear_dead) != 0)
+        return cli_usage("fair: unknown action '%s' (%s)", argv[optind + 1], clear_dead);
     if ((rc = cli_open_lock(&c, &l, &co, NULL, argv[optind], CLI_FAIR)) != 0)
         return rc;
     if ((rc = cli_check_kind(c, argv[optind], CLI_FAIR)) == 0) {

@@ -477,7 +477,8 @@ static void test_status_and_lost(void **state)
     assert_one_line_error(&h, "lost the lock 'cli-lost'");
     assert_non_null(strstr(h.err, "found it gone"));
 
-    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 0);
+    /* nothing stored: status exits 4 */
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-lost", NULL}), 4);
     doc = parse_json(p.out);
     assert_true(json_is_false(json_object_get(doc, "locked")));
     json_decref(doc);
@@ -713,7 +714,7 @@ static void test_mock_url(void **state)
                                                    "set", "1", NULL}), 0);
     assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "semaphore", "m",
                                                    "set", "1", NULL}), 0);
-    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "status", "m", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"--url", "mock:", "status", "m", NULL}), 4);
     doc = parse_json(p.out);
     assert_true(json_is_false(json_object_get(doc, "locked")));
     json_decref(doc);
@@ -1012,8 +1013,8 @@ static void test_help_and_config(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "--wait", "0", "cli-cfg",
                                                    "acquire", NULL}), 1);
 
-    assert_int_equal(run_cli(&p, (const char *[]){"--config", set_path, "status", "cli-cfg",
-                                                   NULL}), 2);
+    assert_int_equal(run_cli(&p, (const char *[]){"--config", set_path, "unlock", "--force",
+                                                   "cli-cfg", NULL}), 2);
     assert_one_line_error(&p, "client set of 2 servers");
     assert_int_equal(run_cli(&p, (const char *[]){"--config", bad_path, "status", "cli-cfg",
                                                    NULL}), 2);
@@ -1143,7 +1144,7 @@ static void test_status_every_type(void **state)
     assert_int_equal(run_holding(&p, (const char *[]){"--read", "--on-lost", "ignore",
                                                       "cli-rw", NULL},
                                  "$D unlock --force cli-rw; echo rc=$?; $D status cli-rw"),
-                     0);
+                     4);
     assert_has(p.out, "rc=0");
     assert_has(p.out, "\"kind\":\"none\"");
     assert_false(key_exists("cli-rw"));
@@ -1214,7 +1215,7 @@ static void test_status_every_type(void **state)
 
     /* a fair lock with waiters only (the queue and deadlines) */
     redis_cmd(out, sizeof out, "RPUSH", "redisson_lock_queue:{cli-fq}", "w1");
-    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-fq", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-fq", NULL}), 3); /* free */
     doc = parse_json(p.out);
     assert_string_equal(json_string_value(json_object_get(doc, "kind")), "fair");
     assert_int_equal(json_array_size(json_object_get(doc, "queue")), 1);
@@ -1439,7 +1440,7 @@ static void test_fair_slack_and_clear(void **state)
 
     assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, push), 0);
     assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, zadd), 0);
-    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-fc", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-fc", NULL}), 3);
     assert_has(p.out, "waiting 1: dead1, presumed dead");
     assert_has(p.out, "waiting 3: dead2, presumed dead");
     assert_int_equal(run_cli(&p, (const char *[]){"fair", "cli-fc", "clear-dead", NULL}), 0);
@@ -1533,6 +1534,15 @@ static void test_run_environment(void **state)
     dlock_test_redis_stop(pw);
 }
 
+/* None of the bytes the escape tests store (ESC, BEL, the C1 CSI) is in
+ * text raw. */
+static void assert_no_terminal_controls(const char *text)
+{
+    assert_null(strchr(text, '\x1b'));
+    assert_null(strchr(text, '\x07'));
+    assert_null(strstr(text, "\xc2\x9b"));
+}
+
 /* status --text escapes what the server stores (owner ids, names): an
  * escape sequence in an owner id reaches the terminal as text. */
 static void test_status_text_escapes(void **state)
@@ -1543,15 +1553,249 @@ static void test_status_text_escapes(void **state)
 
     assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, hset), 0);
     assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-esc", NULL}), 0);
-    assert_null(strchr(p.out, '\x1b'));
-    assert_null(strchr(p.out, '\x07'));
-    assert_null(strstr(p.out, "\xc2\x9b"));
+    assert_no_terminal_controls(p.out);
     if (!strstr(p.out, "holder \\x1b]0;pwned\\x07a\\\\b\\u009b2J: 1 hold"))
         fail_msg("status --text: [%s]", p.out);
     /* the JSON form is JSON's own escaping, as before */
     assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-esc", NULL}), 0);
     assert_null(strchr(p.out, '\x1b'));
     redis_cmd(out, sizeof out, "DEL", "cli-esc", NULL);
+}
+
+/* ---- issue 41: list, status, latch, Redlock nodes, completion ------------- */
+
+/* list --text escapes what the server stores as status --text does (no
+ * ESC, BEL or C1 control reaches the terminal, a newline in a name cannot
+ * start a listing line); the JSON form escapes C1 controls too; a lock
+ * named like an auxiliary key is listed; a key too long to be a name is
+ * skipped with a note, and the listing goes on (exit 0). */
+static void test_list_escapes_and_odd_keys(void **state)
+{
+    const char *esc[] = {"HSET", "cli-lx-\n\x1b[31mforged", "\x1b]0;t\x07own\xc2\x9b", "1",
+                         NULL};
+    const char *owner_like[] = {"HSET", "dlock_owner:cli-lx", "o", "1", NULL};
+    char long_name[1200], out[64];
+    const char *set_long[] = {"SET", long_name, "1", NULL};
+    const char *line;
+    int lines = 0;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, esc), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-lx-*", NULL}), 0);
+    assert_no_terminal_controls(p.out);
+    for (line = p.out; (line = strchr(line, '\n')) != NULL; line++)
+        lines++;
+    assert_int_equal(lines, 1);
+    assert_has(p.out, "cli-lx-\\x0a\\x1b[31mforged locked");
+    assert_has(p.out, "holders=\\x1b]0;t\\x07own\\u009b");
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "cli-lx-*", NULL}), 0);
+    assert_null(strstr(p.out, "\xc2\x9b"));
+    assert_has(p.out, "own\\u009b");
+    json_decref(parse_json(p.out));
+
+    /* named like an owner description, but a lock: listed */
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, owner_like), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "dlock_owner:cli-*", NULL}),
+                     0);
+    assert_has(p.out, "reentrant        dlock_owner:cli-lx locked");
+
+    /* 1100 bytes: no dlock name; the others are listed all the same */
+    memset(long_name, 'x', 1100);
+    memcpy(long_name, "cli-lx-long", 11);
+    long_name[1100] = '\0';
+    assert_int_equal(dlock_test_redis_command(srv, out, sizeof out, set_long), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"list", "--text", "cli-lx-*", NULL}), 0);
+    assert_has(p.out, "forged locked");
+    assert_one_line_error(&p, "skipped a key of 1100 bytes, 'cli-lx-longxxx");
+    redis_cmd(out, sizeof out, "DEL", long_name, NULL);
+    redis_cmd(out, sizeof out, "DEL", "dlock_owner:cli-lx", NULL);
+    redis_cmd(out, sizeof out, "DEL", esc[1], NULL);
+}
+
+/* status exits 0 held, 3 stored but free, 4 nothing stored, so that a
+ * script can test it; a latch await on a name with no count says so. */
+static void test_status_exit_codes(void **state)
+{
+    proc p;
+
+    assert_int_equal(run_holding(&p, (const char *[]){"cli-sx", NULL},
+                                 "$D status cli-sx >/dev/null; echo held=$?"), 0);
+    assert_has(p.out, "held=0");
+    /* a fenced lock's token stays: stored, free */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--fenced", "cli-sx-f", "true", NULL}),
+                     0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-sx-f", NULL}), 3);
+    assert_has(p.out, "\"locked\":false");
+    /* a free reentrant lock, and a misspelt name: nothing stored */
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-sx", NULL}), 4);
+    assert_has(p.out, "\"kind\":\"none\"");
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "--text", "cli-sx-typo", NULL}), 4);
+    assert_string_equal(p.out, "nothing is stored under 'cli-sx-typo': a lock nobody holds, "
+                               "or a semaphore or latch never set (or open)\n");
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-sx-l", "set", "1", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"status", "cli-sx-l", NULL}), 0);
+
+    /* an await on a latch with no count: at once, exit 0, and a note */
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-sx-typo", "await", NULL}), 0);
+    assert_one_line_error(&p, "latch 'cli-sx-typo' has no count: it is open, or was never set");
+    assert_int_equal(run_cli(&p, (const char *[]){"-q", "latch", "cli-sx-typo", "await", NULL}),
+                     0);
+    assert_string_equal(p.err, "");
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-sx-l", "count-down", NULL}), 0);
+    assert_int_equal(run_cli(&p, (const char *[]){"latch", "cli-sx-l", "await", NULL}), 0);
+    assert_has(p.err, "has no count");
+}
+
+/* A Redlock's errors name its nodes by address (never by index, never
+ * with the password), and status reads a client set node by node: held
+ * on a majority exits 0. */
+static void test_redlock_nodes(void **state)
+{
+    char path[PATH_MAX], down_path[PATH_MAX], script[PATH_MAX * 2 + 256];
+    FILE *f;
+    proc p;
+
+    snprintf(path, sizeof path, "%s/nodes.json", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "{\"urls\": [\"%s\", \"%s/1\", \"redis://u:Secr3tQz@127.0.0.1:1\"]}\n", url,
+            url);
+    fclose(f);
+    snprintf(down_path, sizeof down_path, "%s/nodes-down.json", dir);
+    assert_non_null(f = fopen(down_path, "w"));
+    fprintf(f, "{\"urls\": [\"%s\", \"redis://127.0.0.1:1\", \"redis://127.0.0.1:2/0\"]}\n",
+            url);
+    fclose(f);
+
+    snprintf(script, sizeof script,
+             "'%s' status --text --config '%s' cli-rn; echo rc=$?", cli_path(), path);
+    start_env(&p, NULL, (const char *[]){"run", "--redlock", "--config", path, "--wait", "5",
+                                         "cli-rn", "--", "sh", "-c", script, NULL});
+    assert_int_equal(finish(&p, 20000), 0);
+    assert_has(p.out, "node 127.0.0.1:");
+    assert_has(p.out, "fenced 'cli-rn': locked");
+    assert_has(p.out, "Redlock 'cli-rn': held on 2 of 3 nodes (2 needed)");
+    assert_has(p.out, "rc=0");
+    assert_has(p.err, "dlock: node 127.0.0.1:1: no state of 'cli-rn'");
+    assert_null(strstr(p.err, "Secr3tQz"));
+    /* released: the nodes keep the token counter (free) */
+    start_env(&p, NULL, (const char *[]){"status", "--config", path, "cli-rn", NULL});
+    assert_int_equal(finish(&p, 10000), 3);
+    assert_has(p.out, "\"node\":");
+
+    /* a majority down: the error names the nodes that failed */
+    start_env(&p, NULL, (const char *[]){"run", "--redlock", "--config", down_path, "--wait",
+                                         "0", "cli-rn", "--", "true", NULL});
+    assert_int_equal(finish(&p, 20000), 125);
+    assert_has(p.err, "node 127.0.0.1:1 ECONN");
+    assert_has(p.err, "node 127.0.0.1:2 ECONN");
+    assert_null(strstr(p.err, "node 1 "));
+}
+
+/* Runs the shell script text with interpreter shell (timeout(1): 120 s at
+ * most: it runs dlock a dozen times, maybe under a sanitizer), "$D" the dlock binary and "$T" the group's folder; its stdout and
+ * stderr into out. Its exit status. */
+static int run_script(const char *shell, const char *text, char *out, size_t len)
+{
+    char path[PATH_MAX], cmd[PATH_MAX * 2 + 64];
+    FILE *f;
+    size_t n;
+    int status;
+
+    snprintf(path, sizeof path, "%s/completion-script", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fprintf(f, "D='%s'; T='%s'\n%s", cli_path(), dir, text);
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "timeout 120 %s '%s' 2>&1", shell, path);
+    fflush(NULL);
+    assert_non_null(f = popen(cmd, "r"));
+    n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    status = pclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* dlock completion bash: a valid bash script, written from the parsers'
+ * tables: `dlock run --wa` completes --wait; the sub-commands, their
+ * actions, a COMMAND after NAME; every option it offers is in the
+ * sub-command's --help (the two cannot drift apart unnoticed). */
+static void test_completion_bash(void **state)
+{
+    static const char script[] =
+        "\"$D\" completion bash > \"$T/dlock.bash\" || exit 9\n"
+        "bash -n \"$T/dlock.bash\" || exit 8\n"
+        ". \"$T/dlock.bash\"\n"
+        "complete -p dlock\n"
+        "t() { COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _dlock\n"
+        "      echo \"[$*] -> ${COMPREPLY[*]}\"; }\n"
+        "t dlock run --wa\n"
+        "t dlock ''\n"
+        "t dlock --url redis://x lis\n"
+        "t dlock semaphore --wait 5 s ''\n"
+        "t dlock latch l co\n"
+        "t dlock completion ''\n"
+        "t dlock run --wait 5 job printf\n"
+        "t dlock run --wait 5 job printf --wa\n"
+        "t dlock status --wait\n"
+        "for c in '' run status unlock semaphore latch list fair completion; do\n"
+        "    _dlock_table \"$c\"\n"
+        "    for o in $opts; do\n"
+        "        \"$D\" $c --help | grep -q -- \"$o\" || echo \"missing: $c $o\"\n"
+        "    done\n"
+        "done\n";
+    char out[8192];
+
+    assert_int_equal(run_script("bash", script, out, sizeof out), 0);
+    assert_has(out, "complete -F _dlock dlock\n");
+    assert_has(out, "[dlock run --wa] -> --wait --watchdog-timeout\n");
+    assert_has(out, "[dlock ] -> run status unlock semaphore latch list fair completion "
+                    "help\n");
+    assert_has(out, "[dlock --url redis://x lis] -> list\n");
+    assert_has(out, "[dlock semaphore --wait 5 s ] -> acquire release set status delete\n");
+    assert_has(out, "[dlock latch l co] -> count-down\n");
+    assert_has(out, "[dlock completion ] -> bash zsh\n");
+    assert_has(out, "[dlock run --wait 5 job printf] -> printf");
+    assert_has(out, "[dlock run --wait 5 job printf --wa] -> \n"); /* COMMAND's own */
+    assert_has(out, "[dlock status --wait] -> \n"); /* run's option, not status's */
+    if (strstr(out, "missing: ")) {
+        fprintf(stderr, "  an option completed but not in --help: %s\n", out);
+        fail();
+    }
+    assert_int_equal(run_cli(&(proc){0}, (const char *[]){"completion", "fish", NULL}), 2);
+}
+
+/* dlock completion zsh: zsh -n accepts it, and its function completes as
+ * the bash one does (compadd and friends stand in as shell functions).
+ * Skipped, and said so, where zsh is not installed. */
+static void test_completion_zsh(void **state)
+{
+    static const char script[] =
+        "\"$D\" completion zsh > \"$T/_dlock\" || exit 9\n"
+        "zsh -n \"$T/_dlock\" || exit 8\n"
+        "compdef() { print \"compdef $*\"; }\n"
+        "compadd() { [[ $1 == -- ]] && shift; print -r -- \"compadd: $*\"; }\n"
+        "_files() { print files; }\n"
+        "_command_names() { print commands; }\n"
+        "source \"$T/_dlock\"\n"
+        "t() { words=(\"$@\"); CURRENT=$#; print -n \"[$*] \"; _dlock; }\n"
+        "t dlock ''\n"
+        "t dlock semaphore s ''\n"
+        "t dlock run --config ''\n"
+        "t dlock run job ''\n"
+        "t dlock run job printf ''\n";
+    char out[8192];
+
+    if (system("command -v zsh >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "  zsh is not installed: the zsh completion is not checked\n");
+        skip();
+    }
+    assert_int_equal(run_script("zsh -f", script, out, sizeof out), 0);
+    assert_has(out, "compdef _dlock dlock\n");
+    assert_has(out, "[dlock ] compadd: run status unlock semaphore latch list fair "
+                    "completion help\n");
+    assert_has(out, "[dlock semaphore s ] compadd: acquire release set status delete\n");
+    assert_has(out, "[dlock run --config ] files\n");
+    assert_has(out, "[dlock run job ] commands\n");
+    assert_has(out, "[dlock run job printf ] files\n");
 }
 
 static int group_setup(void **state)
@@ -1614,6 +1858,11 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_redlock),
         cmocka_unit_test(test_run_environment),
         cmocka_unit_test(test_status_text_escapes),
+        cmocka_unit_test(test_list_escapes_and_odd_keys),
+        cmocka_unit_test(test_status_exit_codes),
+        cmocka_unit_test(test_redlock_nodes),
+        cmocka_unit_test(test_completion_bash),
+        cmocka_unit_test(test_completion_zsh),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -123,8 +123,11 @@ DLOCK_API int dlock_object_kind(dlock_object *o, const char **out);
  * dlock_names_free); a name added or removed meanwhile may or may not be
  * in it (SCAN's rule). The auxiliary keys of the built-in types (queues,
  * deadlines, tokens, holders, leases, read-hold markers, owner
- * descriptions, the totals dlock(1) records for semaphores) are left out:
- * only keys at object names are listed, so an object with nothing stored
+ * descriptions, the totals dlock(1) records for semaphores) are left out,
+ * a key being taken for one when both its name and its Redis type are the
+ * layout's (a lock named "dlock_owner:x" is listed; an owner description
+ * is the hash "dlock_owner:{<client uuid>}"): only keys at object names
+ * are listed, so an object with nothing stored
  * at its name (a free fenced lock's counter) is not. count: SCAN's COUNT
  * hint, keys looked at per round trip (1..1000000). 0, DLOCK_EINVAL (NULL
  * argument, bad count; err says which), or a backend's error with its

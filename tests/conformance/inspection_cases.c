@@ -191,6 +191,31 @@ static void scan_lists_objects_not_their_keys(void **state)
     assert_int_equal(dlock_unlock(fair), 0);
 }
 
+/* A lock whose name looks like an auxiliary key's (an owner description,
+ * a fair lock's queue) is an object all the same: listed, not hidden. */
+static void scan_lists_locks_named_like_aux_keys(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    static const char *const prefixes[] = {"dlock_owner:", "redisson_lock_queue:"};
+    char name[160], pattern[170], err[256], **all = NULL;
+    dlock_rlock *l;
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "%s%s", prefixes[i], fx->name);
+        assert_int_equal(dlock_reentrant_new(&l, fx->c1, name), 0);
+        dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+        assert_int_equal(dlock_lock(l, fx->long_lease_ms), 0);
+        snprintf(pattern, sizeof pattern, "%s*", name);
+        assert_int_equal(dlock_client_scan(fx->c1, pattern, 10, &all, err, sizeof err), 0);
+        assert_non_null(all[0]);
+        assert_string_equal(all[0], name);
+        assert_null(all[1]);
+        dlock_names_free(all);
+        assert_int_equal(dlock_unlock(l), 0);
+    }
+}
+
 static void owner_description(void **state)
 {
     dlock_fx *fx = BEGIN(state);
@@ -304,6 +329,7 @@ static void semaphore_release_within(void **state)
 static const struct CMUnitTest inspection_cases[] = {
     CASE(kind_of_every_type),
     CASE(scan_lists_objects_not_their_keys),
+    CASE(scan_lists_locks_named_like_aux_keys),
     CASE(owner_description),
     CASE(fair_clear_dead_anywhere),
     CASE(semaphore_release_within),

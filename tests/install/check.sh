@@ -4,7 +4,9 @@
 # headers and dlock.pc only, linked to the shared library and statically.
 #
 #  1. make install PREFIX=<tmp>/prefix: dlock.pc is rebuilt for that prefix;
-#     bin/dlock and share/man/man1/dlock.1 are installed;
+#     bin/dlock, share/man/man1/dlock.1 and the shells' completion scripts
+#     (share/bash-completion/completions/dlock, share/zsh/site-functions/
+#     _dlock) are installed;
 #     make install DESTDIR=<tmp>/stage PREFIX=/usr LIBDIR=/usr/lib/<x>:
 #     libdir follows LIBDIR; ldconfig runs only for a system prefix without
 #     DESTDIR (LDCONFIG=false would fail the install if it ran here; `make
@@ -64,6 +66,7 @@ grep -qx "prefix=$p" "$pc" || fail "$pc is not for PREFIX=$p: $(grep '^prefix=' 
 for f in lib/libdlock.a "lib/libdlock.so.$VERSION" "lib/libdlock.so.$SOVERSION" \
          lib/libdlock.so include/dlock.h include/dlock/export.h \
          include/dlock/sys/backend.h include/dlock.hpp bin/dlock share/man/man1/dlock.1 \
+         share/bash-completion/completions/dlock share/zsh/site-functions/_dlock \
          lib/cmake/dlock/dlockConfig.cmake lib/cmake/dlock/dlockConfigVersion.cmake; do
     [ -e "$p/$f" ] || fail "make install did not install $f"
 done
@@ -212,6 +215,10 @@ v=$(env -u LD_LIBRARY_PATH "$p/bin/dlock" --version 2>&1) ||
 readelf -d "$p/bin/dlock" | grep -q 'libdlock' && fail "bin/dlock needs libdlock.so"
 "$p/bin/dlock" frobnicate >/dev/null 2>&1
 [ $? -eq 2 ] || fail "the installed dlock: an unknown command is not exit 2"
+bash -n "$p/share/bash-completion/completions/dlock" ||
+    fail "the installed bash completion is not valid bash"
+grep -q -- '--wait' "$p/share/bash-completion/completions/dlock" ||
+    fail "the installed bash completion does not complete --wait"
 if command -v man >/dev/null 2>&1; then
     MANPATH=$p/share/man man -w dlock 2>/dev/null | grep -qx "$p/share/man/man1/dlock.1" ||
         fail "man -w dlock does not find $p/share/man/man1/dlock.1"
