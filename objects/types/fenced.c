@@ -95,6 +95,7 @@ static void destroy(dlock_rlock *l)
  * never go back. */
 static const dlock__lock_methods fenced_methods =
     DLOCK__HASH_LOCK_TABLE("fenced", acquire, destroy, state);
+const dlock_rlock_methods *const dlock__methods_fenced = &fenced_methods.m;
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

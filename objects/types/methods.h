@@ -16,6 +16,7 @@
 extern const dlock_rlock_methods *const dlock__methods_reentrant;
 extern const dlock_rlock_methods *const dlock__methods_spin;
 extern const dlock_rlock_methods *const dlock__methods_fair;
+extern const dlock_rlock_methods *const dlock__methods_fenced;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_read;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_write;
 extern const dlock_rlock_methods *const dlock__methods_semaphore_lock;
