@@ -224,6 +224,10 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
     const char *kind = "invalid JSON";
     size_t i;
 
+    /* Jansson's column is that of the last character read: 0 before the
+     * first one of a line (an empty file: "1:0"). Positions count from 1. */
+    int line = err->line < 1 ? 1 : err->line, column = err->column < 1 ? 1 : err->column;
+
     if (json_error_code(err) == json_error_duplicate_key) {
         const field *f = NULL;
         size_t end = (size_t)err->position, start = end > 0 ? end - 1 : 0;
@@ -239,10 +243,9 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
         }
         if (f)
             return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                    "%d:%d: field \"%s\" given twice", err->line,
-                                    err->column, f->name);
+                                    "%d:%d: field \"%s\" given twice", line, column, f->name);
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                "%d:%d: a field given twice", err->line, err->column);
+                                "%d:%d: a field given twice", line, column);
     }
     for (i = 0; i < sizeof(syntax_kinds) / sizeof(syntax_kinds[0]); i++)
         if (strncmp(err->text, syntax_kinds[i].jansson,
@@ -253,10 +256,8 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
     if (json_error_code(err) == json_error_premature_end_of_input &&
         strstr(kind, "end of input") == NULL)
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                "%d:%d: premature end of input (%s)", err->line,
-                                err->column, kind);
-    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err->line,
-                            err->column, kind);
+                                "%d:%d: premature end of input (%s)", line, column, kind);
+    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", line, column, kind);
 }
 
 static int field_fail(char *errbuf, size_t errlen, const char *text, size_t len,

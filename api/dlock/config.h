@@ -263,6 +263,16 @@ DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, si
  * and of the passwords (libyaml's included) is wiped before it is freed.
  * Then the codes of dlock_client_connect, as for the JSON configuration.
  *
+ * Bounds, so that any text under DLOCK_CONFIG_MAX is read in linear time
+ * and a few MB (DLOCK_EINVAL with the position where it is crossed): one
+ * document (a second "---" is refused); collections nested at most 2 048
+ * deep (as the JSON configuration), of which flow collections ([ ], { })
+ * at most 64 (libyaml rescans every open one at each token); at most
+ * 16 384 nodes, 256 anchors and 1 024 aliases, which may stand for at
+ * most 64 KiB of text in all; an address of at most 1 024 bytes; a URL
+ * made of the section (addresses, credentials, masterName percent-encoded)
+ * of at most 64 KiB.
+ *
  * Where dlock differs from Redisson's Config.fromYAML: a field not given
  * takes dlock's default, not Redisson's (2000 ms timeouts, no replica
  * sync); TLS files are PEM, not Java keystores; ${VARIABLE}s are refused,

@@ -255,7 +255,7 @@ static void reserved_names_refused_or_harmless(void **state)
 
     for (f = 0; f < NFORMS; f++) {
         for (t = 0; t < NTYPES; t++) {
-            char vname[160], name[400], what[200];
+            char vname[160], name[400], what[480];
             int refuse = !forms[f].only_derived || types[t].derives;
             victim v;
             void *o = NULL;
