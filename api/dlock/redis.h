@@ -159,8 +159,11 @@
  * below, "max_reply_bytes" in the JSON configuration; the URL wins). A
  * reply counts its bytes as received plus the memory of the values parsed
  * from them (a reply of many tiny elements takes more memory than bytes).
- * A reply over the cap, or one that claims more elements than the cap
- * could hold, is refused as soon as it is seen to be: the call fails with
+ * A reply over the cap, one that claims more elements than the cap could
+ * hold, or a bulk string whose header announces more bytes than the cap
+ * has left (refused at the header, before any of its body comes), is
+ * refused as soon as it is seen to be, on every connection (pooled,
+ * multiplexed, the subscriber's, discovery's): the call fails with
  * DLOCK_EPROTO, detail "redis host:port: reply larger than max_reply_bytes
  * (N bytes); connection dropped", the connection is closed and what it had
  * buffered of the reply is freed. What a connection may hold of one reply

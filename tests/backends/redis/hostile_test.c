@@ -45,6 +45,7 @@
 #include <hiredis/hiredis.h>
 
 #define HUGE_REPLY 400000000LL /* what the fake server claims to send */
+#define TRICKLED_REPLY 32000000LL /* ... when it trickles: under the default cap */
 #define MAX_CONNS 256 /* a subscriber made to reconnect opens many */
 
 /* FAST, TRICKLE: PING answered (CONFIG and INFO refused), any other
@@ -158,12 +159,14 @@ static void body_fill(void)
 static void stream(fake_server *s, int fd, int trickle)
 {
     char head[32];
-    long long left = HUGE_REPLY;
+    /* a trickle announces what the default cap (64 MiB) takes, so that
+     * only its time can end the call; a flood, more than any cap */
+    long long left = trickle ? TRICKLED_REPLY : HUGE_REPLY;
     int64_t end = dlock_test_now_ms() + 10000;
     size_t chunk = trickle ? 512 : sizeof body;
 
     pthread_once(&body_once, body_fill);
-    snprintf(head, sizeof head, "$%lld\r\n", HUGE_REPLY);
+    snprintf(head, sizeof head, "$%lld\r\n", left);
     if (send_all(s, fd, head, strlen(head)) != 0)
         return;
     while (left > 0 && !stopping(s)) {
@@ -672,7 +675,7 @@ static void huge_reply_refused_pool(void **state)
  * stream's end (10 s); with a long command timeout (30 s: the call's
  * budget ends each read) and a short one (100 ms: it does). And the 400 MB
  * flood with the default cap: the budget kept as well (the call ends at
- * its deadline, or at the cap if the bytes come fast enough). */
+ * its header, which announces more than the cap, or its deadline). */
 static void stream_once(int mode, const char *query, int64_t command_timeout_ms)
 {
     fake_server *s = fake_start(mode);
@@ -689,14 +692,17 @@ static void stream_once(int mode, const char *query, int64_t command_timeout_ms)
     pthread_mutex_lock(&s->mu);
     sent = s->sent;
     pthread_mutex_unlock(&s->mu);
-    /* a flood may reach the default cap (64 MiB) within the budget */
+    /* a flood announces more than the default cap (64 MiB): refused at
+     * its header */
     if (rc != DLOCK_ETIMEDOUT && rc != DLOCK_ECONN && (mode == TRICKLE || rc != DLOCK_EPROTO))
         fail_msg("%s, command timeout %lld: try_lock gave %d (%s)", query,
                  (long long)command_timeout_ms, rc, dlock_errmsg(l));
     if (took >= 2000)
         fail_msg("%s, command timeout %lld: try_lock(wait 200) took %lld ms", query,
                  (long long)command_timeout_ms, (long long)took);
-    assert_true(sent > 0); /* the server was streaming: this is what was cut */
+    /* the trickle was streaming: this is what was cut (the flood's header
+     * was enough) */
+    assert_true(sent > 0 || mode == FAST);
     dlock_rlock_free(l);
     dlock_client_free(c);
     fake_stop(s);
@@ -1363,6 +1369,7 @@ static const hostile_case eval_answers[] = {
     {"wrong type (array)", {"*2\r\n$1\r\nx\r\n:1\r\n", WHOLE}, 0},
     {"error", {"-ERR boom\r\n", WHOLE}, 0},
     {"huge (400 MB bulk)", {"", FLOOD}, 0},
+    {"huge (a 1 GB bulk's header alone)", {"$1000000000\r\n", WHOLE}, 0},
     {"huge (array claiming 2^31 elements)", {"*2147483648\r\n", WHOLE}, 0},
     {"trickled (busy, byte by byte)", {NULL, BYTEWISE}, 0},
     {"trickled (garbage, byte by byte)", {"*1\r\n!x\r\n", BYTEWISE}, 0},
@@ -1390,6 +1397,48 @@ static void eval_case(int kind, const hostile_case *c)
 /* The kinds, for the tests' initial states (CASE_ON below). */
 static const int kinds[NKINDS] = {K_POOL, K_MUX, K_SENTINEL, K_CLUSTER};
 
+/* A bulk header announcing more than max_reply_bytes (1 GB against the
+ * 1 MiB cap), and no body: refused at the header, on every connection
+ * kind, with the cap named, not waited on until the call's time runs out
+ * (before: DLOCK_ETIMEDOUT at the end of the budget). The scripts' reply
+ * (the pooled and multiplexed connections, Sentinel's and the cluster's)
+ * fails the call; the subscriber's confirmation drops its connection,
+ * which it logs. */
+#define HUGE_HEADER "$1000000000\r\n"
+
+static void bulk_header_refused(void **state)
+{
+    const int *kind = *state;
+    script sc;
+    rig r;
+    int rc;
+
+    memset(&sc, 0, sizeof sc);
+    sc.eval.text = HUGE_HEADER;
+    sc.eval.how = WHOLE;
+    assert_int_equal(rig_open(&r, *kind, &sc, NULL, ""), 0);
+    /* a budget far beyond the command timeout (2 s): a call that waits for
+     * the body ends with DLOCK_ETIMEDOUT */
+    rc = dlock_try_lock(r.l, 30000, 10000);
+    if (rc != DLOCK_EPROTO || !strstr(dlock_errmsg(r.l), "reply larger than max_reply_bytes"))
+        fail_msg("%s: try_lock gave %s (%s), not the header refused", kind_name[*kind],
+                 dlock_errname(rc), dlock_errmsg(r.l));
+    rig_close(&r);
+
+    memset(&sc, 0, sizeof sc);
+    sc.subscribe.text = HUGE_HEADER;
+    sc.subscribe.how = WHOLE;
+    assert_int_equal(rig_open(&r, *kind, &sc, NULL, ""), 0);
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
+    rc = dlock_try_lock(r.l, 1500, 10000);
+    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    if (rc == 0 || dlock_test_log_count("larger than max_reply_bytes", NULL) == 0)
+        fail_msg("%s: subscriber: try_lock gave %s (%s), and no refusal logged",
+                 kind_name[*kind], dlock_errname(rc), dlock_errmsg(r.l));
+    rig_close(&r);
+}
+
 static void script_answers(void **state)
 {
     const int *kind = *state;
@@ -1407,6 +1456,7 @@ static const hostile_case subscribe_answers[] = {
     {"error", {"-ERR no\r\n", WHOLE}, 0},
     {"MOVED", {"-MOVED 1 127.0.0.1:1\r\n", WHOLE}, 0},
     {"huge (400 MB bulk)", {"", FLOOD}, 0},
+    {"huge (a 1 GB bulk's header alone)", {"$1000000000\r\n", WHOLE}, 0},
     {"trickled (the confirmation, byte by byte)", {NULL, BYTEWISE}, 0},
     {"stalled", {NULL, STALL}, 0},
 };
@@ -1770,6 +1820,10 @@ int dlock_test_redis_hostile(void)
         CASE_ON(script_answers, K_MUX, "multiplexed"),
         CASE_ON(script_answers, K_SENTINEL, "sentinel"),
         CASE_ON(script_answers, K_CLUSTER, "cluster"),
+        CASE_ON(bulk_header_refused, K_POOL, "pooled"),
+        CASE_ON(bulk_header_refused, K_MUX, "multiplexed"),
+        CASE_ON(bulk_header_refused, K_SENTINEL, "sentinel"),
+        CASE_ON(bulk_header_refused, K_CLUSTER, "cluster"),
         CASE_ON(subscriber, K_POOL, "pooled"),
         CASE_ON(subscriber, K_MUX, "multiplexed"),
         CASE_ON(subscriber, K_SENTINEL, "sentinel"),
