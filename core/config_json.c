@@ -39,8 +39,9 @@ typedef struct field {
     int64_t min, max;
 } field;
 
-/* Every integer field but pool_size, sync_replicas, connections and
- * max_reply_bytes is a duration: DLOCK_TIME_MAX_MS at most. */
+/* Every integer field but pool_size, sync_replicas, connections,
+ * max_reply_bytes and cluster_max_nodes is a duration: DLOCK_TIME_MAX_MS
+ * at most. */
 #define I64(name, where, min) \
     {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 #define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
@@ -73,6 +74,8 @@ static const field fields[] = {
     {"lazy_connect", F_FLAG, offsetof(dlock__config, redis.lazy_connect), 0, 1},
     {"max_reply_bytes", F_I64, offsetof(dlock__config, redis.max_reply_bytes),
      DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
+    {"cluster_max_nodes", F_INT, offsetof(dlock__config, redis.cluster_max_nodes), 1,
+     DLOCK_REDIS_CLUSTER_NODES_LIMIT},
     I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
     {"describe_owner", F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
     {"client_name", F_STR, offsetof(dlock__config, client.client_name), 0,

@@ -57,7 +57,13 @@
  *                                           that must acknowledge each
  *                                           write (api/dlock/redis.h)
  *   sync_timeout_ms                         >= 1, below command_timeout_ms
- * and every one of them but pool_size, sync_replicas and connections at most
+ *   cluster_max_nodes                       1..1000 (default 128): the most
+ *                                           nodes a Cluster client follows
+ *                                           from one slot map
+ *                                           (api/dlock/redis.h; the URL's
+ *                                           parameter wins)
+ * and every one of them but pool_size, sync_replicas, connections and
+ * cluster_max_nodes at most
  * DLOCK_TIME_MAX_MS
  * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
  * the rediss:// query parameters of the same name without "tls_"

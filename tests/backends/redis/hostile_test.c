@@ -229,14 +229,15 @@ static int answer_cluster(fake_server *s, int fd, const redisReply *cmd)
         return send_all(s, fd, "+OK\r\n", 5);
     if (is_cmd(cmd, "PING"))
         return send_all(s, fd, "+PONG\r\n", 7);
-    if (is_cmd(cmd, "CLUSTER") && peer == -1) {
-        /* a map of 1001 masters, one slot each */
-        int i;
+    if (is_cmd(cmd, "CLUSTER") && peer < 0) {
+        /* a map of -peer masters (-1: 1001), one slot each, where nothing
+         * listens */
+        int i, masters = peer == -1 ? 1001 : -peer;
         char entry[128];
-        n = snprintf(out, sizeof out, "*1001\r\n");
+        n = snprintf(out, sizeof out, "*%d\r\n", masters);
         if (send_all(s, fd, out, (size_t)n) != 0)
             return -1;
-        for (i = 0; i < 1001; i++) {
+        for (i = 0; i < masters; i++) {
             n = slots_entry(entry, sizeof entry, i, i, 20000 + i);
             if (send_all(s, fd, entry, (size_t)n) != 0)
                 return -1;
@@ -772,7 +773,8 @@ static void option_forms(void **state)
     char url[256], json[512];
     (void)state;
 
-    assert_int_equal(o.version, 6);
+    assert_int_equal(o.version, 7);
+    assert_int_equal(o.cluster_max_nodes, DLOCK_REDIS_CLUSTER_NODES_DEFAULT);
     assert_true(o.max_reply_bytes == DLOCK_REDIS_MAX_REPLY_DEFAULT);
     expect_bad("redis://127.0.0.1:1?max_reply_bytes=4095", NULL,
                "'max_reply_bytes' must be an integer 4096..1073741824");
@@ -784,10 +786,21 @@ static void option_forms(void **state)
     expect_bad("unix:///nonexistent/dlock.sock?max_reply_bytes=0", NULL,
                "'max_reply_bytes' must be");
     expect_bad("redis://127.0.0.1:1?max_reply=1", NULL, "max_reply_bytes"); /* listed */
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=0", NULL,
+               "'cluster_max_nodes' must be an integer 1..1000");
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=1001", NULL,
+               "'cluster_max_nodes' must be an integer 1..1000");
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=1&cluster_max_nodes=1", NULL,
+               "'cluster_max_nodes' given twice");
     o.max_reply_bytes = 4095;
     expect_bad("redis://127.0.0.1:1", &o, "max_reply_bytes must be 4096..1073741824");
     o.max_reply_bytes = 0;
     expect_bad("redis://127.0.0.1:1", &o, "max_reply_bytes must be");
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    o.cluster_max_nodes = 0;
+    expect_bad("redis-cluster://127.0.0.1:1", &o, "cluster_max_nodes must be 1..1000");
+    o.cluster_max_nodes = 1001;
+    expect_bad("redis-cluster://127.0.0.1:1", &o, "cluster_max_nodes must be 1..1000");
     /* JSON: an integer in range */
     assert_int_equal(dlock_client_from_json_string(&c, "{\"url\": \"mock:\", \"max_reply_bytes\": 100}",
                                             errbuf, sizeof errbuf),
@@ -800,6 +813,10 @@ static void option_forms(void **state)
                                             errbuf, sizeof errbuf),
                      0);
     dlock_client_free(c);
+    assert_int_equal(dlock_client_from_json_string(&c, "{\"url\": \"mock:\", \"cluster_max_nodes\": 0}",
+                                            errbuf, sizeof errbuf),
+                     DLOCK_EINVAL);
+    assert_non_null(strstr(errbuf, "cluster_max_nodes"));
 
     /* Each spelling takes effect: a small cap refuses the fake's reply
      * with its own number in the detail. The URL wins over the field. */
@@ -973,7 +990,50 @@ static void cluster_too_many_nodes(void **state)
     snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
     assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
     assert_null(c);
-    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 1000 nodes"));
+    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 128 nodes (refused: "
+                                   "cluster_max_nodes=128)"));
+    fake_stop(node);
+}
+
+/* A seed's map naming 300 masters: refused by the default cap (128), so
+ * that no connection is opened (nor AUTH sent) to any of them, with the
+ * setting named; cluster_max_nodes raises it (URL parameter, JSON key) or
+ * lowers it. Before: the client followed every node of a map of up to
+ * 1000. */
+static void cluster_node_cap(void **state)
+{
+    fake_server *node = fake_start(CLUSTER);
+    dlock_client *c = NULL;
+    char url[256], json[256];
+    int rc;
+    (void)state;
+
+    node->peer = -300;
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
+    assert_null(c);
+    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 128 nodes (refused: "
+                                   "cluster_max_nodes=128)"));
+    snprintf(json, sizeof json,
+             "{\"url\": \"redis-cluster://127.0.0.1:%d\", \"cluster_max_nodes\": 5}",
+             node->port);
+    assert_int_equal(dlock_client_from_json_string(&c, json, errbuf, sizeof errbuf),
+                     DLOCK_EPROTO);
+    assert_non_null(strstr(errbuf, "names more than 5 nodes (refused: cluster_max_nodes=5)"));
+    /* raised: the map is followed (its nodes do not listen: whatever
+     * follows, it is not the cap) */
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d?cluster_max_nodes=300&lazy_connect=1",
+             node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), 0);
+    {
+        dlock_rlock *l = NULL;
+        assert_int_equal(dlock_reentrant_new(&l, c, "hostile:cap"), 0);
+        rc = dlock_try_lock(l, 0, 1000);
+        assert_int_not_equal(rc, 0);
+        assert_null(strstr(dlock_errmsg(l), "cluster_max_nodes"));
+        dlock_rlock_free(l);
+    }
+    dlock_client_free(c);
     fake_stop(node);
 }
 
@@ -1813,6 +1873,7 @@ int dlock_test_redis_hostile(void)
         cmocka_unit_test(cluster_moved_spray),
         cmocka_unit_test(cluster_node_left_map),
         cmocka_unit_test(cluster_too_many_nodes),
+        cmocka_unit_test(cluster_node_cap),
         cmocka_unit_test(pubsub_noise_bounded_mux),
         cmocka_unit_test(pubsub_noise_bounded_pool),
         cmocka_unit_test(pubsub_noise_redis),
