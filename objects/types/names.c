@@ -16,9 +16,9 @@
  * need one of the two names to be of a form below.
  *
  * This table is the one list of derived-key forms the check reads; the
- * types build their keys with dlock_rlock_key from the same prefixes and
- * suffixes (fair.c, fenced.c, rwlock.c, semaphore_lock.c,
- * permit_semaphore.c; runtime/describe.c for the owner descriptions).
+ * types build their keys from the same macros (names.h): fair.c,
+ * fenced.c, semaphore_lock.c, permit_semaphore.c, lifetime.c, and
+ * runtime/describe.c for the owner descriptions.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,25 +45,25 @@ typedef struct key_form {
 } key_form;
 
 static const key_form forms[] = {
-    {"redisson_lock_queue:", AT_START, "a fair lock's wait queue, redisson_lock_queue:{N}",
+    {DLOCK__KEY_FAIR_QUEUE, AT_START, "a fair lock's wait queue, redisson_lock_queue:{N}",
      {&dlock__methods_fair}},
-    {"redisson_lock_timeout:", AT_START,
+    {DLOCK__KEY_FAIR_DEADLINES, AT_START,
      "a fair lock's waiter deadlines, redisson_lock_timeout:{N}", {&dlock__methods_fair}},
-    {"dlock_lock_alive:", AT_START, "a fair lock's waiter liveness, dlock_lock_alive:{N}",
+    {DLOCK__KEY_FAIR_ALIVE, AT_START, "a fair lock's waiter liveness, dlock_lock_alive:{N}",
      {&dlock__methods_fair}},
-    {"redisson_lock_token:", AT_START,
+    {DLOCK__KEY_FENCED_TOKEN, AT_START,
      "a fenced lock's token counter, redisson_lock_token:{N}", {&dlock__methods_fenced}},
-    {"dlock_owner:", ANY_AFTER, "a client's owner description, dlock_owner:{<client id>}",
+    {DLOCK__KEY_OWNER, ANY_AFTER, "a client's owner description, dlock_owner:{<client id>}",
      {NULL}},
-    {":holders", AT_END, "a semaphore lock's holders, {N}:holders",
+    {DLOCK__KEY_HOLDERS, AT_END, "a semaphore lock's holders, {N}:holders",
      {&dlock__methods_semaphore_lock}},
-    {":lease:", INSIDE, "a semaphore lock's leases, {N}:lease:<owner>",
+    {DLOCK__KEY_LEASES, INSIDE, "a semaphore lock's leases, {N}:lease:<owner>",
      {&dlock__methods_semaphore_lock}},
-    {":timeout", AT_END, "a permit semaphore's permit expiries, {N}:timeout",
+    {DLOCK__KEY_PERMIT_EXPIRIES, AT_END, "a permit semaphore's permit expiries, {N}:timeout",
      {&dlock__methods_permit_semaphore}},
-    {":expired", AT_END, "a permit semaphore's expired permits, {N}:expired",
+    {DLOCK__KEY_PERMIT_EXPIRED, AT_END, "a permit semaphore's expired permits, {N}:expired",
      {&dlock__methods_permit_semaphore}},
-    {":rwlock_timeout:", INSIDE,
+    {DLOCK__KEY_READ_MARKER, INSIDE,
      "a read-write lock's read markers, {N}:<owner>:rwlock_timeout:<k>",
      {&dlock__methods_rwlock_read, &dlock__methods_rwlock_write}},
 };
