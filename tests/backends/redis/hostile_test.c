@@ -978,20 +978,28 @@ static void cluster_node_left_map(void **state)
     fake_stop(a);
 }
 
-/* A map that names more nodes than a cluster may have is refused. */
-static void cluster_too_many_nodes(void **state)
+/* A client of node, whose map names -peer masters (-1: 1001), refused
+ * with the default cap named. */
+static void map_refused(fake_server *node, int peer)
 {
-    fake_server *node = fake_start(CLUSTER);
     dlock_client *c = NULL;
     char url[256];
-    (void)state;
 
-    node->peer = -1;
+    node->peer = peer;
     snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
     assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
     assert_null(c);
     assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 128 nodes (refused: "
                                    "cluster_max_nodes=128)"));
+}
+
+/* A map that names more nodes than a cluster may have is refused. */
+static void cluster_too_many_nodes(void **state)
+{
+    fake_server *node = fake_start(CLUSTER);
+    (void)state;
+
+    map_refused(node, -1);
     fake_stop(node);
 }
 
@@ -1008,12 +1016,7 @@ static void cluster_node_cap(void **state)
     int rc;
     (void)state;
 
-    node->peer = -300;
-    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
-    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
-    assert_null(c);
-    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 128 nodes (refused: "
-                                   "cluster_max_nodes=128)"));
+    map_refused(node, -300);
     snprintf(json, sizeof json,
              "{\"url\": \"redis-cluster://127.0.0.1:%d\", \"cluster_max_nodes\": 5}",
              node->port);
