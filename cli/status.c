@@ -271,10 +271,8 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
         if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
             return rc;
         rc = cli_object_state(c, a.name, a.fair, &doc, err, sizeof err);
-        if (rc == DLOCK_EINVAL && !doc) {
-            dlock_client_free(c);
-            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-        }
+        if (rc == DLOCK_EINVAL && !doc)
+            return cli_bad_name(c);
         if (rc != 0) {
             snprintf(what, sizeof what, "no state of '%.64s'", a.name);
             rc = cli_failed(what, rc, err);
@@ -290,10 +288,8 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
         return rc;
     rc = cli_kind_of(c, a.name, &kind, err, sizeof err);
-    if (rc == DLOCK_EINVAL) {
-        dlock_client_free(c);
-        return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-    }
+    if (rc == DLOCK_EINVAL)
+        return cli_bad_name(c);
     if (rc != 0) {
         snprintf(what, sizeof what, "cannot tell what '%.64s' is", a.name);
         rc = cli_failed(what, rc, err);
