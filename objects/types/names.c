@@ -128,10 +128,11 @@ int dlock__name_check(const dlock_rlock_methods *m, const char *name, size_t n,
     /* "{x}" with no other '{': B("{x}") = B("x") = "{x}". */
     if (n >= 3 && name[0] == '{' && name[n - 1] == '}' &&
         memchr(name + 1, '{', n - 1) == NULL && derives_keys(m)) {
+        int x = (int)(n - 2 < 64 ? n - 2 : 64); /* "x", shown as "%.64s" shows */
         snprintf(why, len, "the name \"%.64s\" is reserved: an object of type \"%s\" "
-                 "derives the same keys from it as from \"%.*s\" (braces are not added to a name that "
-                 "has some): use \"%.*s\"", name, m->type, (int)(n < 66 ? n - 2 : 64),
-                 name + 1, (int)(n < 66 ? n - 2 : 64), name + 1);
+                 "derives the same keys from it as from \"%.*s\" (braces are not "
+                 "added to a name that has some): use \"%.*s\"",
+                 name, m->type, x, name + 1, x, name + 1);
         return DLOCK_EINVAL;
     }
     return 0;
