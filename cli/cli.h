@@ -86,6 +86,9 @@ void cli_put_json(FILE *f, const char *json);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a usage error, pointing at --help; returns CLI_USAGE. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_usage for a name c refused (DLOCK_EINVAL from a constructor): the
+ * library's reason (a reserved form, its length), then frees c. */
+int cli_bad_name(dlock_client *c);
 
 /* Parses a duration into milliseconds (cli/duration.c: a bare number is
  * seconds; fractions; units ms, s, m, h, d; compounds such as 1h30m). 0

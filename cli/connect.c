@@ -406,11 +406,24 @@ int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
         return rc;
     rc = cli_lock_new(l, *c, name, f);
     if (rc != 0) {
-        dlock_client_free(*c);
+        dlock_client *made = *c;
         *c = NULL;
         if (rc == DLOCK_EINVAL)
-            return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+            return cli_bad_name(made);
+        dlock_client_free(made);
         return cli_failed("cannot make the lock", rc, NULL);
     }
     return 0;
+}
+
+int cli_bad_name(dlock_client *c)
+{
+    char why[300];
+
+    /* read before the client goes: the reason is kept per client */
+    snprintf(why, sizeof why, "%s", dlock_client_errmsg(c));
+    dlock_client_free(c);
+    if (why[0])
+        return cli_usage("bad lock name: %s", why);
+    return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
 }

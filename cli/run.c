@@ -857,10 +857,13 @@ static int open_lock(run_state *st, cli_common *co)
         st->client = st->clients[0];
         rc = dlock_redlock_new(&st->lock, st->clients, st->nclients, o->name);
         if (rc != 0) {
+            /* the first node's client holds the reason of a refused name */
+            dlock_client *first = rc == DLOCK_EINVAL ? st->clients[0] : NULL;
+            if (first)
+                st->clients[0] = NULL;
             free_clients(st);
-            return rc == DLOCK_EINVAL ? cli_usage("bad lock name (1 to %d bytes)",
-                                                  DLOCK_NAME_MAX)
-                                      : cli_failed("cannot make the Redlock", rc, NULL);
+            return first ? cli_bad_name(first)
+                         : cli_failed("cannot make the Redlock", rc, NULL);
         }
         return 0;
     }

@@ -349,7 +349,8 @@ static int status_command(lock_args *a)
         rc = status_nodes(a, set, n);
     } else if ((rc = cli_object_state(set[0], a->name, a->fair, &doc, err, sizeof err)) ==
                DLOCK_EINVAL && !doc) {
-        rc = cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
+        rc = cli_bad_name(set[0]); /* frees it */
+        set[0] = NULL;
     } else if (rc != 0) {
         snprintf(what, sizeof what, "no state of '%.64s'", a->name);
         rc = cli_failed(what, rc, err);
@@ -384,10 +385,8 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     if ((rc = cli_connect(&c, &a.co, NULL)) != 0)
         return rc;
     rc = cli_kind_of(c, a.name, &kind, err, sizeof err);
-    if (rc == DLOCK_EINVAL) {
-        dlock_client_free(c);
-        return cli_usage("bad lock name (1 to %d bytes)", DLOCK_NAME_MAX);
-    }
+    if (rc == DLOCK_EINVAL)
+        return cli_bad_name(c);
     if (rc != 0) {
         snprintf(what, sizeof what, "cannot tell what '%.64s' is", a.name);
         rc = cli_failed(what, rc, err);

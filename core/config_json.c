@@ -39,8 +39,9 @@ typedef struct field {
     int64_t min, max;
 } field;
 
-/* Every integer field but pool_size, sync_replicas, connections and
- * max_reply_bytes is a duration: DLOCK_TIME_MAX_MS at most. */
+/* Every integer field but pool_size, sync_replicas, connections,
+ * max_reply_bytes and cluster_max_nodes is a duration: DLOCK_TIME_MAX_MS
+ * at most. */
 #define I64(name, where, min) \
     {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 #define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
@@ -73,6 +74,8 @@ static const field fields[] = {
     {"lazy_connect", F_FLAG, offsetof(dlock__config, redis.lazy_connect), 0, 1},
     {"max_reply_bytes", F_I64, offsetof(dlock__config, redis.max_reply_bytes),
      DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
+    {"cluster_max_nodes", F_INT, offsetof(dlock__config, redis.cluster_max_nodes), 1,
+     DLOCK_REDIS_CLUSTER_NODES_LIMIT},
     I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
     {"describe_owner", F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
     {"client_name", F_STR, offsetof(dlock__config, client.client_name), 0,
@@ -224,6 +227,10 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
     const char *kind = "invalid JSON";
     size_t i;
 
+    /* Jansson's column is that of the last character read: 0 before the
+     * first one of a line (an empty file: "1:0"). Positions count from 1. */
+    int line = err->line < 1 ? 1 : err->line, column = err->column < 1 ? 1 : err->column;
+
     if (json_error_code(err) == json_error_duplicate_key) {
         const field *f = NULL;
         size_t end = (size_t)err->position, start = end > 0 ? end - 1 : 0;
@@ -239,10 +246,9 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
         }
         if (f)
             return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                    "%d:%d: field \"%s\" given twice", err->line,
-                                    err->column, f->name);
+                                    "%d:%d: field \"%s\" given twice", line, column, f->name);
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                "%d:%d: a field given twice", err->line, err->column);
+                                "%d:%d: a field given twice", line, column);
     }
     for (i = 0; i < sizeof(syntax_kinds) / sizeof(syntax_kinds[0]); i++)
         if (strncmp(err->text, syntax_kinds[i].jansson,
@@ -253,10 +259,8 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
     if (json_error_code(err) == json_error_premature_end_of_input &&
         strstr(kind, "end of input") == NULL)
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
-                                "%d:%d: premature end of input (%s)", err->line,
-                                err->column, kind);
-    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", err->line,
-                            err->column, kind);
+                                "%d:%d: premature end of input (%s)", line, column, kind);
+    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", line, column, kind);
 }
 
 static int field_fail(char *errbuf, size_t errlen, const char *text, size_t len,

@@ -398,6 +398,8 @@ static int get_address(yparse *p, const char *section, const char *name,
 
     if (rc != 0)
         return rc;
+    if (v->data.scalar.length > DLOCK_YAML_ADDRESS_MAX)
+        return fail_at(p, v, section, name, "longer than %d bytes", DLOCK_YAML_ADDRESS_MAX);
     for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
         if (strncmp(s, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
             break;
@@ -761,6 +763,11 @@ static int make_url(yparse *p)
     cap += 3 * ((p->username ? strlen(p->username) : 0) +
                 (p->password ? strlen(p->password) : 0) +
                 (p->master_name ? strlen(p->master_name) : 0)) + 40;
+    /* cap bounds the URL from above (every byte percent-encoded) */
+    if (cap > DLOCK_YAML_URL_MAX)
+        return fail_at(p, p->section_key, NULL, p->section,
+                       "the URL made of this section could be longer than %d bytes "
+                       "(addresses, credentials, masterName)", DLOCK_YAML_URL_MAX);
     url = malloc(cap);
     if (!url)
         return oom(p);
@@ -863,6 +870,169 @@ static int syntax_fail(char *errbuf, size_t errlen, const yaml_parser_t *parser,
                             parser->context ? " " : "", parser->context ? parser->context : "");
 }
 
+/* ---- the bounds, before the document is built ------------------------------- */
+
+/* An anchor seen so far: its name and the bytes of text its node spans
+ * (what an alias to it stands for). */
+typedef struct yanchor {
+    char *name;
+    size_t bytes;
+} yanchor;
+
+typedef struct yscan {
+    yanchor anchors[DLOCK_YAML_ANCHORS_MAX];
+    size_t nanchors;
+    /* the open collections: their start, and their anchor's index + 1 */
+    size_t open_at[DLOCK_YAML_DEPTH_MAX];
+    size_t open_anchor[DLOCK_YAML_DEPTH_MAX];
+    unsigned char open_flow[DLOCK_YAML_DEPTH_MAX];
+    size_t depth, flow_depth;
+    size_t nodes, aliases, expanded;
+    int documents;
+} yscan;
+
+static int scan_fail(char *errbuf, size_t errlen, const yaml_mark_t *at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int scan_fail(char *errbuf, size_t errlen, const yaml_mark_t *at, const char *fmt, ...)
+{
+    char detail[200];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL, "%d:%d: %s", (int)at->line + 1,
+                            (int)at->column + 1, detail);
+}
+
+/* Records the anchor of a node starting at start (its size known at once
+ * for a scalar, at its end for a collection): 0, or the code. */
+static int scan_anchor(yscan *s, const yaml_event_t *e, const yaml_char_t *anchor,
+                       char *errbuf, size_t errlen)
+{
+    if (!anchor)
+        return 0;
+    if (s->nanchors == DLOCK_YAML_ANCHORS_MAX)
+        return scan_fail(errbuf, errlen, &e->start_mark, "more than %d anchors",
+                         DLOCK_YAML_ANCHORS_MAX);
+    s->anchors[s->nanchors].name = strdup((const char *)anchor);
+    if (!s->anchors[s->nanchors].name)
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+    s->anchors[s->nanchors].bytes = e->end_mark.index - e->start_mark.index;
+    s->nanchors++;
+    return 0;
+}
+
+/* One event of the pre-pass: 0, or why the text is refused. */
+static int scan_event(yscan *s, const yaml_event_t *e, char *errbuf, size_t errlen)
+{
+    size_t i;
+    int rc, flow;
+
+    if ((e->type == YAML_SCALAR_EVENT || e->type == YAML_ALIAS_EVENT ||
+         e->type == YAML_SEQUENCE_START_EVENT || e->type == YAML_MAPPING_START_EVENT) &&
+        ++s->nodes > DLOCK_YAML_NODES_MAX)
+        return scan_fail(errbuf, errlen, &e->start_mark, "more than %d nodes",
+                         DLOCK_YAML_NODES_MAX);
+    switch (e->type) {
+    case YAML_DOCUMENT_START_EVENT:
+        if (++s->documents > 1)
+            return scan_fail(errbuf, errlen, &e->start_mark,
+                             "a second document (a configuration is one document)");
+        return 0;
+    case YAML_SCALAR_EVENT:
+        return scan_anchor(s, e, e->data.scalar.anchor, errbuf, errlen);
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+        flow = e->type == YAML_SEQUENCE_START_EVENT
+                   ? e->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE
+                   : e->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE;
+        if (s->depth == DLOCK_YAML_DEPTH_MAX)
+            return scan_fail(errbuf, errlen, &e->start_mark,
+                             "nested too deeply (more than %d levels)", DLOCK_YAML_DEPTH_MAX);
+        if (flow && s->flow_depth == DLOCK_YAML_FLOW_DEPTH_MAX)
+            return scan_fail(errbuf, errlen, &e->start_mark,
+                             "[ ] and { } nested too deeply (more than %d levels)",
+                             DLOCK_YAML_FLOW_DEPTH_MAX);
+        rc = scan_anchor(s, e, e->type == YAML_SEQUENCE_START_EVENT
+                                   ? e->data.sequence_start.anchor
+                                   : e->data.mapping_start.anchor, errbuf, errlen);
+        if (rc != 0)
+            return rc;
+        s->open_at[s->depth] = e->start_mark.index;
+        s->open_anchor[s->depth] = (e->type == YAML_SEQUENCE_START_EVENT
+                                        ? e->data.sequence_start.anchor
+                                        : e->data.mapping_start.anchor) ? s->nanchors : 0;
+        s->open_flow[s->depth] = (unsigned char)flow;
+        s->flow_depth += (size_t)flow;
+        s->depth++;
+        return 0;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        if (s->depth == 0)
+            return 0;
+        s->depth--;
+        s->flow_depth -= s->open_flow[s->depth];
+        if (s->open_anchor[s->depth])
+            s->anchors[s->open_anchor[s->depth] - 1].bytes =
+                e->end_mark.index - s->open_at[s->depth];
+        return 0;
+    case YAML_ALIAS_EVENT:
+        if (++s->aliases > DLOCK_YAML_ALIASES_MAX)
+            return scan_fail(errbuf, errlen, &e->start_mark, "more than %d aliases",
+                             DLOCK_YAML_ALIASES_MAX);
+        for (i = s->nanchors; i > 0; i--)
+            if (strcmp(s->anchors[i - 1].name, (const char *)e->data.alias.anchor) == 0)
+                break;
+        /* an unknown anchor is the loader's error, with its own words */
+        if (i > 0 && (s->expanded += s->anchors[i - 1].bytes) > DLOCK_YAML_EXPANDED_MAX)
+            return scan_fail(errbuf, errlen, &e->start_mark,
+                             "the aliases stand for more than %d bytes in all",
+                             DLOCK_YAML_EXPANDED_MAX);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* The pre-pass over the events, which builds nothing: depth, anchors,
+ * aliases and what they stand for, and the number of documents are
+ * bounded before libyaml's loader builds the tree (whose cost the
+ * unbounded shapes would make quadratic, and whose aliases the URL
+ * would expand). A syntax error is left to the loader, which reports
+ * it the same way. */
+static int scan_bounds(const char *text, size_t len, char *errbuf, size_t errlen)
+{
+    yaml_parser_t parser;
+    yaml_event_t e;
+    yscan *s = calloc(1, sizeof(*s));
+    int rc = 0, done = 0;
+    size_t i;
+
+    if (!s || !yaml_parser_initialize(&parser)) {
+        free(s);
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (rc == 0 && !done) {
+        if (!yaml_parser_parse(&parser, &e))
+            break;
+        done = e.type == YAML_STREAM_END_EVENT;
+        rc = scan_event(s, &e, errbuf, errlen);
+        yaml_event_delete(&e);
+    }
+    wipe_parser(&parser);
+    yaml_parser_delete(&parser);
+    for (i = 0; i < s->nanchors; i++)
+        free(s->anchors[i].name);
+    free(s);
+    return rc;
+}
+
 int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
                                char *errbuf, size_t errlen)
 {
@@ -877,6 +1047,8 @@ int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
     memset(out, 0, sizeof(*out));
     out->redis = redis_defaults;
     out->client = client_defaults;
+    if ((rc = scan_bounds(text, len, errbuf, errlen)) != 0)
+        return rc;
     if (!yaml_parser_initialize(&parser))
         return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

@@ -20,6 +20,20 @@
  * failure errbuf gets "<line>:<column>: what", naming the field, never
  * quoting a value, and out holds nothing to free.
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
+/* The bounds on a document (api/dlock/config.h says them too): under
+ * them, a file of DLOCK_CONFIG_MAX bytes is read in linear time and
+ * memory, whatever its shape. */
+#define DLOCK_YAML_DEPTH_MAX 2048     /* nested collections, as JSON's */
+/* ... of which flow collections ([ ], { }): libyaml rescans every open one
+ * at each token, so their depth multiplies the cost of the whole text */
+#define DLOCK_YAML_FLOW_DEPTH_MAX 64
+#define DLOCK_YAML_NODES_MAX 16384    /* scalars, collections and aliases */
+#define DLOCK_YAML_ANCHORS_MAX 256    /* &anchors */
+#define DLOCK_YAML_ALIASES_MAX 1024   /* *aliases */
+#define DLOCK_YAML_EXPANDED_MAX 65536 /* bytes of text the aliases stand for, in all */
+#define DLOCK_YAML_ADDRESS_MAX 1024   /* one address, "redis://host:port" */
+#define DLOCK_YAML_URL_MAX 65536      /* the URL made of the section */
+
 int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
                                char *errbuf, size_t errlen);
 

@@ -17,7 +17,10 @@
 # Crashes land in $(FUZZ_BUILD)/fuzz/crash-<t>-*, each target's output in
 # $(FUZZ_BUILD)/fuzz/fuzz_<t>.log. The script target runs on
 # a library built with a 200 ms script limit and a 64 MiB Lua memory cap,
-# so that no input can hang or exhaust the fuzzer.
+# so that no input can hang or exhaust the fuzzer. A target with a
+# dictionary, tests/fuzz/<t>.dict, is given it (-dict). Inputs stay under
+# 4 KiB; fuzz_redisson_yaml's shapes mode repeats a piece of its input up
+# to the configuration's 1 MiB cap, so the large shapes are reached too.
 #
 # The targets: url (URL parser), config (JSON configuration), codec
 # (value codecs), script (the mock's Lua bridge), reply (a server's reply
@@ -52,8 +55,9 @@ fuzz-run: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 	@failed=; summary=; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	  echo "== fuzz_$$t for $(FUZZ_TIME) s (output: $(BUILD)/fuzz/fuzz_$$t.log)"; \
+	  dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
 	  if $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
-	    -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+	    -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 $$dict \
 	    -artifact_prefix=$(BUILD)/fuzz/crash-$$t- \
 	    $(BUILD)/fuzz/corpus-$$t tests/fuzz/corpus/$$t > $(BUILD)/fuzz/fuzz_$$t.log 2>&1; then \
 	    r="passed: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(BUILD)/fuzz/fuzz_$$t.log | grep -o '[0-9]*$$') runs"; \

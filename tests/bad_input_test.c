@@ -83,7 +83,7 @@ static char *long_name(size_t n)
 
 /* Names that are odd but valid: each must work end to end. */
 static const char *const odd_names[] = {
-    "{", "}", "{}", "{a}", "a{b}c", "{{x}}", "a}b{c", "with space",
+    "{", "}", "{}", "{a}b", "a{b}c", "{{x}}", "a}b{c", "with space",
     " ", "line\nbreak", "\r\n", "tab\there", "\xff\xfe\x80", "caf\xc3",
     "%s%n", "'quote\"", "redisson_lock__channel:{x}", "a:write", "*", "\\"};
 

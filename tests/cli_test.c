@@ -620,6 +620,10 @@ static void test_usage_errors(void **state)
         {{"--url", "ftp://x", "status", "n"}, "ftp"},
         {{"status", ""}, "bad lock name"},
         {{"run", "", "--", "true"}, "bad lock name"},
+        /* another object's key: the library's reason, the form named */
+        {{"run", "--fair", "{cli-v}", "--", "true"}, "derives the same keys from it as from"},
+        {{"status", "redisson_lock_queue:{cli-v}"}, "a fair lock's wait queue"},
+        {{"unlock", "--force", "{cli-v}:holders"}, "a semaphore lock's holders"},
         {{NULL}, "command"},
     };
     size_t i;

@@ -220,6 +220,7 @@ int dlock_test_cluster_slots(void)
     dlock_test_latch(KIND);
     dlock_test_simple(KIND);
     dlock_test_redisson_parity(KIND);
+    dlock_test_names(KIND);
     DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);
     dlock_fx_set_skips(NULL);
     dlock_fx_set_mock_wrapper(NULL, NULL);

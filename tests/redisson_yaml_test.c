@@ -541,6 +541,139 @@ static void test_bad_input(void **state)
     assert_null(c);
 }
 
+/* ---- bounded time and memory ---------------------------------------------- */
+
+/* A text of at most DLOCK_CONFIG_MAX bytes: head, then unit as many times
+ * as fit (at most times; 0: as many as fit) with room for tail, then tail. */
+static char *shape(const char *head, const char *unit, size_t times, const char *tail)
+{
+    size_t h = strlen(head), u = strlen(unit), t = strlen(tail), n, i;
+    char *text, *o;
+
+    n = u > 0 ? (DLOCK_CONFIG_MAX - 1 - h - t) / u : 0;
+    if (times > 0 && times < n)
+        n = times;
+    text = malloc(h + n * u + t + 1);
+    assert_non_null(text);
+    o = text;
+    memcpy(o, head, h), o += h;
+    for (i = 0; i < n; i++)
+        memcpy(o, unit, u), o += u;
+    memcpy(o, tail, t + 1);
+    assert_true(strlen(text) < DLOCK_CONFIG_MAX);
+    return text;
+}
+
+/* The parse of text: 0 or the code, its message containing want. */
+static void shape_parses(char *text, int code, const char *want)
+{
+    dlock__config cfg;
+    char err[512] = "";
+    int rc = dlock__redisson_yaml_parse(&cfg, text, strlen(text), err, sizeof err);
+
+    if (rc != code || (want && !strstr(err, want)))
+        fprintf(stderr, "a %zu-byte shape: %s \"%s\", expected %s \"%s\"\n", strlen(text),
+                dlock_errname(rc), err, dlock_errname(code), want ? want : "");
+    assert_int_equal(rc, code);
+    if (want)
+        assert_non_null(strstr(err, want));
+    if (rc == 0)
+        dlock__config_fini(&cfg);
+    free(text);
+}
+
+#define H10 "hhhhhhhhhh"
+#define H100 H10 H10 H10 H10 H10 H10 H10 H10 H10 H10
+#define SINGLE_HEAD "singleServerConfig:\n  address: \"redis://h:1\"\n"
+
+/* The shapes that took seconds to minutes and gigabytes (an alias
+ * standing for a long address a thousand times, nesting under an ignored
+ * field), each just under the size cap, are refused or read: the bounds
+ * (core/config_yaml.h) keep every parse linear. By hand, each takes a few
+ * ms (README: The configuration a Redisson team already has). */
+static void test_bounded_shapes(void **state)
+{
+    char *text, *big;
+    (void)state;
+
+    /* one anchored long address and aliases to it: the address alone is
+     * refused; a short one aliased past the bound on what they expand to */
+    big = malloc(DLOCK_CONFIG_MAX);
+    assert_non_null(big);
+    text = shape("", "h", DLOCK_CONFIG_MAX - 10000, "");
+    snprintf(big, DLOCK_CONFIG_MAX, "clusterServersConfig:\n  nodeAddresses:\n"
+             "  - &a \"redis://%s:1\"\n", text);
+    free(text);
+    shape_parses(shape(big, "  - *a\n", 999, ""), DLOCK_EINVAL,
+                 "the aliases stand for more than 65536 bytes");
+    text = shape("clusterServersConfig:\n  nodeAddresses:\n  - &a \"redis://", "h", 2000,
+                 ":1\"\n");
+    shape_parses(text, DLOCK_EINVAL, "field \"clusterServersConfig.nodeAddresses\": "
+                                     "longer than 1024 bytes");
+    text = shape("clusterServersConfig:\n  nodeAddresses:\n  - &a \"redis://hhhhhhhhhh:1\"\n",
+                 "  - *a\n", 0, "");
+    shape_parses(text, DLOCK_EINVAL, "more than 1024 aliases");
+    text = shape(SINGLE_HEAD "codec: [", "&a x, ", 0, "]\n");
+    shape_parses(text, DLOCK_EINVAL, "more than 256 anchors");
+    /* under the bounds, aliases work */
+    shape_parses(shape(SINGLE_HEAD "threads: &n 16\nnettyThreads: *n\ncodec: [", "*n, ", 1000,
+                       "*n]\n"),
+                 0, NULL);
+    /* depth: nesting under an ignored field, 2 048 levels read (the
+     * bound is JSON's; the top-level mapping is the first level) and one
+     * more refused; [ ] and { } (which libyaml rescans at every token)
+     * 64 levels */
+    shape_parses(shape(SINGLE_HEAD "codec:\n", "- ", 2047, "x\n"), 0, NULL);
+    shape_parses(shape(SINGLE_HEAD "codec:\n", "- ", 2048, "x\n"), DLOCK_EINVAL,
+                 "4:4095: nested too deeply (more than 2048 levels)");
+    shape_parses(shape(SINGLE_HEAD "codec:\n", "- ", 0, "x\n"), DLOCK_EINVAL,
+                 "nested too deeply (more than 2048 levels)");
+    text = shape(SINGLE_HEAD "codec: ", "[", 0, "");
+    shape_parses(text, DLOCK_EINVAL, "3:72: [ ] and { } nested too deeply (more than 64");
+    text = shape(SINGLE_HEAD "codec: ", "{a: ", 0, "");
+    shape_parses(text, DLOCK_EINVAL, "[ ] and { } nested too deeply");
+    {
+        char *deep = shape(SINGLE_HEAD "codec: ", "[", 64, "");
+        char *closed = shape(deep, "]", 64, "\n");
+        free(deep);
+        shape_parses(closed, 0, NULL);
+        /* as deep as allowed, with nearly as many nodes as allowed */
+        deep = shape(SINGLE_HEAD "codec:\n", "- ", 1700, "");
+        closed = shape(deep, "[", 64, "");
+        free(deep);
+        deep = shape(closed, "1,", 14000, "1");
+        free(closed);
+        closed = shape(deep, "]", 64, "\n");
+        free(deep);
+        shape_parses(closed, 0, NULL);
+    }
+    shape_parses(shape(SINGLE_HEAD "codec: [", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],",
+                       0, "1]\n"),
+                 DLOCK_EINVAL, "more than 16384 nodes");
+    /* wide shapes: the nodes are bounded (libyaml's tree costs about
+     * 200 bytes a node); long scalars and comments are read */
+    shape_parses(shape(SINGLE_HEAD "codec: [", "1,", 0, "1]\n"), DLOCK_EINVAL,
+                 "more than 16384 nodes");
+    shape_parses(shape(SINGLE_HEAD "codec: {", "a: b, ", 0, "z: 1}\n"), DLOCK_EINVAL,
+                 "more than 16384 nodes");
+    shape_parses(shape(SINGLE_HEAD "codec: [", "1,", 16000, "1]\n"), 0, NULL);
+    shape_parses(shape(SINGLE_HEAD "codec: \"", "x", 0, "\"\n"), 0, NULL);
+    shape_parses(shape(SINGLE_HEAD "codec: |\n", "  a literal line\n", 0, ""), 0, NULL);
+    shape_parses(shape(SINGLE_HEAD, "# a comment\n", 0, ""), 0, NULL);
+    /* a URL longer than the bound, from many short addresses */
+    shape_parses(shape("clusterServersConfig:\n  nodeAddresses:\n",
+                       "  - \"redis://" H100 ":1\"\n", 1000, ""),
+                 DLOCK_EINVAL, "could be longer than 65536 bytes");
+    /* one document per file */
+    text = shape(SINGLE_HEAD "---\n", "", 1, "singleServerConfig:\n  address: \"redis://k:1\"\n");
+    shape_parses(text, DLOCK_EINVAL, "3:1: a second document");
+    shape_parses(shape("---\n" SINGLE_HEAD "...\n", "", 1, "---\n"), DLOCK_EINVAL,
+                 "a second document");
+    shape_parses(shape("---\n" SINGLE_HEAD "...\n", "# after\n", 1, ""), 0, NULL);
+    shape_parses(shape("", "", 1, ""), DLOCK_EINVAL, "1:1: empty document");
+    free(big);
+}
+
 /* ---- no secret in a message ---------------------------------------------- */
 
 #define SECRET "Qz7xKv3Wj@Tq5Lm2Pn"
@@ -614,6 +747,7 @@ int dlock_test_redisson_yaml(void)
         cmocka_unit_test(test_real_server_tls),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_no_secret_in_errors),
+        cmocka_unit_test(test_bounded_shapes),
     };
     return DLOCK_RUN_GROUP("redisson_yaml", tests, NULL, NULL);
 }

@@ -220,6 +220,14 @@ DLOCK_API int dlock_client_cancel_waits(dlock_client *c);
  * Never blocks on the network. 0, DLOCK_EINVAL (c NULL), DLOCK_EFORKED. */
 DLOCK_API int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg);
 
+/* Why the calling thread's last refused attempt to make an object on c
+ * failed (a lock, semaphore, latch or bucket constructor returning
+ * DLOCK_EINVAL for its name has no object whose errmsg could tell): e.g.
+ * which reserved form the name has (api/dlock/rlock.h, "Reserved names").
+ * "" when none was refused; the text stays until the thread's next refused
+ * constructor call. Borrowed, the calling thread's own. Never blocks. */
+DLOCK_API const char *dlock_client_errmsg(const dlock_client *c);
+
 /* The client's UUID (borrowed, valid as long as the client). */
 DLOCK_API const char *dlock_client_id(const dlock_client *c);
 

@@ -57,7 +57,13 @@
  *                                           that must acknowledge each
  *                                           write (api/dlock/redis.h)
  *   sync_timeout_ms                         >= 1, below command_timeout_ms
- * and every one of them but pool_size, sync_replicas and connections at most
+ *   cluster_max_nodes                       1..1000 (default 128): the most
+ *                                           nodes a Cluster client follows
+ *                                           from one slot map
+ *                                           (api/dlock/redis.h; the URL's
+ *                                           parameter wins)
+ * and every one of them but pool_size, sync_replicas, connections and
+ * cluster_max_nodes at most
  * DLOCK_TIME_MAX_MS
  * (10^12, api/dlock/times.h); these TLS settings are the tls_* fields of dlock_redis_options and
  * the rediss:// query parameters of the same name without "tls_"
@@ -262,6 +268,16 @@ DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, si
  * detail quotes a value or an unknown name, and every copy of the text
  * and of the passwords (libyaml's included) is wiped before it is freed.
  * Then the codes of dlock_client_connect, as for the JSON configuration.
+ *
+ * Bounds, so that any text under DLOCK_CONFIG_MAX is read in linear time
+ * and a few MB (DLOCK_EINVAL with the position where it is crossed): one
+ * document (a second "---" is refused); collections nested at most 2 048
+ * deep (as the JSON configuration), of which flow collections ([ ], { })
+ * at most 64 (libyaml rescans every open one at each token); at most
+ * 16 384 nodes, 256 anchors and 1 024 aliases, which may stand for at
+ * most 64 KiB of text in all; an address of at most 1 024 bytes; a URL
+ * made of the section (addresses, credentials, masterName percent-encoded)
+ * of at most 64 KiB.
  *
  * Where dlock differs from Redisson's Config.fromYAML: a field not given
  * takes dlock's default, not Redisson's (2000 ms timeouts, no replica

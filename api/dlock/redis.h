@@ -159,8 +159,11 @@
  * below, "max_reply_bytes" in the JSON configuration; the URL wins). A
  * reply counts its bytes as received plus the memory of the values parsed
  * from them (a reply of many tiny elements takes more memory than bytes).
- * A reply over the cap, or one that claims more elements than the cap
- * could hold, is refused as soon as it is seen to be: the call fails with
+ * A reply over the cap, one that claims more elements than the cap could
+ * hold, or a bulk string whose header announces more bytes than the cap
+ * has left (refused at the header, before any of its body comes), is
+ * refused as soon as it is seen to be, on every connection (pooled,
+ * multiplexed, the subscriber's, discovery's): the call fails with
  * DLOCK_EPROTO, detail "redis host:port: reply larger than max_reply_bytes
  * (N bytes); connection dropped", the connection is closed and what it had
  * buffered of the reply is freed. What a connection may hold of one reply
@@ -220,9 +223,12 @@ extern "C" {
  * version-3 struct ends at sentinel_password (sync off, and multiplex and
  * connections take their defaults); a version-4 struct ends at
  * connections (lazy_connect is then 0); a version-5 struct ends at
- * lazy_connect (max_reply_bytes then takes its default). */
+ * lazy_connect (max_reply_bytes then takes its default); a version-6
+ * struct ends at max_reply_bytes (cluster_max_nodes then takes its
+ * default). */
 typedef struct dlock_redis_options {
-    int version;                 /* 6 (5: ends at lazy_connect; 4: at
+    int version;                 /* 7 (6: ends at max_reply_bytes; 5: at
+                                    lazy_connect; 4: at
                                     connections; 3: at
                                     sentinel_password;
                                     2: at tls_insecure; 1: at
@@ -275,7 +281,24 @@ typedef struct dlock_redis_options {
     int64_t max_reply_bytes; /* DLOCK_REDIS_MAX_REPLY_MIN ..
                                 DLOCK_REDIS_MAX_REPLY_LIMIT; default
                                 DLOCK_REDIS_MAX_REPLY_DEFAULT */
+
+    /* ---- version 7: the most nodes a Cluster client follows from one
+     * slot map (redis-cluster:// and rediss-cluster://; ignored
+     * otherwise). Each node a map names costs connections (and an AUTH on
+     * each): a seed whose map names more distinct nodes than this is
+     * refused, with DLOCK_EPROTO, detail "redis host:port: CLUSTER SLOTS
+     * names more than N nodes (cluster_max_nodes=N)", and no connection
+     * is opened to any of them. The URL's cluster_max_nodes=N wins; JSON
+     * key "cluster_max_nodes". */
+    int cluster_max_nodes; /* 1..DLOCK_REDIS_CLUSTER_NODES_LIMIT; default
+                              DLOCK_REDIS_CLUSTER_NODES_DEFAULT */
 } dlock_redis_options;
+
+/* cluster_max_nodes: the default, far above the masters of the clusters
+ * seen in practice (a slot map names the masters), and the bound (Redis
+ * Cluster's own advice: at most 1000 nodes, masters and replicas). */
+#define DLOCK_REDIS_CLUSTER_NODES_DEFAULT 128
+#define DLOCK_REDIS_CLUSTER_NODES_LIMIT 1000
 
 /* max_reply_bytes: the default (64 MiB) and the bounds. dlock's own
  * replies are small: a lock script answers with a few integers or a
@@ -293,8 +316,9 @@ typedef struct dlock_redis_options {
 #define DLOCK_SYNC_REPLICAS_MAX 1000
 
 #define DLOCK_REDIS_OPTIONS_INIT                                               \
-    {6, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
-     0, 1000, 1, 1, 0, DLOCK_REDIS_MAX_REPLY_DEFAULT}
+    {7, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+     0, 1000, 1, 1, 0, DLOCK_REDIS_MAX_REPLY_DEFAULT,                        \
+     DLOCK_REDIS_CLUSTER_NODES_DEFAULT}
 
 /* Creates the backend and connects once to check the URL, the credentials
  * and the database (so a wrong password fails here, with DLOCK_EAUTH).

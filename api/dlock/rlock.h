@@ -69,8 +69,30 @@ extern "C" {
 #endif
 
 
-/* Longest lock name in bytes (without NUL). Any bytes but NUL are allowed. */
+/* Longest lock name in bytes (without NUL). Any bytes but NUL are allowed,
+ * but for the reserved names below. */
 #define DLOCK_NAME_MAX 1024
+
+/* Reserved names. The keys of one object are never the keys of another,
+ * whatever the names and types: the layout is Redisson's (derived keys
+ * "P{N}" and "{N}S", or "PN" and "NS" when N already holds a '{'), so a
+ * name that is itself one of those derived keys is refused by every
+ * constructor (locks, semaphores, latch, bucket) with DLOCK_EINVAL before
+ * anything is sent, and dlock_client_errmsg says which form it has:
+ *   - it holds a '{' and starts with redisson_lock_queue:,
+ *     redisson_lock_timeout:, dlock_lock_alive: (a fair lock's) or
+ *     redisson_lock_token: (a fenced lock's);
+ *   - it holds a '{' and ends with :holders (a semaphore lock's),
+ *     :timeout or :expired (a permit semaphore's);
+ *   - it holds :lease: (a semaphore lock's leases) or :rwlock_timeout:
+ *     (a read-write lock's read markers) anywhere: owner ids follow them,
+ *     and an owner id may hold any byte;
+ *   - it starts with dlock_owner: (the clients' descriptions).
+ * And "{x}" (a '{' first, a '}' last, no other '{') derives the same keys
+ * as "x": the types that keep derived keys (fair, fenced, read-write lock,
+ * semaphore lock, permit semaphore) refuse it, and "x" is the name to use
+ * (same keys, same cluster slot). A name without any '{' is never refused:
+ * no derived key lacks one. */
 
 /* Re-entry never shortens a hold, for every lock type (reentrant, fair,
  * fenced, both halves of the read-write lock, the semaphore as a lock): a

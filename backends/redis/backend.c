@@ -292,6 +292,9 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
     else if (o->max_reply_bytes < DLOCK_REDIS_MAX_REPLY_MIN ||
              o->max_reply_bytes > DLOCK_REDIS_MAX_REPLY_LIMIT)
         bad = "max_reply_bytes must be 4096..1073741824 (4 kB..1 GiB)";
+    else if (o->cluster_max_nodes < 1 ||
+             o->cluster_max_nodes > DLOCK_REDIS_CLUSTER_NODES_LIMIT)
+        bad = "cluster_max_nodes must be 1..1000";
     if (!bad)
         return 0;
     dlock__redis_errf(errbuf, errlen, "bad redis options: %s", bad);
@@ -304,13 +307,14 @@ static void options_copy(dlock_redis_options *to, const dlock_redis_options *fro
 {
     static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
 
-    if (from->version >= 6) {
+    if (from->version >= 7) {
         *to = *from;
         return;
     }
     *to = defaults;
     memcpy(to, from,
-           from->version == 5   ? offsetof(dlock_redis_options, max_reply_bytes)
+           from->version == 6   ? offsetof(dlock_redis_options, cluster_max_nodes)
+           : from->version == 5 ? offsetof(dlock_redis_options, max_reply_bytes)
            : from->version == 4 ? offsetof(dlock_redis_options, lazy_connect)
            : from->version == 3 ? offsetof(dlock_redis_options, sync_replicas)
            : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
@@ -542,6 +546,9 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     rb->cfg.max_reply_bytes = rb->cfg.url.max_reply_bytes
                                   ? (size_t)rb->cfg.url.max_reply_bytes
                                   : (size_t)opts->max_reply_bytes;
+    rb->cfg.cluster_max_nodes = rb->cfg.url.cluster_max_nodes
+                                    ? (int)rb->cfg.url.cluster_max_nodes
+                                    : opts->cluster_max_nodes;
     if (rb->cfg.url.queue_max && !rb->cfg.multiplex) {
         dlock__redis_errf(errbuf, errlen,
                           "bad redis URL: 'queue_max' bounds the request "

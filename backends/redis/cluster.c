@@ -45,10 +45,8 @@
 #define CHASE_MS 5000
 #define CHASE_STEP_MS 100
 #define MAX_REDIRECTS 16
-/* The most nodes a slot map may name (Redis Cluster's own advice is at
- * most 1000 nodes, masters and replicas): a larger map is refused. */
-#define MAX_NODES 1000
-/* apply_slots's refusal of a larger map (not a dlock code). */
+/* apply_slots's refusal of a map naming more nodes than
+ * cluster_max_nodes (api/dlock/redis.h) (not a dlock code). */
 #define TOO_MANY_NODES 1
 #define BACKOFF_MIN_MS 10
 #define BACKOFF_MAX_MS 200
@@ -123,7 +121,8 @@ static cnode *find_node(dlock__redis_cluster *c, const char *host, int port)
 
 /* The node at host:port, made on first use (the thread and the
  * constructor only: the seeds and the masters a map names). NULL: out of
- * memory, or *full: the list holds MAX_NODES plus the seeds already. */
+ * memory, or *full: the list holds cluster_max_nodes plus the seeds
+ * already. */
 static cnode *node_for(dlock__redis_cluster *c, const char *host, int port,
                        int *full)
 {
@@ -131,7 +130,7 @@ static cnode *node_for(dlock__redis_cluster *c, const char *host, int port,
     *full = 0;
     pthread_mutex_lock(&c->mu);
     n = find_node(c, host, port);
-    if (!n && c->nnodes >= MAX_NODES + c->cfg->url.naddrs)
+    if (!n && c->nnodes >= c->cfg->cluster_max_nodes + c->cfg->url.naddrs)
         *full = 1;
     else if (!n && (n = calloc(1, sizeof *n)) != NULL) {
         if (dlock__redis_node_new(&n->node, c->cfg, host, port) != 0) {
@@ -321,14 +320,50 @@ static int apply_range(void *arg, unsigned lo, unsigned hi, const char *host, in
     return 0;
 }
 
+/* The distinct masters of a map, counted up to a cap before any node is
+ * made for one of them (each costs connections and an AUTH). */
+typedef struct slots_count {
+    const char *asked_host;
+    int max, n;
+    const char **host;
+    int *port;
+} slots_count;
+
+static int count_range(void *arg, unsigned lo, unsigned hi, const char *host, int port)
+{
+    slots_count *k = arg;
+    int i;
+
+    (void)lo;
+    (void)hi;
+    if (!host)
+        host = k->asked_host;
+    for (i = 0; i < k->n; i++)
+        if (k->port[i] == port && strcmp(k->host[i], host) == 0)
+            return 0;
+    if (k->n == k->max)
+        return TOO_MANY_NODES;
+    k->host[k->n] = host;
+    k->port[k->n++] = port;
+    return 0;
+}
+
 /* Applies a CLUSTER SLOTS reply got from `asked` (whose host stands in
- * for a master announced without one). 0, or DLOCK_EPROTO/ENOMEM, or
- * TOO_MANY_NODES. */
+ * for a master announced without one), unless it names more masters than
+ * cluster_max_nodes. 0, or DLOCK_EPROTO/ENOMEM, or TOO_MANY_NODES. */
 static int apply_slots(dlock__redis_cluster *c, const redisReply *r,
                        const cnode *asked)
 {
     slots_apply a = {c, asked};
-    return dlock__redis_parse_slots(r, apply_range, &a);
+    slots_count k = {asked->node->cfg.url.host, c->cfg->cluster_max_nodes, 0, NULL, NULL};
+    int rc;
+
+    k.host = malloc((size_t)k.max * sizeof(*k.host));
+    k.port = malloc((size_t)k.max * sizeof(*k.port));
+    rc = k.host && k.port ? dlock__redis_parse_slots(r, count_range, &k) : DLOCK_ENOMEM;
+    free(k.host);
+    free(k.port);
+    return rc != 0 ? rc : dlock__redis_parse_slots(r, apply_range, &a);
 }
 
 /* CLUSTER SLOTS on n, applied. */
@@ -365,8 +400,9 @@ static int refresh_from(dlock__redis_cluster *c, cnode *n, char *errbuf,
         if (rc == TOO_MANY_NODES) {
             dlock__redis_errf(errbuf, errlen,
                               "redis %s: CLUSTER SLOTS names more than %d "
-                              "nodes (refused)",
-                              n->node->cfg.url.where, MAX_NODES);
+                              "nodes (refused: cluster_max_nodes=%d)",
+                              n->node->cfg.url.where, c->cfg->cluster_max_nodes,
+                              c->cfg->cluster_max_nodes);
             rc = DLOCK_EPROTO;
         } else if (rc == DLOCK_EPROTO)
             dlock__redis_errf(errbuf, errlen,

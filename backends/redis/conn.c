@@ -250,8 +250,28 @@ static void cap_reader(dlock__redis_conn *c, size_t max_reply)
     c->max_reply = max_reply;
 }
 
+/* The length a bulk string's header announces, when the reader stopped
+ * on one whose body has not come yet; else -1. hiredis (0.14 as 1.x)
+ * consumes an item's type byte, then leaves the item unread until its
+ * body is whole: a complete line of digits left at the reader's position
+ * is such a header (a line-long item, +, -, :, would have been read). */
+static long long pending_bulk(const redisReader *r)
+{
+    const char *p = r->buf + r->pos;
+    size_t n = r->len - r->pos, i;
+    long long len = 0;
+
+    /* a length of more than 19 digits is hiredis's own protocol error */
+    for (i = 0; i < n && i < 20 && p[i] >= '0' && p[i] <= '9'; i++)
+        len = len * 10 + (p[i] - '0');
+    if (i == 0 || i == 20 || i + 1 >= n || p[i] != '\r' || p[i + 1] != '\n')
+        return -1;
+    return len;
+}
+
 int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out)
 {
+    long long announced;
     void *r = NULL;
     uint64_t end;
 
@@ -264,8 +284,14 @@ int dlock__redis_conn_next(dlock__redis_conn *c, redisReply **out)
      * belongs to the replies after it); one still incomplete holds every
      * byte fed since the last one ended. */
     end = r ? c->fed - (uint64_t)(c->reader->len - c->reader->pos) : c->fed;
+    /* A bulk header is refused as soon as it announces more than the cap
+     * can take, not once the body has come (or the call's time ran out
+     * waiting for a body that never comes). */
+    announced = r ? -1 : pending_bulk(c->reader);
     if (end - c->reply_at > c->max_reply ||
-        c->reply_mem > c->max_reply - (size_t)(end - c->reply_at)) {
+        c->reply_mem > c->max_reply - (size_t)(end - c->reply_at) ||
+        (announced >= 0 && ((unsigned long long)announced > c->max_reply ||
+                            c->reply_mem > c->max_reply - (size_t)announced))) {
         if (r)
             freeReplyObject(r);
         c->over = 1;

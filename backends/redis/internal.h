@@ -50,6 +50,9 @@ typedef struct dlock__redis_config {
     /* The largest reply a connection accepts (api/dlock/redis.h, reply
      * size; conn.c counts). */
     size_t max_reply_bytes;
+    /* The most nodes a Cluster client follows from one slot map
+     * (api/dlock/redis.h, cluster_max_nodes). */
+    int cluster_max_nodes;
 } dlock__redis_config;
 
 /* The one-line detail of a failure, truncated to errlen; errbuf may be NULL. */

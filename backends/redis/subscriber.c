@@ -608,8 +608,17 @@ static int read_replies(dlock__redis_subscriber *s)
     for (;;) {
         redisReply *r = NULL;
         int bad;
-        if (dlock__redis_conn_next(s->conn, &r) != 0)
+        if (dlock__redis_conn_next(s->conn, &r) != 0) {
+            /* what broke the stream (a reply over the cap, found at its
+             * header; garbage) is the detail waiters see next */
+            char detail[256];
+            dlock__redis_conn_eproto(s->conn, s->cfg->url.where, detail, sizeof detail);
+            dlock__log(DLOCK_LOG_WARN, "subscriber connection dropped: %s", detail);
+            pthread_mutex_lock(&s->mu);
+            snprintf(s->last_err, sizeof s->last_err, "%s", detail);
+            pthread_mutex_unlock(&s->mu);
             return -1;
+        }
         if (!r)
             return 0;
         bad = on_reply(s, r);

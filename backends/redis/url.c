@@ -397,6 +397,7 @@ static const struct int_param {
     {"sync_replicas", -1, DLOCK_SYNC_REPLICAS_MAX},
     {"sync_timeout_ms", 1, DLOCK_TIME_MAX_MS},
     {"max_reply_bytes", DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
+    {"cluster_max_nodes", 1, DLOCK_REDIS_CLUSTER_NODES_LIMIT},
 };
 
 /* Sets integer parameter i once, within its bounds. */
@@ -406,7 +407,8 @@ static int set_int(dlock__redis_url *u, size_t i, const char *kind,
     const struct int_param *ip = &int_params[i];
     long long *slot = i == 0   ? &u->sync_replicas
                       : i == 1 ? &u->sync_timeout_ms
-                               : &u->max_reply_bytes;
+                      : i == 2 ? &u->max_reply_bytes
+                               : &u->cluster_max_nodes;
     int given = i == 0 ? u->sync_replicas_given
                 : i == 1 ? *slot != -1
                          : *slot != 0;
@@ -591,7 +593,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           "bad unix URL: unknown parameter%s (only db=N, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
                           "connections, queue_max, lazy_connect, "
-                          "max_reply_bytes and password_file are supported; "
+                          "max_reply_bytes, cluster_max_nodes and password_file "
+                          "are supported; "
                           "TLS needs rediss://)",
                           shown(q, u, ps, klen));
         return DLOCK_EINVAL;
@@ -605,7 +608,7 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
                           "%scacert, cacertdir, cert, key, sni, insecure, "
                           "sync_replicas, sync_timeout_ms, multiplex, "
                           "connections, queue_max, lazy_connect, "
-                          "max_reply_bytes or password_file%s)",
+                          "max_reply_bytes, cluster_max_nodes or password_file%s)",
                           kind, shown(q, u, ps, klen),
                           u->is_sentinel ? "sentinelMasterId, sentinel_user, "
                                            "sentinel_password, " : "",

@@ -35,7 +35,8 @@
  * (1..DLOCK__REDIS_CONNECTIONS_MAX), queue_max
  * (1..DLOCK__REDIS_QUEUE_MAX_LIMIT; multiplexed connections only, which
  * the backend checks once the options are merged), lazy_connect (0 or 1),
- * max_reply_bytes (DLOCK_REDIS_MAX_REPLY_MIN..DLOCK_REDIS_MAX_REPLY_LIMIT).
+ * max_reply_bytes (DLOCK_REDIS_MAX_REPLY_MIN..DLOCK_REDIS_MAX_REPLY_LIMIT),
+ * cluster_max_nodes (1..DLOCK_REDIS_CLUSTER_NODES_LIMIT; read by Cluster).
  * password_file (every scheme): the path of a file holding the data
  * nodes' password, instead of user information's password (not both);
  * recorded here, read by the backend (backend.c), so that parsing never
@@ -111,6 +112,10 @@ typedef struct dlock__redis_url {
     /* max_reply_bytes=N, any scheme; 0 = not given (the options' field
      * then applies). */
     long long max_reply_bytes;
+
+    /* cluster_max_nodes=N, any scheme (Cluster reads it); 0 = not given
+     * (the options' field then applies). */
+    long long cluster_max_nodes;
 
     /* password_file=PATH, any scheme (percent-decoded); NULL: not given. */
     char *password_file;

@@ -2,6 +2,7 @@
  * dlock — the client: identity, lifetime, and the way to a backend.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,6 +483,29 @@ int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *arg)
     c->opts.on_lost_arg = arg;
     pthread_mutex_unlock(&c->holds.mutex);
     return 0;
+}
+
+/* A constructor that refuses has no object to keep its reason: the
+ * calling thread keeps it, with the client it was asked of. */
+static __thread const dlock_client *refused_on;
+static __thread char refused_why[DLOCK_ERRMSG_MAX];
+
+int dlock__client_refuse(const dlock_client *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    refused_on = c;
+    va_start(ap, fmt);
+    vsnprintf(refused_why, sizeof(refused_why), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *dlock_client_errmsg(const dlock_client *c)
+{
+    if (!c)
+        return "client is NULL";
+    return c == refused_on ? refused_why : "";
 }
 
 const char *dlock_client_id(const dlock_client *c)

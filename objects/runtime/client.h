@@ -83,6 +83,13 @@ int dlock__waiter_canceled(dlock_client *c, const dlock__waiter *w);
 void dlock__waiter_end(dlock_client *c, dlock__waiter *w);
 /* DLOCK_EFORKED when called in a fork() child of the client's process. */
 int dlock__client_check(const dlock_client *c);
+/* client.c: records why an object could not be made on c (the calling
+ * thread's dlock_client_errmsg) and returns code. */
+int dlock__client_refuse(const dlock_client *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* describe.c: sets what the client's description says of its start. */
 void dlock__client_describe_init(dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */

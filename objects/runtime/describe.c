@@ -17,13 +17,14 @@
 #include <unistd.h>
 
 #include "objects/runtime/client.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 /* program_invocation_short_name: glibc's, from <errno.h> with _GNU_SOURCE. */
 
 static void key_of(char *buf, size_t len, const char *uuid, size_t n)
 {
-    snprintf(buf, len, "dlock_owner:{%.*s}", (int)n, uuid);
+    snprintf(buf, len, DLOCK__KEY_OWNER "{%.*s}", (int)n, uuid);
 }
 
 static int64_t unix_ms(void)

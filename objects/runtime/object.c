@@ -46,7 +46,8 @@ int dlock_object_base_new(dlock_object_base **out, size_t size,
     if (dlock_backend_key_slot(c->backend, o->channel, strlen(o->channel)) !=
         dlock_backend_key_slot(c->backend, o->base.name, o->base.name_len)) {
         dlock_rlock_free(&o->base);
-        return DLOCK_EINVAL;
+        return dlock__client_refuse(c, DLOCK_EINVAL, "the name \"%.64s\" has a '{' but no "
+                                    "{hash tag}: its keys would span cluster slots", name);
     }
     *out = o;
     return 0;

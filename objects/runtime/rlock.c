@@ -16,6 +16,7 @@
 #include "objects/runtime/holds.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
+#include "objects/types/names.h"
 
 /* ---- the base ------------------------------------------------------------ */
 
@@ -25,6 +26,7 @@ int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
                      dlock_client *c, const char *name)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
+    char why[DLOCK_ERRMSG_MAX];
     size_t n;
 
     /* Before any object can record a failure (see err_locks). */
@@ -35,7 +37,10 @@ int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
         return DLOCK_EFORKED;
     n = strnlen(name, DLOCK_NAME_MAX + 1);
     if (n == 0 || n > DLOCK_NAME_MAX)
-        return DLOCK_EINVAL;
+        return dlock__client_refuse(c, DLOCK_EINVAL, "a name is 1..%d bytes",
+                                    DLOCK_NAME_MAX);
+    if (dlock__name_check(m, name, n, why, sizeof(why)) != 0)
+        return dlock__client_refuse(c, DLOCK_EINVAL, "%s", why);
     memset(l, 0, sizeof(*l));
     l->name = malloc(n + 1);
     if (!l->name)

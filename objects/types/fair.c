@@ -14,6 +14,7 @@
 #include "objects/runtime/reads.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 typedef struct fair {
@@ -220,9 +221,9 @@ const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;
  * tests/bench). */
 static char *all_keys(dlock_rlock *l, char **deadlines, char **alive)
 {
-    char *q = dlock_rlock_key(l, "redisson_lock_queue:", "");
-    char *d = dlock_rlock_key(l, "redisson_lock_timeout:", "");
-    char *a = dlock_rlock_key(l, "dlock_lock_alive:", "");
+    char *q = dlock_rlock_key(l, DLOCK__KEY_FAIR_QUEUE, "");
+    char *d = dlock_rlock_key(l, DLOCK__KEY_FAIR_DEADLINES, "");
+    char *a = dlock_rlock_key(l, DLOCK__KEY_FAIR_ALIVE, "");
     char *all = NULL;
 
     if (q && d && a &&

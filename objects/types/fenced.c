@@ -14,6 +14,7 @@
 #include "objects/runtime/rlock.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 typedef struct fenced {
@@ -95,6 +96,7 @@ static void destroy(dlock_rlock *l)
  * never go back. */
 static const dlock__lock_methods fenced_methods =
     DLOCK__HASH_LOCK_TABLE("fenced", acquire, destroy, state);
+const dlock_rlock_methods *const dlock__methods_fenced = &fenced_methods.m;
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {
@@ -110,7 +112,7 @@ int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
     if (rc != 0)
         return rc;
     f = (fenced *)o;
-    f->token_key = dlock_rlock_key(&o->base, "redisson_lock_token:", "");
+    f->token_key = dlock_rlock_key(&o->base, DLOCK__KEY_FENCED_TOKEN, "");
     if (!f->token_key) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;

@@ -24,6 +24,7 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/rlock.h"
 #include "objects/types/methods.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 /* Latest wall-clock ms expire_at takes: the year 2286, as the scripts'
@@ -77,8 +78,8 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
         dlock__fenced_token_key(l)) {
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
     } else if (m == dlock__methods_fair) {
-        lay->owned[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
-        lay->owned[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
+        lay->owned[0] = dlock_rlock_key(l, DLOCK__KEY_FAIR_QUEUE, "");
+        lay->owned[1] = dlock_rlock_key(l, DLOCK__KEY_FAIR_DEADLINES, "");
         lay->owned[2] = strdup(dlock__fair_alive_key(l));
         n = 4;
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
@@ -90,14 +91,14 @@ static int layout_of(dlock_rlock *l, layout *lay, int call)
         wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
         message = "1"; /* the write-unlock message: every waiter retries */
     } else if (m == dlock__methods_semaphore_lock) {
-        lay->owned[0] = dlock_rlock_key(l, "", ":holders");
-        lay->owned[2] = dlock_rlock_key(l, "", ":lease:");
+        lay->owned[0] = dlock_rlock_key(l, "", DLOCK__KEY_HOLDERS);
+        lay->owned[2] = dlock_rlock_key(l, "", DLOCK__KEY_LEASES);
         n = 2;
         family = "lease";
         derived = 1;
     } else if (m == dlock__methods_permit_semaphore) {
-        lay->owned[0] = dlock_rlock_key(l, "", ":timeout");
-        lay->owned[1] = dlock_rlock_key(l, "", ":expired");
+        lay->owned[0] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRIES);
+        lay->owned[1] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRED);
         n = 3;
     } else if (m == dlock__methods_latch) {
         wakes = WAKE_ON_DELETE; /* "0": awaiters re-read the count */
@@ -251,12 +252,12 @@ int dlock_object_kind(dlock_object *o, const char **out)
         return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
     if ((rc = dlock__object_check(l)) != 0)
         return rc;
-    keys[0] = dlock_rlock_key(l, "redisson_lock_queue:", "");
-    keys[1] = dlock_rlock_key(l, "redisson_lock_timeout:", "");
-    keys[2] = dlock_rlock_key(l, "dlock_lock_alive:", "");
-    keys[3] = dlock_rlock_key(l, "redisson_lock_token:", "");
-    keys[4] = dlock_rlock_key(l, "", ":holders");
-    keys[5] = dlock_rlock_key(l, "", ":timeout");
+    keys[0] = dlock_rlock_key(l, DLOCK__KEY_FAIR_QUEUE, "");
+    keys[1] = dlock_rlock_key(l, DLOCK__KEY_FAIR_DEADLINES, "");
+    keys[2] = dlock_rlock_key(l, DLOCK__KEY_FAIR_ALIVE, "");
+    keys[3] = dlock_rlock_key(l, DLOCK__KEY_FENCED_TOKEN, "");
+    keys[4] = dlock_rlock_key(l, "", DLOCK__KEY_HOLDERS);
+    keys[5] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRIES);
     argv[0] = l->name;
     rc = 0;
     for (i = 0; i < 6; i++) {

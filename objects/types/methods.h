@@ -3,7 +3,7 @@
  * the built-in types apart, the fenced lock's token key (lifetime.c,
  * bucket.c's guarded set) and the fair lock's liveness key (lifetime.c).
  * Private to objects/; included by types/ bucket.c, fair.c, fenced.c,
- * latch.c, lifetime.c, multilock.c, permit_semaphore.c, redlock.c,
+ * latch.c, lifetime.c, multilock.c, names.c, permit_semaphore.c, redlock.c,
  * reentrant.c, rwlock.c, semaphore_lock.c, spin_lock.c.
  */
 #ifndef DLOCK_OBJECTS_TYPES_METHODS_H
@@ -16,6 +16,7 @@
 extern const dlock_rlock_methods *const dlock__methods_reentrant;
 extern const dlock_rlock_methods *const dlock__methods_spin;
 extern const dlock_rlock_methods *const dlock__methods_fair;
+extern const dlock_rlock_methods *const dlock__methods_fenced;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_read;
 extern const dlock_rlock_methods *const dlock__methods_rwlock_write;
 extern const dlock_rlock_methods *const dlock__methods_semaphore_lock;

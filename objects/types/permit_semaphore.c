@@ -18,6 +18,7 @@
 #include "objects/runtime/op.h"
 #include "objects/runtime/rlock.h"
 #include "objects/types/methods.h"
+#include "objects/types/names.h"
 #include "objects/types/semaphore.h"
 #include "scripts.h"
 
@@ -86,8 +87,8 @@ int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
     if (rc != 0)
         return rc;
     p = (dlock_permit_semaphore *)o;
-    p->timeout = dlock_rlock_key(&o->base, "", ":timeout");
-    p->expired = dlock_rlock_key(&o->base, "", ":expired");
+    p->timeout = dlock_rlock_key(&o->base, "", DLOCK__KEY_PERMIT_EXPIRIES);
+    p->expired = dlock_rlock_key(&o->base, "", DLOCK__KEY_PERMIT_EXPIRED);
     if (!p->timeout || !p->expired) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;

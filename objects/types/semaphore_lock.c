@@ -13,6 +13,7 @@
 #include "objects/runtime/reads.h"
 #include "objects/runtime/rlock.h"
 #include "objects/types/methods.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 typedef struct semlock {
@@ -186,8 +187,8 @@ int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *nam
     s = (semlock *)o;
     /* The renewal script derives both keys from the name with the same
      * rule (semaphore_lock_renew.lua). */
-    s->holders = dlock_rlock_key(&o->base, "", ":holders");
-    s->lease_prefix = dlock_rlock_key(&o->base, "", ":lease:");
+    s->holders = dlock_rlock_key(&o->base, "", DLOCK__KEY_HOLDERS);
+    s->lease_prefix = dlock_rlock_key(&o->base, "", DLOCK__KEY_LEASES);
     if (!s->holders || !s->lease_prefix) {
         dlock_rlock_free(&o->base);
         return DLOCK_ENOMEM;

@@ -1046,6 +1046,10 @@ static void config_errors(void **state)
     config_bad("{\"url\": \"x\\\"pool_size\\\": 1\",\n \"pool_size\": \"8\"}", "json:2:2:",
                "\"pool_size\": expected an integer");
     config_bad("{\"pool_size\": {\"pool_size\": 1}}", "json:1:2:", "got an object");
+    /* an empty text, or one ending at a line's start: positions count from
+     * 1 (Jansson says column 0 there) */
+    config_bad("", "json:1:1: premature end of input", NULL);
+    config_bad("{\n", "json:2:1: premature end of input", NULL);
     config_bad("{\"url\": \"mock:\",\n\t\"pool_size\": \"8\"}", "json:2:2:",
                "\"pool_size\": expected an integer, got a string");
     config_bad("{\"url\": \"mock:\", \"command_timeout_ms\": 2.5}", "json:1:18:",

@@ -45,6 +45,7 @@
 #include <hiredis/hiredis.h>
 
 #define HUGE_REPLY 400000000LL /* what the fake server claims to send */
+#define TRICKLED_REPLY 32000000LL /* ... when it trickles: under the default cap */
 #define MAX_CONNS 256 /* a subscriber made to reconnect opens many */
 
 /* FAST, TRICKLE: PING answered (CONFIG and INFO refused), any other
@@ -158,12 +159,14 @@ static void body_fill(void)
 static void stream(fake_server *s, int fd, int trickle)
 {
     char head[32];
-    long long left = HUGE_REPLY;
+    /* a trickle announces what the default cap (64 MiB) takes, so that
+     * only its time can end the call; a flood, more than any cap */
+    long long left = trickle ? TRICKLED_REPLY : HUGE_REPLY;
     int64_t end = dlock_test_now_ms() + 10000;
     size_t chunk = trickle ? 512 : sizeof body;
 
     pthread_once(&body_once, body_fill);
-    snprintf(head, sizeof head, "$%lld\r\n", HUGE_REPLY);
+    snprintf(head, sizeof head, "$%lld\r\n", left);
     if (send_all(s, fd, head, strlen(head)) != 0)
         return;
     while (left > 0 && !stopping(s)) {
@@ -226,14 +229,15 @@ static int answer_cluster(fake_server *s, int fd, const redisReply *cmd)
         return send_all(s, fd, "+OK\r\n", 5);
     if (is_cmd(cmd, "PING"))
         return send_all(s, fd, "+PONG\r\n", 7);
-    if (is_cmd(cmd, "CLUSTER") && peer == -1) {
-        /* a map of 1001 masters, one slot each */
-        int i;
+    if (is_cmd(cmd, "CLUSTER") && peer < 0) {
+        /* a map of -peer masters (-1: 1001), one slot each, where nothing
+         * listens */
+        int i, masters = peer == -1 ? 1001 : -peer;
         char entry[128];
-        n = snprintf(out, sizeof out, "*1001\r\n");
+        n = snprintf(out, sizeof out, "*%d\r\n", masters);
         if (send_all(s, fd, out, (size_t)n) != 0)
             return -1;
-        for (i = 0; i < 1001; i++) {
+        for (i = 0; i < masters; i++) {
             n = slots_entry(entry, sizeof entry, i, i, 20000 + i);
             if (send_all(s, fd, entry, (size_t)n) != 0)
                 return -1;
@@ -672,7 +676,7 @@ static void huge_reply_refused_pool(void **state)
  * stream's end (10 s); with a long command timeout (30 s: the call's
  * budget ends each read) and a short one (100 ms: it does). And the 400 MB
  * flood with the default cap: the budget kept as well (the call ends at
- * its deadline, or at the cap if the bytes come fast enough). */
+ * its header, which announces more than the cap, or its deadline). */
 static void stream_once(int mode, const char *query, int64_t command_timeout_ms)
 {
     fake_server *s = fake_start(mode);
@@ -689,14 +693,17 @@ static void stream_once(int mode, const char *query, int64_t command_timeout_ms)
     pthread_mutex_lock(&s->mu);
     sent = s->sent;
     pthread_mutex_unlock(&s->mu);
-    /* a flood may reach the default cap (64 MiB) within the budget */
+    /* a flood announces more than the default cap (64 MiB): refused at
+     * its header */
     if (rc != DLOCK_ETIMEDOUT && rc != DLOCK_ECONN && (mode == TRICKLE || rc != DLOCK_EPROTO))
         fail_msg("%s, command timeout %lld: try_lock gave %d (%s)", query,
                  (long long)command_timeout_ms, rc, dlock_errmsg(l));
     if (took >= 2000)
         fail_msg("%s, command timeout %lld: try_lock(wait 200) took %lld ms", query,
                  (long long)command_timeout_ms, (long long)took);
-    assert_true(sent > 0); /* the server was streaming: this is what was cut */
+    /* the trickle was streaming: this is what was cut (the flood's header
+     * was enough) */
+    assert_true(sent > 0 || mode == FAST);
     dlock_rlock_free(l);
     dlock_client_free(c);
     fake_stop(s);
@@ -766,7 +773,8 @@ static void option_forms(void **state)
     char url[256], json[512];
     (void)state;
 
-    assert_int_equal(o.version, 6);
+    assert_int_equal(o.version, 7);
+    assert_int_equal(o.cluster_max_nodes, DLOCK_REDIS_CLUSTER_NODES_DEFAULT);
     assert_true(o.max_reply_bytes == DLOCK_REDIS_MAX_REPLY_DEFAULT);
     expect_bad("redis://127.0.0.1:1?max_reply_bytes=4095", NULL,
                "'max_reply_bytes' must be an integer 4096..1073741824");
@@ -778,10 +786,21 @@ static void option_forms(void **state)
     expect_bad("unix:///nonexistent/dlock.sock?max_reply_bytes=0", NULL,
                "'max_reply_bytes' must be");
     expect_bad("redis://127.0.0.1:1?max_reply=1", NULL, "max_reply_bytes"); /* listed */
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=0", NULL,
+               "'cluster_max_nodes' must be an integer 1..1000");
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=1001", NULL,
+               "'cluster_max_nodes' must be an integer 1..1000");
+    expect_bad("redis-cluster://127.0.0.1:1?cluster_max_nodes=1&cluster_max_nodes=1", NULL,
+               "'cluster_max_nodes' given twice");
     o.max_reply_bytes = 4095;
     expect_bad("redis://127.0.0.1:1", &o, "max_reply_bytes must be 4096..1073741824");
     o.max_reply_bytes = 0;
     expect_bad("redis://127.0.0.1:1", &o, "max_reply_bytes must be");
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    o.cluster_max_nodes = 0;
+    expect_bad("redis-cluster://127.0.0.1:1", &o, "cluster_max_nodes must be 1..1000");
+    o.cluster_max_nodes = 1001;
+    expect_bad("redis-cluster://127.0.0.1:1", &o, "cluster_max_nodes must be 1..1000");
     /* JSON: an integer in range */
     assert_int_equal(dlock_client_from_json_string(&c, "{\"url\": \"mock:\", \"max_reply_bytes\": 100}",
                                             errbuf, sizeof errbuf),
@@ -794,6 +813,10 @@ static void option_forms(void **state)
                                             errbuf, sizeof errbuf),
                      0);
     dlock_client_free(c);
+    assert_int_equal(dlock_client_from_json_string(&c, "{\"url\": \"mock:\", \"cluster_max_nodes\": 0}",
+                                            errbuf, sizeof errbuf),
+                     DLOCK_EINVAL);
+    assert_non_null(strstr(errbuf, "cluster_max_nodes"));
 
     /* Each spelling takes effect: a small cap refuses the fake's reply
      * with its own number in the detail. The URL wins over the field. */
@@ -955,19 +978,65 @@ static void cluster_node_left_map(void **state)
     fake_stop(a);
 }
 
+/* A client of node, whose map names -peer masters (-1: 1001), refused
+ * with the default cap named. */
+static void map_refused(fake_server *node, int peer)
+{
+    dlock_client *c = NULL;
+    char url[256];
+
+    node->peer = peer;
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
+    assert_null(c);
+    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 128 nodes (refused: "
+                                   "cluster_max_nodes=128)"));
+}
+
 /* A map that names more nodes than a cluster may have is refused. */
 static void cluster_too_many_nodes(void **state)
 {
     fake_server *node = fake_start(CLUSTER);
-    dlock_client *c = NULL;
-    char url[256];
     (void)state;
 
-    node->peer = -1;
-    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d", node->port);
-    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), DLOCK_EPROTO);
-    assert_null(c);
-    assert_non_null(strstr(errbuf, "CLUSTER SLOTS names more than 1000 nodes"));
+    map_refused(node, -1);
+    fake_stop(node);
+}
+
+/* A seed's map naming 300 masters: refused by the default cap (128), so
+ * that no connection is opened (nor AUTH sent) to any of them, with the
+ * setting named; cluster_max_nodes raises it (URL parameter, JSON key) or
+ * lowers it. Before: the client followed every node of a map of up to
+ * 1000. */
+static void cluster_node_cap(void **state)
+{
+    fake_server *node = fake_start(CLUSTER);
+    dlock_client *c = NULL;
+    char url[256], json[256];
+    int rc;
+    (void)state;
+
+    map_refused(node, -300);
+    snprintf(json, sizeof json,
+             "{\"url\": \"redis-cluster://127.0.0.1:%d\", \"cluster_max_nodes\": 5}",
+             node->port);
+    assert_int_equal(dlock_client_from_json_string(&c, json, errbuf, sizeof errbuf),
+                     DLOCK_EPROTO);
+    assert_non_null(strstr(errbuf, "names more than 5 nodes (refused: cluster_max_nodes=5)"));
+    /* raised: the map is followed (its nodes do not listen: whatever
+     * follows, it is not the cap) */
+    snprintf(url, sizeof url, "redis-cluster://127.0.0.1:%d?cluster_max_nodes=300&lazy_connect=1",
+             node->port);
+    assert_int_equal(dlock_client_connect(&c, url, NULL, errbuf, sizeof errbuf), 0);
+    {
+        dlock_rlock *l = NULL;
+        assert_int_equal(dlock_reentrant_new(&l, c, "hostile:cap"), 0);
+        rc = dlock_try_lock(l, 0, 1000);
+        assert_int_not_equal(rc, 0);
+        assert_null(strstr(dlock_errmsg(l), "cluster_max_nodes"));
+        dlock_rlock_free(l);
+    }
+    dlock_client_free(c);
     fake_stop(node);
 }
 
@@ -1363,6 +1432,7 @@ static const hostile_case eval_answers[] = {
     {"wrong type (array)", {"*2\r\n$1\r\nx\r\n:1\r\n", WHOLE}, 0},
     {"error", {"-ERR boom\r\n", WHOLE}, 0},
     {"huge (400 MB bulk)", {"", FLOOD}, 0},
+    {"huge (a 1 GB bulk's header alone)", {"$1000000000\r\n", WHOLE}, 0},
     {"huge (array claiming 2^31 elements)", {"*2147483648\r\n", WHOLE}, 0},
     {"trickled (busy, byte by byte)", {NULL, BYTEWISE}, 0},
     {"trickled (garbage, byte by byte)", {"*1\r\n!x\r\n", BYTEWISE}, 0},
@@ -1390,6 +1460,48 @@ static void eval_case(int kind, const hostile_case *c)
 /* The kinds, for the tests' initial states (CASE_ON below). */
 static const int kinds[NKINDS] = {K_POOL, K_MUX, K_SENTINEL, K_CLUSTER};
 
+/* A bulk header announcing more than max_reply_bytes (1 GB against the
+ * 1 MiB cap), and no body: refused at the header, on every connection
+ * kind, with the cap named, not waited on until the call's time runs out
+ * (before: DLOCK_ETIMEDOUT at the end of the budget). The scripts' reply
+ * (the pooled and multiplexed connections, Sentinel's and the cluster's)
+ * fails the call; the subscriber's confirmation drops its connection,
+ * which it logs. */
+#define HUGE_HEADER "$1000000000\r\n"
+
+static void bulk_header_refused(void **state)
+{
+    const int *kind = *state;
+    script sc;
+    rig r;
+    int rc;
+
+    memset(&sc, 0, sizeof sc);
+    sc.eval.text = HUGE_HEADER;
+    sc.eval.how = WHOLE;
+    assert_int_equal(rig_open(&r, *kind, &sc, NULL, ""), 0);
+    /* a budget far beyond the command timeout (2 s): a call that waits for
+     * the body ends with DLOCK_ETIMEDOUT */
+    rc = dlock_try_lock(r.l, 30000, 10000);
+    if (rc != DLOCK_EPROTO || !strstr(dlock_errmsg(r.l), "reply larger than max_reply_bytes"))
+        fail_msg("%s: try_lock gave %s (%s), not the header refused", kind_name[*kind],
+                 dlock_errname(rc), dlock_errmsg(r.l));
+    rig_close(&r);
+
+    memset(&sc, 0, sizeof sc);
+    sc.subscribe.text = HUGE_HEADER;
+    sc.subscribe.how = WHOLE;
+    assert_int_equal(rig_open(&r, *kind, &sc, NULL, ""), 0);
+    dlock_test_log_reset();
+    assert_int_equal(dlock_set_log(dlock_test_log_capture, NULL, DLOCK_LOG_INFO), 0);
+    rc = dlock_try_lock(r.l, 1500, 10000);
+    assert_int_equal(dlock_set_log(NULL, NULL, 0), 0);
+    if (rc == 0 || dlock_test_log_count("larger than max_reply_bytes", NULL) == 0)
+        fail_msg("%s: subscriber: try_lock gave %s (%s), and no refusal logged",
+                 kind_name[*kind], dlock_errname(rc), dlock_errmsg(r.l));
+    rig_close(&r);
+}
+
 static void script_answers(void **state)
 {
     const int *kind = *state;
@@ -1407,6 +1519,7 @@ static const hostile_case subscribe_answers[] = {
     {"error", {"-ERR no\r\n", WHOLE}, 0},
     {"MOVED", {"-MOVED 1 127.0.0.1:1\r\n", WHOLE}, 0},
     {"huge (400 MB bulk)", {"", FLOOD}, 0},
+    {"huge (a 1 GB bulk's header alone)", {"$1000000000\r\n", WHOLE}, 0},
     {"trickled (the confirmation, byte by byte)", {NULL, BYTEWISE}, 0},
     {"stalled", {NULL, STALL}, 0},
 };
@@ -1763,6 +1876,7 @@ int dlock_test_redis_hostile(void)
         cmocka_unit_test(cluster_moved_spray),
         cmocka_unit_test(cluster_node_left_map),
         cmocka_unit_test(cluster_too_many_nodes),
+        cmocka_unit_test(cluster_node_cap),
         cmocka_unit_test(pubsub_noise_bounded_mux),
         cmocka_unit_test(pubsub_noise_bounded_pool),
         cmocka_unit_test(pubsub_noise_redis),
@@ -1770,6 +1884,10 @@ int dlock_test_redis_hostile(void)
         CASE_ON(script_answers, K_MUX, "multiplexed"),
         CASE_ON(script_answers, K_SENTINEL, "sentinel"),
         CASE_ON(script_answers, K_CLUSTER, "cluster"),
+        CASE_ON(bulk_header_refused, K_POOL, "pooled"),
+        CASE_ON(bulk_header_refused, K_MUX, "multiplexed"),
+        CASE_ON(bulk_header_refused, K_SENTINEL, "sentinel"),
+        CASE_ON(bulk_header_refused, K_CLUSTER, "cluster"),
         CASE_ON(subscriber, K_POOL, "pooled"),
         CASE_ON(subscriber, K_MUX, "multiplexed"),
         CASE_ON(subscriber, K_SENTINEL, "sentinel"),
