@@ -51,7 +51,12 @@ int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
     *kind = "none";
     err[0] = '\0';
     if ((rc = dlock_reentrant_new(&l, c, name)) != 0) {
-        snprintf(err, errlen, "bad name (1 to %d bytes)", DLOCK_NAME_MAX);
+        /* the library's reason (a reserved form names itself), else the
+         * length bound */
+        if (dlock_client_errmsg(c)[0])
+            snprintf(err, errlen, "%s", dlock_client_errmsg(c));
+        else
+            snprintf(err, errlen, "bad name (1 to %d bytes)", DLOCK_NAME_MAX);
         return rc;
     }
     rc = dlock_object_kind(dlock_rlock_object(l), kind);
@@ -331,7 +336,9 @@ int cli_list(int argc, char **argv, const cli_common *common)
         rc = cli_object_state(c, all[i], 0, &doc, err, sizeof err);
         if (rc == DLOCK_EINVAL) {
             /* A key no dlock object can have as its name (longer than
-             * DLOCK_NAME_MAX...): one note, and the listing goes on. */
+             * DLOCK_NAME_MAX, a reserved form such as dlock_owner:x that
+             * another client stored): one note saying why, and the
+             * listing goes on. */
             cli_error("list: skipped a key of %zu bytes, '%.64s%s': %s", strlen(all[i]),
                       all[i], strlen(all[i]) > 64 ? "..." : "", err);
             continue;
