@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 
+#include <dlock/config.h>
 #include <dlock/sys/backend.h>
 
 #include <stdarg.h>
@@ -172,7 +173,28 @@ static int is_yaml(const char *path)
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
+    return cli_connect_used(out, co, opts, NULL);
+}
+
+/* The tool's defaults for a configuration file: opts for the fields it
+ * does not give, and lazy connection when co asks for it (else the
+ * format's own default). */
+static void config_defaults(dlock_config_defaults *d, const cli_common *co,
+                            const dlock_client_options *opts)
+{
+    dlock_config_defaults init = DLOCK_CONFIG_DEFAULTS_INIT;
+
+    *d = init;
+    d->client = opts;
+    if (co->lazy_connect)
+        d->lazy_connect = 1;
+}
+
+int cli_connect_used(dlock_client **out, const cli_common *co,
+                     const dlock_client_options *opts, dlock_client_options *used)
+{
     dlock_client_options d;
+    dlock_config_defaults defs;
     dlock_client *set[64];
     const char *url, *config;
     char err[512] = "";
@@ -181,11 +203,20 @@ int cli_connect(dlock_client **out, const cli_common *co,
 
     if ((rc = pick_target(co, &url, &config)) != 0)
         return rc;
+    if (!opts) {
+        cli_client_options(&d);
+        opts = &d;
+    }
+    /* A file gets what a URL gets (lazy connection for a command that
+     * waits, owner descriptions, the budget slack) where it says nothing
+     * itself. */
+    config_defaults(&defs, co, opts);
     if (config && is_yaml(config)) {
-        rc = dlock_client_from_redisson_yaml_file(out, config, err, sizeof err);
+        rc = dlock_client_from_redisson_yaml_file_with(out, config, &defs, used, err,
+                                                       sizeof err);
     } else if (config) {
-        rc = dlock_client_set_from_json_file(set, sizeof set / sizeof set[0], &n, config,
-                                             err, sizeof err);
+        rc = dlock_client_set_from_json_file_with(set, sizeof set / sizeof set[0], &n,
+                                                  config, &defs, used, err, sizeof err);
         if (rc == 0 && n != 1) {
             for (i = 0; i < n; i++)
                 dlock_client_free(set[i]);
@@ -195,12 +226,10 @@ int cli_connect(dlock_client **out, const cli_common *co,
         if (rc == 0)
             *out = set[0];
     } else {
-        if (!opts) {
-            cli_client_options(&d);
-            opts = &d;
-        }
         rc = co->lazy_connect ? connect_lazily(out, url, opts, err, sizeof err)
                               : dlock_client_connect(out, url, opts, err, sizeof err);
+        if (rc == 0 && used)
+            *used = *opts;
     }
 
     if (rc == DLOCK_EINVAL) {
@@ -227,7 +256,14 @@ int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common 
     if (!config)
         return cli_usage("--redlock needs a client set: --config FILE (or $DLOCK_CONFIG) "
                          "with \"urls\"");
-    rc = dlock_client_set_from_json_file(set, max, n, config, err, sizeof err);
+    {
+        dlock_client_options o;
+        dlock_config_defaults defs;
+        cli_client_options(&o);
+        config_defaults(&defs, co, &o);
+        rc = dlock_client_set_from_json_file_with(set, max, n, config, &defs, NULL, err,
+                                                  sizeof err);
+    }
     if (rc == DLOCK_EINVAL) {
         cli_error("bad configuration: %s", err[0] ? err : dlock_strerror(rc));
         return CLI_USAGE;
@@ -263,7 +299,14 @@ int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavo
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
                   const dlock_client_options *opts, const char *name, cli_flavour f)
 {
-    int rc = cli_connect(c, co, opts);
+    return cli_open_lock_used(c, l, co, opts, NULL, name, f);
+}
+
+int cli_open_lock_used(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                       const dlock_client_options *opts, dlock_client_options *used,
+                       const char *name, cli_flavour f)
+{
+    int rc = cli_connect_used(c, co, opts, used);
 
     if (rc != 0)
         return rc;
