@@ -36,6 +36,11 @@ enum {
     CLI_NOTFOUND = 127 /* COMMAND not found */
 };
 
+/* Room for a library detail (the library keeps up to 1024 bytes,
+ * DLOCK_ERRMSG_MAX): a server's own words come last in it, and a cut one
+ * reads as a different message. */
+#define CLI_ERR_MAX 1024
+
 /* The default when neither --url nor $DLOCK_URL is given. */
 #define CLI_DEFAULT_URL "redis://127.0.0.1:6379"
 

@@ -197,7 +197,7 @@ int cli_connect_used(dlock_client **out, const cli_common *co,
     dlock_config_defaults defs;
     dlock_client *set[64];
     const char *url, *config;
-    char err[512] = "";
+    char err[CLI_ERR_MAX] = "";
     size_t n = 0, i;
     int rc;
 
@@ -247,7 +247,7 @@ int cli_connect_used(dlock_client **out, const cli_common *co,
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co)
 {
     const char *url, *config;
-    char err[512] = "";
+    char err[CLI_ERR_MAX] = "";
     int rc;
 
     *n = 0;

@@ -130,7 +130,7 @@ typedef struct run_state {
     int acquire_rc;
     int acquire_exit;         /* -1, or the exit code of a refusal said
                                * already (a name of another type) */
-    char acquire_err[512];
+    char acquire_err[CLI_ERR_MAX];
     char holder[600];         /* not had: who holds it ("" unknown) */
     char warn[384];           /* -v: the library's last warning while
                                * waiting, "" none since the last progress */
@@ -339,8 +339,17 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         }
         if (optind >= argc)
             break;
-        if (strcmp(argv[optind - 1], "--") == 0 && optind > 1 && o->name)
-            break; /* "--": COMMAND follows */
+        if (strcmp(argv[optind - 1], "--") == 0 && optind > 1) {
+            /* "--" ends the options: what follows is NAME when not given
+             * yet (getopt is not called again: it would permute), then
+             * COMMAND, after a second "--" if there is one. */
+            if (!o->name) {
+                o->name = argv[optind++];
+                if (optind < argc && strcmp(argv[optind], "--") == 0)
+                    optind++;
+            }
+            break;
+        }
         if (o->name)
             break; /* the first operand after NAME: COMMAND */
         o->name = argv[optind++];
@@ -672,7 +681,7 @@ static int acquire(run_state *st, const sigset_t *set, int *held)
     int64_t next_progress = st->t0 + 1000, interval = 1000;
     pthread_t t;
     int got_sig = 0, done = 0, rc, err;
-    char detail[512];
+    char detail[CLI_ERR_MAX];
 
     *held = 0;
     if (o->verbose)
@@ -752,6 +761,7 @@ typedef struct child {
     pid_t pid;
     pid_t guardian;     /* 0: none (--no-group) */
     int guardian_fd;    /* write end of the guardian's pipe, -1: none */
+    int tty_fd;         /* the terminal given to COMMAND's group, -1: none */
 } child;
 
 /* dlock's own variables that may hold a secret: $DLOCK_URL's user
@@ -849,6 +859,44 @@ static int make_pipe(int fds[2])
     return 0;
 }
 
+/* The terminal dlock runs in the foreground of (stdin's, else stdout's or
+ * stderr's), -1 when none: a COMMAND in a group of its own gets it, so
+ * that it can read from it (a background group that reads stops on
+ * SIGTTIN) and Ctrl-C reaches it, as under flock(1). */
+static int foreground_tty(void)
+{
+    int fd;
+
+    for (fd = 0; fd <= 2; fd++)
+        if (isatty(fd))
+            return tcgetpgrp(fd) == getpgrp() ? fd : -1;
+    return -1;
+}
+
+/* Sets the terminal's foreground group to pgid. dlock may be in the
+ * background by then (giving it back): SIGTTOU would stop it, so it is
+ * blocked around the call. */
+static int set_foreground(int fd, pid_t pgid)
+{
+    sigset_t ttou, old;
+    int rc;
+
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    rc = tcsetpgrp(fd, pgid);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* The terminal back to dlock's group once COMMAND's is done. */
+static void take_back_tty(child *ch)
+{
+    if (ch->tty_fd >= 0)
+        set_foreground(ch->tty_fd, getpgrp());
+    ch->tty_fd = -1;
+}
+
 /* Starts COMMAND (and its guardian). 0, or the exit code after the
  * message. */
 static int spawn_command(const run_opts *o, child *ch)
@@ -860,6 +908,7 @@ static int spawn_command(const run_opts *o, child *ch)
 
     ch->guardian = 0;
     ch->guardian_fd = -1;
+    ch->tty_fd = -1;
     if (!(env = child_environment())) {
         cli_error("cannot run '%s': out of memory", o->command[0]);
         return CLI_FAILED;
@@ -909,6 +958,15 @@ static int spawn_command(const run_opts *o, child *ch)
             return CLI_FAILED;
         }
     }
+    if (!o->no_group) {
+        int fd = foreground_tty();
+        if (fd >= 0 && set_foreground(fd, ch->pid) == 0)
+            ch->tty_fd = fd;
+        else if (fd >= 0)
+            cli_error("warning: '%s' cannot read from the terminal (it runs in a process "
+                      "group of its own; --no-group keeps it in dlock's): %s",
+                      o->command[0], strerror(errno));
+    }
     /* Go; then the exec's outcome: EOF when it succeeded (close-on-exec),
      * else its errno. */
     n = write(go[1], "g", 1);
@@ -922,6 +980,7 @@ static int spawn_command(const run_opts *o, child *ch)
     if (n != 0) {
         int status;
         waitpid(ch->pid, &status, 0);
+        take_back_tty(ch);
         if (n == (ssize_t)sizeof e) {
             cli_error("cannot run '%s': %s", o->command[0], strerror(e));
             return e == ENOENT ? CLI_NOTFOUND : CLI_NOEXEC;
@@ -1033,9 +1092,32 @@ static int plan_signals(run_opts *o)
                      o->lease_ms > 0 ? "--lease" : "--watchdog-timeout");
 }
 
+/* COMMAND, which has the terminal, was stopped (Ctrl-Z, or SIGTTIN...):
+ * dlock stops too, with the terminal back in its group, so that the shell
+ * sees its job stopped; when it is continued (fg: in the foreground
+ * again), COMMAND's group gets the terminal back if dlock has it, and
+ * SIGCONT. Without the terminal (--no-group, not a terminal) a stopped
+ * COMMAND is left to whoever stopped it. */
+static void follow_stop(child *ch, int sig)
+{
+    int fd = ch->tty_fd;
+
+    if (fd < 0)
+        return;
+    set_foreground(fd, getpgrp());
+    kill(getpid(), sig == SIGSTOP ? SIGSTOP : sig == SIGTTIN || sig == SIGTTOU ? sig
+                                                                               : SIGTSTP);
+    /* continued */
+    if (tcgetpgrp(fd) == getpgrp())
+        set_foreground(fd, ch->pid);
+    kill(-ch->pid, SIGCONT);
+}
+
 /* Runs COMMAND until it ends (and, after a loss that signalled it, its
- * group too); returns its exit code. *lost_told: the loss was reported. */
+ * group too); returns its exit code. *lost_told: the loss was reported;
+ * *stopped: COMMAND was signalled for it before it ended on its own. */
 static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_told,
+                     int *stopped,
                      int64_t started)
 {
     const run_opts *o = st->o;
@@ -1076,6 +1158,7 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
         if (lost && !*lost_told) {
             char at[32], ran[32], then[32], plan[64] = "";
             *lost_told = 1;
+            *stopped = !reaped && o->on_lost != LOST_IGNORE;
             if (o->on_lost != LOST_IGNORE) {
                 signal_command(o, ch, o->on_lost == LOST_KILL ? SIGKILL : SIGTERM, reaped);
                 if (o->on_lost == LOST_TERM) {
@@ -1089,11 +1172,17 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
             }
             wall_time(now, at, sizeof at);
             cli_format_duration(now - started, ran, sizeof ran);
-            cli_error("lost the lock '%s' at %s, %s after '%s' started: %s; %s%s", o->name,
-                      at, ran, o->command[0], why,
-                      o->on_lost == LOST_KILL ? "sent SIGKILL"
-                      : o->on_lost == LOST_TERM ? "sent SIGTERM"
-                                                : "--on-lost ignore: left running", plan);
+            if (reaped)
+                cli_error("lost the lock '%s' at %s, %s after '%s' started: %s; '%s' had "
+                          "ended (status %d), it was not stopped", o->name, at, ran,
+                          o->command[0], why, o->command[0], exit_code);
+            else
+                cli_error("lost the lock '%s' at %s, %s after '%s' started: %s; %s%s",
+                          o->name, at, ran, o->command[0], why,
+                          o->on_lost == LOST_KILL ? "sent SIGKILL"
+                          : o->on_lost == LOST_TERM ? "sent SIGTERM"
+                                                    : "--on-lost ignore: left running",
+                          plan);
         }
         if (kill_at >= 0 && now >= kill_at) {
             signal_command(o, ch, SIGKILL, reaped);
@@ -1123,8 +1212,11 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
         }
         if (sig == SIGCHLD) {
             /* COMMAND, or an orphan of its handed to us (subreaper) */
-            while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
-                if (p == ch->pid) {
+            while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+                if (WIFSTOPPED(status)) {
+                    if (p == ch->pid)
+                        follow_stop(ch, WSTOPSIG(status));
+                } else if (p == ch->pid) {
                     reaped = 1;
                     exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                                     : WEXITSTATUS(status);
@@ -1196,7 +1288,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
     sigset_t set;
     child ch;
     pthread_t renewer;
-    int i, rc, status, held, lost_told = 0, renewing = 0;
+    int i, rc, status, held, lost_told = 0, stopped = 0, renewing = 0;
 
     memset(&o, 0, sizeof o);
     o.on_lost = LOST_TERM;
@@ -1212,6 +1304,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
     memset(&st, 0, sizeof st);
     memset(&ch, 0, sizeof ch);
     ch.guardian_fd = -1;
+    ch.tty_fd = -1;
     st.o = &o;
     st.t0 = now_ms();
     st.acquire_exit = -1;
@@ -1278,7 +1371,8 @@ int cli_run(int argc, char **argv, const cli_common *common)
         if (o.lease_ms == 0 && !renewing)
             status = CLI_FAILED;
         else if ((status = spawn_command(&o, &ch)) == 0)
-            status = supervise(&st, &set, &ch, &lost_told, started);
+            status = supervise(&st, &set, &ch, &lost_told, &stopped, started);
+        take_back_tty(&ch);
         if (renewing) {
             pthread_mutex_lock(&st.mu);
             st.stop_renewing = 1;
@@ -1289,14 +1383,17 @@ int cli_run(int argc, char **argv, const cli_common *common)
         end_guardian(&ch);
         rc = dlock_unlock_as(st.lock, st.owner);
         if ((rc == DLOCK_ELOST || rc == DLOCK_ENOTOWNER) && !lost_told) {
+            /* COMMAND ended on its own before the loss was seen: its
+             * status stands (as consul lock and etcdctl lock have it). */
             lost_told = 1;
             cli_error("lost the lock '%s' while '%s' ran: the unlock after it found the "
-                      "lock gone (unlocked by force, expired or deleted)",
-                      o.name, o.command[0]);
+                      "lock gone (unlocked by force, expired or deleted); '%s' had ended "
+                      "(status %d), it was not stopped", o.name, o.command[0],
+                      o.command[0], status);
         } else if (rc != 0 && rc != DLOCK_ELOST && rc != DLOCK_ENOTOWNER && !lost_told)
             cli_error("cannot unlock '%s': %s (%s); it is freed when its lease ends",
                       o.name, dlock_strerror(rc), dlock_errmsg(st.lock));
-        if (lost_told && o.on_lost != LOST_IGNORE)
+        if (stopped)
             status = o.lost_exit;
     }
     dlock_rlock_free(st.lock);

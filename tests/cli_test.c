@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1821,6 +1823,248 @@ static void test_wait_bound(void **state)
     dlock_test_redis_stop(down);
 }
 
+/* Issue 41 §6: a busy or timed-out run names the holder (its owner id
+ * and the description status shows); on a semaphore it speaks of
+ * permits, and a count that differs from --semaphore N is said. */
+static void test_run_names_holder(void **state)
+{
+    char ready[PATH_MAX], script[PATH_MAX + 64];
+    proc h, h2, p;
+    int i;
+
+    snprintf(ready, sizeof ready, "%s/holder-ready", dir);
+    snprintf(script, sizeof script, "touch %s; exec sleep 30", ready);
+    start(&h, (const char *[]){"run", "cli-busy", "--", "sh", "-c", script, NULL});
+    wait_file(ready);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "0", "cli-busy", "--",
+                                                   "true", NULL}), 1);
+    assert_one_line_error(&p, "lock 'cli-busy' is held by ");
+    assert_has(p.err, " pid ");     /* the holder's description */
+    assert_has(p.err, " started "); /* (host pid N program, started T) */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "300ms", "cli-busy", "--",
+                                                   "true", NULL}), 1);
+    assert_one_line_error(&p, "lock 'cli-busy' not acquired within 300ms: held by ");
+    assert_has(p.err, " pid ");
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+
+    /* a semaphore of 2 permits, both held: run --semaphore 5 warns of
+     * the count and says "permit" */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem5", "set", "2", NULL}),
+                     0);
+    for (i = 0; i < 2; i++) {
+        unlink(ready);
+        start(i ? &h2 : &h, (const char *[]){"run", "--semaphore", "2", "cli-sem5", "--", "sh",
+                                             "-c", script, NULL});
+        wait_file(ready);
+    }
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--semaphore", "5", "--wait", "0",
+                                                   "cli-sem5", "--", "true", NULL}), 1);
+    assert_has(p.err, "dlock: warning: semaphore 'cli-sem5' has 2 permits, not the 5 of "
+                      "--semaphore 5");
+    assert_has(p.err, "dlock: no permit of semaphore 'cli-sem5'");
+    assert_null(strstr(p.err, "lock 'cli-sem5'"));
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(kill(h2.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+    assert_int_equal(finish(&h2, 5000), 128 + SIGTERM);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem5", "delete", NULL}), 0);
+}
+
+/* Issue 41 §6: `run -- NAME -- COMMAND` (each "--" where a script writer
+ * may put one) takes NAME and COMMAND as such; an unknown URL parameter's
+ * hint lists every parameter the URL takes, the client's included. */
+static void test_run_double_dash_and_url_hint(void **state)
+{
+    static const char *const params[] = {
+        "cacert", "insecure", "sync_replicas", "multiplex", "lazy_connect", "password_file",
+        "max_reply_bytes", "fair_waiter_timeout_ms", "client_name", "metrics_names_max",
+        "describe_owner",
+    };
+    char bad[300], sh[PATH_MAX + 64];
+    size_t i;
+    proc p;
+
+    snprintf(sh, sizeof sh, "DLOCK_URL='%s' \"$0\" status cli-dd", url);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--", "cli-dd", "--", "sh", "-c", sh,
+                                                   cli_path(), NULL}), 0);
+    assert_has(p.out, "\"name\":\"cli-dd\"");
+    assert_has(p.out, "\"locked\":true");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--", "cli-dd", "sh", "-c", "exit 5",
+                                                   NULL}), 5);
+
+    snprintf(bad, sizeof bad, "%s?bogus=1", url);
+    start_env(&p, bad, (const char *[]){"status", "cli-dd", NULL});
+    assert_int_equal(finish(&p, 10000), 2);
+    for (i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (!strstr(p.err, params[i]))
+            fail_msg("the hint leaves out %s: %s", params[i], p.err);
+}
+
+/* Issue 41 §6: a wrong password's message is the server's whole reply,
+ * also behind a long socket path (the details were cut at 160 bytes). */
+static void test_wrong_password_message(void **state)
+{
+    const char *args[] = {"--requirepass", "rightQz7", NULL};
+    char longdir[PATH_MAX], sock[PATH_MAX + 16], pw[PATH_MAX], u[PATH_MAX * 2 + 64];
+    dlock_test_redis *r = NULL;
+    FILE *f;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    snprintf(longdir, sizeof longdir, "%s/sockets-of-the-nightly-report-servers", dir);
+    assert_int_equal(mkdir(longdir, 0700), 0);
+    snprintf(sock, sizeof sock, "%s/redis.sock", longdir);
+    assert_int_equal(symlink(dlock_test_redis_socket(r), sock), 0);
+    snprintf(pw, sizeof pw, "%s/wrong-pw", dir);
+    assert_non_null(f = fopen(pw, "w"));
+    fputs("wrongQz7\n", f);
+    fclose(f);
+    snprintf(u, sizeof u, "unix://%s?password_file=%s", sock, pw);
+    start_env(&p, u, (const char *[]){"run", "--wait", "1",
+                                      "a-rather-long-lock-name-for-the-nightly-report", "--",
+                                      "true", NULL});
+    assert_int_equal(finish(&p, 10000), 125);
+    assert_one_line_error(&p, "WRONGPASS");
+    if (!strstr(p.err, "user is disabled.)"))
+        fail_msg("the server's reply was cut: %s", p.err);
+    assert_null(strstr(p.err, "Qz7"));
+    dlock_test_redis_stop(r);
+}
+
+/* Issue 41 §6: the lock unlocked by force while COMMAND ends on its own
+ * (status 0): COMMAND was not stopped, so its status stands, and the line
+ * says so (as consul lock and etcdctl lock keep the command's status). */
+static void test_force_unlock_at_exit(void **state)
+{
+    char ready[PATH_MAX], go[PATH_MAX], script[PATH_MAX * 2 + 64];
+    proc h, p;
+
+    snprintf(ready, sizeof ready, "%s/fz-ready", dir);
+    snprintf(go, sizeof go, "%s/fz-go", dir);
+    snprintf(script, sizeof script, "touch %s; while [ ! -e %s ]; do sleep 0.02; done; exit 0",
+             ready, go);
+    /* a renewal every 20 s: none comes between the unlock and the end */
+    start(&h, (const char *[]){"run", "--watchdog-timeout", "60s", "cli-fz", "--", "sh", "-c",
+                               script, NULL});
+    wait_file(ready);
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-fz", NULL}), 0);
+    close(open(go, O_WRONLY | O_CREAT, 0600));
+    assert_int_equal(finish(&h, 10000), 0);
+    assert_one_line_error(&h, "lost the lock 'cli-fz'");
+    assert_has(h.err, "it was not stopped");
+    assert_null(strstr(h.err, "sent SIG"));
+}
+
+/* Reads the pseudo-terminal master into buf (NUL-terminated, *got bytes
+ * so far) until needle shows or 10 s pass; whether it showed. */
+static int pty_wait_for(int master, char *buf, size_t len, size_t *got, const char *needle)
+{
+    int64_t deadline = now_ms() + 10000;
+
+    while (!strstr(buf, needle) && now_ms() < deadline && *got < len - 1) {
+        struct pollfd pfd = {master, POLLIN, 0};
+        ssize_t n;
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        n = read(master, buf + *got, len - 1 - *got);
+        if (n <= 0)
+            break;
+        *got += (size_t)n;
+        buf[*got] = '\0';
+    }
+    return strstr(buf, needle) != NULL;
+}
+
+/* On a new pseudo-terminal, a minimal job-control shell: runs `dlock run
+ * cli-tty -- sh -c script` in a foreground process group of its own,
+ * prints "STOPPED" when it stops and continues it in the foreground, and
+ * exits with its status. The shell's pid; *master the terminal. */
+static pid_t pty_shell(int *master, const char *script)
+{
+    pid_t pid = forkpty(master, NULL, NULL, NULL);
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int status;
+        pid_t job;
+        setenv("DLOCK_URL", url, 1);
+        unsetenv("DLOCK_CONFIG");
+        signal(SIGTTOU, SIG_IGN); /* the shell takes the terminal back */
+        job = fork();
+        if (job == 0) {
+            setpgid(0, 0);
+            signal(SIGTTOU, SIG_DFL);
+            execl(cli_path(), "dlock", "run", "cli-tty", "--", "sh", "-c", script,
+                  (char *)NULL);
+            _exit(121);
+        }
+        setpgid(job, job);
+        tcsetpgrp(0, job);
+        for (;;) {
+            if (waitpid(job, &status, WUNTRACED) != job)
+                _exit(122);
+            if (!WIFSTOPPED(status))
+                break;
+            tcsetpgrp(0, getpgrp());
+            if (write(1, "STOPPED\n", 8) != 8)
+                _exit(123);
+            tcsetpgrp(0, job); /* fg */
+            kill(-job, SIGCONT);
+        }
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 124);
+    }
+    return pid;
+}
+
+/* Issue 41 §6: in a terminal, COMMAND gets the terminal (its group is
+ * the foreground one): a job that reads stdin reads it rather than
+ * stopping on SIGTTIN; the terminal comes back to the shell after. */
+static void test_run_terminal(void **state)
+{
+    char buf[4096] = "";
+    size_t got = 0;
+    int master = -1, status;
+    pid_t pid = pty_shell(&master, "read line; echo \"got:$line\"");
+
+    assert_int_equal(write(master, "hello\n", 6), 6);
+    if (!pty_wait_for(master, buf, sizeof buf, &got, "got:hello")) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        close(master);
+        fail_msg("COMMAND did not read the terminal: [%s]", buf);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(master);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Issue 41 §6: Ctrl-Z stops the job that has the terminal, and dlock with
+ * it, so that the shell sees its job stopped (not a dlock waiting for
+ * ever on a stopped job); fg continues both, the job with the terminal. */
+static void test_run_terminal_stop(void **state)
+{
+    char buf[4096] = "";
+    size_t got = 0;
+    int master = -1, status;
+    pid_t pid = pty_shell(&master, "read a; echo \"got:$a\"; read b; echo \"got2:$b\"");
+
+    assert_int_equal(write(master, "hello\n", 6), 6);
+    if (!pty_wait_for(master, buf, sizeof buf, &got, "got:hello") ||
+        write(master, "\x1a", 1) != 1 ||
+        !pty_wait_for(master, buf, sizeof buf, &got, "STOPPED") ||
+        write(master, "again\n", 6) != 6 ||
+        !pty_wait_for(master, buf, sizeof buf, &got, "got2:again")) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        close(master);
+        fail_msg("Ctrl-Z and fg: [%s]", buf);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(master);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1886,6 +2130,12 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_config_describes),
         cmocka_unit_test(test_config_lazy),
         cmocka_unit_test(test_wait_bound),
+        cmocka_unit_test(test_run_names_holder),
+        cmocka_unit_test(test_run_double_dash_and_url_hint),
+        cmocka_unit_test(test_wrong_password_message),
+        cmocka_unit_test(test_force_unlock_at_exit),
+        cmocka_unit_test(test_run_terminal),
+        cmocka_unit_test(test_run_terminal_stop),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

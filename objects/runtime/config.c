@@ -49,7 +49,7 @@ typedef struct target {
 static int make_clients(const target *t, dlock__config *cfg, const char *where,
                         char *errbuf, size_t errlen)
 {
-    char detail[256] = "", msg[320];
+    char detail[1024] = "", msg[1100];
     size_t i, count = cfg->urls ? cfg->nurls : 1;
     int rc = 0;
 
@@ -89,7 +89,7 @@ static int make_clients(const target *t, dlock__config *cfg, const char *where,
 static int from_text(const target *t, const char *text, size_t len,
                      const char *where, char *errbuf, size_t errlen)
 {
-    char detail[256] = "";
+    char detail[1024] = "";
     dlock__config cfg;
     int rc;
 
