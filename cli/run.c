@@ -17,12 +17,14 @@
  *  - dlock renews the lock itself (a thread calling dlock_extend_as every
  *    third of the lease) rather than through the client's watchdog, because
  *    it must know when each successful renewal was *sent*: the lock is
- *    certainly held until that moment plus the lease. When that moment
- *    passes without a renewal (the server unreachable, a renewal refused),
- *    the lock counts as lost, whatever the server may still think;
+ *    certainly held until that moment plus the lease. The signals that end
+ *    COMMAND are planned back from that moment (the signals' plan, below:
+ *    SIGKILL a margin before it, SIGTERM --kill-after before that), so a
+ *    COMMAND that ignores SIGTERM is dead before the lease can end;
  *  - COMMAND runs in a process group of its own (unless --no-group), and
- *    every signal dlock sends goes to the group; after a loss, SIGKILL
- *    follows --kill-after later if the group is still there;
+ *    every signal dlock sends goes to the group; in a terminal, that group
+ *    is the foreground one while COMMAND runs (and a stop of COMMAND stops
+ *    dlock too, for the shell's job control);
  *  - COMMAND dies with dlock: PR_SET_PDEATHSIG (SIGKILL) is set in the
  *    child before exec, and the child checks that dlock is still its parent
  *    afterwards (dlock may have died before the prctl); COMMAND's children
@@ -50,7 +52,12 @@
  *
  * The acquisition runs on a thread of its own (so that the main thread can
  * cancel it) with an explicit owner id taken on the main thread, which
- * later unlocks: the *_as calls of api/dlock/rlock.h.
+ * later unlocks: the *_as calls of api/dlock/rlock.h. The checks before
+ * the wait (what is stored under NAME, a semaphore's count) run there
+ * too, so that --wait bounds everything: the main thread gives up at
+ * --wait + CLI_BUDGET_SLACK_MS from dlock's start, whatever the server
+ * does, and ends the process then (a round trip in flight cannot be cut
+ * short, so the thread cannot be joined).
  */
 #include "cli.h"
 
@@ -588,6 +595,23 @@ static int is_forwarded(int sig)
     return 0;
 }
 
+/* One of set's signals, waiting until the monotonic moment wake_at at most
+ * (-1: no limit): the signal, or -1 when none came. */
+static int wait_signal(const sigset_t *set, siginfo_t *info, int64_t wake_at)
+{
+    struct timespec ts;
+    int64_t left;
+
+    if (wake_at < 0)
+        return sigwaitinfo(set, info);
+    left = wake_at - now_ms();
+    if (left < 0)
+        left = 0;
+    ts.tv_sec = (time_t)(left / 1000);
+    ts.tv_nsec = (long)(left % 1000) * 1000000L;
+    return sigtimedwait(set, info, &ts);
+}
+
 /* ---- the phases ------------------------------------------------------------ */
 
 /* What not having the lock is called: a lock's, or a semaphore's permit. */
@@ -698,17 +722,7 @@ static int acquire(run_state *st, const sigset_t *set, int *held)
 
         if (o->verbose && (wake < 0 || next_progress < wake))
             wake = next_progress;
-        if (wake >= 0) {
-            struct timespec ts;
-            int64_t left = wake - now_ms();
-            if (left < 0)
-                left = 0;
-            ts.tv_sec = (time_t)(left / 1000);
-            ts.tv_nsec = (long)(left % 1000) * 1000000L;
-            sig = sigtimedwait(set, &info, &ts);
-        } else {
-            sig = sigwaitinfo(set, &info);
-        }
+        sig = wait_signal(set, &info, wake);
         now = now_ms();
         if (sig > 0 && is_forwarded(sig) && !got_sig) {
             /* No COMMAND yet: the signal means "give up", as it would
@@ -1128,7 +1142,6 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
 
     for (;;) {
         siginfo_t info;
-        struct timespec ts;
         int64_t wake_at = -1;
         int sig;
         pid_t p;
@@ -1200,16 +1213,7 @@ static int supervise(run_state *st, const sigset_t *set, child *ch, int *lost_to
             wake_at = kill_at;
         if (reaped && (wake_at < 0 || now + 50 < wake_at))
             wake_at = now + 50; /* the group's last members: look again */
-        if (wake_at >= 0) {
-            int64_t left = wake_at - now_ms();
-            if (left < 0)
-                left = 0;
-            ts.tv_sec = (time_t)(left / 1000);
-            ts.tv_nsec = (long)(left % 1000) * 1000000L;
-            sig = sigtimedwait(set, &info, &ts);
-        } else {
-            sig = sigwaitinfo(set, &info);
-        }
+        sig = wait_signal(set, &info, wake_at);
         if (sig == SIGCHLD) {
             /* COMMAND, or an orphan of its handed to us (subreaper) */
             while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {

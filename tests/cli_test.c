@@ -2017,52 +2017,41 @@ static pid_t pty_shell(int *master, const char *script)
     return pid;
 }
 
+/* The end of a pty_shell: when ok (all was seen), it exits 0; else it is
+ * killed and the case fails, showing what the terminal showed. */
+static void pty_end(pid_t pid, int master, int ok, const char *seen)
+{
+    int status;
+
+    if (!ok)
+        kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(master);
+    if (!ok)
+        fail_msg("on the terminal: [%s]", seen);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Issue 41 §6: in a terminal, COMMAND gets the terminal (its group is
  * the foreground one): a job that reads stdin reads it rather than
- * stopping on SIGTTIN; the terminal comes back to the shell after. */
+ * stopping on SIGTTIN. Ctrl-Z stops the job and dlock with it, so that
+ * the shell sees its job stopped (not a dlock waiting for ever on a
+ * stopped job); fg continues both, the job with the terminal again. */
 static void test_run_terminal(void **state)
 {
     char buf[4096] = "";
     size_t got = 0;
-    int master = -1, status;
-    pid_t pid = pty_shell(&master, "read line; echo \"got:$line\"");
-
-    assert_int_equal(write(master, "hello\n", 6), 6);
-    if (!pty_wait_for(master, buf, sizeof buf, &got, "got:hello")) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        close(master);
-        fail_msg("COMMAND did not read the terminal: [%s]", buf);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(master);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/* Issue 41 §6: Ctrl-Z stops the job that has the terminal, and dlock with
- * it, so that the shell sees its job stopped (not a dlock waiting for
- * ever on a stopped job); fg continues both, the job with the terminal. */
-static void test_run_terminal_stop(void **state)
-{
-    char buf[4096] = "";
-    size_t got = 0;
-    int master = -1, status;
+    int master = -1;
     pid_t pid = pty_shell(&master, "read a; echo \"got:$a\"; read b; echo \"got2:$b\"");
 
     assert_int_equal(write(master, "hello\n", 6), 6);
-    if (!pty_wait_for(master, buf, sizeof buf, &got, "got:hello") ||
-        write(master, "\x1a", 1) != 1 ||
-        !pty_wait_for(master, buf, sizeof buf, &got, "STOPPED") ||
-        write(master, "again\n", 6) != 6 ||
-        !pty_wait_for(master, buf, sizeof buf, &got, "got2:again")) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        close(master);
-        fail_msg("Ctrl-Z and fg: [%s]", buf);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(master);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pty_end(pid, master,
+            pty_wait_for(master, buf, sizeof buf, &got, "got:hello") &&
+                write(master, "\x1a", 1) == 1 &&
+                pty_wait_for(master, buf, sizeof buf, &got, "STOPPED") &&
+                write(master, "again\n", 6) == 6 &&
+                pty_wait_for(master, buf, sizeof buf, &got, "got2:again"),
+            buf);
 }
 
 static int group_setup(void **state)
@@ -2135,7 +2124,6 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_wrong_password_message),
         cmocka_unit_test(test_force_unlock_at_exit),
         cmocka_unit_test(test_run_terminal),
-        cmocka_unit_test(test_run_terminal_stop),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -546,7 +546,7 @@ static void accepted_params(char *buf, size_t len, const dlock__redis_url *u)
     size_t n = 0, i, off = 0;
 
     if (u->is_unix)
-        names[n++] = "db";
+        names[n++] = "db=N";
     for (i = 0; i < NSTR_PARAMS && !u->is_unix; i++)
         if (!str_params[i].sentinel || u->is_sentinel)
             names[n++] = str_params[i].name;
@@ -564,7 +564,8 @@ static void accepted_params(char *buf, size_t len, const dlock__redis_url *u)
     buf[0] = '\0';
     for (i = 0; i < n && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, "%s%s",
-                                i == 0 ? "" : i + 1 == n ? " or " : ", ", names[i]);
+                                i == 0 ? "" : i + 1 < n ? ", " : u->is_unix ? " and " : " or ",
+                                names[i]);
 }
 
 /* One "name=value" of a query: sets the field it names. Messages never
@@ -619,8 +620,8 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     if (u->is_unix) {
         accepted_params(all, sizeof all, u);
         dlock__redis_errf(errbuf, errlen,
-                          "bad unix URL: unknown parameter%s (expected %s; TLS needs "
-                          "rediss://)",
+                          "bad unix URL: unknown parameter%s (only %s are supported; "
+                          "TLS needs rediss://)",
                           shown(q, u, ps, klen), all);
         return DLOCK_EINVAL;
     }
