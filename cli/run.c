@@ -101,7 +101,7 @@ typedef struct run_opts {
     int has_wait;           /* no --wait: wait as long as it takes */
     int64_t lease_ms;       /* --lease: fixed, never renewed; 0: renewed */
     int64_t renew_ms;       /* --watchdog-timeout: the lease renewed */
-    int has_renew;          /* no --watchdog-timeout: the client's
+    int has_renew;          /* --watchdog-timeout given; else the client's
                              * watchdog_timeout_ms (a configuration's) */
     int64_t kill_after_ms;  /* --kill-after */
     int has_kill_after;     /* given: refused when it does not fit */
@@ -434,9 +434,8 @@ static int prepare(run_state *st)
             total += json_integer_value(json_object_get(h, "holds"));
         if (total != o->permits)
             cli_error("warning: semaphore '%s' has %lld permits, not the %lld of "
-                      "--semaphore %lld (its count was set before: dlock semaphore %s "
-                      "set changes it)", o->name, (long long)total, (long long)o->permits,
-                      (long long)o->permits, o->name);
+                      "--semaphore %lld (a count set before is kept)", o->name,
+                      (long long)total, (long long)o->permits, (long long)o->permits);
         json_decref(doc);
     }
     return rc;
@@ -624,8 +623,7 @@ static void say_not_had(const run_opts *o, int rc, const char *holder)
     if (holder && holder[0])
         snprintf(by, sizeof by, "%s %s", sem ? "; permits held by" : " by", holder);
     if (rc == DLOCK_EBUSY && sem)
-        cli_error("no permit of semaphore '%s' (%lld permits) is free%s", o->name,
-                  (long long)o->permits, by);
+        cli_error("no permit of semaphore '%s' is free%s", o->name, by);
     else if (rc == DLOCK_EBUSY)
         cli_error("lock '%s' is held%s", o->name, by[0] ? by : " by another owner");
     else if (sem)
