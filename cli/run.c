@@ -502,6 +502,10 @@ static void *acquire_main(void *arg)
                          : dlock_lock_as(st->lock, st->owner, lease);
     if (rc == 0 && !refused && o->fenced && o->flavour == CLI_REDLOCK)
         rc = dlock_redlock_token_as(st->lock, &st->token, st->owner);
+    /* The checks may have spent the whole --wait, leaving one attempt:
+     * refused, it is still the wait that ran out. */
+    if (rc == DLOCK_EBUSY && o->has_wait && o->wait_ms > 0)
+        rc = DLOCK_ETIMEDOUT;
 
     if (rc == DLOCK_EBUSY || rc == DLOCK_ETIMEDOUT) {
         /* Say whom it waited for; the main thread may give up on this
