@@ -1048,11 +1048,13 @@ static int group_alive(const child *ch)
  * busy machine; what it cannot cover (the server's clock running faster
  * than ours, a stop of the whole host) is said in dlock(1). */
 
-/* The margin before the lease's end: a tenth of the lease, 100 ms to 1 s. */
+/* The margin before the lease's end: a tenth of the lease, 20 ms to 1 s
+ * (a short lease leaves its renewals the room they had before the plan:
+ * a renewal must answer before the first signal is due). */
 static int64_t kill_margin(int64_t lease)
 {
     int64_t m = lease / 10;
-    return m < 100 ? 100 : m > 1000 ? 1000 : m;
+    return m < 20 ? 20 : m > 1000 ? 1000 : m;
 }
 
 /* The lease dlock holds the lock for: --lease, else the renewed one. */

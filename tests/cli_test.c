@@ -1604,15 +1604,15 @@ static long long time_after(const char *text, const char *needle)
 
 /* A job that ignores SIGTERM (its children too: an ignored signal stays
  * ignored across exec) and writes the time (unix ms) into <dir>/<tag>.ts
- * every 50 ms, its pid into <dir>/<tag>.p. */
+ * every 50 ms, its pid into <dir>/<tag>.p (whole, by a rename). */
 static void stubborn_job(char *script, size_t len, const char *tag, char *ts, char *pid,
                          size_t plen)
 {
     snprintf(ts, plen, "%s/%s.ts", dir, tag);
     snprintf(pid, plen, "%s/%s.p", dir, tag);
     unlink(ts);
-    snprintf(script, len, "trap '' TERM; echo $$ > %s; while :; do date +%%s%%3N >> %s; "
-             "sleep 0.05; done", pid, ts);
+    snprintf(script, len, "trap '' TERM; echo $$ > %s.tmp; mv %s.tmp %s; "
+             "while :; do date +%%s%%3N >> %s; sleep 0.05; done", pid, pid, pid, ts);
 }
 
 /* Issue 41 §2: SIGKILL lands before the lease can have ended, SIGTERM
