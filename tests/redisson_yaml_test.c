@@ -570,36 +570,38 @@ static void test_program_defaults(void **state)
     o.budget_slack_ms = 2000;
     d.client = &o;
     d.lazy_connect = 1;
-    assert_int_equal(dlock__redisson_yaml_parse_from(&cfg, &d, yaml_bare, strlen(yaml_bare),
-                                                     err, sizeof err), 0);
-    assert_int_equal(cfg.client.watchdog_timeout_ms, 7000);
-    assert_int_equal(cfg.client.describe_owner, 1);
-    assert_int_equal(cfg.client.budget_slack_ms, 2000);
-    assert_int_equal(cfg.redis.lazy_connect, 1);
-    dlock__config_fini(&cfg);
-    assert_int_equal(dlock__redisson_yaml_parse_from(&cfg, &d, yaml_set, strlen(yaml_set),
-                                                     err, sizeof err), 0);
-    assert_int_equal(cfg.client.watchdog_timeout_ms, 4000);
-    assert_int_equal(cfg.redis.lazy_connect, 0);
-    dlock__config_fini(&cfg);
-    assert_int_equal(dlock__config_parse_from(&cfg, &d, json_bare, strlen(json_bare), err,
-                                              sizeof err), 0);
-    assert_int_equal(cfg.client.watchdog_timeout_ms, 7000);
-    assert_int_equal(cfg.client.describe_owner, 1);
-    assert_int_equal(cfg.redis.lazy_connect, 1);
-    dlock__config_fini(&cfg);
-    assert_int_equal(dlock__config_parse_from(&cfg, &d, json_set, strlen(json_set), err,
-                                              sizeof err), 0);
-    assert_int_equal(cfg.client.watchdog_timeout_ms, 5000);
-    assert_int_equal(cfg.client.describe_owner, 0);
-    assert_int_equal(cfg.redis.lazy_connect, 0);
-    dlock__config_fini(&cfg);
-    /* without defaults: the library's, as before */
-    assert_int_equal(dlock__config_parse_from(&cfg, NULL, json_bare, strlen(json_bare), err,
-                                              sizeof err), 0);
-    assert_int_equal(cfg.client.watchdog_timeout_ms, 30000);
-    assert_int_equal(cfg.redis.lazy_connect, 0);
-    dlock__config_fini(&cfg);
+    {
+        /* text, yaml, with the defaults: watchdog, describe_owner, budget
+         * slack and lazy connection parsed */
+        const struct {
+            const char *text;
+            int yaml, with;
+            int64_t watchdog, describe, slack, lazy;
+        } cases[] = {
+            {yaml_bare, 1, 1, 7000, 1, 2000, 1},
+            {yaml_set, 1, 1, 4000, 1, 2000, 0},
+            {json_bare, 0, 1, 7000, 1, 2000, 1},
+            {json_set, 0, 1, 5000, 0, 2000, 0},
+            {json_bare, 0, 0, 30000, 0, 50, 0}, /* no defaults: the library's */
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const dlock_config_defaults *with = cases[i].with ? &d : NULL;
+            size_t n = strlen(cases[i].text);
+            int rc = cases[i].yaml
+                         ? dlock__redisson_yaml_parse_from(&cfg, with, cases[i].text, n, err,
+                                                           sizeof err)
+                         : dlock__config_parse_from(&cfg, with, cases[i].text, n, err,
+                                                    sizeof err);
+            assert_int_equal(rc, 0);
+            assert_int_equal(cfg.client.watchdog_timeout_ms, cases[i].watchdog);
+            assert_int_equal(cfg.client.describe_owner, cases[i].describe);
+            assert_int_equal(cfg.client.budget_slack_ms, cases[i].slack);
+            assert_int_equal(cfg.redis.lazy_connect, cases[i].lazy);
+            dlock__config_fini(&cfg);
+        }
+    }
 
     /* the public function, from a file: the options used */
     assert_true((fd = mkstemp(path)) >= 0);
