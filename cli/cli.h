@@ -129,6 +129,10 @@ int cli_connect_used(dlock_client **out, const cli_common *co,
  * "url"), for --redlock: up to max clients into set, *n of them. 0, or the
  * exit code after the message (nothing left to free). */
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co);
+/* The same, telling the client options the set was made with (used, may
+ * be NULL), as cli_connect_used. */
+int cli_connect_set_used(dlock_client **set, size_t max, size_t *n, const cli_common *co,
+                         dlock_client_options *used);
 
 /* The lock types a name is taken as (dlock run's --fair, --read,
  * --write, --fenced, --semaphore, --redlock; the simple lock only for

@@ -246,6 +246,12 @@ int cli_connect_used(dlock_client **out, const cli_common *co,
 
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co)
 {
+    return cli_connect_set_used(set, max, n, co, NULL);
+}
+
+int cli_connect_set_used(dlock_client **set, size_t max, size_t *n, const cli_common *co,
+                         dlock_client_options *used)
+{
     const char *url, *config;
     char err[CLI_ERR_MAX] = "";
     int rc;
@@ -261,7 +267,7 @@ int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common 
         dlock_config_defaults defs;
         cli_client_options(&o);
         config_defaults(&defs, co, &o);
-        rc = dlock_client_set_from_json_file_with(set, max, n, config, &defs, NULL, err,
+        rc = dlock_client_set_from_json_file_with(set, max, n, config, &defs, used, err,
                                                   sizeof err);
     }
     if (rc == DLOCK_EINVAL) {

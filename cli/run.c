@@ -1251,6 +1251,14 @@ static void free_clients(run_state *st)
     st->client = NULL;
 }
 
+/* The lease a configuration gives (watchdog_timeout_ms,
+ * lockWatchdogTimeout) when the command line does not. */
+static void take_lease(run_opts *o, const dlock_client_options *used)
+{
+    if (!o->has_renew)
+        o->renew_ms = used->watchdog_timeout_ms;
+}
+
 /* The client(s) and the lock of o's flavour (prepare checks it against
  * what is stored under the name, on the acquisition thread). 0, or the
  * exit code after the message (nothing left). */
@@ -1260,9 +1268,10 @@ static int open_lock(run_state *st, run_opts *o, cli_common *co)
     int rc;
 
     if (o->flavour == CLI_REDLOCK) {
-        if ((rc = cli_connect_set(st->clients, DLOCK_REDLOCK_MAX_NODES, &st->nclients,
-                                  co)) != 0)
+        if ((rc = cli_connect_set_used(st->clients, DLOCK_REDLOCK_MAX_NODES, &st->nclients,
+                                       co, &used)) != 0)
             return rc;
+        take_lease(o, &used);
         st->client = st->clients[0];
         rc = dlock_redlock_new(&st->lock, st->clients, st->nclients, o->name);
         if (rc != 0) {
@@ -1279,10 +1288,7 @@ static int open_lock(run_state *st, run_opts *o, cli_common *co)
     if ((rc = cli_open_lock_used(&st->client, &st->lock, co, &d, &used, o->name,
                                  o->flavour)) != 0)
         return rc;
-    /* The lease a configuration gives (watchdog_timeout_ms,
-     * lockWatchdogTimeout) when the command line does not. */
-    if (!o->has_renew)
-        o->renew_ms = used.watchdog_timeout_ms;
+    take_lease(o, &used);
     st->clients[0] = st->client;
     st->nclients = 1;
     return 0;

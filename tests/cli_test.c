@@ -1676,8 +1676,9 @@ static void test_kill_before_lease_ends(void **state)
     assert_false(key_exists("cli-kb"));
 }
 
-/* Runs `dlock --config path run ARGS... -- sh -c "$D status NAME"`, the
- * inner status on the test's server: its JSON document (the caller's). */
+/* Runs `dlock --config path run [OPT [VAL]] NAME -- sh -c "$D status
+ * NAME"`, the inner status on the test's server: its JSON document (the
+ * caller's). */
 static json_t *status_inside(const char *path, const char *name, const char *opt,
                              const char *val)
 {
@@ -1685,13 +1686,21 @@ static json_t *status_inside(const char *path, const char *name, const char *opt
     proc p;
     json_t *doc;
 
+    const char *args[12] = {"--config", path, "run"};
+    size_t n = 3;
+
     snprintf(sh, sizeof sh, "DLOCK_URL='%s' '%s' status %s", url, cli_path(), name);
     if (opt)
-        start_env(&p, NULL, (const char *[]){"--config", path, "run", opt, val, name, "--",
-                                             "sh", "-c", sh, NULL});
-    else
-        start_env(&p, NULL, (const char *[]){"--config", path, "run", name, "--", "sh", "-c",
-                                             sh, NULL});
+        args[n++] = opt;
+    if (opt && val)
+        args[n++] = val;
+    args[n++] = name;
+    args[n++] = "--";
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = sh;
+    args[n] = NULL;
+    start_env(&p, NULL, args);
     assert_int_equal(finish(&p, 10000), 0);
     doc = parse_json(p.out);
     return doc;
@@ -1739,6 +1748,19 @@ static void test_config_lease(void **state)
     json_decref(doc);
     doc = status_inside(yaml_path, "cli-cfgy", "--watchdog-timeout", "20s");
     assert_true(ttl_of(doc) > 5000 && ttl_of(doc) <= 20000);
+    json_decref(doc);
+    /* a client set's, for --redlock */
+    snprintf(json_path, sizeof json_path, "%s/wd-set.json", dir);
+    {
+        FILE *f = fopen(json_path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"urls\": [\"%s\"], \"watchdog_timeout_ms\": 5000}\n", url);
+        fclose(f);
+    }
+    doc = status_inside(json_path, "cli-cfgr", "--redlock", NULL);
+    if (ttl_of(doc) <= 0 || ttl_of(doc) > 5000)
+        fail_msg("--redlock, watchdog_timeout_ms 5000: the lock's TTL is %lld",
+                 (long long)ttl_of(doc));
     json_decref(doc);
 }
 
