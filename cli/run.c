@@ -691,6 +691,18 @@ static void give_up(run_state *st, int got_sig)
     _exit(CLI_FAILED);
 }
 
+/* When a run that waits gives up, whatever the server does: --wait +
+ * CLI_BUDGET_SLACK_MS from dlock's start, a little before it (dlock's own
+ * start and exit are in that bound); -1 without --wait. */
+static int64_t wait_deadline(const run_state *st)
+{
+    const run_opts *o = st->o;
+
+    if (!o->has_wait)
+        return -1;
+    return st->t0 + o->wait_ms + CLI_BUDGET_SLACK_MS - RUN_EXIT_ALLOWANCE_MS;
+}
+
 /* Waits for the lock while taking signals. *held says whether the lock
  * is ours (and then 0 is returned); when it is not, the exit code after
  * the message, which may be 0 (--conflict-exit-code 0): only *held lets
@@ -700,10 +712,7 @@ static void give_up(run_state *st, int got_sig)
 static int acquire(run_state *st, const sigset_t *set, int *held)
 {
     const run_opts *o = st->o;
-    /* A little before the bound: dlock's own start and exit are in it. */
-    int64_t deadline = o->has_wait ? st->t0 + o->wait_ms + CLI_BUDGET_SLACK_MS -
-                                         RUN_EXIT_ALLOWANCE_MS
-                                   : -1;
+    int64_t deadline = wait_deadline(st);
     int64_t next_progress = st->t0 + 1000, interval = 1000;
     pthread_t t;
     int got_sig = 0, done = 0, rc, err;
@@ -1294,6 +1303,46 @@ static int open_lock(run_state *st, run_opts *o, cli_common *co)
     return 0;
 }
 
+static void *teardown_main(void *arg)
+{
+    run_state *st = arg;
+
+    dlock_rlock_free(st->lock);
+    free_clients(st);
+    return NULL;
+}
+
+/* Frees the lock and the clients; by deadline at most (-1: no limit),
+ * else the process ends there with status: a client's teardown joins its
+ * watchdog, which may be inside a round trip with a stalled server (up to
+ * the command timeout), and a run that did not get the lock must still
+ * end within --wait's bound. */
+static void teardown(run_state *st, int64_t deadline, int status)
+{
+    struct timespec ts;
+    pthread_t t;
+    int64_t left;
+
+    if (deadline < 0 || pthread_create(&t, NULL, teardown_main, st) != 0) {
+        teardown_main(st);
+        return;
+    }
+    left = deadline - now_ms();
+    if (left < 0)
+        left = 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(left / 1000);
+    ts.tv_nsec += (long)(left % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (pthread_timedjoin_np(t, NULL, &ts) != 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+}
+
 int cli_run(int argc, char **argv, const cli_common *common)
 {
     cli_common co = *common;
@@ -1410,8 +1459,7 @@ int cli_run(int argc, char **argv, const cli_common *common)
         if (stopped)
             status = o.lost_exit;
     }
-    dlock_rlock_free(st.lock);
-    free_clients(&st);
+    teardown(&st, held ? -1 : wait_deadline(&st), status);
     pthread_cond_destroy(&st.cond);
     pthread_mutex_destroy(&st.mu);
     return status;
