@@ -41,6 +41,11 @@ enum {
     CLI_NOTFOUND = 127 /* COMMAND not found */
 };
 
+/* Room for a library detail (the library keeps up to 1024 bytes,
+ * DLOCK_ERRMSG_MAX): a server's own words come last in it, and a cut one
+ * reads as a different message. */
+#define CLI_ERR_MAX 1024
+
 /* The default when neither --url nor $DLOCK_URL is given. */
 #define CLI_DEFAULT_URL "redis://127.0.0.1:6379"
 
@@ -54,8 +59,8 @@ typedef struct cli_common {
     /* Set by the sub-command, not an option: 1 makes the client without
      * its server (the library's lazy connection, api/dlock/redis.h), so
      * that a command that waits (dlock run) waits through a server that
-     * is down at start instead of failing at once. A configuration file
-     * says for itself ("lazy_connect"). */
+     * is down at start instead of failing at once; a configuration file
+     * too, unless it says "lazy_connect": false. */
     int lazy_connect;
 } cli_common;
 
@@ -116,14 +121,22 @@ void cli_client_options(dlock_client_options *o);
  * api/dlock/config.h), else $DLOCK_URL, or $DLOCK_CONFIG (empty values
  * count as unset), else CLI_DEFAULT_URL; --url with --config, or both
  * variables set, is a usage error. A configuration's own settings apply
- * as written (opts is for a URL only). A client set ("urls") is refused:
+ * as written, over opts (which a URL gets as they are). A client set ("urls") is refused:
  * these commands use one server. A URL is connected lazily with
- * co->lazy_connect (the URL's lazy_connect=0 turns that off). 0, or after
+ * co->lazy_connect (the URL's lazy_connect=0 turns that off), and so is a
+ * configuration file (its "lazy_connect": false turns that off). 0, or after
  * printing why (the library's detail, never the password): CLI_USAGE for
  * a URL or configuration the library refuses (DLOCK_EINVAL), CLI_FAILED
  * otherwise. */
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts);
+/* The same, telling (used, may be NULL) the client options the client
+ * was made with: opts, or a configuration's fields over them (its
+ * watchdog_timeout_ms, say). A configuration file gets opts and
+ * co->lazy_connect as its defaults, where it does not say otherwise, as a
+ * URL does. */
+int cli_connect_used(dlock_client **out, const cli_common *co,
+                     const dlock_client_options *opts, dlock_client_options *used);
 /* The client set of --config / $DLOCK_CONFIG (its "urls", or its one
  * "url"), for --redlock: up to max clients into set, *n of them. 0, or the
  * exit code after the message (nothing left to free). */
@@ -139,6 +152,10 @@ int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_commo
 const char *cli_node_name(size_t i);
 /* The address of url, as cli_node_name gives it, into out. */
 void cli_url_endpoint(const char *url, char *out, size_t len);
+/* The same, telling the client options the set was made with (used, may
+ * be NULL), as cli_connect_used. */
+int cli_connect_set_used(dlock_client **set, size_t max, size_t *n, const cli_common *co,
+                         dlock_client_options *used);
 
 /* The lock types a name is taken as (dlock run's --fair, --read,
  * --write, --fenced, --semaphore, --redlock; the simple lock only for
@@ -161,6 +178,10 @@ int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavo
  * free). */
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
                   const dlock_client_options *opts, const char *name, cli_flavour f);
+/* The same with the options used (cli_connect_used). */
+int cli_open_lock_used(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                       const dlock_client_options *opts, dlock_client_options *used,
+                       const char *name, cli_flavour f);
 
 /* cli/objects.c. What is stored under name (dlock_object_kind): 0, or the
  * library's code with its detail in err. */

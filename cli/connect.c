@@ -15,6 +15,7 @@
  */
 #include "cli.h"
 
+#include <dlock/config.h>
 #include <dlock/sys/backend.h>
 
 #include <jansson.h>
@@ -278,14 +279,41 @@ static int is_yaml(const char *path)
            (n > 4 && strcasecmp(path + n - 4, ".yml") == 0);
 }
 
-/* The client set of the JSON configuration config (its "urls", or its one
- * "url"): up to max clients into set, *n of them, and their names for
- * the messages. 0, or the exit code after the message. */
-static int connect_json(dlock_client **set, size_t max, size_t *n, const char *config)
+/* The tool's defaults for a configuration file: opts for the fields it
+ * does not give, and lazy connection when co asks for it (else the
+ * format's own default). */
+static void config_defaults(dlock_config_defaults *d, const cli_common *co,
+                            const dlock_client_options *opts)
 {
-    char err[512] = "";
-    int rc = dlock_client_set_from_json_file(set, max, n, config, err, sizeof err);
+    dlock_config_defaults init = DLOCK_CONFIG_DEFAULTS_INIT;
 
+    *d = init;
+    d->client = opts;
+    if (co->lazy_connect)
+        d->lazy_connect = 1;
+}
+
+/* The client set of the JSON configuration config (its "urls", or its one
+ * "url"), made with the tool's defaults where the file says nothing (opts;
+ * NULL: cli_client_options): up to max clients into set, *n of them, the
+ * options used into *used (may be NULL), and their names for the
+ * messages. 0, or the exit code after the message. */
+static int connect_json(dlock_client **set, size_t max, size_t *n, const char *config,
+                        const cli_common *co, const dlock_client_options *opts,
+                        dlock_client_options *used)
+{
+    dlock_client_options d;
+    dlock_config_defaults defs;
+    char err[CLI_ERR_MAX] = "";
+    int rc;
+
+    if (!opts) {
+        cli_client_options(&d);
+        opts = &d;
+    }
+    config_defaults(&defs, co, opts);
+    rc = dlock_client_set_from_json_file_with(set, max, n, config, &defs, used, err,
+                                              sizeof err);
     if (rc == DLOCK_EINVAL) {
         /* The configuration is wrong: the caller's to fix, as a bad
          * option is. The library's detail names the file. */
@@ -301,17 +329,29 @@ static int connect_json(dlock_client **set, size_t max, size_t *n, const char *c
 int cli_connect(dlock_client **out, const cli_common *co,
                 const dlock_client_options *opts)
 {
+    return cli_connect_used(out, co, opts, NULL);
+}
+
+int cli_connect_used(dlock_client **out, const cli_common *co,
+                     const dlock_client_options *opts, dlock_client_options *used)
+{
     dlock_client_options d;
+    dlock_config_defaults defs;
     dlock_client *set[DLOCK_REDLOCK_MAX_NODES];
     const char *url, *config;
-    char err[512] = "";
+    char err[CLI_ERR_MAX] = "";
     size_t n = 0, i;
     int rc;
 
     if ((rc = pick_target(co, &url, &config)) != 0)
         return rc;
+    if (!opts) {
+        cli_client_options(&d);
+        opts = &d;
+    }
     if (config && !is_yaml(config)) {
-        if ((rc = connect_json(set, sizeof set / sizeof set[0], &n, config)) != 0)
+        if ((rc = connect_json(set, sizeof set / sizeof set[0], &n, config, co, opts,
+                               used)) != 0)
             return rc;
         if (n != 1) {
             for (i = 0; i < n; i++)
@@ -323,14 +363,17 @@ int cli_connect(dlock_client **out, const cli_common *co,
         return 0;
     }
     if (config) {
-        rc = dlock_client_from_redisson_yaml_file(out, config, err, sizeof err);
+        /* A file gets what a URL gets (lazy connection for a command that
+         * waits, owner descriptions, the budget slack) where it says
+         * nothing itself. */
+        config_defaults(&defs, co, opts);
+        rc = dlock_client_from_redisson_yaml_file_with(out, config, &defs, used, err,
+                                                       sizeof err);
     } else {
-        if (!opts) {
-            cli_client_options(&d);
-            opts = &d;
-        }
         rc = co->lazy_connect ? connect_lazily(out, url, opts, err, sizeof err)
                               : dlock_client_connect(out, url, opts, err, sizeof err);
+        if (rc == 0 && used)
+            *used = *opts;
     }
 
     if (rc == DLOCK_EINVAL) {
@@ -347,6 +390,12 @@ int cli_connect(dlock_client **out, const cli_common *co,
 
 int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common *co)
 {
+    return cli_connect_set_used(set, max, n, co, NULL);
+}
+
+int cli_connect_set_used(dlock_client **set, size_t max, size_t *n, const cli_common *co,
+                         dlock_client_options *used)
+{
     const char *url, *config;
     int rc;
 
@@ -356,7 +405,7 @@ int cli_connect_set(dlock_client **set, size_t max, size_t *n, const cli_common 
     if (!config)
         return cli_usage("--redlock needs a client set: --config FILE (or $DLOCK_CONFIG) "
                          "with \"urls\"");
-    return connect_json(set, max, n, config);
+    return connect_json(set, max, n, config, co, NULL, used);
 }
 
 int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_common *co)
@@ -368,7 +417,7 @@ int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_commo
     if ((rc = pick_target(co, &url, &config)) != 0)
         return rc;
     if (config && !is_yaml(config))
-        return connect_json(set, max, n, config);
+        return connect_json(set, max, n, config, co, NULL, NULL);
     if ((rc = cli_connect(&set[0], co, NULL)) == 0)
         *n = 1;
     return rc;
@@ -400,7 +449,14 @@ int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavo
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
                   const dlock_client_options *opts, const char *name, cli_flavour f)
 {
-    int rc = cli_connect(c, co, opts);
+    return cli_open_lock_used(c, l, co, opts, NULL, name, f);
+}
+
+int cli_open_lock_used(dlock_client **c, dlock_rlock **l, const cli_common *co,
+                       const dlock_client_options *opts, dlock_client_options *used,
+                       const char *name, cli_flavour f)
+{
+    int rc = cli_connect_used(c, co, opts, used);
 
     if (rc != 0)
         return rc;

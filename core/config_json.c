@@ -411,20 +411,34 @@ static void wipe_strings(json_t *root)
     }
 }
 
-int dlock__config_parse(dlock__config *out, const char *text, size_t len,
-                        char *errbuf, size_t errlen)
+void dlock__config_start(dlock__config *out, const dlock_config_defaults *d)
 {
     static const dlock_redis_options redis_defaults = DLOCK_REDIS_OPTIONS_INIT;
     static const dlock_client_options client_defaults = DLOCK_CLIENT_OPTIONS_INIT;
+
+    memset(out, 0, sizeof(*out));
+    out->redis = redis_defaults;
+    out->client = d && d->client ? *d->client : client_defaults;
+    out->client.version = client_defaults.version;
+    out->client.client_name = NULL;
+    out->redis.lazy_connect = d ? d->lazy_connect : -1; /* -1: the format's */
+}
+
+int dlock__config_parse(dlock__config *out, const char *text, size_t len,
+                        char *errbuf, size_t errlen)
+{
+    return dlock__config_parse_from(out, NULL, text, len, errbuf, errlen);
+}
+
+int dlock__config_parse_from(dlock__config *out, const dlock_config_defaults *d,
+                             const char *text, size_t len, char *errbuf, size_t errlen)
+{
     json_error_t err;
     json_t *root, *v;
     const char *key;
     int rc = 0;
 
-    memset(out, 0, sizeof(*out));
-    out->redis = redis_defaults;
-    out->client = client_defaults;
-    out->redis.lazy_connect = -1; /* not given: see below */
+    dlock__config_start(out, d);
     /* A duplicate field is an error (with its position) rather than a
      * silent "last one wins". */
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
@@ -460,8 +474,9 @@ int dlock__config_parse(dlock__config *out, const char *text, size_t len,
         rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");
-    /* A client set connects lazily unless told otherwise: a Redlock must
-     * start with a minority of its nodes down. */
+    /* A client set connects lazily unless told otherwise (by the text or
+     * the caller's defaults): a Redlock must start with a minority of its
+     * nodes down. */
     if (out->redis.lazy_connect == -1)
         out->redis.lazy_connect = out->urls != NULL;
     wipe_strings(root);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "dlock/client.h"
+#include "dlock/config.h"
 #include "dlock/redis.h"
 
 /* Most URLs in "urls" (a Redlock's nodes: DLOCK_REDLOCK_MAX_NODES). */
@@ -29,6 +30,16 @@ typedef struct dlock__config {
  * 0, DLOCK_EINVAL, DLOCK_ENOMEM. */
 int dlock__config_parse(dlock__config *out, const char *text, size_t len,
                         char *errbuf, size_t errlen);
+
+/* Where a parse starts from: the defaults of the fields the text does not
+ * give (dlock_config_defaults, api/dlock/config.h; NULL: the library's).
+ * out->client and out->redis.lazy_connect start from d; d's client_name
+ * is not taken (out's strings are out's own). */
+void dlock__config_start(dlock__config *out, const dlock_config_defaults *d);
+
+/* dlock__config_parse from d's defaults rather than the library's. */
+int dlock__config_parse_from(dlock__config *out, const dlock_config_defaults *d,
+                             const char *text, size_t len, char *errbuf, size_t errlen);
 
 /* Frees what parse allocated. */
 void dlock__config_fini(dlock__config *c);

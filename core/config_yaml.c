@@ -1036,17 +1036,22 @@ static int scan_bounds(const char *text, size_t len, char *errbuf, size_t errlen
 int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
                                char *errbuf, size_t errlen)
 {
-    static const dlock_redis_options redis_defaults = DLOCK_REDIS_OPTIONS_INIT;
-    static const dlock_client_options client_defaults = DLOCK_CLIENT_OPTIONS_INIT;
+    return dlock__redisson_yaml_parse_from(out, NULL, text, len, errbuf, errlen);
+}
+
+int dlock__redisson_yaml_parse_from(dlock__config *out, const dlock_config_defaults *d,
+                                    const char *text, size_t len, char *errbuf,
+                                    size_t errlen)
+{
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_node_t *root;
     yparse p;
     int rc;
 
-    memset(out, 0, sizeof(*out));
-    out->redis = redis_defaults;
-    out->client = client_defaults;
+    dlock__config_start(out, d);
+    if (out->redis.lazy_connect == -1)
+        out->redis.lazy_connect = 0; /* Redisson's lazyInitialization: false */
     if ((rc = scan_bounds(text, len, errbuf, errlen)) != 0)
         return rc;
     if (!yaml_parser_initialize(&parser))

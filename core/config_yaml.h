@@ -36,5 +36,10 @@
 
 int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
                                char *errbuf, size_t errlen);
+/* The same from d's defaults (dlock__config_start) rather than the
+ * library's. */
+int dlock__redisson_yaml_parse_from(dlock__config *out, const dlock_config_defaults *d,
+                                    const char *text, size_t len, char *errbuf,
+                                    size_t errlen);
 
 #endif /* DLOCK_CORE_CONFIG_YAML_H */

@@ -11,6 +11,10 @@
 #include "url_param.h"
 #include "wipe.h"
 
+const char *const dlock__client_url_params[] = {
+    "fair_waiter_timeout_ms", "client_name", "metrics_names_max", "describe_owner", NULL,
+};
+
 const char *dlock__url_query(const char *s)
 {
     const char *q = strchr(s, '?');

@@ -13,6 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The parameters every URL takes because the client takes them out first
+ * (objects/runtime/client.c), NULL-terminated: for the backends' hints
+ * on an unknown parameter. */
+extern const char *const dlock__client_url_params[];
+
 /* The '?' that starts the query of s (a URL, or its part after "://"), or
  * NULL: the first '?' after the last '@' before it, since a password may
  * hold a raw '?' and an '@' inside a query value must be written %40. */

@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,7 +537,7 @@ static void test_lease_ends(void **state)
     assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "300ms", "cli-lease",
                                                    "--", "sleep", "30", NULL}), 124);
     assert_one_line_error(&p, "lost the lock 'cli-lease'");
-    assert_non_null(strstr(p.err, "its --lease of 300ms ended at "));
+    assert_non_null(strstr(p.err, "its --lease of 300ms ends at "));
     assert_non_null(strstr(p.err, "sent SIGTERM"));
     assert_false(key_exists("cli-lease"));
     /* A COMMAND that ends within the lease: no loss, nothing said. */
@@ -831,9 +833,10 @@ static void test_group_signals(void **state)
     assert_true(wait_gone(kid, 5000));
 }
 
-/* A group member that ignores SIGTERM: after the loss (the 1 s lease
- * ended) the group gets SIGTERM, the member stays, and --kill-after 1s
- * later SIGKILL; dlock exits (124) once the group is gone. */
+/* A group member that ignores SIGTERM: before the 3 s lease ends the
+ * group gets SIGTERM, the member stays, and --kill-after 1s later SIGKILL
+ * (still before the lease's end); dlock exits (124) once the group is
+ * gone. */
 static void test_kill_after(void **state)
 {
     char script[1024], pp[128], cp[128];
@@ -843,13 +846,14 @@ static void test_kill_after(void **state)
 
     family_script(script, sizeof script, "ka", "trap '' TERM; exec sleep 30", pp, cp,
                   sizeof pp);
-    start(&p, (const char *[]){"run", "--lease", "1s", "--kill-after", "1s", "cli-ka", "--",
+    start(&p, (const char *[]){"run", "--lease", "3s", "--kill-after", "1s", "cli-ka", "--",
                                "sh", "-c", script, NULL});
     kid = read_pid(cp);
     assert_int_equal(finish(&p, 10000), 124);
     assert_true(proc_gone(kid));
-    /* the lease (1 s) and the grace (1 s) both passed: a lower bound */
-    assert_true(now_ms() - t0 >= 2000);
+    /* SIGTERM no earlier than 3 s - 1 s - 300 ms, SIGKILL 1 s after it: a
+     * lower bound */
+    assert_true(now_ms() - t0 >= 2700);
     assert_one_line_error(&p, "lost the lock 'cli-ka'");
     assert_non_null(strstr(p.err, "sent SIGTERM"));
 }
@@ -880,7 +884,7 @@ static void test_server_down(void **state)
     assert_true(now_ms() - t_kill < 12000);
     assert_true(proc_gone(cmd));
     assert_one_line_error(&p, "lost the lock 'cli-down'");
-    assert_non_null(strstr(p.err, "its lease of 1.5s ended at "));
+    assert_non_null(strstr(p.err, "its lease of 1.5s ends at "));
     assert_non_null(strstr(p.err, "not renewed since "));
     dlock_test_redis_stop(down);
 }
@@ -1805,6 +1809,524 @@ static void test_completion_zsh(void **state)
     assert_has(out, "[dlock run job printf ] files\n");
 }
 
+/* ---- issue 41: the lease, the configuration, the wait's bound --------------- */
+
+/* The last line of the file at path as a number (0: none). */
+static long long last_number(const char *path, long long *first)
+{
+    char line[64];
+    long long last = 0;
+    FILE *f = fopen(path, "r");
+
+    *first = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        long long v = atoll(line);
+        if (v > 0 && *first == 0)
+            *first = v;
+        if (v > 0)
+            last = v;
+    }
+    fclose(f);
+    return last;
+}
+
+/* The local time of day of unix time ms, in ms. */
+static long long day_ms(long long ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    localtime_r(&t, &tm);
+    return ((tm.tm_hour * 60LL + tm.tm_min) * 60 + tm.tm_sec) * 1000 + ms % 1000;
+}
+
+/* "HH:MM:SS.mmm" after needle in text, in ms of the day (-1: none). */
+static long long time_after(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    int h, m, sec, ms;
+
+    if (!p || sscanf(p + strlen(needle), "%d:%d:%d.%d", &h, &m, &sec, &ms) != 4)
+        return -1;
+    return ((h * 60LL + m) * 60 + sec) * 1000 + ms;
+}
+
+/* A job that ignores SIGTERM (its children too: an ignored signal stays
+ * ignored across exec) and writes the time (unix ms) into <dir>/<tag>.ts
+ * every 50 ms, its pid into <dir>/<tag>.p (whole, by a rename). */
+static void stubborn_job(char *script, size_t len, const char *tag, char *ts, char *pid,
+                         size_t plen)
+{
+    snprintf(ts, plen, "%s/%s.ts", dir, tag);
+    snprintf(pid, plen, "%s/%s.p", dir, tag);
+    unlink(ts);
+    snprintf(script, len, "trap '' TERM; echo $$ > %s.tmp; mv %s.tmp %s; "
+             "while :; do date +%%s%%3N >> %s; sleep 0.05; done", pid, pid, pid, ts);
+}
+
+/* Issue 41 §2: SIGKILL lands before the lease can have ended, SIGTERM
+ * --kill-after before it, for a job that ignores SIGTERM: with a fixed
+ * --lease (the job's last write is before its first one plus the lease:
+ * the lock was set before the job started), and with a renewed lease
+ * whose server stops (the job's last write is before the lease's end
+ * dlock states). A --kill-after that cannot fit is refused. Ordering, not
+ * timing: what the job wrote against the lease's end. */
+static void test_kill_before_lease_ends(void **state)
+{
+    char script[1024], ts[128], pp[128];
+    dlock_test_redis *down = NULL;
+    long long first, last, end;
+    pid_t job;
+    proc p;
+
+    stubborn_job(script, sizeof script, "kb", ts, pp, sizeof pp);
+    start(&p, (const char *[]){"run", "--lease", "5s", "--kill-after", "1s", "cli-kb", "--",
+                               "sh", "-c", script, NULL});
+    assert_int_equal(finish(&p, 20000), 124);
+    job = read_pid(pp);
+    assert_true(wait_gone(job, 1000));
+    last = last_number(ts, &first);
+    assert_true(first > 0);
+    if (last >= first + 5000)
+        fail_msg("the job wrote at %lld ms, its lock's --lease of 5 s ended before %lld "
+                 "(%s)", last - first, 5000LL, p.err);
+    assert_non_null(strstr(p.err, "sent SIGTERM, SIGKILL at "));
+
+    /* renewed, the server stopped: dlock says when the lease ends */
+    assert_int_equal(dlock_test_redis_start(&down, NULL), 0);
+    stubborn_job(script, sizeof script, "kb2", ts, pp, sizeof pp);
+    start_env(&p, dlock_test_redis_url(down),
+              (const char *[]){"run", "--watchdog-timeout", "6s", "--kill-after", "1s",
+                               "cli-kb2", "--", "sh", "-c", script, NULL});
+    job = read_pid(pp);
+    wait_file(ts);
+    assert_int_equal(dlock_test_redis_signal(down, SIGSTOP), 0);
+    assert_int_equal(finish(&p, 30000), 124);
+    assert_int_equal(dlock_test_redis_signal(down, SIGCONT), 0);
+    assert_true(wait_gone(job, 1000));
+    last = last_number(ts, &first);
+    end = time_after(p.err, "ends at ");
+    if (end < 0)
+        fail_msg("no lease end in [%s]", p.err);
+    end -= day_ms(last);
+    if (end < -12LL * 3600 * 1000)
+        end += 24LL * 3600 * 1000; /* midnight between them */
+    if (end <= 0)
+        fail_msg("the job wrote %lld ms after the lease's end (%s)", -end, p.err);
+    dlock_test_redis_stop(down);
+
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--lease", "2s", "--kill-after",
+                                                   "2s", "cli-kb", "--", "true", NULL}), 2);
+    assert_one_line_error(&p, "--kill-after 2s does not fit in the --lease of 2s");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--watchdog-timeout", "3s",
+                                                   "--kill-after", "2s", "cli-kb", "--",
+                                                   "true", NULL}), 2);
+    assert_one_line_error(&p, "at most 1.2s");
+    assert_false(key_exists("cli-kb"));
+}
+
+/* Runs `dlock --config path run [OPT [VAL]] NAME -- sh -c "$D status
+ * NAME"`, the inner status on the test's server: its JSON document (the
+ * caller's). */
+static json_t *status_inside(const char *path, const char *name, const char *opt,
+                             const char *val)
+{
+    char sh[PATH_MAX + 256];
+    proc p;
+    json_t *doc;
+
+    const char *args[12] = {"--config", path, "run"};
+    size_t n = 3;
+
+    snprintf(sh, sizeof sh, "DLOCK_URL='%s' '%s' status %s", url, cli_path(), name);
+    if (opt)
+        args[n++] = opt;
+    if (opt && val)
+        args[n++] = val;
+    args[n++] = name;
+    args[n++] = "--";
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = sh;
+    args[n] = NULL;
+    start_env(&p, NULL, args);
+    assert_int_equal(finish(&p, 10000), 0);
+    doc = parse_json(p.out);
+    return doc;
+}
+
+/* Writes the two configurations of the test's server: JSON with
+ * watchdog_timeout_ms 5000, YAML with lockWatchdogTimeout 4000. */
+static void write_configs(char *json_path, char *yaml_path, size_t len)
+{
+    FILE *f;
+
+    snprintf(json_path, len, "%s/wd.json", dir);
+    assert_non_null(f = fopen(json_path, "w"));
+    fprintf(f, "{\"url\": \"%s\", \"watchdog_timeout_ms\": 5000}\n", url);
+    fclose(f);
+    snprintf(yaml_path, len, "%s/wd.yaml", dir);
+    assert_non_null(f = fopen(yaml_path, "w"));
+    fprintf(f, "singleServerConfig:\n  address: \"%s\"\nlockWatchdogTimeout: 4000\n", url);
+    fclose(f);
+}
+
+static json_int_t ttl_of(json_t *doc)
+{
+    return json_integer_value(json_object_get(doc, "ttl_ms"));
+}
+
+/* Issue 41 §3: a configuration file gets what a URL gets. Its
+ * watchdog_timeout_ms (JSON) or lockWatchdogTimeout (YAML) is the lease
+ * run renews (the command line's --watchdog-timeout still wins). */
+static void test_config_lease(void **state)
+{
+    char json_path[PATH_MAX], yaml_path[PATH_MAX];
+    json_t *doc;
+
+    write_configs(json_path, yaml_path, sizeof json_path);
+    doc = status_inside(json_path, "cli-cfgj", NULL, NULL);
+    if (ttl_of(doc) <= 0 || ttl_of(doc) > 5000)
+        fail_msg("JSON watchdog_timeout_ms 5000: the lock's TTL is %lld",
+                 (long long)ttl_of(doc));
+    json_decref(doc);
+    doc = status_inside(yaml_path, "cli-cfgy", NULL, NULL);
+    if (ttl_of(doc) <= 0 || ttl_of(doc) > 4000)
+        fail_msg("YAML lockWatchdogTimeout 4000: the lock's TTL is %lld",
+                 (long long)ttl_of(doc));
+    json_decref(doc);
+    doc = status_inside(yaml_path, "cli-cfgy", "--watchdog-timeout", "20s");
+    assert_true(ttl_of(doc) > 5000 && ttl_of(doc) <= 20000);
+    json_decref(doc);
+    /* a client set's, for --redlock */
+    snprintf(json_path, sizeof json_path, "%s/wd-set.json", dir);
+    {
+        FILE *f = fopen(json_path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"urls\": [\"%s\"], \"watchdog_timeout_ms\": 5000}\n", url);
+        fclose(f);
+    }
+    doc = status_inside(json_path, "cli-cfgr", "--redlock", NULL);
+    if (ttl_of(doc) <= 0 || ttl_of(doc) > 5000)
+        fail_msg("--redlock, watchdog_timeout_ms 5000: the lock's TTL is %lld",
+                 (long long)ttl_of(doc));
+    json_decref(doc);
+}
+
+/* Issue 41 §3: the holder of a lock taken through a configuration file
+ * (JSON or YAML, neither saying describe_owner) is described in status. */
+static void test_config_describes(void **state)
+{
+    char json_path[PATH_MAX], yaml_path[PATH_MAX];
+    const char *paths[2];
+    size_t i;
+
+    write_configs(json_path, yaml_path, sizeof json_path);
+    paths[0] = json_path;
+    paths[1] = yaml_path;
+    for (i = 0; i < 2; i++) {
+        json_t *doc = status_inside(paths[i], "cli-cfgd", NULL, NULL);
+        json_t *h = json_array_get(json_object_get(doc, "holders"), 0);
+        if (!json_is_string(json_object_get(h, "described")))
+            fail_msg("%s: the holder is not described", paths[i]);
+        json_decref(doc);
+    }
+}
+
+/* Issue 41 §3: with its server down at start, run --config waits for it
+ * within --wait (as with --url) and runs COMMAND once it is up. */
+static void test_config_lazy(void **state)
+{
+    char down_path[PATH_MAX], done[PATH_MAX], script[PATH_MAX + 16];
+    dlock_test_redis *down = NULL;
+    FILE *f;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&down, NULL), 0);
+    assert_int_equal(dlock_test_redis_kill(down), 0);
+    snprintf(down_path, sizeof down_path, "%s/down.json", dir);
+    assert_non_null(f = fopen(down_path, "w"));
+    fprintf(f, "{\"url\": \"%s\"}\n", dlock_test_redis_url(down));
+    fclose(f);
+    snprintf(done, sizeof done, "%s/cfg-ran", dir);
+    snprintf(script, sizeof script, "touch %s", done);
+    start_env(&p, NULL, (const char *[]){"--config", down_path, "run", "--wait", "60",
+                                         "cli-cfgdown", "--", "sh", "-c", script, NULL});
+    sleep_ms(500); /* not a timing bound: it must still wait, whatever the load */
+    assert_true(running(&p));
+    assert_int_equal(dlock_test_redis_restart(down), 0);
+    assert_int_equal(finish(&p, 60000), 0);
+    assert_int_equal(access(done, F_OK), 0);
+    dlock_test_redis_stop(down);
+}
+
+/* Issue 41 §4 and §6: against a stalled server (SIGSTOP), run --wait 1
+ * ends within --wait + 2 s, the bound dlock(1) states, with 125 (not 124,
+ * which timeout(1) and --lost-exit-code use); -v says while it waits that
+ * the server is unreachable. The check allows the test's own fork, exec
+ * and reaping 500 ms more: the bound is dlock's, from its start. */
+static void test_wait_bound(void **state)
+{
+    dlock_test_redis *down = NULL;
+    int64_t t0, took;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&down, NULL), 0);
+    assert_int_equal(dlock_test_redis_signal(down, SIGSTOP), 0);
+    t0 = now_ms();
+    start_env(&p, dlock_test_redis_url(down),
+              (const char *[]){"run", "-q", "--wait", "1", "cli-stall", "--", "true", NULL});
+    assert_int_equal(finish(&p, 20000), 125);
+    took = now_ms() - t0;
+    if (took >= 1000 + 2000 + 500)
+        fail_msg("run --wait 1 against a stalled server took %lld ms (%s)", (long long)took,
+                 p.err);
+    assert_one_line_error(&p, "cli-stall");
+    assert_int_equal(dlock_test_redis_signal(down, SIGCONT), 0);
+
+    /* -v: a progress line while the server is unreachable */
+    assert_int_equal(dlock_test_redis_kill(down), 0);
+    start_env(&p, dlock_test_redis_url(down),
+              (const char *[]){"run", "-v", "--wait", "3", "cli-stall", "--", "true", NULL});
+    assert_int_equal(finish(&p, 20000), 125);
+    assert_has(p.err, "dlock: still waiting for lock 'cli-stall' after ");
+    assert_has(p.err, "the server is unreachable (");
+    dlock_test_redis_stop(down);
+}
+
+/* Issue 41 §6: a busy or timed-out run names the holder (its owner id
+ * and the description status shows); on a semaphore it speaks of
+ * permits, and a count that differs from --semaphore N is said. */
+static void test_run_names_holder(void **state)
+{
+    char ready[PATH_MAX], script[PATH_MAX + 64];
+    proc h, h2, p;
+    int i;
+
+    snprintf(ready, sizeof ready, "%s/holder-ready", dir);
+    snprintf(script, sizeof script, "touch %s; exec sleep 30", ready);
+    start(&h, (const char *[]){"run", "cli-busy", "--", "sh", "-c", script, NULL});
+    wait_file(ready);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "0", "cli-busy", "--",
+                                                   "true", NULL}), 1);
+    assert_one_line_error(&p, "lock 'cli-busy' is held by ");
+    assert_has(p.err, " pid ");     /* the holder's description */
+    assert_has(p.err, " started "); /* (host pid N program, started T) */
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--wait", "300ms", "cli-busy", "--",
+                                                   "true", NULL}), 1);
+    assert_one_line_error(&p, "lock 'cli-busy' not acquired within 300ms: held by ");
+    assert_has(p.err, " pid ");
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+
+    /* a semaphore of 2 permits, both held: run --semaphore 5 warns of
+     * the count and says "permit" */
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem5", "set", "2", NULL}),
+                     0);
+    for (i = 0; i < 2; i++) {
+        unlink(ready);
+        start(i ? &h2 : &h, (const char *[]){"run", "--semaphore", "2", "cli-sem5", "--", "sh",
+                                             "-c", script, NULL});
+        wait_file(ready);
+    }
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--semaphore", "5", "--wait", "0",
+                                                   "cli-sem5", "--", "true", NULL}), 1);
+    assert_has(p.err, "dlock: warning: semaphore 'cli-sem5' has 2 permits, not the 5 of "
+                      "--semaphore 5");
+    assert_has(p.err, "dlock: no permit of semaphore 'cli-sem5'");
+    assert_null(strstr(p.err, "lock 'cli-sem5'"));
+    assert_int_equal(kill(h.pid, SIGTERM), 0);
+    assert_int_equal(kill(h2.pid, SIGTERM), 0);
+    assert_int_equal(finish(&h, 5000), 128 + SIGTERM);
+    assert_int_equal(finish(&h2, 5000), 128 + SIGTERM);
+    assert_int_equal(run_cli(&p, (const char *[]){"semaphore", "cli-sem5", "delete", NULL}), 0);
+}
+
+/* Issue 41 §6: `run -- NAME -- COMMAND` (each "--" where a script writer
+ * may put one) takes NAME and COMMAND as such; an unknown URL parameter's
+ * hint lists every parameter the URL takes, the client's included. */
+static void test_run_double_dash_and_url_hint(void **state)
+{
+    static const char *const params[] = {
+        "cacert", "insecure", "sync_replicas", "multiplex", "lazy_connect", "password_file",
+        "max_reply_bytes", "fair_waiter_timeout_ms", "client_name", "metrics_names_max",
+        "describe_owner",
+    };
+    char bad[300], sh[PATH_MAX + 64];
+    size_t i;
+    proc p;
+
+    snprintf(sh, sizeof sh, "DLOCK_URL='%s' \"$0\" status cli-dd", url);
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--", "cli-dd", "--", "sh", "-c", sh,
+                                                   cli_path(), NULL}), 0);
+    assert_has(p.out, "\"name\":\"cli-dd\"");
+    assert_has(p.out, "\"locked\":true");
+    assert_int_equal(run_cli(&p, (const char *[]){"run", "--", "cli-dd", "sh", "-c", "exit 5",
+                                                   NULL}), 5);
+
+    snprintf(bad, sizeof bad, "%s?bogus=1", url);
+    start_env(&p, bad, (const char *[]){"status", "cli-dd", NULL});
+    assert_int_equal(finish(&p, 10000), 2);
+    for (i = 0; i < sizeof params / sizeof params[0]; i++)
+        if (!strstr(p.err, params[i]))
+            fail_msg("the hint leaves out %s: %s", params[i], p.err);
+}
+
+/* Issue 41 §6: a wrong password's message is the server's whole reply,
+ * also behind a long socket path (the details were cut at 160 bytes). */
+static void test_wrong_password_message(void **state)
+{
+    const char *args[] = {"--requirepass", "rightQz7", NULL};
+    char longdir[PATH_MAX], sock[PATH_MAX + 16], pw[PATH_MAX], u[PATH_MAX * 2 + 64];
+    dlock_test_redis *r = NULL;
+    FILE *f;
+    proc p;
+
+    assert_int_equal(dlock_test_redis_start(&r, args), 0);
+    snprintf(longdir, sizeof longdir, "%s/sockets-of-the-nightly-report-servers", dir);
+    assert_int_equal(mkdir(longdir, 0700), 0);
+    snprintf(sock, sizeof sock, "%s/redis.sock", longdir);
+    assert_int_equal(symlink(dlock_test_redis_socket(r), sock), 0);
+    snprintf(pw, sizeof pw, "%s/wrong-pw", dir);
+    assert_non_null(f = fopen(pw, "w"));
+    fputs("wrongQz7\n", f);
+    fclose(f);
+    snprintf(u, sizeof u, "unix://%s?password_file=%s", sock, pw);
+    start_env(&p, u, (const char *[]){"run", "--wait", "1",
+                                      "a-rather-long-lock-name-for-the-nightly-report", "--",
+                                      "true", NULL});
+    assert_int_equal(finish(&p, 10000), 125);
+    assert_one_line_error(&p, "WRONGPASS");
+    if (!strstr(p.err, "user is disabled.)"))
+        fail_msg("the server's reply was cut: %s", p.err);
+    assert_null(strstr(p.err, "Qz7"));
+    dlock_test_redis_stop(r);
+}
+
+/* Issue 41 §6: the lock unlocked by force while COMMAND ends on its own
+ * (status 0): COMMAND was not stopped, so its status stands, and the line
+ * says so (as consul lock and etcdctl lock keep the command's status). */
+static void test_force_unlock_at_exit(void **state)
+{
+    char ready[PATH_MAX], go[PATH_MAX], script[PATH_MAX * 2 + 64];
+    proc h, p;
+
+    snprintf(ready, sizeof ready, "%s/fz-ready", dir);
+    snprintf(go, sizeof go, "%s/fz-go", dir);
+    snprintf(script, sizeof script, "touch %s; while [ ! -e %s ]; do sleep 0.02; done; exit 0",
+             ready, go);
+    /* a renewal every 20 s: none comes between the unlock and the end */
+    start(&h, (const char *[]){"run", "--watchdog-timeout", "60s", "cli-fz", "--", "sh", "-c",
+                               script, NULL});
+    wait_file(ready);
+    assert_int_equal(run_cli(&p, (const char *[]){"unlock", "--force", "cli-fz", NULL}), 0);
+    close(open(go, O_WRONLY | O_CREAT, 0600));
+    assert_int_equal(finish(&h, 10000), 0);
+    assert_one_line_error(&h, "lost the lock 'cli-fz'");
+    assert_has(h.err, "it was not stopped");
+    assert_null(strstr(h.err, "sent SIG"));
+}
+
+/* Reads the pseudo-terminal master into buf (NUL-terminated, *got bytes
+ * so far) until needle shows or 10 s pass; whether it showed. */
+static int pty_wait_for(int master, char *buf, size_t len, size_t *got, const char *needle)
+{
+    int64_t deadline = now_ms() + 10000;
+
+    while (!strstr(buf, needle) && now_ms() < deadline && *got < len - 1) {
+        struct pollfd pfd = {master, POLLIN, 0};
+        ssize_t n;
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        n = read(master, buf + *got, len - 1 - *got);
+        if (n <= 0)
+            break;
+        *got += (size_t)n;
+        buf[*got] = '\0';
+    }
+    return strstr(buf, needle) != NULL;
+}
+
+/* On a new pseudo-terminal, a minimal job-control shell: runs `dlock run
+ * cli-tty -- sh -c script` in a foreground process group of its own,
+ * prints "STOPPED" when it stops and continues it in the foreground, and
+ * exits with its status. The shell's pid; *master the terminal. */
+static pid_t pty_shell(int *master, const char *script)
+{
+    pid_t pid = forkpty(master, NULL, NULL, NULL);
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int status;
+        pid_t job;
+        setenv("DLOCK_URL", url, 1);
+        unsetenv("DLOCK_CONFIG");
+        signal(SIGTTOU, SIG_IGN); /* the shell takes the terminal back */
+        job = fork();
+        if (job == 0) {
+            setpgid(0, 0);
+            signal(SIGTTOU, SIG_DFL);
+            execl(cli_path(), "dlock", "run", "cli-tty", "--", "sh", "-c", script,
+                  (char *)NULL);
+            _exit(121);
+        }
+        setpgid(job, job);
+        tcsetpgrp(0, job);
+        for (;;) {
+            if (waitpid(job, &status, WUNTRACED) != job)
+                _exit(122);
+            if (!WIFSTOPPED(status))
+                break;
+            tcsetpgrp(0, getpgrp());
+            if (write(1, "STOPPED\n", 8) != 8)
+                _exit(123);
+            tcsetpgrp(0, job); /* fg */
+            kill(-job, SIGCONT);
+        }
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 124);
+    }
+    return pid;
+}
+
+/* The end of a pty_shell: when ok (all was seen), it exits 0; else it is
+ * killed and the case fails, showing what the terminal showed. */
+static void pty_end(pid_t pid, int master, int ok, const char *seen)
+{
+    int status;
+
+    if (!ok)
+        kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(master);
+    if (!ok)
+        fail_msg("on the terminal: [%s]", seen);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Issue 41 §6: in a terminal, COMMAND gets the terminal (its group is
+ * the foreground one): a job that reads stdin reads it rather than
+ * stopping on SIGTTIN. Ctrl-Z stops the job and dlock with it, so that
+ * the shell sees its job stopped (not a dlock waiting for ever on a
+ * stopped job); fg continues both, the job with the terminal again. */
+static void test_run_terminal(void **state)
+{
+    char buf[4096] = "";
+    size_t got = 0;
+    int master = -1;
+    pid_t pid = pty_shell(&master, "read a; echo \"got:$a\"; read b; echo \"got2:$b\"");
+
+    assert_int_equal(write(master, "hello\n", 6), 6);
+    pty_end(pid, master,
+            pty_wait_for(master, buf, sizeof buf, &got, "got:hello") &&
+                write(master, "\x1a", 1) == 1 &&
+                pty_wait_for(master, buf, sizeof buf, &got, "STOPPED") &&
+                write(master, "again\n", 6) == 6 &&
+                pty_wait_for(master, buf, sizeof buf, &got, "got2:again"),
+            buf);
+}
+
 static int group_setup(void **state)
 {
     char tmpl[] = "/tmp/dlock-cli-test.XXXXXX";
@@ -1870,6 +2392,16 @@ int dlock_test_cli(void)
         cmocka_unit_test(test_redlock_nodes),
         cmocka_unit_test(test_completion_bash),
         cmocka_unit_test(test_completion_zsh),
+        cmocka_unit_test(test_kill_before_lease_ends),
+        cmocka_unit_test(test_config_lease),
+        cmocka_unit_test(test_config_describes),
+        cmocka_unit_test(test_config_lazy),
+        cmocka_unit_test(test_wait_bound),
+        cmocka_unit_test(test_run_names_holder),
+        cmocka_unit_test(test_run_double_dash_and_url_hint),
+        cmocka_unit_test(test_wrong_password_message),
+        cmocka_unit_test(test_force_unlock_at_exit),
+        cmocka_unit_test(test_run_terminal),
     };
     return DLOCK_RUN_GROUP("cli", tests, group_setup, group_teardown);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/config_json.h"
 #include "core/config_yaml.h"
 #include "dlock.h"
 
@@ -678,6 +679,83 @@ static void test_bounded_shapes(void **state)
 
 #define SECRET "Qz7xKv3Wj@Tq5Lm2Pn"
 
+/* A program's defaults (dlock_config_defaults) fill what a configuration
+ * leaves out, JSON or YAML, and what it gives wins; the *_file_with
+ * functions tell the options the client was made with. */
+static void test_program_defaults(void **state)
+{
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT, used;
+    dlock_config_defaults d = DLOCK_CONFIG_DEFAULTS_INIT;
+    const char *yaml_bare = "singleServerConfig:\n  address: \"redis://127.0.0.1:1\"\n";
+    const char *yaml_set = "singleServerConfig:\n  address: \"redis://127.0.0.1:1\"\n"
+                           "lockWatchdogTimeout: 4000\nlazyInitialization: false\n";
+    const char *json_bare = "{\"url\": \"mock:\"}";
+    const char *json_set = "{\"url\": \"mock:\", \"watchdog_timeout_ms\": 5000, "
+                           "\"describe_owner\": false, \"lazy_connect\": false}";
+    char err[512] = "", path[] = "/tmp/dlock-defaults.XXXXXX";
+    dlock__config cfg;
+    dlock_client *c = NULL;
+    FILE *f;
+    int fd;
+
+    o.watchdog_timeout_ms = 7000;
+    o.describe_owner = 1;
+    o.budget_slack_ms = 2000;
+    d.client = &o;
+    d.lazy_connect = 1;
+    {
+        /* text, yaml, with the defaults: watchdog, describe_owner, budget
+         * slack and lazy connection parsed */
+        const struct {
+            const char *text;
+            int yaml, with;
+            int64_t watchdog, describe, slack, lazy;
+        } cases[] = {
+            {yaml_bare, 1, 1, 7000, 1, 2000, 1},
+            {yaml_set, 1, 1, 4000, 1, 2000, 0},
+            {json_bare, 0, 1, 7000, 1, 2000, 1},
+            {json_set, 0, 1, 5000, 0, 2000, 0},
+            {json_bare, 0, 0, 30000, 0, 50, 0}, /* no defaults: the library's */
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const dlock_config_defaults *with = cases[i].with ? &d : NULL;
+            size_t n = strlen(cases[i].text);
+            int rc = cases[i].yaml
+                         ? dlock__redisson_yaml_parse_from(&cfg, with, cases[i].text, n, err,
+                                                           sizeof err)
+                         : dlock__config_parse_from(&cfg, with, cases[i].text, n, err,
+                                                    sizeof err);
+            assert_int_equal(rc, 0);
+            assert_int_equal(cfg.client.watchdog_timeout_ms, cases[i].watchdog);
+            assert_int_equal(cfg.client.describe_owner, cases[i].describe);
+            assert_int_equal(cfg.client.budget_slack_ms, cases[i].slack);
+            assert_int_equal(cfg.redis.lazy_connect, cases[i].lazy);
+            dlock__config_fini(&cfg);
+        }
+    }
+
+    /* the public function, from a file: the options used */
+    assert_true((fd = mkstemp(path)) >= 0);
+    assert_non_null(f = fdopen(fd, "w"));
+    fputs(json_bare, f);
+    fclose(f);
+    memset(&used, 0, sizeof used);
+    assert_int_equal(dlock_client_from_json_file_with(&c, path, &d, &used, err, sizeof err),
+                     0);
+    assert_int_equal(used.watchdog_timeout_ms, 7000);
+    assert_int_equal(used.describe_owner, 1);
+    assert_null(used.client_name);
+    dlock_client_free(c);
+    d.version = 2;
+    assert_int_equal(dlock_client_from_json_file_with(&c, path, &d, NULL, err, sizeof err),
+                     DLOCK_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(err, "version"));
+    unlink(path);
+}
+
 /* Whether s holds 4 bytes in a row of SECRET. */
 static int leaks(const char *s)
 {
@@ -748,6 +826,7 @@ int dlock_test_redisson_yaml(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_no_secret_in_errors),
         cmocka_unit_test(test_bounded_shapes),
+        cmocka_unit_test(test_program_defaults),
     };
     return DLOCK_RUN_GROUP("redisson_yaml", tests, NULL, NULL);
 }

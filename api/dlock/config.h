@@ -146,6 +146,23 @@ extern "C" {
 /* Largest configuration file read, in bytes. */
 #define DLOCK_CONFIG_MAX (1024 * 1024)
 
+/* A program's own defaults for what its users' configuration leaves out
+ * (the *_with functions below): a tool that wants, say, lazy connection
+ * and owner descriptions whether it was given a URL or a file, while a
+ * field the file gives, and a URL parameter, still win. */
+typedef struct dlock_config_defaults {
+    int version;                        /* 1 */
+    /* The client options a field not given takes (NULL: those of
+     * DLOCK_CLIENT_OPTIONS_INIT). Its client_name is not used (the
+     * field's, else the program's name); on_lost and on_lost_arg are. */
+    const dlock_client_options *client;
+    int lazy_connect;                   /* 0 or 1 when "lazy_connect" (YAML:
+                                         * lazyInitialization) is not given;
+                                         * -1: the format's default */
+} dlock_config_defaults;
+
+#define DLOCK_CONFIG_DEFAULTS_INIT {1, NULL, -1}
+
 /* Creates a client from the JSON text json (NUL-terminated). errbuf (may
  * be NULL) receives a one-line detail on failure. Blocks for at most the
  * connect timeout (plus one command); with "lazy_connect": true, not on
@@ -156,6 +173,16 @@ DLOCK_API int dlock_client_from_json_string(dlock_client **out, const char *json
 /* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
 DLOCK_API int dlock_client_from_json_file(dlock_client **out, const char *path,
                                           char *errbuf, size_t errlen);
+
+/* dlock_client_from_json_file with the caller's defaults (NULL: the
+ * library's). used (may be NULL) receives the client options the client
+ * was made with, the file's fields applied (its client_name NULL: read it
+ * with dlock_client_name), e.g. the watchdog_timeout_ms that a lock with a
+ * lease of 0 gets. Otherwise as dlock_client_from_json_file. */
+DLOCK_API int dlock_client_from_json_file_with(dlock_client **out, const char *path,
+                                               const dlock_config_defaults *defaults,
+                                               dlock_client_options *used, char *errbuf,
+                                               size_t errlen);
 
 /*
  * A client set (e.g. the independent nodes of a Redlock, api/dlock/
@@ -186,6 +213,14 @@ DLOCK_API int dlock_client_set_from_json_string(dlock_client **out, size_t cap, 
 DLOCK_API int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
                                               const char *path, char *errbuf,
                                               size_t errlen);
+/* The same with the caller's defaults and the options used, as
+ * dlock_client_from_json_file_with (a set's own lazy default applies when
+ * defaults->lazy_connect is -1). */
+DLOCK_API int dlock_client_set_from_json_file_with(dlock_client **out, size_t cap,
+                                                   size_t *n, const char *path,
+                                                   const dlock_config_defaults *defaults,
+                                                   dlock_client_options *used,
+                                                   char *errbuf, size_t errlen);
 
 /*
  * A Redisson YAML configuration: the redisson.yaml a team's Java services
@@ -296,6 +331,13 @@ DLOCK_API int dlock_client_from_redisson_yaml_string(dlock_client **out, const c
 /* The same from the file at path (at most DLOCK_CONFIG_MAX bytes). */
 DLOCK_API int dlock_client_from_redisson_yaml_file(dlock_client **out, const char *path,
                                                    char *errbuf, size_t errlen);
+/* The same with the caller's defaults and the options used, as
+ * dlock_client_from_json_file_with (lockWatchdogTimeout, for instance,
+ * shows in used->watchdog_timeout_ms). */
+DLOCK_API int dlock_client_from_redisson_yaml_file_with(dlock_client **out, const char *path,
+                                                        const dlock_config_defaults *defaults,
+                                                        dlock_client_options *used,
+                                                        char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

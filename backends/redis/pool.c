@@ -23,7 +23,7 @@ struct dlock__redis_pool {
     int probing;          /* an attempt runs while failures > 0 */
     int64_t retry_at_ms;  /* no new attempt before this */
     int last_rc;
-    char last_err[256];
+    char last_err[512];
     /* What the server said of eviction and persistence (safety.h): the
      * last probe's; asked again on a connect while none was open (a
      * restart, a failover to this server) and on the first after failed
@@ -108,7 +108,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
     int64_t deadline = dlock__redis_deadline(cfg->connect_timeout_ms);
     int budgeted = deadline_ms < deadline;
     dlock__redis_conn *c;
-    char detail[256];
+    char detail[512];
     int rc;
 
     *out = NULL;

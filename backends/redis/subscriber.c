@@ -95,7 +95,7 @@ struct dlock__redis_subscriber {
     int failures;
     int64_t retry_at_ms;
     int last_rc;
-    char last_err[256]; /* the detail of the last failed connect attempt */
+    char last_err[512]; /* the detail of the last failed connect attempt */
     uint64_t fail_seq; /* bumped by every failed connect attempt */
     dlock_subscription *fwaiting; /* callers waiting in fibers (fsig) */
 
@@ -644,7 +644,7 @@ static void try_connect(dlock__redis_subscriber *s)
 {
     const dlock__redis_config *cfg = s->cfg;
     dlock__redis_conn *c = NULL;
-    char detail[256];
+    char detail[512];
     size_t i;
     int rc;
 

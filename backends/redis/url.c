@@ -539,6 +539,37 @@ static int param_known(const char *s, size_t n)
     return 0;
 }
 
+/* The parameters a URL like u takes, "a, b, ... or z", from the tables
+ * above and the client's (dlock__client_url_params): for the hint on an
+ * unknown one, which then cannot leave one out. */
+static void accepted_params(char *buf, size_t len, const dlock__redis_url *u)
+{
+    const char *names[NSTR_PARAMS + NINT_PARAMS + 16];
+    size_t n = 0, i, off = 0;
+
+    if (u->is_unix)
+        names[n++] = "db=N";
+    for (i = 0; i < NSTR_PARAMS && !u->is_unix; i++)
+        if (!str_params[i].sentinel || u->is_sentinel)
+            names[n++] = str_params[i].name;
+    if (!u->is_unix)
+        names[n++] = "insecure";
+    for (i = 0; i < NINT_PARAMS; i++)
+        names[n++] = int_params[i].name;
+    names[n++] = "multiplex";
+    names[n++] = "connections";
+    names[n++] = "queue_max";
+    names[n++] = "lazy_connect";
+    names[n++] = "password_file";
+    for (i = 0; dlock__client_url_params[i]; i++)
+        names[n++] = dlock__client_url_params[i];
+    buf[0] = '\0';
+    for (i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s",
+                                i == 0 ? "" : i + 1 < n ? ", " : u->is_unix ? " and " : " or ",
+                                names[i]);
+}
+
 /* One "name=value" of a query: sets the field it names. Messages never
  * quote a value, and a name only through shown() (a raw '&' inside a
  * secret value makes its rest a name). */
@@ -548,7 +579,7 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
     size_t klen = strcspn(ps, "=&");
     const char *vs = ps + klen + 1;
     size_t vn = klen < n ? n - klen - 1 : 0;
-    char q[QUOTE_MAX + 4];
+    char q[QUOTE_MAX + 4], all[512];
     size_t i;
     long v;
 
@@ -589,29 +620,20 @@ static int set_param(dlock__redis_url *u, const char *kind, const char *ps,
         return 0;
     }
     if (u->is_unix) {
+        accepted_params(all, sizeof all, u);
         dlock__redis_errf(errbuf, errlen,
-                          "bad unix URL: unknown parameter%s (only db=N, "
-                          "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max, lazy_connect, "
-                          "max_reply_bytes, cluster_max_nodes and password_file "
-                          "are supported; "
+                          "bad unix URL: unknown parameter%s (only %s are supported; "
                           "TLS needs rediss://)",
-                          shown(q, u, ps, klen));
+                          shown(q, u, ps, klen), all);
         return DLOCK_EINVAL;
     }
     for (i = 0; i < NSTR_PARAMS; i++)
         if (name_is(ps, klen, str_params[i].name))
             break;
     if (i == NSTR_PARAMS && !name_is(ps, klen, "insecure")) {
-        dlock__redis_errf(errbuf, errlen,
-                          "bad %s URL: unknown parameter%s (expected "
-                          "%scacert, cacertdir, cert, key, sni, insecure, "
-                          "sync_replicas, sync_timeout_ms, multiplex, "
-                          "connections, queue_max, lazy_connect, "
-                          "max_reply_bytes, cluster_max_nodes or password_file%s)",
-                          kind, shown(q, u, ps, klen),
-                          u->is_sentinel ? "sentinelMasterId, sentinel_user, "
-                                           "sentinel_password, " : "",
+        accepted_params(all, sizeof all, u);
+        dlock__redis_errf(errbuf, errlen, "bad %s URL: unknown parameter%s (expected %s%s)",
+                          kind, shown(q, u, ps, klen), all,
                           name_is(ps, klen, "db")
                               ? "; the database goes in the path: /N" : "");
         return DLOCK_EINVAL;

@@ -27,26 +27,29 @@ static void put_err(char *errbuf, size_t errlen, const char *where, const char *
  * parser. */
 typedef struct format {
     const char *name;
-    int (*parse)(dlock__config *out, const char *text, size_t len, char *errbuf,
-                 size_t errlen);
+    int (*parse)(dlock__config *out, const dlock_config_defaults *d, const char *text,
+                 size_t len, char *errbuf, size_t errlen);
 } format;
 
-static const format json_format = {"json", dlock__config_parse};
-static const format yaml_format = {"yaml", dlock__redisson_yaml_parse};
+static const format json_format = {"json", dlock__config_parse_from};
+static const format yaml_format = {"yaml", dlock__redisson_yaml_parse_from};
 
 /* Where a parsed configuration's clients go: one (set NULL) or a set of
- * up to cap (out[0..*n)), and from which format. */
+ * up to cap (out[0..*n)), and from which format, with which defaults
+ * (NULL: the library's), telling the options used (NULL: not asked). */
 typedef struct target {
     dlock_client **out;
     size_t cap, *n;
     int set;
     const format *fmt;
+    const dlock_config_defaults *defaults;
+    dlock_client_options *used;
 } target;
 
 static int make_clients(const target *t, dlock__config *cfg, const char *where,
                         char *errbuf, size_t errlen)
 {
-    char detail[256] = "", msg[320];
+    char detail[1024] = "", msg[1100];
     size_t i, count = cfg->urls ? cfg->nurls : 1;
     int rc = 0;
 
@@ -86,18 +89,26 @@ static int make_clients(const target *t, dlock__config *cfg, const char *where,
 static int from_text(const target *t, const char *text, size_t len,
                      const char *where, char *errbuf, size_t errlen)
 {
-    char detail[256] = "";
+    char detail[1024] = "";
     dlock__config cfg;
     int rc;
 
     if (errbuf && errlen > 0)
         errbuf[0] = '\0';
-    rc = t->fmt->parse(&cfg, text, len, detail, sizeof(detail));
+    if (t->defaults && t->defaults->version != 1) {
+        put_err(errbuf, errlen, where, "dlock_config_defaults: version must be 1");
+        return DLOCK_EINVAL;
+    }
+    rc = t->fmt->parse(&cfg, t->defaults, text, len, detail, sizeof(detail));
     if (rc != 0) {
         put_err(errbuf, errlen, where, detail);
         return rc;
     }
     rc = make_clients(t, &cfg, where, errbuf, errlen);
+    if (rc == 0 && t->used) {
+        *t->used = cfg.client;
+        t->used->client_name = NULL; /* freed below */
+    }
     dlock__config_fini(&cfg);
     return rc;
 }
@@ -183,8 +194,10 @@ static int set(target *t, dlock_client **out, size_t cap, size_t *n, char *errbu
     return 0;
 }
 
-/* One client, in fmt, from the text or (file) the file at arg. */
+/* One client, in fmt, from the text or (file) the file at arg, with
+ * defaults and the options used (both may be NULL). */
 static int one_from(const format *fmt, dlock_client **out, const char *arg, int file,
+                    const dlock_config_defaults *defaults, dlock_client_options *used,
                     char *errbuf, size_t errlen)
 {
     target t;
@@ -192,19 +205,21 @@ static int one_from(const format *fmt, dlock_client **out, const char *arg, int 
 
     if (rc != 0)
         return rc;
+    t.defaults = defaults;
+    t.used = used;
     return file ? from_file(&t, arg, errbuf, errlen) : from_string(&t, arg, errbuf, errlen);
 }
 
 int dlock_client_from_json_string(dlock_client **out, const char *json,
                                   char *errbuf, size_t errlen)
 {
-    return one_from(&json_format, out, json, 0, errbuf, errlen);
+    return one_from(&json_format, out, json, 0, NULL, NULL, errbuf, errlen);
 }
 
 int dlock_client_from_json_file(dlock_client **out, const char *path,
                                 char *errbuf, size_t errlen)
 {
-    return one_from(&json_format, out, path, 1, errbuf, errlen);
+    return one_from(&json_format, out, path, 1, NULL, NULL, errbuf, errlen);
 }
 
 int dlock_client_set_from_json_string(dlock_client **out, size_t cap, size_t *n,
@@ -228,11 +243,42 @@ int dlock_client_set_from_json_file(dlock_client **out, size_t cap, size_t *n,
 int dlock_client_from_redisson_yaml_string(dlock_client **out, const char *yaml,
                                            char *errbuf, size_t errlen)
 {
-    return one_from(&yaml_format, out, yaml, 0, errbuf, errlen);
+    return one_from(&yaml_format, out, yaml, 0, NULL, NULL, errbuf, errlen);
 }
 
 int dlock_client_from_redisson_yaml_file(dlock_client **out, const char *path,
                                          char *errbuf, size_t errlen)
 {
-    return one_from(&yaml_format, out, path, 1, errbuf, errlen);
+    return one_from(&yaml_format, out, path, 1, NULL, NULL, errbuf, errlen);
+}
+
+int dlock_client_from_json_file_with(dlock_client **out, const char *path,
+                                     const dlock_config_defaults *defaults,
+                                     dlock_client_options *used, char *errbuf, size_t errlen)
+{
+    return one_from(&json_format, out, path, 1, defaults, used, errbuf, errlen);
+}
+
+int dlock_client_set_from_json_file_with(dlock_client **out, size_t cap, size_t *n,
+                                         const char *path,
+                                         const dlock_config_defaults *defaults,
+                                         dlock_client_options *used, char *errbuf,
+                                         size_t errlen)
+{
+    target t;
+    int rc = set(&t, out, cap, n, errbuf, errlen);
+
+    if (rc != 0)
+        return rc;
+    t.defaults = defaults;
+    t.used = used;
+    return from_file(&t, path, errbuf, errlen);
+}
+
+int dlock_client_from_redisson_yaml_file_with(dlock_client **out, const char *path,
+                                              const dlock_config_defaults *defaults,
+                                              dlock_client_options *used, char *errbuf,
+                                              size_t errlen)
+{
+    return one_from(&yaml_format, out, path, 1, defaults, used, errbuf, errlen);
 }

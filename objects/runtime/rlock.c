@@ -248,7 +248,7 @@ int dlock__rlock_eval_bin(dlock_rlock *l, dlock_op *op, dlock_reply **out,
                           const dlock_script *script, size_t nkeys, size_t nargs,
                           const char *const *argv, const size_t *argvlen)
 {
-    char detail[160] = "";
+    char detail[512] = "";
     dlock_reply *r = NULL;
     int rc;
 
@@ -269,7 +269,7 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
                             size_t nargs, const char *const *argv)
 {
     dlock_backend *b = l->client->backend;
-    char detail[160] = "";
+    char detail[512] = "";
 
     h->script = script;
     h->op = op;
@@ -291,7 +291,7 @@ void dlock__rlock_eval_send(dlock_rlock *l, dlock_op *op, dlock__eval_half *h,
 int dlock__rlock_eval_receive(dlock_rlock *l, dlock__eval_half *h,
                               dlock_reply **out)
 {
-    char detail[160] = "";
+    char detail[512] = "";
     dlock_reply *r = NULL;
     int rc;
 

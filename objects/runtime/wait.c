@@ -83,7 +83,7 @@ static size_t listen_count(const listen_set *ls)
 static int listen_more(dlock_rlock *l, listen_set *ls, dlock_signal *sig,
                        int64_t cap)
 {
-    char detail[160];
+    char detail[512];
     size_t i, n = listen_count(ls);
     int src;
 
@@ -169,7 +169,7 @@ __attribute__((noinline)) static int roll_back(dlock_rlock *l, dlock_op *op,
                                                const dlock_wait_spec *spec,
                      const char *why)
 {
-    char detail[200];
+    char detail[512];
     int rc, outer;
 
     snprintf(detail, sizeof detail, "%s", why);

@@ -181,7 +181,7 @@ struct dlock_rlock {
 };
 
 /* Longest failure detail kept, including the NUL. */
-#define DLOCK_ERRMSG_MAX 256
+#define DLOCK_ERRMSG_MAX 1024
 
 /* Fills the base: validates name (1..DLOCK_NAME_MAX bytes), copies it,
  * takes a reference on c. 0, DLOCK_EINVAL (errmsg-less: the instance does
