@@ -350,8 +350,11 @@ struct dlock_wait_spec {
 /* The acquire loop for op (the acquire slot's): attempt; if busy and
  * wait_ms allows, subscribe to the channel (shared per client), attempt
  * again (a release published before the subscription is not lost), then
- * sleep until a message, the retry time or the budget, and repeat
- * (without a channel: sleep the back-off pause, or less, and repeat).
+ * sleep until a message wakes this waiter, the retry time or the budget,
+ * and repeat (without a channel: sleep the back-off pause, or less, and
+ * repeat). The client's waiters of one channel queue in arrival order and
+ * a message wakes those spec->wake says (DLOCK_WAKE_*); blocking callers
+ * and a dlock_loop's operations share the queue.
  * Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT) are retried with
  * back-off while the budget lasts (for ever with DLOCK_WAIT_FOREVER). The
  * budget is checked before every step, and every round trip made with op
