@@ -17,9 +17,12 @@
  * a message-caused attempt that was refused charges a token bucket
  * (GCRA: a burst of DLOCK__FLOOR_BURST, then one per DLOCK__FLOOR_MS), and
  * the next message-caused attempt waits while the bucket is empty; a
- * granted one charges nothing, so hand-offs are never slowed. Attempts a
- * waiter's own timer makes (the holder's TTL, its budget) are not
- * floored, nor queued behind anyone.
+ * granted one charges nothing, so hand-offs are never slowed. (Charged
+ * as refusals come back, the bucket lets attempts that pass it together
+ * all go: a burst of at most one per waiter, after which the debt is
+ * paid at one per DLOCK__FLOOR_MS.) Attempts a waiter's own timer makes
+ * (the holder's TTL, its budget) are not floored, nor queued behind
+ * anyone.
  *
  * Threads: every function may be called from any thread or fiber; the
  * table's mutex is never held across a round trip. The message callback

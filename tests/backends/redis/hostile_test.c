@@ -1127,6 +1127,93 @@ static void pubsub_noise_redis(void **state)
     dlock_test_redis_stop(srv);
 }
 
+/* The same noise with NOISE_WAITERS threads of one client waiting for the
+ * lock: the floor is the channel's, not each waiter's (issue 39 section
+ * 1), so the client's refused attempts stay within one floor plus each
+ * waiter's first two (the first attempt, the one after subscribing) and
+ * one each for attempts that passed the floor together (it is charged as
+ * their refusals come back). Before: one floor per waiter, about
+ * NOISE_WAITERS times as many. */
+#define NOISE_WAITERS 8
+
+typedef struct noise_waiter {
+    dlock_rlock *l;
+    int rc;
+} noise_waiter;
+
+static void *noise_wait_main(void *arg)
+{
+    noise_waiter *w = arg;
+
+    w->rc = dlock_try_lock(w->l, 2000, 10000);
+    return NULL;
+}
+
+static void pubsub_noise_many_waiters_redis(void **state)
+{
+    dlock_test_redis *srv = NULL;
+    dlock_client *holder = NULL, *waiter = NULL;
+    dlock_rlock *hl = NULL;
+    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
+    noise_waiter w[NOISE_WAITERS];
+    pthread_t th[NOISE_WAITERS];
+    publisher p;
+    pthread_t pub;
+    int64_t t0, took;
+    long long delivered;
+    uint64_t calls;
+    int i;
+    (void)state;
+
+    assert_int_equal(dlock_test_redis_start(&srv, NULL), 0);
+    assert_int_equal(dlock_client_connect(&holder, dlock_test_redis_url(srv), NULL, errbuf,
+                                          sizeof errbuf), 0);
+    assert_int_equal(dlock_client_connect(&waiter, dlock_test_redis_url(srv), NULL, errbuf,
+                                          sizeof errbuf), 0);
+    assert_int_equal(dlock_reentrant_new(&hl, holder, "noise-many"), 0);
+    for (i = 0; i < NOISE_WAITERS; i++)
+        assert_int_equal(dlock_reentrant_new(&w[i].l, waiter, "noise-many"), 0);
+    assert_int_equal(dlock_lock(hl, 60000), 0);
+    memset(&p, 0, sizeof p);
+    p.port = dlock_test_redis_port(srv);
+    p.channel = "redisson_lock__channel:{noise-many}";
+    pthread_mutex_init(&p.mu, NULL);
+    assert_int_equal(pthread_create(&pub, NULL, publish_main, &p), 0);
+    assert_int_equal(dlock_client_metrics(waiter, &m0), 0);
+    t0 = dlock_test_now_ms();
+    for (i = 0; i < NOISE_WAITERS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, noise_wait_main, &w[i]), 0);
+    for (i = 0; i < NOISE_WAITERS; i++)
+        pthread_join(th[i], NULL);
+    took = dlock_test_now_ms() - t0;
+    pthread_mutex_lock(&p.mu);
+    p.stop = 1;
+    delivered = p.delivered;
+    pthread_mutex_unlock(&p.mu);
+    pthread_join(pub, NULL);
+    assert_int_equal(dlock_client_metrics(waiter, &m1), 0);
+    calls = m1.busy - m0.busy; /* every attempt was refused */
+    print_message("  pub/sub noise, %d waiters (redis-server): %lld messages delivered in "
+                  "%lld ms: %llu script calls\n", NOISE_WAITERS, delivered, (long long)took,
+                  (unsigned long long)calls);
+    for (i = 0; i < NOISE_WAITERS; i++)
+        assert_int_equal(w[i].rc, DLOCK_ETIMEDOUT);
+    if (delivered < 200)
+        fail_msg("only %lld messages delivered: no noise to judge", delivered);
+    if (calls > (uint64_t)(3 * NOISE_WAITERS + took / 25 + 8))
+        fail_msg("%llu script calls in %lld ms from %d waiters: above three each and "
+                 "one per 25 ms floor + 8", (unsigned long long)calls,
+                 (long long)took, NOISE_WAITERS);
+    assert_int_equal(dlock_unlock(hl), 0);
+    pthread_mutex_destroy(&p.mu);
+    for (i = 0; i < NOISE_WAITERS; i++)
+        dlock_rlock_free(w[i].l);
+    dlock_rlock_free(hl);
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    dlock_test_redis_stop(srv);
+}
+
 /* ---- The scripted server against every kind of connection --------------
  *
  * Issue 28 section 5: each kind of hostile answer (garbage, huge,
@@ -1766,6 +1853,7 @@ int dlock_test_redis_hostile(void)
         cmocka_unit_test(pubsub_noise_bounded_mux),
         cmocka_unit_test(pubsub_noise_bounded_pool),
         cmocka_unit_test(pubsub_noise_redis),
+        cmocka_unit_test(pubsub_noise_many_waiters_redis),
         CASE_ON(script_answers, K_POOL, "pooled"),
         CASE_ON(script_answers, K_MUX, "multiplexed"),
         CASE_ON(script_answers, K_SENTINEL, "sentinel"),
