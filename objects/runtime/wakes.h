@@ -24,11 +24,13 @@
  * (the holder's TTL, its budget) are not floored, nor queued behind
  * anyone.
  *
- * Threads: every function may be called from any thread or fiber; the
- * table's mutex is never held across a round trip. The message callback
- * runs on the backend's delivery thread and raises waiters' signals under
- * the mutex (a leaving waiter takes it too, so a signal is never raised
- * after its wait ended).
+ * Threads: every function may be called from any thread or fiber; no
+ * mutex is held across a round trip. The table's mutex guards the table;
+ * each channel has its own for its queue (waiters of different locks
+ * never contend). The message callback runs on the backend's delivery
+ * thread and raises waiters' signals under the channel's mutex (a leaving
+ * waiter takes it too, so a signal is never raised after its wait
+ * ended).
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_WAKES_H
 #define DLOCK_OBJECTS_RUNTIME_WAKES_H
@@ -56,8 +58,8 @@ void dlock__floor_charge(int64_t *tat, int64_t now);
 struct dlock__wake_chan;
 
 /* One waiter's place in its channel's queue. Lives in the wait's state
- * (the waiter's stack or its fiber's); every field is the table's, under
- * its mutex. */
+ * (the waiter's stack or its fiber's); every field is under the channel's
+ * mutex. */
 typedef struct dlock__wake_entry {
     struct dlock__wake_chan *chan; /* NULL: not queued */
     struct dlock__wake_entry *prev, *next;
