@@ -96,6 +96,21 @@ static void waiter_main(void *arg)
     w->unlock_rc = dlock_unlock(w->l);
 }
 
+/* ws[0..NTHREADS) and their chain, on client c (ws' objects: the case's). */
+static void waiters_init(waiter *ws, chain *ch, dlock_client *c)
+{
+    int i;
+
+    memset(ch, 0, sizeof(*ch));
+    memset(ws, 0, sizeof(*ws) * NTHREADS);
+    pthread_mutex_init(&ch->mu, NULL);
+    ch->c = c;
+    for (i = 0; i < NTHREADS; i++) {
+        ws[i].ch = ch;
+        ws[i].index = i;
+    }
+}
+
 /* Starts ws[0..n), each once the one before sleeps (two refused attempts
  * each beyond base: the first, and the one after subscribing). */
 static void start_in_order(dlock_fx *fx, waiter *ws, int n, uint64_t base)
@@ -147,16 +162,10 @@ static void wake_threads_one_per_release(void **state)
     uint64_t before;
     int i;
 
-    memset(&ch, 0, sizeof ch);
-    memset(ws, 0, sizeof ws);
-    pthread_mutex_init(&ch.mu, NULL);
-    ch.c = fx->c1;
+    waiters_init(ws, &ch, fx->c1);
     assert_int_equal(dlock_lock(holder, 60000), 0);
-    for (i = 0; i < NTHREADS; i++) {
-        ws[i].ch = &ch;
-        ws[i].index = i;
+    for (i = 0; i < NTHREADS; i++)
         ws[i].l = dlock_fx_lock(fx, fx->c1, fx->name);
-    }
     before = busy(fx->c1);
     start_in_order(fx, ws, NTHREADS, before);
     before = busy(fx->c1);
@@ -190,16 +199,11 @@ static void wake_semaphore_release_n_wakes_n(void **state)
     uint64_t before, refused;
     int i, release_rc, rest_rc, first_two, others_wait = 0;
 
-    memset(&ch, 0, sizeof ch);
-    memset(ws, 0, sizeof ws);
-    pthread_mutex_init(&ch.mu, NULL);
-    ch.c = fx->c1;
+    waiters_init(ws, &ch, fx->c1);
     assert_int_equal(dlock_semaphore_new(&giver, fx->c2, fx->name), 0);
     dlock_fx_keep(fx, giver, free_sem);
     assert_int_equal(dlock_semaphore_try_set_permits(giver, NULL, 0), 0);
     for (i = 0; i < NTHREADS; i++) {
-        ws[i].ch = &ch;
-        ws[i].index = i;
         assert_int_equal(dlock_semaphore_new(&ws[i].s, fx->c1, fx->name), 0);
         dlock_fx_keep(fx, ws[i].s, free_sem);
     }
@@ -238,16 +242,11 @@ static void wake_write_unlock_wakes_every_reader(void **state)
     uint64_t before;
     int i;
 
-    memset(&ch, 0, sizeof ch);
-    memset(ws, 0, sizeof ws);
-    pthread_mutex_init(&ch.mu, NULL);
-    ch.c = fx->c1;
+    waiters_init(ws, &ch, fx->c1);
     assert_int_equal(dlock_rwlock_write_new(&writer, fx->c2, fx->name), 0);
     dlock_fx_keep(fx, writer, (void (*)(void *))dlock_rlock_free);
     assert_int_equal(dlock_lock(writer, 60000), 0);
     for (i = 0; i < NTHREADS; i++) {
-        ws[i].ch = &ch;
-        ws[i].index = i;
         assert_int_equal(dlock_rwlock_read_new(&ws[i].l, fx->c1, fx->name), 0);
         dlock_fx_keep(fx, ws[i].l, (void (*)(void *))dlock_rlock_free);
     }
