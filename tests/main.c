@@ -288,10 +288,10 @@ static void run_conformance_on_redis(const char *name, int row)
     stop_server();
 }
 
-/* The reentrant lock's conformance cases (that lock type only: ~18 s)
- * once more with the connection mode that is not the default (pooled:
- * multiplex=0 in the URL), so both modes run real lock traffic, waits and
- * wake-ups included. */
+/* The reentrant lock's conformance cases (that lock type only: ~18 s) and
+ * the wake-up group once more with the connection mode that is not the
+ * default (pooled: multiplex=0 in the URL), so both modes run real lock
+ * traffic, waits and wake-ups included. */
 static void run_reentrant_pooled(void)
 {
     char url[256];
@@ -311,6 +311,8 @@ static void run_reentrant_pooled(void)
     printf("conformance (reentrant lock) on redis-pool at %s\n", url);
     dlock_test_set_phase("conformance on redis-pool");
     dlock_test_conformance_type(&reentrant_type, "redis-pool", NULL);
+    dlock_test_set_phase("wake on redis-pool");
+    dlock_test_wake("redis-pool"); /* one subscription per channel, pooled */
     dlock_fx_set_redis_url(NULL);
     stop_server();
 }

@@ -73,6 +73,7 @@
     X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */   \
     X(dlock_test_names, "reserved names", ROWS_ALL)                    /* name_cases.c */            \
     X(dlock_test_async, "async", ROWS_ALL | ROW_TRIMMED_TOO)           /* async_cases.c */ \
+    X(dlock_test_wake, "wake", ROWS_ALL)                               /* wake_cases.c */ \
     X(dlock_test_cpp, "C++", ROWS_PLAIN)                               /* cpp_cases.cpp (api/dlock.hpp) */ \
     X(dlock_test_prometheus, "prometheus", ROW_MOCK | ROW_REDIS)       /* prometheus_cases.c; its names are not under the ACL row's prefix */
 

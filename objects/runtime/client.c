@@ -173,6 +173,10 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
         rc = DLOCK_ENOMEM;
         goto fail_mutex;
     }
+    if (dlock__wakes_init(&c->wakes) != 0) {
+        rc = DLOCK_ENOMEM;
+        goto fail_wakes;
+    }
     rc = dlock__holds_init(&c->holds);
     if (rc != 0)
         goto fail_holds;
@@ -187,6 +191,8 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
 fail_watchdog:
     dlock__holds_fini(&c->holds);
 fail_holds:
+    dlock__wakes_fini(&c->wakes);
+fail_wakes:
     pthread_mutex_destroy(&c->waits_mutex);
 fail_mutex:
     dlock__names_fini(&c->names);
@@ -199,6 +205,7 @@ fail_mutex:
  * both free last. */
 static void client_free_memory(dlock_client *c)
 {
+    dlock__wakes_fini(&c->wakes);
     pthread_mutex_destroy(&c->waits_mutex);
     dlock__names_fini(&c->names);
     free(c->name);

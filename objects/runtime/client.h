@@ -18,6 +18,7 @@
 #include "dlock/sys/clock.h"
 #include "objects/runtime/holds.h"
 #include "objects/runtime/metrics.h"
+#include "objects/runtime/wakes.h"
 
 /* A call blocked in dlock_rlock_wait, registered with its client so that
  * dlock_client_cancel_waits can wake it. Lives on the waiter's stack. */
@@ -46,6 +47,9 @@ struct dlock_client {
     pthread_mutex_t waits_mutex;
     dlock__waiter waits; /* sentinel */
     uint64_t cancel_gen; /* atomic; bumped by every cancel */
+    /* Blocked waits again, per channel, in arrival order: whom a message
+     * wakes (wakes.h). */
+    dlock__wakes wakes;
 
     /* the watchdog */
     pthread_t wd_thread;

@@ -70,7 +70,7 @@ int dlock__object_check(dlock_rlock *b)
     return 0;
 }
 
-int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
                        dlock__undo_fn undo, void *arg, int64_t wait_ms,
                        int64_t lease_ms)
 {
@@ -80,15 +80,20 @@ int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
     spec.attempt = attempt;
     spec.undo = undo;
     spec.arg = arg;
+    spec.wake = wake;
     return dlock_rlock_wait(b, op, &spec, wait_ms, lease_ms);
 }
 
 /* The public form (api/dlock/sys/lock_type.h): a custom type's attempt
- * takes one hold, so the release slot undoes an unsynced one. */
+ * takes one hold, so the release slot undoes an unsynced one. What its
+ * scripts publish is the type's own: every waiter is woken by every
+ * message (a type that publishes as Redisson's locks do builds its spec
+ * with DLOCK_WAKE_LOCK). */
 int dlock_object_base_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
                            void *arg, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock__object_wait(b, op, attempt, NULL, arg, wait_ms, lease_ms);
+    return dlock__object_wait(b, op, DLOCK_WAKE_EVERY, attempt, NULL, arg, wait_ms,
+                              lease_ms);
 }
 
 int64_t dlock_rlock_lease(const dlock_rlock *l, int64_t lease_ms)

@@ -40,10 +40,11 @@ const char *dlock__publish_cmd(const dlock_rlock *l);
 /* dlock_wait_spec's undo slot. */
 typedef int (*dlock__undo_fn)(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec);
 
-/* dlock_rlock_wait for op on the object's channel, with attempt and undo
+/* dlock_rlock_wait for op on the object's channel, waking as wake says
+ * (DLOCK_WAKE_*: what the type's scripts publish), with attempt and undo
  * (NULL: the release slot; see dlock_wait_spec) and arg for them: the
  * acquire slot of most types. */
-int dlock__object_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
                        dlock__undo_fn undo, void *arg, int64_t wait_ms,
                        int64_t lease_ms);
 

@@ -1,12 +1,16 @@
 /*
  * dlock — waiting for a lock: pub/sub wake-ups, no polling.
  *
- * A blocked acquirer subscribes to the lock's channel (the backend shares one
- * server subscription per channel among all listeners of a client) and
- * sleeps on the backend's clock until a message arrives, the holder's TTL
- * runs out or the budget is spent. The attempt made right after subscribing
- * is what makes a release published before the subscription impossible to
- * miss.
+ * A blocked acquirer joins its client's queue of the lock's channel
+ * (wakes.h: one server subscription per channel and client, the waiters
+ * in arrival order) and sleeps on the backend's clock until a message
+ * chooses it, the holder's TTL runs out or the budget is spent. A message
+ * wakes as few waiters as can use it (an unlock the first one, a read
+ * unlock every one, a semaphore's count that many: dlock_wait_spec.wake),
+ * so one release costs one attempt, not one per waiter. The attempt made
+ * right after subscribing is what makes a release published before the
+ * subscription impossible to miss. A wait on several backends (Redlock)
+ * listens on each with its own subscriptions, woken by every message.
  *
  * A wait without a channel (the spin lock) polls instead: exponential
  * back-off with jitter between attempts, still bounded by the holder's TTL
@@ -26,6 +30,7 @@
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/rlock.h"
+#include "objects/runtime/wakes.h"
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
@@ -33,17 +38,14 @@
 #define POLL_MIN_MS 1
 #define POLL_MAX_MS 128
 /* The floor between attempts that messages alone caused (issue 28
- * section 6), as a token bucket (GCRA): a waiter may make MESSAGE_BURST
- * such attempts at once (a release seen after a quiet sleep, a few
- * waiters handing the lock on), then one per MESSAGE_FLOOR_MS; messages
- * that come meanwhile are coalesced into the next allowed attempt. A
- * noisy channel then costs at most MESSAGE_BURST + one script call per
- * floor and waiter. Wake-ups of the holder's TTL, a back-off or the
- * deadline are not floored. On the real-time clock only: on a virtual
- * clock time moves when its test says, and a deferred attempt would wait
- * for an advance nobody makes (a test there drives its own messages). */
-#define MESSAGE_FLOOR_MS 25
-#define MESSAGE_BURST 4
+ * section 6), wakes.h's token bucket: a queued wait shares its channel's
+ * (charged by refused attempts only, so hand-offs go at full speed); a
+ * wait on several backends keeps one of its own, charged by every
+ * message-caused attempt: DLOCK__FLOOR_BURST at once, then one per
+ * DLOCK__FLOOR_MS, messages meanwhile coalesced into the next allowed
+ * attempt. Wake-ups of the holder's TTL, a back-off or the deadline are
+ * not floored. On the real-time clock only (a virtual clock moves when its
+ * test says; a test there drives its own messages). */
 
 static void on_message(void *arg, const char *channel, const char *message,
                        size_t len)
@@ -275,16 +277,29 @@ typedef struct wait_state {
     int64_t sent;       /* when the last attempt was sent */
     int64_t slept_until; /* the sleep just ended was planned until then
                           * (0: no sleep: the wake-up is the plan's) */
-    int64_t msg_tat;    /* the floor's bucket: its theoretical arrival
-                         * time (GCRA); 0: full */
+    int64_t msg_tat;    /* several backends: the floor's bucket (GCRA
+                         * theoretical arrival time; 0: full) */
     int64_t step;       /* back-off after a transport error */
     int poll;           /* no channel: poll (the spin lock's way) */
     int64_t poll_step, poll_max;
     uint64_t rng;
-    listen_set ls;
+    listen_set ls;      /* several backends */
+    int queued;         /* one backend: in the client's queue (entry) */
+    int again;          /* queued: a message came during the refused
+                         * attempt: look again without sleeping */
+    dlock__wake_entry entry;
     dlock_signal sig;
     dlock__waiter waiter;
 } wait_state;
+
+/* The spec's DLOCK_WAKE_* (an older spec, or an unknown rule: every
+ * waiter at every message). */
+static int wake_rule(const dlock_wait_spec *spec)
+{
+    if (spec->version < 4 || spec->wake < DLOCK_WAKE_EVERY || spec->wake > DLOCK_WAKE_COUNT)
+        return DLOCK_WAKE_EVERY;
+    return spec->wake;
+}
 
 /* Sets the wait up for op: its deadline and cap (every round trip made
  * for it ends by cap: a reply later than that is abandoned, the backend
@@ -333,7 +348,36 @@ static int loop_begin(wait_state *w)
         return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
     dlock__waiter_add(w->l->client, &w->waiter, &w->sig);
     w->looping = 1;
+    if (!w->poll && listen_count(&w->ls) == 0) {
+        dlock_client *c = w->l->client;
+
+        if (dlock__wake_join(&c->wakes, &w->entry, c->backend, w->spec->channel,
+                             wake_rule(w->spec), &w->sig) != 0)
+            return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
+        w->queued = 1;
+    }
     return 0;
+}
+
+/* Whether the wait hears its channel's messages. */
+static int listening(const wait_state *w)
+{
+    return w->queued ? w->entry.listening : w->ls.listening;
+}
+
+/* Subscribes the queue's channel, or learns that another waiter did:
+ * 1 listening, 0 wait for that one (its end raises the signal), or the
+ * failure (recorded on l). */
+__attribute__((noinline)) static int listen_queue(wait_state *w)
+{
+    char detail[160];
+    int rc = dlock__wake_listen(&w->l->client->wakes, &w->entry, dlock__op_cap(w->op),
+                                detail, sizeof(detail));
+
+    if (rc >= 0)
+        return rc;
+    return dlock_rlock_fail(w->l, rc, "subscribing to \"%.64s\": %s", w->spec->channel,
+                            detail[0] ? detail : dlock_strerror(rc));
 }
 
 /* The client's dlock_client_cancel_waits, or (an operation of a
@@ -392,7 +436,11 @@ static int64_t wait_step(wait_state *w)
                 w->step = min64(w->step * 2, BACKOFF_MAX_MS);
                 return wake;
             }
-            if (w->ls.listening || w->poll) {
+            if (listening(w) || w->poll) {
+                if (w->again) {
+                    w->again = 0; /* straight to the attempt */
+                    break;
+                }
                 /* The holder's TTL bounds the sleep: an expired lease
                  * sends no message. It counts from before the attempt was
                  * sent: time spent on the way must not push our wake-up
@@ -413,7 +461,19 @@ static int64_t wait_step(wait_state *w)
         }
         case P_LISTEN:
             w->phase = P_ATTEMPT;
-            if (!w->poll && !listen_complete(&w->ls)) {
+            if (w->queued && !w->entry.listening) {
+                int src = listen_queue(w);
+
+                if (src == 0) {
+                    /* another waiter is subscribing the channel */
+                    w->phase = P_TOP;
+                    return deadline;
+                }
+                if (src < 0) {
+                    w->rc = src;
+                    w->phase = is_transport_error(src) ? P_TOP : P_DONE;
+                }
+            } else if (!w->queued && !w->poll && !listen_complete(&w->ls)) {
                 int src = listen_more(w->l, &w->ls, &w->sig, dlock__op_cap(w->op));
                 if (src != 0) {
                     w->rc = src;
@@ -426,12 +486,28 @@ static int64_t wait_step(wait_state *w)
              * cancel, which the top sees) */
             int early = w->slept_until > 0 && now < w->slept_until;
 
+            int floor = w->clk == dlock_clock_realtime();
+
             w->phase = P_TOP;
             if (now >= deadline || canceled(w))
                 break; /* ends the wait at the top */
-            if (early && w->clk == dlock_clock_realtime()) {
-                int64_t allowed =
-                    w->msg_tat - (int64_t)(MESSAGE_BURST - 1) * MESSAGE_FLOOR_MS;
+            if (w->queued) {
+                int64_t until = 0;
+
+                switch (dlock__wake_begin(&w->l->client->wakes, &w->entry, now, !early,
+                                          floor, &until)) {
+                case DLOCK__WAKE_SLEEP:
+                    /* a raise no message of ours made (a stale one) */
+                    w->phase = P_ATTEMPT;
+                    return w->slept_until;
+                case DLOCK__WAKE_DEFER:
+                    /* the channel is over the floor: the wake waits for
+                     * the bucket (messages meanwhile are coalesced) */
+                    w->phase = P_ATTEMPT;
+                    return min64(until, deadline);
+                }
+            } else if (early && floor) {
+                int64_t allowed = dlock__floor_allowed(w->msg_tat);
                 if (now < allowed) {
                     /* over the floor: coalesced into the attempt when
                      * the bucket allows one (messages until then only
@@ -439,8 +515,7 @@ static int64_t wait_step(wait_state *w)
                     w->phase = P_ATTEMPT;
                     return min64(allowed, w->slept_until);
                 }
-                w->msg_tat = dlock__add_sat(w->msg_tat > now ? w->msg_tat : now,
-                                            MESSAGE_FLOOR_MS);
+                dlock__floor_charge(&w->msg_tat, now);
             }
             w->slept_until = 0;
             /* After subscribing, after a wake-up or a back-off: look again
@@ -448,6 +523,11 @@ static int64_t wait_step(wait_state *w)
              * published before the subscription impossible to miss). */
             w->sent = now;
             w->rc = attempt(w->l, w->op, w->spec, w->lease_ms, &w->retry_ms);
+            if (w->queued && w->rc == DLOCK_EBUSY)
+                w->again = dlock__wake_refused(&w->l->client->wakes, &w->entry,
+                                               dlock_clock_now(w->clk));
+            else if (w->queued && is_transport_error(w->rc))
+                dlock__wake_retry(&w->l->client->wakes, &w->entry);
             if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
                 w->phase = P_DONE;
             break;
@@ -471,6 +551,9 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
     int rc = w->rc, unsynced;
 
     if (w->looping) {
+        /* first: a wake this wait held goes on to the next at once */
+        if (w->queued)
+            dlock__wake_leave(&w->l->client->wakes, &w->entry, rc == 0);
         if (rc == DLOCK_EBUSY)
             rc = dlock_rlock_fail(w->l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
                                   (long long)w->wait_ms, w->l->name);

@@ -71,7 +71,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 static int acquire_token(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                          int64_t lease_ms, int64_t *token)
 {
-    return dlock__object_wait(l, op, attempt, NULL, token, wait_ms, lease_ms);
+    return dlock__object_wait(l, op, DLOCK_WAKE_LOCK, attempt, NULL, token, wait_ms,
+                              lease_ms);
 }
 
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)

@@ -181,7 +181,9 @@ static int await(dlock_latch *l, int64_t timeout_ms)
     int rc;
 
     dlock__op_init(&op, ""); /* a latch has no owner */
-    rc = dlock__object_wait(BASE(l), &op, attempt, NULL, NULL, timeout_ms, 0);
+    /* zero lets every awaiter through */
+    rc = dlock__object_wait(BASE(l), &op, DLOCK_WAKE_EVERY, attempt, NULL, NULL,
+                            timeout_ms, 0);
 
     /* A latch has no holder: a single look that finds it closed is a
      * timeout of 0 ms, not "busy". */

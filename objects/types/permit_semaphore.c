@@ -329,7 +329,8 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     w.ids = ids;
     w.n = n;
     dlock__op_init(&op, ""); /* permits have ids, no owner */
-    rc = dlock__object_wait(BASE(p), &op, attempt, undo, &w, wait_ms, 0);
+    rc = dlock__object_wait(BASE(p), &op, DLOCK_WAKE_COUNT, attempt, undo, &w, wait_ms,
+                            0);
     free(w.argv);
     if (rc != 0) {
         free(ids);

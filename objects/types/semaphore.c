@@ -177,8 +177,8 @@ static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
         return 0;
     /* no owner: the plain semaphore does not record who holds permits */
     dlock__op_init(&op, "");
-    return dlock__object_wait(BASE(s), &op, attempt, undo, dlock__i64(n, permits),
-                              wait_ms, 0);
+    return dlock__object_wait(BASE(s), &op, DLOCK_WAKE_COUNT, attempt, undo,
+                              dlock__i64(n, permits), wait_ms, 0);
 }
 
 int dlock_semaphore_acquire(dlock_semaphore *s, int64_t permits)

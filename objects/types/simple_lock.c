@@ -63,7 +63,14 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock_object_base_wait(l, op, attempt, &wait_ms, wait_ms, lease_ms);
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
+
+    /* its release publishes "0" as Redisson's locks do: one waiter */
+    spec.channel = ((dlock_object_base *)l)->channel;
+    spec.attempt = attempt;
+    spec.arg = &wait_ms;
+    spec.wake = DLOCK_WAKE_LOCK;
+    return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 
 static int release(dlock_rlock *l, dlock_op *op)

@@ -261,6 +261,9 @@ void bench_fig_redlock(const bench_config *cfg);
  * CPU per pair, 10 000 blocked waiters (issue 15). */
 void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
 void bench_fig_async(const bench_config *cfg, bench_raw *raw);
+/* fig_handoff.c — figure 12: N one-shot waiters of one client handing one
+ * lock on (threads, a loop's operations), against 1 / (work + RTT). */
+void bench_fig_handoff(const bench_config *cfg, bench_raw *raw);
 
 /* The process's resident set (bytes; -1 unknown), and the server's
  * connected clients (INFO clients; -1 unknown). */

@@ -9,7 +9,8 @@
  * FIGURE: uncontended, scaling, contended, mock, memory, watchdog, holds,
  * tls (tls starts a server of its own, with plain and TLS ports), sync
  * (a master and a replica of its own), redlock (five servers of its own),
- * many_threads, cluster (a cluster of 3 masters and a server of its own).
+ * many_threads, cluster (a cluster of 3 masters and a server of its own),
+ * async, handoff.
  *
  * It runs every figure, prints a table per figure and one JSON line per row,
  * then all JSON lines again at the end. A figure that misses its target
@@ -38,7 +39,7 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster", "async"};
+                                      "cluster", "async", "handoff"};
 
 static void on_alarm(int sig)
 {
@@ -124,7 +125,7 @@ static void usage(void)
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
                     "FIGURE: uncontended scaling contended mock memory watchdog holds tls "
-                    "sync redlock many_threads\n");
+                    "sync redlock many_threads cluster async handoff\n");
 }
 
 int main(int argc, char **argv)
@@ -252,6 +253,8 @@ int main(int argc, char **argv)
         bench_fig_many_threads(&cfg, raw);
     if (wanted(only, "async"))
         bench_fig_async(&cfg, raw);
+    if (wanted(only, "handoff"))
+        bench_fig_handoff(&cfg, raw);
     if (wanted(only, "cluster"))
         bench_fig_cluster(&cfg);
 

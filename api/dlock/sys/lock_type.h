@@ -62,7 +62,10 @@ DLOCK_API void dlock_object_base_destroy(dlock_rlock *l);
 
 /* dlock_rlock_wait for op on l's channel (l is a dlock_object_base) with
  * attempt, arg for it, and no give_up: the acquire slot of most types.
- * Blocks as dlock_rlock_wait. */
+ * Every message wakes every waiter (DLOCK_WAKE_EVERY: the type's messages
+ * are its own); a type whose unlock publishes as Redisson's locks do
+ * builds its dlock_wait_spec with DLOCK_WAKE_LOCK instead (one waiter per
+ * unlock). Blocks as dlock_rlock_wait. */
 DLOCK_API int dlock_object_base_wait(dlock_rlock *l, dlock_op *op,
                                      dlock_attempt_fn attempt, void *arg,
                                      int64_t wait_ms, int64_t lease_ms);

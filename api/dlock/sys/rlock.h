@@ -273,12 +273,31 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, dlock_op *op,
                                 int64_t *retry_ms);
 
 /* The wait spec's version this header describes. 3: attempt, give_up and
- * undo take the operation; a spec declares the version whose fields it
- * fills (1 ends at arg, 2 at poll_max_ms). */
-#define DLOCK_WAIT_SPEC_VERSION 3
+ * undo take the operation; 4 adds wake. A spec declares the version whose
+ * fields it fills (1 ends at arg, 2 at poll_max_ms, 3 too). */
+#define DLOCK_WAIT_SPEC_VERSION 4
 /* `dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;` then set its fields. */
 #define DLOCK_WAIT_SPEC_INIT {DLOCK_WAIT_SPEC_VERSION, NULL, NULL, NULL, NULL, \
-                              NULL, 0, 0, NULL, 0, 0}
+                              NULL, 0, 0, NULL, 0, 0, DLOCK_WAKE_EVERY}
+
+/* What one message on a wait's channel wakes among the client's waiters of
+ * that channel (dlock_wait_spec.wake). The waiters of a channel queue per
+ * client in arrival order; a woken waiter that leaves without attempting
+ * (timeout, cancel, error) hands its wake to the next. */
+/* Every waiter, at every message (a version < 4 spec's way). */
+#define DLOCK_WAKE_EVERY 0
+/* Redisson's LockPubSub: the message "1" (a write unlock: every reader may
+ * enter) wakes every waiter, any other (an unlock, "0") the first one. A
+ * woken waiter that is refused keeps its place and sleeps again: the
+ * holder that refused it publishes when it lets go (or its TTL, which the
+ * attempt returned, wakes the waiter). */
+#define DLOCK_WAKE_LOCK 1
+/* A count of permits (Redisson's semaphore channels): the message, a
+ * decimal number n, wakes up to n waiters (none for n <= 0; every one for
+ * what is not a number); a woken waiter that is refused (it wanted more
+ * permits than were left) hands its wake to the next, which may want
+ * fewer. */
+#define DLOCK_WAKE_COUNT 2
 
 struct dlock_wait_spec {
     int version;                 /* DLOCK_WAIT_SPEC_VERSION (see there) */
@@ -321,13 +340,21 @@ struct dlock_wait_spec {
      * spin lock's defaults. */
     int64_t poll_min_ms;
     int64_t poll_max_ms;
+    /* ---- version 4 ---- */
+    /* Whom a message on channel wakes: DLOCK_WAKE_EVERY (0, and every spec
+     * of version < 4), DLOCK_WAKE_LOCK or DLOCK_WAKE_COUNT (see there).
+     * Waits on several backends (nbackends > 0) wake at every message. */
+    int wake;
 };
 
 /* The acquire loop for op (the acquire slot's): attempt; if busy and
  * wait_ms allows, subscribe to the channel (shared per client), attempt
  * again (a release published before the subscription is not lost), then
- * sleep until a message, the retry time or the budget, and repeat
- * (without a channel: sleep the back-off pause, or less, and repeat).
+ * sleep until a message wakes this waiter, the retry time or the budget,
+ * and repeat (without a channel: sleep the back-off pause, or less, and
+ * repeat). The client's waiters of one channel queue in arrival order and
+ * a message wakes those spec->wake says (DLOCK_WAKE_*); blocking callers
+ * and a dlock_loop's operations share the queue.
  * Transport errors (DLOCK_ECONN, DLOCK_ETIMEDOUT) are retried with
  * back-off while the budget lasts (for ever with DLOCK_WAIT_FOREVER). The
  * budget is checked before every step, and every round trip made with op
