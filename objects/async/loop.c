@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dlock/errors.h"
@@ -91,6 +92,8 @@ struct dlock_loop {
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
     dlock__aop *io_head; /* operations parked on a socket */
     int running;         /* inside run_due (not re-entered) */
+    int64_t slice_us;    /* a run_due's bound in real time (0: none) */
+    int carried;         /* work was left for the next run: efd written */
     /* What the loop's wait on the epoll set reported (wait_set), for
      * collect_io: the wait and the look are one system call. */
     struct epoll_event stash[64];
@@ -224,6 +227,36 @@ static void heap_remove(dlock_loop *lp, dlock__aop *o)
 }
 
 /* ---- waking the loop ------------------------------------------------------------ */
+
+/* ---- a run's slice -------------------------------------------------------------- */
+
+/* The real monotonic time in microseconds: a run's slice bounds how long
+ * the application's loop is held up, whatever the client's clock (a
+ * virtual clock does not move while the loop runs). */
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int slice_over(int64_t end)
+{
+    return end != INT64_MAX && mono_us() >= end;
+}
+
+/* Puts front (in order) before what q holds. */
+static void fifo_prepend(fifo *q, fifo *front)
+{
+    if (!front->head)
+        return;
+    front->tail->next = q->head;
+    if (!q->tail)
+        q->tail = front->tail;
+    q->head = front->head;
+    front->head = front->tail = NULL;
+}
 
 /* The loop whose run_due this thread is in: what it starts there (from a
  * callback) needs no wake-up, run_due looks again before it returns. */
@@ -591,13 +624,27 @@ static void step(dlock_loop *lp, dlock__aop *o)
         fifo_push(&lp->turns, o); /* a turn (or a sleep without a signal) */
 }
 
-/* Calls the callbacks of what finished, with no lock held. */
-static int deliver(dlock_loop *lp)
+/* Resumes the operations of q in order until the slice ends (after one
+ * at least): what is left stays in q. */
+static void step_list(dlock_loop *lp, fifo *q, int64_t end)
+{
+    dlock__aop *o;
+
+    while ((o = fifo_pop(q)) != NULL) {
+        step(lp, o);
+        if (slice_over(end))
+            break;
+    }
+}
+
+/* Calls the callbacks of what finished, with no lock held, until the
+ * slice ends (after one at least). */
+static int deliver(dlock_loop *lp, int64_t end)
 {
     dlock__aop *o;
     int n = 0;
 
-    while ((o = fifo_pop(&lp->done)) != NULL) {
+    while (!(n > 0 && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
         pthread_mutex_lock(&lp->mu);
         *id_slot(lp, o->id) = o->hnext;
         pthread_mutex_unlock(&lp->mu);
@@ -631,27 +678,48 @@ static void due_timers(dlock_loop *lp)
     }
 }
 
-/* Runs everything that can run now; the number of callbacks called. */
+/* Whether work is left that can run now (the loop's thread). */
+static int work_left(dlock_loop *lp)
+{
+    int work;
+
+    if (lp->turns.head || lp->done.head)
+        return 1;
+    pthread_mutex_lock(&lp->mu);
+    work = lp->ready.head || lp->incoming.head;
+    pthread_mutex_unlock(&lp->mu);
+    return work;
+}
+
+/* Runs what can run now, for one slice (lp->slice_us; 0: until nothing
+ * is left); the number of callbacks called. What the slice leaves (the
+ * callbacks that start operations, the timers falling due meanwhile, a
+ * large batch of starts) waits for the next run, with the loop's fd left
+ * readable so that the application's loop comes back to it after its own
+ * work, as libuv and hiredis callbacks leave the rest of a read. */
 static int run_due(dlock_loop *lp)
 {
-    int n = 0;
+    int64_t end = lp->slice_us > 0 ? mono_us() + lp->slice_us : INT64_MAX;
+    int n = 0, over = 0;
 
     if (lp->running)
         return 0;
     lp->running = 1;
     running_here = lp;
-    for (int pass = 0;; pass++) {
-        fifo batch = {NULL, NULL};
-        dlock__aop *o;
+    for (int pass = 0; !over; pass++) {
+        fifo batch = {NULL, NULL}, turns = {NULL, NULL};
         uint64_t drain;
+        int drain_efd = lp->carried;
 
+        lp->carried = 0;
         pthread_mutex_lock(&lp->mu);
         if (lp->woken) {
             lp->woken = 0;
-            if (lp->efd_wakes && read(lp->efd, &drain, sizeof(drain)) < 0)
-                drain = 0;
+            drain_efd |= lp->efd_wakes;
         }
         pthread_mutex_unlock(&lp->mu);
+        if (drain_efd && read(lp->efd, &drain, sizeof(drain)) < 0)
+            drain = 0;
         /* The set is looked at once per run: what becomes ready later
          * shows on its fd (and in the next run). */
         collect_io(lp, pass == 0);
@@ -662,13 +730,33 @@ static int run_due(dlock_loop *lp)
         pthread_mutex_unlock(&lp->mu);
         if (!batch.head && !lp->turns.head && !lp->done.head)
             break;
-        /* Every ready fiber first (they send), then the turns (they read
-         * the replies of the batch). */
-        while ((o = fifo_pop(&batch)) != NULL)
-            step(lp, o);
-        while ((o = fifo_pop(&lp->turns)) != NULL)
-            step(lp, o);
-        n += deliver(lp);
+        /* The turns a previous run left first (their requests went out
+         * then); then every ready fiber (they send), then the turns (they
+         * read the replies of the batch). */
+        fifo_append(&turns, &lp->turns);
+        step_list(lp, &turns, end);
+        if (!(over = turns.head != NULL))
+            step_list(lp, &batch, end);
+        if (!(over = over || batch.head != NULL)) {
+            fifo_append(&turns, &lp->turns);
+            step_list(lp, &turns, end);
+            over = turns.head != NULL;
+        }
+        /* What the slice left goes back in front, in its order. */
+        fifo_prepend(&lp->turns, &turns);
+        if (batch.head) {
+            pthread_mutex_lock(&lp->mu);
+            fifo_prepend(&lp->ready, &batch);
+            pthread_mutex_unlock(&lp->mu);
+        }
+        n += deliver(lp, end);
+        over = over || slice_over(end);
+    }
+    if (over && work_left(lp)) {
+        uint64_t one = 1;
+
+        /* The rest is the next run's: the fd stays readable till then. */
+        lp->carried = write(lp->efd, &one, sizeof(one)) == sizeof(one);
     }
     running_here = NULL;
     lp->running = 0;
@@ -717,7 +805,9 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&lp->mu);
         if (stop)
             break;
-        if (lp->rt) {
+        if (lp->carried) {
+            continue; /* a slice's rest: run it now */
+        } else if (lp->rt) {
             /* The epoll set: a wake-up (efd) or a socket ready. */
             int64_t wake = next_wake(lp), now = dlock_clock_now(lp->clock);
 
@@ -759,6 +849,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->efd = lp->epfd = -1;
     lp->timer_armed = -1;
     lp->rt = lp->clock == dlock_clock_realtime();
+    lp->slice_us = c->opts.loop_slice_ms * 1000;
     if (pthread_mutex_init(&lp->mu, NULL) != 0) {
         free(lp);
         return DLOCK_ENOMEM;

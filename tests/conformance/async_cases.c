@@ -83,17 +83,28 @@ static dlock_loop *loop(dlock_fx *fx, dlock_client *c)
     return dlock_fx_keep(fx, lp, free_loop);
 }
 
+/* On the mock: runs lp until nothing is due (a run does one slice and
+ * leaves the rest, with dlock_loop_timeout_ms 0, for the next). */
+static void run_due_all(dlock_loop *lp)
+{
+    do
+        assert_true(dlock_loop_run(lp, 0) >= 0);
+    while (dlock_loop_timeout_ms(lp) == 0);
+}
+
 /* Runs lp until s has n calls: on the mock without waiting (everything due
  * runs at once), on Redis up to REDIS_WAIT_MS of real time. */
 static void run_until(dlock_fx *fx, dlock_loop *lp, const seen *s, int n)
 {
     int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
 
-    do {
-        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
-    } while (s->calls < n && !fx->is_mock && dlock_fx_real_ms() < end);
-    if (fx->is_mock)
-        assert_true(dlock_loop_run(lp, 0) >= 0);
+    if (fx->is_mock) {
+        run_due_all(lp);
+        return;
+    }
+    do
+        assert_true(dlock_loop_run(lp, 20) >= 0);
+    while (s->calls < n && dlock_fx_real_ms() < end);
 }
 
 /* Runs lp for a while and checks nothing was called back meanwhile. */
@@ -571,6 +582,44 @@ static void async_many_waits(void **state)
     assert_int_equal(total, MANY);
 }
 
+/* One run does one slice (the client's loop_slice_ms, 2 ms by default)
+ * and leaves the rest with the loop's fd readable: thousands of operations
+ * due at once do not hold the application's loop up until all are done. On
+ * the mock they are all due at once (no round trip waits on a socket), and
+ * far more than a slice's worth. */
+#define SLICED 5000
+
+static void async_run_is_a_slice(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen s = {0};
+    int i, n;
+
+    for (i = 0; i < SLICED; i++)
+        assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, &s), 0);
+    if (fx->is_mock) {
+        struct pollfd p = {dlock_loop_fd(lp), POLLIN, 0};
+
+        n = dlock_loop_run(lp, 0);
+        assert_true(n > 0 && n < SLICED);
+        assert_int_equal(s.calls, n);
+        assert_int_equal(dlock_loop_pending(lp), (size_t)(SLICED - n));
+        /* the rest is due now, and the fd says so */
+        assert_int_equal(dlock_loop_timeout_ms(lp), 0);
+        assert_int_equal(poll(&p, 1, 0), 1);
+        run_due_all(lp);
+        p.revents = 0;
+        assert_int_equal(poll(&p, 1, 0), 0);
+    } else {
+        run_until(fx, lp, &s, SLICED);
+    }
+    assert_int_equal(s.calls, SLICED);
+    assert_int_equal(s.rc, 0);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+}
+
 /* ---- hook mode and the loop's own thread ----------------------------------------- */
 
 /* A loop of the test's own, on poll(): the hooks record what dlock asks. */
@@ -741,6 +790,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_bad_input),
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
+    DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_hook_mode),
     DLOCK_FX_CASE(async_own_thread),
 };
