@@ -320,6 +320,7 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    free(o->carried.detail);
     free(o->detail);
     free(o->text);
     free(o);
@@ -330,6 +331,7 @@ void dlock__aop_start(dlock__aop *o, dlock_op_id *id)
     dlock_loop *lp = o->lp;
     dlock__aop **slot;
 
+    o->carried.start_ms = dlock_clock_now(lp->clock);
     pthread_mutex_lock(&lp->mu);
     o->id = ++lp->next_id;
     slot = id_slot(lp, o->id);
@@ -384,8 +386,12 @@ static void fiber_main(void *arg)
         set_detail(o, "the loop was freed during the wait");
         return;
     }
-    if (o->res.rc != 0 && o->errmsg && !o->detail)
-        set_detail(o, o->errmsg(o->obj));
+    /* Its own detail: the object's is shared with the operations that ran
+     * while this one yielded. */
+    if (o->res.rc != 0 && !o->detail) {
+        o->detail = o->carried.detail;
+        o->carried.detail = NULL;
+    }
 }
 
 /* Sets o's state (read by other threads' raises and cancels, under the
@@ -607,6 +613,7 @@ static void step(dlock_loop *lp, dlock__aop *o)
             return;
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
+        dlock__fiber_set_data(o->fiber, &o->carried);
     }
     set_state(lp, o, A_RUNNING);
     if (dlock__fiber_resume(o->fiber)) {

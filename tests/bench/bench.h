@@ -261,6 +261,13 @@ void bench_fig_redlock(const bench_config *cfg);
  * CPU per pair, 10 000 blocked waiters (issue 15). */
 void bench_fig_many_threads(const bench_config *cfg, bench_raw *raw);
 void bench_fig_async(const bench_config *cfg, bench_raw *raw);
+/* Figure 11d (fig_loop_turn.c): how long one dlock call holds up the
+ * application's loop. */
+void bench_fig_loop_turn(const bench_config *cfg);
+/* The kernel's limit on a process's mappings (vm.max_map_count; each
+ * asynchronous operation in flight holds a fiber, two mappings); 0 when
+ * unknown. */
+long bench_max_map_count(void);
 
 /* The process's resident set (bytes; -1 unknown), and the server's
  * connected clients (INFO clients; -1 unknown). */

@@ -176,13 +176,20 @@ static double blocking_rate(dlock_client *c, int t)
 static void throughput(const bench_config *cfg, bench_raw *raw)
 {
     static const int ks[] = {1, 8, 64, 512};
-    dlock_client *c = NULL;
-    double b1, b128, rate[4], cpu[4] = {0}, s0, s1, server_us = 0;
+    dlock_client_options unbounded = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client *c = NULL, *c0 = NULL;
+    double b1, b128, rate[4], rate0[4] = {0}, cpu[4] = {0}, cpu0, s0, s1, server_us = 0;
     size_t i;
     bench_json j;
 
-    if (client_mux1(&c, cfg) != 0)
+    /* The baseline of the loop's slices: a client whose loop runs until
+     * nothing is left (loop_slice_ms 0). */
+    unbounded.loop_slice_ms = 0;
+    if (client_mux1(&c, cfg) != 0 ||
+        bench_client_new(&c0, cfg, BENCH_REDIS, 0, &unbounded, NULL) != 0) {
+        dlock_client_free(c);
         return;
+    }
     b1 = blocking_rate(c, 1);
     b128 = blocking_rate(c, 128);
     for (i = 0; i < 4; i++) {
@@ -191,26 +198,32 @@ static void throughput(const bench_config *cfg, bench_raw *raw)
         s1 = bench_raw_server_cpu_s(raw);
         if (ks[i] == 64 && rate[i] > 0)
             server_us = (s1 - s0) * 1e6 / (rate[i] * RUN_MS / 1000.0);
+        rate0[i] = async_rate(c0, ks[i], &cpu0);
     }
     dlock_client_free(c);
+    dlock_client_free(c0);
     bench_heading("11a. async throughput, redis, reentrant, uncontended: one thread, K in "
-                  "flight on one multiplexed connection, vs blocking threads (same run)",
-                  "   K     pairs/s  client us/pair   vs blocking    target");
+                  "flight on one multiplexed connection, vs blocking threads and vs a "
+                  "loop without slices (loop_slice_ms 0) (same run)",
+                  "   K     pairs/s  client us/pair   vs blocking    target  "
+                  "slice 0 pairs/s  vs slice 0");
     for (i = 0; i < 4; i++) {
         int k = ks[i];
         double base = k == 1 ? b1 : b128;
         const char *against = k == 1 ? "T=1" : "T=128";
         double want = k == 1 ? 0.95 : 1.5;
 
-        bench_row("%4d  %10.0f  %14.1f   %5.2f x %-5s %s", k, rate[i], cpu[i],
-                  base > 0 ? rate[i] / base : 0, against,
-                  k == 1 || k == 64 ? bench_verdict(1, rate[i] >= want * base) : "-");
+        bench_row("%4d  %10.0f  %14.1f   %5.2f x %-5s %-6s  %15.0f  %8.2f x", k, rate[i],
+                  cpu[i], base > 0 ? rate[i] / base : 0, against,
+                  k == 1 || k == 64 ? bench_verdict(1, rate[i] >= want * base) : "-",
+                  rate0[i], rate0[i] > 0 ? rate[i] / rate0[i] : 0);
         bench_json_begin(&j, "async_throughput");
         bench_json_int(&j, "k", k);
         bench_json_num(&j, "pairs_per_s", rate[i]);
         bench_json_num(&j, "client_cpu_us_per_pair", cpu[i]);
         bench_json_num(&j, "blocking_t1_pairs_per_s", b1);
         bench_json_num(&j, "blocking_t128_pairs_per_s", b128);
+        bench_json_num(&j, "slice0_pairs_per_s", rate0[i]);
         bench_json_end(&j);
     }
     bench_row("blocking: T=1 %.0f pairs/s, T=128 %.0f pairs/s; server CPU per pair at K=64: "
@@ -266,9 +279,7 @@ static int threads_now(void)
     return n;
 }
 
-/* The kernel's limit on a process's mappings (vm.max_map_count); 0 when
- * unknown. */
-static long max_map_count(void)
+long bench_max_map_count(void)
 {
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
     long v = 0;
@@ -462,12 +473,12 @@ void bench_fig_async(const bench_config *cfg, bench_raw *raw)
     /* Each pending wait holds a fiber: a stack and its guard page, two
      * mappings (api/dlock/async.h); N = 100 000 needs the system's map
      * limit above 2 N. */
-    if (max_map_count() >= 2L * 100000 + 20000)
+    if (bench_max_map_count() >= 2L * 100000 + 20000)
         pending_run(cfg, raw, 100000);
     else
         bench_row("N = 100 000: not run: each pending wait holds a fiber (a stack and its "
                   "guard page: two mappings), and vm.max_map_count is %ld (needs %ld)",
-                  max_map_count(), 2L * 100000 + 20000);
+                  bench_max_map_count(), 2L * 100000 + 20000);
     bench_heading("11c. async cancel: N waits for fair locks held elsewhere, all cancelled "
                   "(goal: nothing left on the server)",
                   "     N  all done ms   canceled  fair queues left  channels left");

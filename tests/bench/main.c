@@ -38,7 +38,7 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster", "async"};
+                                      "cluster", "async", "loop_turn"};
 
 static void on_alarm(int sig)
 {
@@ -252,6 +252,8 @@ int main(int argc, char **argv)
         bench_fig_many_threads(&cfg, raw);
     if (wanted(only, "async"))
         bench_fig_async(&cfg, raw);
+    if (wanted(only, "loop_turn"))
+        bench_fig_loop_turn(&cfg);
     if (wanted(only, "cluster"))
         bench_fig_cluster(&cfg);
 

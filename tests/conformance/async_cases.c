@@ -582,6 +582,98 @@ static void async_many_waits(void **state)
     assert_int_equal(total, MANY);
 }
 
+/* A wait's budget counts from its starter, not from when the loop first
+ * ran it: a loop busy for most of the budget (here: not run at all for
+ * LATE ms) does not stretch the wait. Before, the callback came LATE ms
+ * after the budget. */
+#define LATE_MS 600
+
+static void async_budget_from_starter(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    /* kept before the loop, which teardown frees first (it may still
+     * call back after a failed assertion) */
+    seen *a = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t wait = 1000, t0;
+    char want[64];
+
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    t0 = dlock_fx_real_ms();
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, a), 0);
+    dlock_fx_advance(fx, LATE_MS); /* the loop is busy elsewhere */
+    if (fx->is_mock) {
+        run_idle(fx, lp, a, 0); /* the first attempt: refused */
+        dlock_fx_advance(fx, wait - LATE_MS);
+        run_until(fx, lp, a, 1);
+    } else {
+        run_until(fx, lp, a, 1);
+        /* within the budget and its slack, never the budget after the
+         * loop's first run (LATE_MS + wait) */
+        assert_true(dlock_fx_real_ms() - t0 < LATE_MS + wait);
+    }
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(a->rc, DLOCK_ETIMEDOUT);
+    snprintf(want, sizeof want, "waited %lld ms", (long long)wait);
+    assert_non_null(strstr(a->detail, want));
+    assert_int_equal(dlock_unlock(l2), 0);
+}
+
+/* Each operation's detail is its own: N fair waits on one lock time out
+ * in the same run, and (on Redis) each one's give-up round trip lets the
+ * others run and write the object's shared detail before its callback:
+ * before, every callback but the last named another wait. */
+#define FAIR_WAITS 8
+
+static void async_details_are_their_own(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *f1 = NULL, *f2 = NULL;
+    seen *s = dlock_fx_keep(fx, calloc(FAIR_WAITS, sizeof(seen)), free); /* as above */
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t base = 1000, step = 10;
+    int i, total = 0;
+
+    assert_int_equal(dlock_fair_new(&f1, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, f1, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_fair_new(&f2, fx->c2, fx->name), 0);
+    dlock_fx_keep(fx, f2, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_lock(f2, HOLDER_LEASE_MS), 0);
+    for (i = 0; i < FAIR_WAITS; i++) {
+        char owner[32];
+
+        snprintf(owner, sizeof owner, "waiter-%d", i);
+        assert_int_equal(dlock_lock_async(lp, NULL, f1, owner, base + i * step, 0, on_done,
+                                          &s[i]), 0);
+    }
+    /* Every wait makes its first attempt and sleeps; then the loop is not
+     * run until every budget has run out, so that all end in one run. */
+    run_idle(fx, lp, &s[0], 0);
+    dlock_fx_advance(fx, base + FAIR_WAITS * step);
+    if (fx->is_mock) {
+        run_due_all(lp);
+    } else {
+        int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+        while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end)
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+    }
+    for (i = 0; i < FAIR_WAITS; i++) {
+        char want[64];
+
+        total += s[i].calls;
+        assert_int_equal(s[i].rc, DLOCK_ETIMEDOUT);
+        snprintf(want, sizeof want, "waited %lld ms", (long long)(base + i * step));
+        if (!strstr(s[i].detail, want))
+            print_message("wait %d: \"%s\", not its own (%s)\n", i, s[i].detail, want);
+        assert_non_null(strstr(s[i].detail, want));
+    }
+    assert_int_equal(total, FAIR_WAITS);
+    assert_int_equal(dlock_unlock(f2), 0);
+}
+
 /* One run does one slice (the client's loop_slice_ms, 2 ms by default)
  * and leaves the rest with the loop's fd readable: thousands of operations
  * due at once do not hold the application's loop up until all are done. On
@@ -791,6 +883,8 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
     DLOCK_FX_CASE(async_run_is_a_slice),
+    DLOCK_FX_CASE(async_budget_from_starter),
+    DLOCK_FX_CASE(async_details_are_their_own),
     DLOCK_FX_CASE(async_hook_mode),
     DLOCK_FX_CASE(async_own_thread),
 };
