@@ -21,6 +21,14 @@
  * in hook mode), so a loop of any kind sees a reply arrive. Each pass of
  * the loop takes the ready sockets from the set and resumes their fibers.
  *
+ * Slices: one run (dlock_loop_run, dlock_loop_on_*) stops after the
+ * client's loop_slice_ms of real time, between two steps or callbacks,
+ * and leaves the rest in its lists in order (the turns it left first next
+ * time); it then writes efd (carried), so the epoll set stays readable
+ * and the application's loop, whatever its kind, comes back after its own
+ * work. The rest of a slice is never a wake-up from another thread: it
+ * costs one eventfd write and read per slice.
+ *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
  * timer heap, turns and done belong to the loop's thread. Lock order: a

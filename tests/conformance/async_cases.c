@@ -685,18 +685,22 @@ static void async_run_is_a_slice(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    /* kept before the loop, which teardown frees first (it may still
+     * call back after a failed assertion) */
+    seen *s = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    seen s = {0};
-    int i, n;
+    /* On Redis, where round trips spread the operations over many runs
+     * anyway, fewer: it checks only that they all end. */
+    int i, n, many = fx->is_mock ? SLICED : SLICED / 10;
 
-    for (i = 0; i < SLICED; i++)
-        assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, &s), 0);
+    for (i = 0; i < many; i++)
+        assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, s), 0);
     if (fx->is_mock) {
         struct pollfd p = {dlock_loop_fd(lp), POLLIN, 0};
 
         n = dlock_loop_run(lp, 0);
         assert_true(n > 0 && n < SLICED);
-        assert_int_equal(s.calls, n);
+        assert_int_equal(s->calls, n);
         assert_int_equal(dlock_loop_pending(lp), (size_t)(SLICED - n));
         /* the rest is due now, and the fd says so */
         assert_int_equal(dlock_loop_timeout_ms(lp), 0);
@@ -705,10 +709,10 @@ static void async_run_is_a_slice(void **state)
         p.revents = 0;
         assert_int_equal(poll(&p, 1, 0), 0);
     } else {
-        run_until(fx, lp, &s, SLICED);
+        run_until(fx, lp, s, many);
     }
-    assert_int_equal(s.calls, SLICED);
-    assert_int_equal(s.rc, 0);
+    assert_int_equal(s->calls, many);
+    assert_int_equal(s->rc, 0);
     assert_int_equal(dlock_loop_pending(lp), 0);
 }
 
