@@ -18,6 +18,9 @@
  * call runs until nothing is left) and at its default, in the same run, on
  * the mock and on Redis. Goals (default slice): longest call <= 5 ms,
  * longest tick gap <= 20 ms, pairs/s not below the baseline's.
+ * And 11e: N waits of 500 ms for locks held elsewhere, started at once on
+ * one loop: each is called back within its budget (counted from its
+ * starter) plus the client's budget_slack_ms.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -275,6 +278,100 @@ out:
     free(mine.call_ns);
 }
 
+/* ---- 11e. budgets ------------------------------------------------------------ */
+
+#define BUDGET_WAIT_MS 500
+
+typedef struct budget_op {
+    int64_t started_ns, called_ns;
+    int rc;
+} budget_op;
+
+static void on_budget_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    budget_op *b = arg;
+
+    (void)op;
+    b->called_ns = bench_now_ns();
+    b->rc = r->rc;
+}
+
+/* n waits of BUDGET_WAIT_MS for n locks held by another client, started
+ * at once on one loop (poll mode), on Redis: when each is called back
+ * after its starter. */
+static void budget_row(const bench_config *cfg, int n)
+{
+    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client *waiter = NULL, *holder = NULL;
+    dlock_rlock **mine = calloc((size_t)n, sizeof(*mine));
+    dlock_rlock **theirs = calloc((size_t)n, sizeof(*theirs));
+    budget_op *ops = calloc((size_t)n, sizeof(*ops));
+    int64_t *after = calloc((size_t)n, sizeof(*after)), end;
+    dlock_loop *lp = NULL;
+    int i, timedout = 0;
+    size_t k = 0;
+    bench_json j;
+
+    if (!mine || !theirs || !ops || !after ||
+        bench_client_new(&waiter, cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
+        bench_client_new(&holder, cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
+        dlock_loop_new(&lp, waiter, NULL) != 0)
+        goto out;
+    for (i = 0; i < n; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "bench:budget:%d:%d", n, i);
+        if (dlock_reentrant_new(&mine[i], waiter, name) != 0 ||
+            dlock_reentrant_new(&theirs[i], holder, name) != 0 ||
+            dlock_lock(theirs[i], BENCH_LEASE_MS) != 0)
+            goto out;
+    }
+    for (i = 0; i < n; i++) {
+        ops[i].started_ns = bench_now_ns();
+        ops[i].rc = 1;
+        dlock_lock_async(lp, NULL, mine[i], NULL, BUDGET_WAIT_MS, BENCH_LEASE_MS,
+                         on_budget_done, &ops[i]);
+    }
+    end = bench_now_ns() + 60 * 1000000000LL;
+    while (dlock_loop_pending(lp) > 0 && bench_now_ns() < end)
+        dlock_loop_run(lp, 10);
+    for (i = 0; i < n; i++) {
+        if (ops[i].rc == 1)
+            continue;
+        timedout += ops[i].rc == DLOCK_ETIMEDOUT;
+        after[k++] = ops[i].called_ns - ops[i].started_ns;
+    }
+    bench_row("%6d  %6d  %9.1f  %9.1f  %9.1f  %9d/%d  %s", n, BUDGET_WAIT_MS,
+              bench_quantile(after, k, 0.5) / 1e6, bench_quantile(after, k, 0.99) / 1e6,
+              bench_quantile(after, k, 1.0) / 1e6, timedout, n,
+              bench_verdict(k > 0, bench_quantile(after, k, 1.0) <=
+                                       (BUDGET_WAIT_MS + defaults.budget_slack_ms) * 1000000LL));
+    bench_json_begin(&j, "async_budget");
+    bench_json_int(&j, "n", n);
+    bench_json_int(&j, "wait_ms", BUDGET_WAIT_MS);
+    bench_json_num(&j, "p50_ms", bench_quantile(after, k, 0.5) / 1e6);
+    bench_json_num(&j, "p99_ms", bench_quantile(after, k, 0.99) / 1e6);
+    bench_json_num(&j, "max_ms", bench_quantile(after, k, 1.0) / 1e6);
+    bench_json_int(&j, "timed_out", timedout);
+    bench_json_end(&j);
+out:
+    dlock_loop_free(lp);
+    for (i = 0; i < n; i++) {
+        if (theirs && theirs[i])
+            dlock_force_unlock(theirs[i], NULL);
+        if (mine)
+            dlock_rlock_free(mine[i]);
+        if (theirs)
+            dlock_rlock_free(theirs[i]);
+    }
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    free(mine);
+    free(theirs);
+    free(ops);
+    free(after);
+}
+
 void bench_fig_loop_turn(const bench_config *cfg)
 {
     static const bench_backend backends[] = {BENCH_MOCK, BENCH_REDIS};
@@ -298,4 +395,10 @@ void bench_fig_loop_turn(const bench_config *cfg)
                   backends[i] == BENCH_REDIS && redis_starts < STARTS ? redis_starts : STARTS,
                   0, 2);
     }
+    bench_heading("11e. async wait budgets: N waits of 500 ms for locks held elsewhere, "
+                  "started at once on one loop, redis: callback after the starter "
+                  "(goal: max <= wait + budget_slack_ms)",
+                  "     N  wait ms     p50 ms     p99 ms     max ms  timed out  target");
+    budget_row(cfg, 10000);
+    budget_row(cfg, redis_starts < 30000 ? redis_starts : 30000);
 }
