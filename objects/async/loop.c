@@ -234,8 +234,6 @@ static void heap_remove(dlock_loop *lp, dlock__aop *o)
     heap_down(lp, last->heap_i);
 }
 
-/* ---- waking the loop ------------------------------------------------------------ */
-
 /* ---- a run's slice -------------------------------------------------------------- */
 
 /* The real monotonic time in microseconds: a run's slice bounds how long
@@ -265,6 +263,8 @@ static void fifo_prepend(fifo *q, fifo *front)
     q->head = front->head;
     front->head = front->tail = NULL;
 }
+
+/* ---- waking the loop ------------------------------------------------------------ */
 
 /* The loop whose run_due this thread is in: what it starts there (from a
  * callback) needs no wake-up, run_due looks again before it returns. */
