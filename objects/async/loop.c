@@ -4,7 +4,8 @@
  * Each operation runs the blocking form's code on a fiber of the loop's
  * thread (core/fiber.h). The loop keeps four lists:
  *  - incoming: started, not yet run (filled by starters, any thread);
- *  - ready: woken (a raised signal, a cancel) or due (a timer): resume;
+ *  - ready: woken (a raised signal, a cancel, a socket): resume;
+ *  - due: the timers run out (after ready: a slice takes news first);
  *  - turns: fibers that sent a request and read its reply once every
  *    ready fiber sent its own (one round trip for the whole batch);
  *  - done: finished, callback to call.
@@ -95,6 +96,7 @@ struct dlock_loop {
 
     /* the loop's thread's */
     fifo turns, done;
+    fifo due;            /* timers run out, behind ready and incoming */
     dlock__aop **heap;
     size_t nheap, capheap;
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
@@ -688,7 +690,10 @@ static void due_timers(dlock_loop *lp)
 
         heap_remove(lp, o);
         pthread_mutex_lock(&lp->mu);
-        unpark_locked(lp, o);
+        if (o->state == A_PARKED) {
+            o->state = A_READY;
+            fifo_push(&lp->due, o);
+        }
         pthread_mutex_unlock(&lp->mu);
     }
 }
@@ -698,7 +703,7 @@ static int work_left(dlock_loop *lp)
 {
     int work;
 
-    if (lp->turns.head || lp->done.head)
+    if (lp->turns.head || lp->done.head || lp->due.head)
         return 1;
     pthread_mutex_lock(&lp->mu);
     work = lp->ready.head || lp->incoming.head;
@@ -743,6 +748,10 @@ static int run_due(dlock_loop *lp)
         fifo_append(&batch, &lp->ready);
         fifo_append(&batch, &lp->incoming);
         pthread_mutex_unlock(&lp->mu);
+        /* What a message or a reply woke first, then the naps and sleeps
+         * whose time came: when a slice cannot take everything, the
+         * operations with news go first. */
+        fifo_append(&batch, &lp->due);
         if (!batch.head && !lp->turns.head && !lp->done.head)
             break;
         /* The turns a previous run left first (their requests went out
@@ -1030,7 +1039,7 @@ int64_t dlock_loop_timeout_ms(dlock_loop *lp)
     pthread_mutex_lock(&lp->mu);
     work = lp->incoming.head || lp->ready.head || lp->woken;
     pthread_mutex_unlock(&lp->mu);
-    if (work || lp->turns.head || lp->done.head)
+    if (work || lp->turns.head || lp->done.head || lp->due.head)
         return 0;
     wake = next_wake(lp);
     if (wake == INT64_MAX)

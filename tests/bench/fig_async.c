@@ -24,6 +24,7 @@
  */
 #include <dirent.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,23 @@ static void throughput(const bench_config *cfg, bench_raw *raw)
 
 /* ---- b. pending waits ------------------------------------------------------------- */
 
+/* Runs lp until every wait started has made its first attempt and sleeps:
+ * nothing due and its fd quiet for 20 runs in a row (a run does one slice,
+ * so a fixed number of runs would leave most of 10 000 starts unrun), at
+ * most 60 s. */
+static void settle(dlock_loop *lp)
+{
+    int64_t end = bench_now_ns() + 60 * 1000000000LL;
+    int quiet = 0;
+
+    while (quiet < 20 && bench_now_ns() < end) {
+        struct pollfd p = {dlock_loop_fd(lp), POLLIN, 0};
+
+        dlock_loop_run(lp, 5);
+        quiet = dlock_loop_timeout_ms(lp) != 0 && poll(&p, 1, 0) == 0 ? quiet + 1 : 0;
+    }
+}
+
 typedef struct pending {
     dlock_rlock *mine, *theirs;
     int64_t released_ns, woke_ns;
@@ -343,9 +361,7 @@ static void pending_run(const bench_config *cfg, bench_raw *raw, int n)
     for (i = 0; i < n; i++)
         dlock_lock_async(lp, NULL, p[i].mine, NULL, DLOCK_WAIT_FOREVER, 0, on_pending_done,
                          &p[i]);
-    /* until every wait has made its first attempt and sleeps */
-    for (i = 0; i < 20; i++)
-        dlock_loop_run(lp, 5);
+    settle(lp);
     m1 = mallinfo2();
     rss1 = bench_rss_bytes();
     conns1 = bench_server_clients(raw);
@@ -438,8 +454,7 @@ static void cancel_run(const bench_config *cfg, bench_raw *raw, int n)
     for (i = 0; i < n; i++)
         dlock_lock_async(lp, &ops[i], mine[i], NULL, DLOCK_WAIT_FOREVER, 0, on_cancel_done,
                          &done);
-    for (i = 0; i < 20; i++)
-        dlock_loop_run(lp, 5);
+    settle(lp);
     t0 = bench_now_ns();
     for (i = 0; i < n; i++)
         dlock_op_cancel(lp, ops[i]);
