@@ -24,8 +24,8 @@
  *
  * Slices: one run (dlock_loop_run, dlock_loop_on_*) stops after the
  * client's loop_slice_ms of real time, between two steps or callbacks,
- * and leaves the rest in its lists in order (the turns it left first next
- * time); it then writes efd (carried), so the epoll set stays readable
+ * and leaves the rest in its lists in order (the ready fibers get half of
+ * it at most, the turns the rest); it then writes efd (carried), so the epoll set stays readable
  * and the application's loop, whatever its kind, comes back after its own
  * work. The rest of a slice is never a wake-up from another thread: it
  * costs one eventfd write and read per slice.
@@ -754,18 +754,15 @@ static int run_due(dlock_loop *lp)
         fifo_append(&batch, &lp->due);
         if (!batch.head && !lp->turns.head && !lp->done.head)
             break;
-        /* The turns a previous run left first (their requests went out
-         * then); then every ready fiber (they send), then the turns (they
-         * read the replies of the batch). */
+        /* Every ready fiber first (they send), for half the slice at
+         * most, then the turns, a previous run's and these (they read the
+         * replies of the batch): reads are never starved by a flood of
+         * starts and wake-ups, and the sends of a batch still go out
+         * together. */
+        step_list(lp, &batch, end == INT64_MAX ? end : end - lp->slice_us / 2);
         fifo_append(&turns, &lp->turns);
         step_list(lp, &turns, end);
-        if (!(over = turns.head != NULL))
-            step_list(lp, &batch, end);
-        if (!(over = over || batch.head != NULL)) {
-            fifo_append(&turns, &lp->turns);
-            step_list(lp, &turns, end);
-            over = turns.head != NULL;
-        }
+        over = batch.head != NULL || turns.head != NULL;
         /* What the slice left goes back in front, in its order. */
         fifo_prepend(&lp->turns, &turns);
         if (batch.head) {
