@@ -268,6 +268,11 @@ void bench_fig_loop_turn(const bench_config *cfg);
  * asynchronous operation in flight holds a fiber, two mappings); 0 when
  * unknown. */
 long bench_max_map_count(void);
+/* Frees what a figure of waits made (fig_async.c): the loop, then the n
+ * handle pairs (each of theirs force-unlocked first; NULL entries and
+ * arrays ok), the two clients and the arrays. */
+void bench_waits_free(dlock_loop *lp, dlock_client *waiter, dlock_client *holder,
+                      dlock_rlock **mine, dlock_rlock **theirs, int n);
 
 /* The process's resident set (bytes; -1 unknown), and the server's
  * connected clients (INFO clients; -1 unknown). */

@@ -412,6 +412,26 @@ out:
 
 /* ---- c. cancels --------------------------------------------------------------------- */
 
+void bench_waits_free(dlock_loop *lp, dlock_client *waiter, dlock_client *holder,
+                      dlock_rlock **mine, dlock_rlock **theirs, int n)
+{
+    int i;
+
+    dlock_loop_free(lp);
+    for (i = 0; i < n; i++) {
+        if (theirs && theirs[i])
+            dlock_force_unlock(theirs[i], NULL);
+        if (mine)
+            dlock_rlock_free(mine[i]);
+        if (theirs)
+            dlock_rlock_free(theirs[i]);
+    }
+    dlock_client_free(waiter);
+    dlock_client_free(holder);
+    free(mine);
+    free(theirs);
+}
+
 typedef struct cancelled {
     int calls, canceled;
 } cancelled;
@@ -474,19 +494,7 @@ static void cancel_run(const bench_config *cfg, bench_raw *raw, int n)
     bench_json_int(&j, "channels_left", channels);
     bench_json_end(&j);
 out:
-    dlock_loop_free(lp);
-    for (i = 0; i < n; i++) {
-        if (theirs && theirs[i])
-            dlock_force_unlock(theirs[i], NULL);
-        if (mine)
-            dlock_rlock_free(mine[i]);
-        if (theirs)
-            dlock_rlock_free(theirs[i]);
-    }
-    dlock_client_free(waiter);
-    dlock_client_free(holder);
-    free(mine);
-    free(theirs);
+    bench_waits_free(lp, waiter, holder, mine, theirs, n);
     free(ops);
 }
 

@@ -355,19 +355,7 @@ static void budget_row(const bench_config *cfg, int n)
     bench_json_int(&j, "timed_out", timedout);
     bench_json_end(&j);
 out:
-    dlock_loop_free(lp);
-    for (i = 0; i < n; i++) {
-        if (theirs && theirs[i])
-            dlock_force_unlock(theirs[i], NULL);
-        if (mine)
-            dlock_rlock_free(mine[i]);
-        if (theirs)
-            dlock_rlock_free(theirs[i]);
-    }
-    dlock_client_free(waiter);
-    dlock_client_free(holder);
-    free(mine);
-    free(theirs);
+    bench_waits_free(lp, waiter, holder, mine, theirs, n);
     free(ops);
     free(after);
 }
