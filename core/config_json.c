@@ -82,6 +82,7 @@ static const field fields[] = {
      DLOCK_CLIENT_NAME_MAX},
     {"metrics_names_max", F_I64, offsetof(dlock__config, client.metrics_names_max), 0,
      DLOCK_METRICS_NAMES_MAX},
+    I64("loop_slice_ms", client.loop_slice_ms, 0),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))

@@ -199,6 +199,8 @@ static void test_client_args(void **state)
     BAD_OPT(metrics_names_max, -1);
     BAD_OPT(metrics_names_max, INT64_MIN);
     BAD_OPT(metrics_names_max, DLOCK_METRICS_NAMES_MAX + 1);
+    BAD_OPT(loop_slice_ms, -1);
+    BAD_OPT(loop_slice_ms, DLOCK_TIME_MAX_MS + 1);
 #undef BAD_OPT
     dlock_backend_free(b);
 

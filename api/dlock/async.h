@@ -94,8 +94,11 @@ typedef uint64_t dlock_op_id;
 /* An operation's answer, valid for the duration of its callback. */
 typedef struct dlock_result {
     int rc;             /* 0 or a DLOCK_E* code, as the blocking form's */
-    const char *detail; /* one line: "" on success, else what the object's
-                         * errmsg would say for this operation */
+    const char *detail; /* one line: "" on success, else the detail this
+                         * operation recorded (what the object's errmsg
+                         * said right after its failure; other operations
+                         * on the object do not change it), or the code's
+                         * own text when it recorded none */
     /* The blocking form's out-parameter, when it has one: the fencing
      * token (dlock_fenced_lock_async), whether it existed
      * (dlock_force_unlock_async), the boolean of is_locked / is_held, the
@@ -190,7 +193,16 @@ DLOCK_API int64_t dlock_loop_timeout_ms(dlock_loop *lp);
  * milliseconds (0: not at all; on the virtual clock it never waits) for
  * work and runs it. Returns how many callbacks it ran (>= 0), or
  * DLOCK_EINVAL (lp NULL, a dlock_loop_new_thread loop, called from inside
- * a callback). */
+ * a callback).
+ * One call (this one, or an on_* call) runs one slice: it stops starting
+ * operations' steps and calling callbacks once the client's loop_slice_ms
+ * (api/dlock/client.h; 2 ms by default) of real time has passed, and
+ * leaves what is left for the next call, with dlock_loop_fd readable and
+ * dlock_loop_timeout_ms 0 until then, so that your loop's own timers and
+ * sockets get their turn between two slices (as a libuv or hiredis
+ * callback leaves the rest of a read for the next turn). A test that
+ * wants everything due done calls it again while dlock_loop_timeout_ms
+ * says 0. */
 DLOCK_API int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms);
 
 /* Hook mode: what your loop calls when a watched fd is ready, when the
@@ -220,7 +232,13 @@ DLOCK_API int dlock_op_cancel(dlock_loop *lp, dlock_op_id op);
  * copied (owner ids, permit ids): none needs to outlive the starter. */
 
 /* dlock_lock_as / dlock_try_lock_as: wait_ms DLOCK_WAIT_FOREVER (lock), 0
- * (one attempt) or > 0 (try_lock's wait). */
+ * (one attempt) or > 0 (try_lock's wait).
+ * Budgets (every starter with a wait_ms): a wait's budget counts from the
+ * starter's call, on the client's clock, not from when the loop gets to
+ * the operation: a loop busy with thousands of others does not stretch
+ * it (the callback comes within wait_ms plus the client's
+ * budget_slack_ms, the first attempt included, or says DLOCK_ETIMEDOUT).
+ * A wait of 0 is one attempt, made whenever the loop runs it. */
 DLOCK_API int dlock_lock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                                const char *owner, int64_t wait_ms, int64_t lease_ms,
                                dlock_done_fn fn, void *arg);

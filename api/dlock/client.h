@@ -75,10 +75,11 @@ typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
-    int version;                 /* 5 (1: a struct ending at on_lost_arg,
+    int version;                 /* 6 (1: a struct ending at on_lost_arg,
                                   * 2: at budget_slack_ms, 3: at
                                   * fair_waiter_timeout_ms, 4: at
-                                  * describe_owner) */
+                                  * describe_owner, 5: at
+                                  * metrics_names_max) */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
@@ -140,9 +141,20 @@ typedef struct dlock_client_options {
      * over this field), JSON key "metrics_names_max".
      * 0..DLOCK_METRICS_NAMES_MAX. */
     int64_t metrics_names_max;
+    /* ---- version 6 ---- */
+    /* How long one call of a dlock_loop of this client (dlock_loop_run,
+     * dlock_loop_on_fd / _on_timer / _on_wakeup; api/dlock/async.h) may
+     * run operations and callbacks before it returns, leaving the rest for
+     * the next call (the loop's fd stays readable meanwhile): what bounds
+     * how long your event loop is held up when thousands of operations are
+     * due at once. Real milliseconds, whatever the client's clock; a call
+     * may exceed it by one operation's step or one callback. 0: no bound
+     * (a call runs until nothing is left). JSON key "loop_slice_ms".
+     * 0..DLOCK_TIME_MAX_MS; default 2. */
+    int64_t loop_slice_ms;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {5, 30000, 0, 300000, NULL, NULL, 50, 5000, 0, NULL, 0}
+#define DLOCK_CLIENT_OPTIONS_INIT {6, 30000, 0, 300000, NULL, NULL, 50, 5000, 0, NULL, 0, 2}
 
 /* Longest client_name, in bytes (without the NUL). */
 #define DLOCK_CLIENT_NAME_MAX 256

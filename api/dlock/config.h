@@ -49,6 +49,7 @@
  *                                           parameter of the same name
  *                                           wins)
  *   budget_slack_ms                         >= 0
+ *   loop_slice_ms                           >= 0 (0: no bound)
  *   metrics_names_max                       0..10000 (DLOCK_METRICS_NAMES_MAX;
  *                                           0: off; the URL's parameter
  *                                           of the same name wins)

@@ -7,15 +7,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fiber.h"
 #include "core/log.h"
 #include "conn.h"
 #include "dlock/errors.h"
+#include "dlock/sys/clock.h"
 #include "safety.h"
+
+/* A borrower on a loop's fiber waiting for a connection: it sleeps on its
+ * signal, so that the loop's thread goes on running the fibers that hold
+ * the connections (and would return them) instead of blocking in the
+ * condition variable. Lives on the waiter's stack, listed while it
+ * waits. */
+typedef struct fiber_waiter {
+    dlock_signal sig;
+    struct fiber_waiter *next;
+    int listed;
+} fiber_waiter;
 
 struct dlock__redis_pool {
     const dlock__redis_config *cfg;
     pthread_mutex_t mu;
     pthread_cond_t freed; /* a connection came back, or a slot opened */
+    fiber_waiter *fibers, *fibers_tail; /* and told so, first come first */
     dlock__redis_conn **idle;  /* LIFO: the warmest connection goes out first */
     int nidle;
     int open;             /* lent + idle + being opened; <= pool_size */
@@ -79,6 +93,65 @@ void dlock__redis_pool_free(dlock__redis_pool *p)
     pthread_mutex_destroy(&p->mu);
     free(p->idle);
     free(p);
+}
+
+/* A connection came back or a slot opened (p->mu held): one waiting
+ * thread and one waiting fiber are told (the one that comes second waits
+ * again). Raised under p->mu: the waiter destroys its signal only after
+ * taking it. */
+static void tell_freed(dlock__redis_pool *p)
+{
+    fiber_waiter *w = p->fibers;
+
+    pthread_cond_signal(&p->freed);
+    if (!w)
+        return;
+    p->fibers = w->next;
+    if (!p->fibers)
+        p->fibers_tail = NULL;
+    w->listed = 0;
+    dlock_signal_raise(&w->sig);
+}
+
+/* Waits on a loop's fiber until told (tell_freed) or deadline (p->mu held,
+ * released meanwhile). A cancelled fiber's sleep ends at once, and a
+ * borrower is not cancelled mid-call: it then naps a millisecond at a
+ * time, as it does without memory for its signal. A told waiter looks
+ * again at once (the caller's loop), before its deadline: what it was told
+ * of is taken, never lost. */
+static void fiber_wait_until(dlock__redis_pool *p, int64_t deadline)
+{
+    fiber_waiter w;
+    int64_t nap = dlock__redis_now_ms() + 1;
+
+    if (dlock__fiber_canceled() || dlock_signal_init(&w.sig) != 0) {
+        pthread_mutex_unlock(&p->mu);
+        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, nap < deadline ? nap : deadline);
+        pthread_mutex_lock(&p->mu);
+        return;
+    }
+    w.next = NULL;
+    w.listed = 1;
+    if (p->fibers_tail)
+        p->fibers_tail->next = &w;
+    else
+        p->fibers = &w;
+    p->fibers_tail = &w;
+    pthread_mutex_unlock(&p->mu);
+    dlock__fiber_sleep(&w.sig, deadline);
+    pthread_mutex_lock(&p->mu);
+    if (w.listed) {
+        fiber_waiter **q = &p->fibers, *prev = NULL;
+
+        while (*q != &w) {
+            prev = *q;
+            q = &prev->next;
+        }
+        *q = w.next;
+        if (p->fibers_tail == &w)
+            p->fibers_tail = prev;
+    }
+    dlock_signal_destroy(&w.sig);
 }
 
 /* Called with p->mu held when no new connection may be tried yet. */
@@ -170,7 +243,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                 p->open--;
                 dlock__redis_errf(errbuf, errlen, "%s (the call's time budget)",
                                   detail);
-                pthread_cond_signal(&p->freed);
+                tell_freed(p);
                 pthread_mutex_unlock(&p->mu);
                 return rc;
             }
@@ -182,7 +255,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                 p->last_rc = rc;
                 snprintf(p->last_err, sizeof p->last_err, "%s", detail);
                 dlock__redis_errf(errbuf, errlen, "%s", detail);
-                pthread_cond_signal(&p->freed);
+                tell_freed(p);
                 pthread_mutex_unlock(&p->mu);
                 dlock__log(DLOCK_LOG_WARN, "connect failed: %s", detail);
                 return rc;
@@ -215,7 +288,10 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
                               (long long)cfg->connect_timeout_ms);
             return DLOCK_ETIMEDOUT;
         }
-        dlock__redis_cond_wait_until(&p->freed, &p->mu, deadline);
+        if (dlock__fiber_current())
+            fiber_wait_until(p, deadline);
+        else
+            dlock__redis_cond_wait_until(&p->freed, &p->mu, deadline);
     }
 }
 
@@ -228,13 +304,13 @@ void dlock__redis_pool_release(dlock__redis_pool *p, dlock__redis_conn *c,
         dlock__redis_conn_free(c);
         pthread_mutex_lock(&p->mu);
         p->open--;
-        pthread_cond_signal(&p->freed);
+        tell_freed(p);
         pthread_mutex_unlock(&p->mu);
         return;
     }
     pthread_mutex_lock(&p->mu);
     p->idle[p->nidle++] = c;
-    pthread_cond_signal(&p->freed);
+    tell_freed(p);
     pthread_mutex_unlock(&p->mu);
 }
 

@@ -6,7 +6,9 @@
  * network I/O (connect, send, read).
  *
  * When every connection is lent out, a borrower waits on a condition
- * variable. Acquiring — waiting for a free connection and/or opening a new
+ * variable; one on a loop's fiber sleeps instead (core/fiber.h), so the
+ * loop's thread goes on running the fibers that will return theirs.
+ * Acquiring — waiting for a free connection and/or opening a new
  * one — takes at most connect_timeout_ms in all, so that a call's total
  * stays within the bound api/dlock/redis.h promises: the connect timeout
  * plus the command timeout.

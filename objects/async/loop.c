@@ -4,7 +4,8 @@
  * Each operation runs the blocking form's code on a fiber of the loop's
  * thread (core/fiber.h). The loop keeps four lists:
  *  - incoming: started, not yet run (filled by starters, any thread);
- *  - ready: woken (a raised signal, a cancel) or due (a timer): resume;
+ *  - ready: woken (a raised signal, a cancel, a socket): resume;
+ *  - due: the timers run out (after ready: a slice takes news first);
  *  - turns: fibers that sent a request and read its reply once every
  *    ready fiber sent its own (one round trip for the whole batch);
  *  - done: finished, callback to call.
@@ -20,6 +21,14 @@
  * descriptor an application watches (dlock_loop_fd in poll mode, add_read
  * in hook mode), so a loop of any kind sees a reply arrive. Each pass of
  * the loop takes the ready sockets from the set and resumes their fibers.
+ *
+ * Slices: one run (dlock_loop_run, dlock_loop_on_*) stops after the
+ * client's loop_slice_ms of real time, between two steps or callbacks,
+ * and leaves the rest in its lists in order (the ready fibers get half of
+ * it at most, the turns the rest); it then writes efd (carried), so the epoll set stays readable
+ * and the application's loop, whatever its kind, comes back after its own
+ * work. The rest of a slice is never a wake-up from another thread: it
+ * costs one eventfd write and read per slice.
  *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
@@ -38,6 +47,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dlock/errors.h"
@@ -86,11 +96,14 @@ struct dlock_loop {
 
     /* the loop's thread's */
     fifo turns, done;
+    fifo due;            /* timers run out, behind ready and incoming */
     dlock__aop **heap;
     size_t nheap, capheap;
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
     dlock__aop *io_head; /* operations parked on a socket */
     int running;         /* inside run_due (not re-entered) */
+    int64_t slice_us;    /* a run_due's bound in real time (0: none) */
+    int carried;         /* work was left for the next run: efd written */
     /* What the loop's wait on the epoll set reported (wait_set), for
      * collect_io: the wait and the look are one system call. */
     struct epoll_event stash[64];
@@ -223,6 +236,36 @@ static void heap_remove(dlock_loop *lp, dlock__aop *o)
     heap_down(lp, last->heap_i);
 }
 
+/* ---- a run's slice -------------------------------------------------------------- */
+
+/* The real monotonic time in microseconds: a run's slice bounds how long
+ * the application's loop is held up, whatever the client's clock (a
+ * virtual clock does not move while the loop runs). */
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int slice_over(int64_t end)
+{
+    return end != INT64_MAX && mono_us() >= end;
+}
+
+/* Puts front (in order) before what q holds. */
+static void fifo_prepend(fifo *q, fifo *front)
+{
+    if (!front->head)
+        return;
+    front->tail->next = q->head;
+    if (!q->tail)
+        q->tail = front->tail;
+    q->head = front->head;
+    front->head = front->tail = NULL;
+}
+
 /* ---- waking the loop ------------------------------------------------------------ */
 
 /* The loop whose run_due this thread is in: what it starts there (from a
@@ -287,6 +330,7 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    free(o->carried.detail);
     free(o->detail);
     free(o->text);
     free(o);
@@ -297,6 +341,7 @@ void dlock__aop_start(dlock__aop *o, dlock_op_id *id)
     dlock_loop *lp = o->lp;
     dlock__aop **slot;
 
+    o->carried.start_ms = dlock_clock_now(lp->clock);
     pthread_mutex_lock(&lp->mu);
     o->id = ++lp->next_id;
     slot = id_slot(lp, o->id);
@@ -351,8 +396,12 @@ static void fiber_main(void *arg)
         set_detail(o, "the loop was freed during the wait");
         return;
     }
-    if (o->res.rc != 0 && o->errmsg && !o->detail)
-        set_detail(o, o->errmsg(o->obj));
+    /* Its own detail: the object's is shared with the operations that ran
+     * while this one yielded. */
+    if (o->res.rc != 0 && !o->detail) {
+        o->detail = o->carried.detail;
+        o->carried.detail = NULL;
+    }
 }
 
 /* Sets o's state (read by other threads' raises and cancels, under the
@@ -574,6 +623,7 @@ static void step(dlock_loop *lp, dlock__aop *o)
             return;
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
+        dlock__fiber_set_data(o->fiber, &o->carried);
     }
     set_state(lp, o, A_RUNNING);
     if (dlock__fiber_resume(o->fiber)) {
@@ -591,13 +641,27 @@ static void step(dlock_loop *lp, dlock__aop *o)
         fifo_push(&lp->turns, o); /* a turn (or a sleep without a signal) */
 }
 
-/* Calls the callbacks of what finished, with no lock held. */
-static int deliver(dlock_loop *lp)
+/* Resumes the operations of q in order until the slice ends (after one
+ * at least): what is left stays in q. */
+static void step_list(dlock_loop *lp, fifo *q, int64_t end)
+{
+    dlock__aop *o;
+
+    while ((o = fifo_pop(q)) != NULL) {
+        step(lp, o);
+        if (slice_over(end))
+            break;
+    }
+}
+
+/* Calls the callbacks of what finished, with no lock held, until the
+ * slice ends (after one at least). */
+static int deliver(dlock_loop *lp, int64_t end)
 {
     dlock__aop *o;
     int n = 0;
 
-    while ((o = fifo_pop(&lp->done)) != NULL) {
+    while (!(n > 0 && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
         pthread_mutex_lock(&lp->mu);
         *id_slot(lp, o->id) = o->hnext;
         pthread_mutex_unlock(&lp->mu);
@@ -626,32 +690,56 @@ static void due_timers(dlock_loop *lp)
 
         heap_remove(lp, o);
         pthread_mutex_lock(&lp->mu);
-        unpark_locked(lp, o);
+        if (o->state == A_PARKED) {
+            o->state = A_READY;
+            fifo_push(&lp->due, o);
+        }
         pthread_mutex_unlock(&lp->mu);
     }
 }
 
-/* Runs everything that can run now; the number of callbacks called. */
+/* Whether work is left that can run now (the loop's thread). */
+static int work_left(dlock_loop *lp)
+{
+    int work;
+
+    if (lp->turns.head || lp->done.head || lp->due.head)
+        return 1;
+    pthread_mutex_lock(&lp->mu);
+    work = lp->ready.head || lp->incoming.head;
+    pthread_mutex_unlock(&lp->mu);
+    return work;
+}
+
+/* Runs what can run now, for one slice (lp->slice_us; 0: until nothing
+ * is left); the number of callbacks called. What the slice leaves (the
+ * callbacks that start operations, the timers falling due meanwhile, a
+ * large batch of starts) waits for the next run, with the loop's fd left
+ * readable so that the application's loop comes back to it after its own
+ * work, as libuv and hiredis callbacks leave the rest of a read. */
 static int run_due(dlock_loop *lp)
 {
-    int n = 0;
+    int64_t end = lp->slice_us > 0 ? mono_us() + lp->slice_us : INT64_MAX;
+    int n = 0, over = 0;
 
     if (lp->running)
         return 0;
     lp->running = 1;
     running_here = lp;
-    for (int pass = 0;; pass++) {
-        fifo batch = {NULL, NULL};
-        dlock__aop *o;
+    for (int pass = 0; !over; pass++) {
+        fifo batch = {NULL, NULL}, turns = {NULL, NULL};
         uint64_t drain;
+        int drain_efd = lp->carried;
 
+        lp->carried = 0;
         pthread_mutex_lock(&lp->mu);
         if (lp->woken) {
             lp->woken = 0;
-            if (lp->efd_wakes && read(lp->efd, &drain, sizeof(drain)) < 0)
-                drain = 0;
+            drain_efd |= lp->efd_wakes;
         }
         pthread_mutex_unlock(&lp->mu);
+        if (drain_efd && read(lp->efd, &drain, sizeof(drain)) < 0)
+            drain = 0;
         /* The set is looked at once per run: what becomes ready later
          * shows on its fd (and in the next run). */
         collect_io(lp, pass == 0);
@@ -660,15 +748,36 @@ static int run_due(dlock_loop *lp)
         fifo_append(&batch, &lp->ready);
         fifo_append(&batch, &lp->incoming);
         pthread_mutex_unlock(&lp->mu);
+        /* What a message or a reply woke first, then the naps and sleeps
+         * whose time came: when a slice cannot take everything, the
+         * operations with news go first. */
+        fifo_append(&batch, &lp->due);
         if (!batch.head && !lp->turns.head && !lp->done.head)
             break;
-        /* Every ready fiber first (they send), then the turns (they read
-         * the replies of the batch). */
-        while ((o = fifo_pop(&batch)) != NULL)
-            step(lp, o);
-        while ((o = fifo_pop(&lp->turns)) != NULL)
-            step(lp, o);
-        n += deliver(lp);
+        /* Every ready fiber first (they send), for half the slice at
+         * most, then the turns, a previous run's and these (they read the
+         * replies of the batch): reads are never starved by a flood of
+         * starts and wake-ups, and the sends of a batch still go out
+         * together. */
+        step_list(lp, &batch, end == INT64_MAX ? end : end - lp->slice_us / 2);
+        fifo_append(&turns, &lp->turns);
+        step_list(lp, &turns, end);
+        over = batch.head != NULL || turns.head != NULL;
+        /* What the slice left goes back in front, in its order. */
+        fifo_prepend(&lp->turns, &turns);
+        if (batch.head) {
+            pthread_mutex_lock(&lp->mu);
+            fifo_prepend(&lp->ready, &batch);
+            pthread_mutex_unlock(&lp->mu);
+        }
+        n += deliver(lp, end);
+        over = over || slice_over(end);
+    }
+    if (over && work_left(lp)) {
+        uint64_t one = 1;
+
+        /* The rest is the next run's: the fd stays readable till then. */
+        lp->carried = write(lp->efd, &one, sizeof(one)) == sizeof(one);
     }
     running_here = NULL;
     lp->running = 0;
@@ -717,7 +826,9 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&lp->mu);
         if (stop)
             break;
-        if (lp->rt) {
+        if (lp->carried) {
+            continue; /* a slice's rest: run it now */
+        } else if (lp->rt) {
             /* The epoll set: a wake-up (efd) or a socket ready. */
             int64_t wake = next_wake(lp), now = dlock_clock_now(lp->clock);
 
@@ -759,6 +870,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->efd = lp->epfd = -1;
     lp->timer_armed = -1;
     lp->rt = lp->clock == dlock_clock_realtime();
+    lp->slice_us = c->opts.loop_slice_ms * 1000;
     if (pthread_mutex_init(&lp->mu, NULL) != 0) {
         free(lp);
         return DLOCK_ENOMEM;
@@ -924,7 +1036,7 @@ int64_t dlock_loop_timeout_ms(dlock_loop *lp)
     pthread_mutex_lock(&lp->mu);
     work = lp->incoming.head || lp->ready.head || lp->woken;
     pthread_mutex_unlock(&lp->mu);
-    if (work || lp->turns.head || lp->done.head)
+    if (work || lp->turns.head || lp->done.head || lp->due.head)
         return 0;
     wake = next_wake(lp);
     if (wake == INT64_MAX)

@@ -12,22 +12,24 @@
 #include "dlock/sys/rlock.h"
 
 #include "core/fiber.h"
+#include "objects/runtime/op.h"
 
 /* One started operation, from its starter to its callback. */
 typedef struct dlock__aop dlock__aop;
 
 /* What the operation does, on its fiber, with its fields: set rc (and
- * value, ids); the detail of a failure is read from the object after
- * (kept only then: most operations succeed, and a pending wait should
- * cost little). */
+ * value, ids); the detail of a failure is the one it recorded itself
+ * (carried: allocated only then, most operations succeed and a pending
+ * wait should cost little). */
 typedef void (*dlock__aop_body)(dlock__aop *o);
 
 struct dlock__aop {
     dlock_op_id id;
     dlock_loop *lp;
     dlock__aop_body body;
-    /* The detail of a failure: the object's errmsg after the body ran. */
-    const char *(*errmsg)(void *obj);
+    /* Its start time and failure detail, for the blocking form on its
+     * fiber (the fiber's data). */
+    dlock__carried carried;
     /* A wait, cancelled by dlock_op_cancel, and undone when the loop is
      * freed while it ran (undo: NULL when a grant leaves nothing to undo). */
     int is_wait;

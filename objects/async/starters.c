@@ -15,27 +15,6 @@
 #include "objects/runtime/client.h"
 #include "objects/runtime/rlock.h"
 
-/* The objects' details, for the callback's r->detail. */
-static const char *err_lock(void *obj)
-{
-    return dlock_errmsg(obj);
-}
-
-static const char *err_sem(void *obj)
-{
-    return dlock_semaphore_errmsg(obj);
-}
-
-static const char *err_permits(void *obj)
-{
-    return dlock_permit_semaphore_errmsg(obj);
-}
-
-static const char *err_latch(void *obj)
-{
-    return dlock_latch_errmsg(obj);
-}
-
 /* ---- what every starter checks ------------------------------------------------ */
 
 static int common(dlock_loop *lp, const void *obj, dlock_done_fn fn)
@@ -77,13 +56,12 @@ static dlock__aop *lock_op(dlock_loop *lp, dlock_rlock *l, const char *owner,
     o->obj = l;
     o->fn = fn;
     o->arg = arg;
-    o->errmsg = err_lock;
     return o;
 }
 
 /* A plain operation on obj (a semaphore, a latch). */
-static dlock__aop *plain_op(dlock_loop *lp, void *obj, const char *(*errmsg)(void *),
-                            dlock_done_fn fn, void *arg, int *rc)
+static dlock__aop *plain_op(dlock_loop *lp, void *obj, dlock_done_fn fn, void *arg,
+                            int *rc)
 {
     dlock__aop *o;
 
@@ -97,7 +75,6 @@ static dlock__aop *plain_op(dlock_loop *lp, void *obj, const char *(*errmsg)(voi
     o->obj = obj;
     o->fn = fn;
     o->arg = arg;
-    o->errmsg = errmsg;
     return o;
 }
 
@@ -320,7 +297,7 @@ int dlock_semaphore_acquire_async(dlock_loop *lp, dlock_op_id *op, dlock_semapho
 
     if (!wait_ok(wait_ms))
         return DLOCK_EINVAL;
-    o = plain_op(lp, s, err_sem, fn, arg, &rc);
+    o = plain_op(lp, s, fn, arg, &rc);
     if (!o)
         return rc;
     o->n = permits;
@@ -339,8 +316,7 @@ int dlock_semaphore_release_async(dlock_loop *lp, dlock_op_id *op, dlock_semapho
                                   int64_t permits, dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = plain_op(lp, s, err_sem, fn,
-                             arg, &rc);
+    dlock__aop *o = plain_op(lp, s, fn, arg, &rc);
 
     if (!o)
         return rc;
@@ -382,8 +358,7 @@ int dlock_permit_semaphore_acquire_async(dlock_loop *lp, dlock_op_id *op,
 
     if (!wait_ok(wait_ms))
         return DLOCK_EINVAL;
-    o = plain_op(lp, p, err_permits, fn, arg,
-                 &rc);
+    o = plain_op(lp, p, fn, arg, &rc);
     if (!o)
         return rc;
     o->n = permits;
@@ -408,8 +383,7 @@ int dlock_permit_semaphore_release_async(dlock_loop *lp, dlock_op_id *op,
 
     if (!id)
         return DLOCK_EINVAL;
-    o = plain_op(lp, p, err_permits, fn, arg,
-                 &rc);
+    o = plain_op(lp, p, fn, arg, &rc);
     if (!o)
         return rc;
     if (!(o->text = strdup(id))) {
@@ -433,7 +407,7 @@ int dlock_latch_await_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l,
 
     if (!wait_ok(wait_ms))
         return DLOCK_EINVAL;
-    o = plain_op(lp, l, err_latch, fn, arg, &rc);
+    o = plain_op(lp, l, fn, arg, &rc);
     if (!o)
         return rc;
     o->wait_ms = wait_ms;
@@ -450,8 +424,7 @@ int dlock_latch_count_down_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l
                                  dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = plain_op(lp, l, err_latch, fn, arg,
-                             &rc);
+    dlock__aop *o = plain_op(lp, l, fn, arg, &rc);
 
     return o ? start(o, op, body_latch_count_down) : rc;
 }

@@ -103,7 +103,8 @@ static int options_valid(const dlock_client_options *o)
            (o->version < 4 || o->describe_owner == 0 || o->describe_owner == 1) &&
            (o->version < 5 || ((!o->client_name || name_valid(o->client_name)) &&
                                o->metrics_names_max >= 0 &&
-                               o->metrics_names_max <= DLOCK_METRICS_NAMES_MAX));
+                               o->metrics_names_max <= DLOCK_METRICS_NAMES_MAX)) &&
+           (o->version < 6 || in_range(o->loop_slice_ms, 0));
 }
 
 /* opts as this version of the library reads it: an older struct is
@@ -116,9 +117,10 @@ static void options_copy(dlock_client_options *to, const dlock_client_options *f
         offsetof(dlock_client_options, fair_waiter_timeout_ms), /* 2 */
         offsetof(dlock_client_options, describe_owner),         /* 3 */
         offsetof(dlock_client_options, client_name),            /* 4 */
+        offsetof(dlock_client_options, loop_slice_ms),          /* 5 */
     };
 
-    if (from->version >= 5) {
+    if (from->version >= 6) {
         *to = *from;
         return;
     }

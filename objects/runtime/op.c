@@ -18,6 +18,28 @@
 
 #include "objects/runtime/op.h"
 
+#include "core/fiber.h"
+#include "dlock/sys/clock.h"
+
+dlock__carried *dlock__carried_here(void)
+{
+    dlock__fiber *f = dlock__fiber_current();
+
+    return f ? dlock__fiber_data(f) : NULL;
+}
+
+int64_t dlock__op_wait_start(dlock_clock *clk, int64_t wait_ms)
+{
+    dlock__carried *k = wait_ms > 0 ? dlock__carried_here() : NULL;
+    int64_t now = dlock_clock_now(clk);
+
+    if (!k || k->start_ms == INT64_MIN)
+        return now;
+    now = k->start_ms < now ? k->start_ms : now;
+    k->start_ms = INT64_MIN;
+    return now;
+}
+
 void dlock__op_init(dlock_op *op, const char *owner)
 {
     op->owner = owner;

@@ -1,7 +1,8 @@
 /*
  * dlock — the operation context (op.c): struct dlock_op, its deadline and
  * cap, judged regions and failure notes.
- * Private to objects/; included by runtime/ op.c, rlock.c, wait.c; types/
+ * Private to objects/; included by async/ loop.h; runtime/ op.c, rlock.c,
+ * wait.c; types/
  * fair.c, fenced.c, latch.c, multilock.c, permit_semaphore.c, redlock.c,
  * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
  */
@@ -42,6 +43,29 @@ struct dlock_op {
     char *detail;
     size_t detail_len;
 };
+
+/* What an asynchronous operation carries into the blocking form that runs
+ * it on a fiber (objects/async/loop.c makes it the fiber's data word): what
+ * belongs to the operation, not to the object it works on, which other
+ * operations share and change while this one has yielded. */
+typedef struct dlock__carried {
+    /* When its starter was called, on the client's clock: a wait's budget
+     * counts from there, however long the operation waited for the loop
+     * (taken by its first wait: INT64_MIN then). */
+    int64_t start_ms;
+    /* Its last failure's detail, as recorded on any object while it ran
+     * (DLOCK_ERRMSG_MAX bytes, allocated at the first; NULL: none). */
+    char *detail;
+} dlock__carried;
+
+/* The context carried by the fiber running on this thread; NULL outside
+ * one (a blocking caller). */
+dlock__carried *dlock__carried_here(void);
+/* When a wait of wait_ms (> 0) that starts now on clk began: its
+ * operation's start when the running fiber carries one not yet taken
+ * (taken now), else now. A wait of 0 (one attempt) and a wait for ever
+ * take nothing: the attempt is made whenever it runs. */
+int64_t dlock__op_wait_start(dlock_clock *clk, int64_t wait_ms);
 
 /* An op for owner: no deadline, no cap, not judged, no failure. */
 void dlock__op_init(dlock_op *op, const char *owner);

@@ -146,19 +146,25 @@ static void err_locks_atfork_install(void)
 
 int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 {
+    char text[DLOCK_ERRMSG_MAX];
+    dlock__carried *k = dlock__carried_here();
     va_list ap;
 
     if (!l)
         return code;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
     pthread_mutex_lock(err_lock(l));
     if (!l->errmsg)
         l->errmsg = malloc(DLOCK_ERRMSG_MAX);
-    if (l->errmsg) {
-        va_start(ap, fmt);
-        vsnprintf(l->errmsg, DLOCK_ERRMSG_MAX, fmt, ap);
-        va_end(ap);
-    }
+    if (l->errmsg)
+        memcpy(l->errmsg, text, sizeof text);
     pthread_mutex_unlock(err_lock(l));
+    /* An asynchronous operation keeps its own copy: by the time it ends,
+     * another one may have written the object's. */
+    if (k && (k->detail || (k->detail = malloc(DLOCK_ERRMSG_MAX)) != NULL))
+        memcpy(k->detail, text, sizeof text);
     return code;
 }
 

@@ -320,8 +320,10 @@ static void wait_begin(wait_state *w, dlock_rlock *l, dlock_op *op,
     w->wait_ms = wait_ms;
     w->lease_ms = lease_ms;
     w->retry_ms = -1;
-    start = dlock_clock_now(w->clk);
-    w->sent = start;
+    /* The budget counts from the call's start: an asynchronous one's
+     * starter, however long it waited for the loop. */
+    start = dlock__op_wait_start(w->clk, wait_ms);
+    w->sent = dlock_clock_now(w->clk);
     w->outer_deadline = op->deadline_ms;
     op->deadline_ms = forever ? INT64_MAX : dlock__add_sat(start, wait_ms);
     w->outer_cap = dlock__op_cap_within(

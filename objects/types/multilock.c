@@ -55,7 +55,8 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     multilock *m = (multilock *)l;
     dlock_clock *clk = l->client->clock;
     int forever = wait_ms == DLOCK_WAIT_FOREVER;
-    int64_t deadline = forever ? INT64_MAX : dlock__add_sat(dlock_clock_now(clk), wait_ms);
+    int64_t deadline =
+        forever ? INT64_MAX : dlock__add_sat(dlock__op_wait_start(clk, wait_ms), wait_ms);
     /* The whole call, every member's round trips included, ends within
      * wait_ms + budget_slack_ms, as a single lock's does. */
     int64_t outer = dlock__op_cap_within(

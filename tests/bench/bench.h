@@ -264,6 +264,18 @@ void bench_fig_async(const bench_config *cfg, bench_raw *raw);
 /* fig_handoff.c — figure 12: N one-shot waiters of one client handing one
  * lock on (threads, a loop's operations), against 1 / (work + RTT). */
 void bench_fig_handoff(const bench_config *cfg, bench_raw *raw);
+/* Figure 11d (fig_loop_turn.c): how long one dlock call holds up the
+ * application's loop. */
+void bench_fig_loop_turn(const bench_config *cfg);
+/* The kernel's limit on a process's mappings (vm.max_map_count; each
+ * asynchronous operation in flight holds a fiber, two mappings); 0 when
+ * unknown. */
+long bench_max_map_count(void);
+/* Frees what a figure of waits made (fig_async.c): the loop, then the n
+ * handle pairs (each of theirs force-unlocked first; NULL entries and
+ * arrays ok), the two clients and the arrays. */
+void bench_waits_free(dlock_loop *lp, dlock_client *waiter, dlock_client *holder,
+                      dlock_rlock **mine, dlock_rlock **theirs, int n);
 
 /* The process's resident set (bytes; -1 unknown), and the server's
  * connected clients (INFO clients; -1 unknown). */

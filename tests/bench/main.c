@@ -39,7 +39,7 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster", "async", "handoff"};
+                                      "cluster", "async", "loop_turn", "handoff"};
 
 static void on_alarm(int sig)
 {
@@ -255,6 +255,8 @@ int main(int argc, char **argv)
         bench_fig_async(&cfg, raw);
     if (wanted(only, "handoff"))
         bench_fig_handoff(&cfg, raw);
+    if (wanted(only, "loop_turn"))
+        bench_fig_loop_turn(&cfg);
     if (wanted(only, "cluster"))
         bench_fig_cluster(&cfg);
 

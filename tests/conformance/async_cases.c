@@ -83,17 +83,28 @@ static dlock_loop *loop(dlock_fx *fx, dlock_client *c)
     return dlock_fx_keep(fx, lp, free_loop);
 }
 
+/* On the mock: runs lp until nothing is due (a run does one slice and
+ * leaves the rest, with dlock_loop_timeout_ms 0, for the next). */
+static void run_due_all(dlock_loop *lp)
+{
+    do
+        assert_true(dlock_loop_run(lp, 0) >= 0);
+    while (dlock_loop_timeout_ms(lp) == 0);
+}
+
 /* Runs lp until s has n calls: on the mock without waiting (everything due
  * runs at once), on Redis up to REDIS_WAIT_MS of real time. */
 static void run_until(dlock_fx *fx, dlock_loop *lp, const seen *s, int n)
 {
     int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
 
-    do {
-        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
-    } while (s->calls < n && !fx->is_mock && dlock_fx_real_ms() < end);
-    if (fx->is_mock)
-        assert_true(dlock_loop_run(lp, 0) >= 0);
+    if (fx->is_mock) {
+        run_due_all(lp);
+        return;
+    }
+    do
+        assert_true(dlock_loop_run(lp, 20) >= 0);
+    while (s->calls < n && dlock_fx_real_ms() < end);
 }
 
 /* Runs lp for a while and checks nothing was called back meanwhile. */
@@ -571,6 +582,141 @@ static void async_many_waits(void **state)
     assert_int_equal(total, MANY);
 }
 
+/* A wait's budget counts from its starter, not from when the loop first
+ * ran it: a loop busy for most of the budget (here: not run at all for
+ * LATE ms) does not stretch the wait. Before, the callback came LATE ms
+ * after the budget. */
+#define LATE_MS 600
+
+static void async_budget_from_starter(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    /* kept before the loop, which teardown frees first (it may still
+     * call back after a failed assertion) */
+    seen *a = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t wait = 1000, t0;
+    char want[64];
+
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    t0 = dlock_fx_real_ms();
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, on_done, a), 0);
+    dlock_fx_advance(fx, LATE_MS); /* the loop is busy elsewhere */
+    if (fx->is_mock) {
+        run_idle(fx, lp, a, 0); /* the first attempt: refused */
+        dlock_fx_advance(fx, wait - LATE_MS);
+        run_until(fx, lp, a, 1);
+    } else {
+        run_until(fx, lp, a, 1);
+        /* within the budget and its slack, never the budget after the
+         * loop's first run (LATE_MS + wait) */
+        assert_true(dlock_fx_real_ms() - t0 < LATE_MS + wait);
+    }
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(a->rc, DLOCK_ETIMEDOUT);
+    snprintf(want, sizeof want, "waited %lld ms", (long long)wait);
+    assert_non_null(strstr(a->detail, want));
+    assert_int_equal(dlock_unlock(l2), 0);
+}
+
+/* Each operation's detail is its own: N fair waits on one lock time out
+ * in the same run, and (on Redis) each one's give-up round trip lets the
+ * others run and write the object's shared detail before its callback:
+ * before, every callback but the last named another wait. */
+#define FAIR_WAITS 8
+
+static void async_details_are_their_own(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *f1 = NULL, *f2 = NULL;
+    seen *s = dlock_fx_keep(fx, calloc(FAIR_WAITS, sizeof(seen)), free); /* as above */
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t base = 1000, step = 10;
+    int i, total = 0;
+
+    assert_int_equal(dlock_fair_new(&f1, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, f1, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_fair_new(&f2, fx->c2, fx->name), 0);
+    dlock_fx_keep(fx, f2, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_lock(f2, HOLDER_LEASE_MS), 0);
+    for (i = 0; i < FAIR_WAITS; i++) {
+        char owner[32];
+
+        snprintf(owner, sizeof owner, "waiter-%d", i);
+        assert_int_equal(dlock_lock_async(lp, NULL, f1, owner, base + i * step, 0, on_done,
+                                          &s[i]), 0);
+    }
+    /* Every wait makes its first attempt and sleeps; then the loop is not
+     * run until every budget has run out, so that all end in one run. */
+    run_idle(fx, lp, &s[0], 0);
+    dlock_fx_advance(fx, base + FAIR_WAITS * step);
+    if (fx->is_mock) {
+        run_due_all(lp);
+    } else {
+        int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+        while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end)
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+    }
+    for (i = 0; i < FAIR_WAITS; i++) {
+        char want[64];
+
+        total += s[i].calls;
+        assert_int_equal(s[i].rc, DLOCK_ETIMEDOUT);
+        snprintf(want, sizeof want, "waited %lld ms", (long long)(base + i * step));
+        if (!strstr(s[i].detail, want))
+            print_message("wait %d: \"%s\", not its own (%s)\n", i, s[i].detail, want);
+        assert_non_null(strstr(s[i].detail, want));
+    }
+    assert_int_equal(total, FAIR_WAITS);
+    assert_int_equal(dlock_unlock(f2), 0);
+}
+
+/* One run does one slice (the client's loop_slice_ms, 2 ms by default)
+ * and leaves the rest with the loop's fd readable: thousands of operations
+ * due at once do not hold the application's loop up until all are done. On
+ * the mock they are all due at once (no round trip waits on a socket), and
+ * far more than a slice's worth. */
+#define SLICED 5000
+
+static void async_run_is_a_slice(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = dlock_fx_lock(fx, fx->c1, fx->name);
+    /* kept before the loop, which teardown frees first (it may still
+     * call back after a failed assertion) */
+    seen *s = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+    /* On Redis, where round trips spread the operations over many runs
+     * anyway, fewer: it checks only that they all end (a sanitizer build
+     * on a loaded machine once took more than 5 s for 500). */
+    int i, n, many = fx->is_mock ? SLICED : SLICED / 100;
+
+    for (i = 0; i < many; i++)
+        assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, s), 0);
+    if (fx->is_mock) {
+        struct pollfd p = {dlock_loop_fd(lp), POLLIN, 0};
+
+        n = dlock_loop_run(lp, 0);
+        assert_true(n > 0 && n < SLICED);
+        assert_int_equal(s->calls, n);
+        assert_int_equal(dlock_loop_pending(lp), (size_t)(SLICED - n));
+        /* the rest is due now, and the fd says so */
+        assert_int_equal(dlock_loop_timeout_ms(lp), 0);
+        assert_int_equal(poll(&p, 1, 0), 1);
+        run_due_all(lp);
+        p.revents = 0;
+        assert_int_equal(poll(&p, 1, 0), 0);
+    } else {
+        run_until(fx, lp, s, many);
+    }
+    assert_int_equal(s->calls, many);
+    assert_int_equal(s->rc, 0);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+}
+
 /* ---- hook mode and the loop's own thread ----------------------------------------- */
 
 /* A loop of the test's own, on poll(): the hooks record what dlock asks. */
@@ -741,6 +887,9 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_bad_input),
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
+    DLOCK_FX_CASE(async_run_is_a_slice),
+    DLOCK_FX_CASE(async_budget_from_starter),
+    DLOCK_FX_CASE(async_details_are_their_own),
     DLOCK_FX_CASE(async_hook_mode),
     DLOCK_FX_CASE(async_own_thread),
 };

@@ -8,6 +8,8 @@
  *    multiplexed and the pooled connection alike; when the server
  *    resumes, the reply wakes the loop through dlock_loop_fd long before
  *    the call's own deadline, and the lock is granted;
+ *  - operations beyond a small pool's connections, on one loop, wait for
+ *    a connection without blocking the loop's thread;
  *  - a thread's blocking call beside a parked operation, on the same
  *    multiplexed connection, does not wait for the loop to run;
  *  - a real loop library (libuv, through its adapter) drives waits and
@@ -125,6 +127,76 @@ static void test_stalled_server_pooled(void **state)
     stalled_server(0, "async-io:stall:pool");
 }
 
+/* A pool smaller than the operations in flight on one loop: a fiber that
+ * finds every connection lent out sleeps instead of blocking the loop's
+ * thread in the pool's condition variable, so the fibers holding the
+ * connections get their replies and return them. Before, one run blocked
+ * up to the connect timeout per waiting operation, and half of them ended
+ * with DLOCK_ETIMEDOUT. */
+#define POOL_SMALL 2
+#define POOL_OPS 40
+
+static void test_small_pool_many_ops(void **state)
+{
+    dlock_redis_options o = DLOCK_REDIS_OPTIONS_INIT;
+    dlock_backend *b = NULL;
+    dlock_client *c = NULL;
+    dlock_rlock *l[POOL_OPS];
+    dlock_loop *lp = NULL;
+    calls got = {0, -1}, unlocked = {0, -1};
+    int64_t end, longest = 0;
+    char err[256];
+    int i, failed = 0;
+
+    (void)state;
+    o.multiplex = 0;
+    o.pool_size = POOL_SMALL;
+    assert_int_equal(dlock_redis_backend_new(&b, dlock_test_redis_url(srv), &o, err,
+                                             sizeof err), 0);
+    assert_int_equal(dlock_client_new(&c, b, NULL), 0);
+    assert_int_equal(dlock_loop_new(&lp, c, NULL), 0);
+    for (i = 0; i < POOL_OPS; i++) {
+        char name[64];
+
+        snprintf(name, sizeof name, "async-io:pool:%d", i);
+        assert_int_equal(dlock_reentrant_new(&l[i], c, name), 0);
+        assert_int_equal(dlock_lock_async(lp, NULL, l[i], "p", CALL_BUDGET_MS, 0, done, &got),
+                         0);
+    }
+    end = dlock_fx_real_ms() + CASE_REAL_MS;
+    while (got.n < POOL_OPS && dlock_fx_real_ms() < end) {
+        struct pollfd p = {dlock_loop_fd(lp), POLLIN, 0};
+        int64_t t = dlock_loop_timeout_ms(lp), t0;
+
+        poll(&p, 1, t < 0 || t > 100 ? 100 : (int)t);
+        t0 = dlock_fx_real_ms();
+        dlock_loop_run(lp, 0);
+        if (dlock_fx_real_ms() - t0 > longest)
+            longest = dlock_fx_real_ms() - t0;
+    }
+    /* A run never waits for a connection (a wide bound: before, one run
+     * took seconds) */
+    print_message("%d of %d called back, the last with %s; longest run %lld ms\n", got.n,
+                  POOL_OPS, dlock_errname(got.rc), (long long)longest);
+    assert_int_equal(got.n, POOL_OPS);
+    assert_true(longest < 1000);
+    for (i = 0; i < POOL_OPS; i++) {
+        int held = 0;
+
+        assert_int_equal(dlock_is_held_as(l[i], "p", &held), 0);
+        failed += !held;
+        assert_int_equal(dlock_unlock_async(lp, NULL, l[i], "p", done, &unlocked), 0);
+    }
+    assert_int_equal(failed, 0);
+    run_until(lp, &unlocked, POOL_OPS);
+    assert_int_equal(unlocked.n, POOL_OPS);
+    assert_int_equal(unlocked.rc, 0);
+    dlock_loop_free(lp);
+    for (i = 0; i < POOL_OPS; i++)
+        dlock_rlock_free(l[i]);
+    dlock_client_free(c);
+}
+
 /* A thread's blocking call on a client whose loop's fiber waits for a
  * reply is not held up by that loop: the fiber does not keep the
  * multiplexed connection's reader's role while it is parked, so the
@@ -231,6 +303,7 @@ int dlock_test_redis_async_io(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stalled_server_multiplexed),
         cmocka_unit_test(test_stalled_server_pooled),
+        cmocka_unit_test(test_small_pool_many_ops),
         cmocka_unit_test(test_thread_beside_parked_fiber),
         cmocka_unit_test(test_libuv_over_redis),
     };
