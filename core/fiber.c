@@ -30,6 +30,17 @@
 #define FIBER_TSAN 1
 #endif
 
+/* Valgrind is told where each fiber's stack is (else it takes a switch
+ * for a huge stack frame and warns "client switching stacks?"); the
+ * requests cost a few instructions outside Valgrind. Optional: built in
+ * when its header is there, left out with -DDLOCK_NO_VALGRIND. */
+#if !defined(DLOCK_NO_VALGRIND) && defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define FIBER_VALGRIND 1
+#endif
+#endif
+
 #if defined(__x86_64__) && !defined(__CET__) && !defined(DLOCK_FIBER_UCONTEXT)
 #define FIBER_OWN_SWITCH 1
 #endif
@@ -42,24 +53,52 @@ typedef struct fctx {
 
 /* Saves the running context's registers on its stack and its stack
  * pointer into *from, then continues the context whose stack pointer is
- * to (where it switched away, or at dlock__fctx_entry for a new one). */
+ * to (where it switched away, or at dlock__fctx_begin for a new one). */
 void dlock__fctx_switch(void **from, void *to) __attribute__((visibility("hidden")));
-/* A new fiber's first instruction: calls dlock__fiber_entry(r12). */
+/* A new fiber's first instruction: calls dlock__fiber_entry(r12).
+ * dlock__fctx_entry is one byte before it (a nop), so that an unwinder
+ * that looks up a return address minus one finds this code's rules. */
 void dlock__fctx_entry(void) __attribute__((visibility("hidden")));
+void dlock__fctx_begin(void) __attribute__((visibility("hidden")));
 void dlock__fiber_entry(void *f) __attribute__((visibility("hidden"), noreturn));
 
+/* The unwind rules (.cfi_*): in the switch, the frame is the one whose
+ * registers are saved at the stack pointer (the same layout on both
+ * sides, so the rules hold before and after the stack pointer moves: a
+ * debugger stopped there sees the side it is on). In the entry, the
+ * fiber's outermost frame, the caller is the resumer: the word above the
+ * fiber's first frame holds &f->back, whose context's saved stack
+ * pointer is where dlock__fiber_resume's registers and return address
+ * are, so a backtrace taken in a fiber goes on through the resume into
+ * the loop that runs it. The CFA expression (DW_CFA_def_cfa_expression):
+ * rsp, three loads (&f->back, f->back, f->back->sp), plus 64 (the saved
+ * block: control words, r15..r12, rbx, rbp, return address). */
 __asm__(".text\n"
         ".globl dlock__fctx_switch\n"
         ".hidden dlock__fctx_switch\n"
         ".type dlock__fctx_switch,@function\n"
         "dlock__fctx_switch:\n"
+        "    .cfi_startproc\n"
         "    pushq %rbp\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %rbp, 0\n"
         "    pushq %rbx\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %rbx, 0\n"
         "    pushq %r12\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r12, 0\n"
         "    pushq %r13\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r13, 0\n"
         "    pushq %r14\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r14, 0\n"
         "    pushq %r15\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r15, 0\n"
         "    subq $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset 8\n"
         "    stmxcsr (%rsp)\n"
         "    fnstcw 4(%rsp)\n"
         "    movq %rsp, (%rdi)\n"
@@ -67,38 +106,68 @@ __asm__(".text\n"
         "    ldmxcsr (%rsp)\n"
         "    fldcw 4(%rsp)\n"
         "    addq $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
         "    popq %r15\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r15\n"
         "    popq %r14\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r14\n"
         "    popq %r13\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r13\n"
         "    popq %r12\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r12\n"
         "    popq %rbx\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %rbx\n"
         "    popq %rbp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %rbp\n"
         "    ret\n"
+        "    .cfi_endproc\n"
         ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
         ".globl dlock__fctx_entry\n"
         ".hidden dlock__fctx_entry\n"
         ".type dlock__fctx_entry,@function\n"
+        ".globl dlock__fctx_begin\n"
+        ".hidden dlock__fctx_begin\n"
         "dlock__fctx_entry:\n"
+        "    .cfi_startproc\n"
+        "    .cfi_escape 0x0f, 0x07, 0x77, 0x00, 0x06, 0x06, 0x06, 0x23, 0x40\n"
+        "    .cfi_offset %rip, -8\n"
+        "    .cfi_offset %rbp, -16\n"
+        "    .cfi_offset %rbx, -24\n"
+        "    .cfi_offset %r12, -32\n"
+        "    .cfi_offset %r13, -40\n"
+        "    .cfi_offset %r14, -48\n"
+        "    .cfi_offset %r15, -56\n"
+        "    nop\n"
+        "dlock__fctx_begin:\n"
         "    movq %r12, %rdi\n"
         "    call dlock__fiber_entry\n"
         "    ud2\n"
+        "    .cfi_endproc\n"
         ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
 
 /* The words dlock__fctx_switch pops for a new context, from its stack
  * pointer up: the control words, r15, r14, r13, r12 (the fiber), rbx,
- * rbp, and the return address; above them the stack's 16-aligned top, so
- * that the entry's call is aligned as the ABI wants. */
-static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+ * rbp, and the return address; above them, at the 16-aligned address the
+ * entry's call is made from (as the ABI wants), the link its unwind rules
+ * read (link: &f->back). */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
 {
-    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uintptr_t top = (((uintptr_t)stack + size) & ~(uintptr_t)15) - 16;
     uint64_t *w = (uint64_t *)(top - 64);
 
+    *(fctx *const **)top = link;
     w[0] = 0x1F80u | ((uint64_t)0x037Fu << 32); /* MXCSR, x87 control word:
                                                  * the ABI's initial values */
     w[1] = w[2] = w[3] = 0;
     w[4] = (uint64_t)(uintptr_t)f;
     w[5] = w[6] = 0;
-    w[7] = (uint64_t)(uintptr_t)dlock__fctx_entry;
+    w[7] = (uint64_t)(uintptr_t)dlock__fctx_begin;
     c->sp = w;
 }
 
@@ -111,8 +180,9 @@ typedef ucontext_t fctx;
 
 static void trampoline(unsigned hi, unsigned lo);
 
-static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
 {
+    (void)link; /* glibc's makecontext ends the unwind at the fiber's first frame */
     c->uc_stack.ss_sp = stack;
     c->uc_stack.ss_size = size;
     c->uc_link = NULL;
@@ -162,6 +232,9 @@ struct dlock__fiber {
     const int *cancel;
 #ifdef FIBER_TSAN
     void *tsan, *tsan_back;
+#endif
+#ifdef FIBER_VALGRIND
+    unsigned vg_stack;  /* Valgrind's id of the stack */
 #endif
 #ifdef FIBER_ASAN
     void *fake_back, *fake_fiber; /* ASan's fake stacks, per side */
@@ -335,7 +408,11 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
     }
     f->fn = fn;
     f->arg = arg;
-    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f);
+    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f, &f->back);
+#ifdef FIBER_VALGRIND
+    f->vg_stack = VALGRIND_STACK_REGISTER(f->map + page_size(),
+                                          f->map + page_size() + DLOCK__FIBER_STACK - 1);
+#endif
 #ifdef FIBER_TSAN
     f->tsan = __tsan_create_fiber(0);
 #endif
@@ -389,6 +466,24 @@ void dlock__fiber_yield(void)
 #endif
 }
 
+const char *dlock__fiber_switch_name(void)
+{
+#ifdef FIBER_OWN_SWITCH
+    return "x86-64 assembly";
+#else
+    return "ucontext";
+#endif
+}
+
+int dlock__fiber_unwinds_to_resumer(void)
+{
+#ifdef FIBER_OWN_SWITCH
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 dlock__fiber *dlock__fiber_current(void)
 {
     return current;
@@ -411,6 +506,9 @@ void dlock__fiber_free(dlock__fiber *f)
         return;
 #ifdef FIBER_TSAN
     __tsan_destroy_fiber(f->tsan);
+#endif
+#ifdef FIBER_VALGRIND
+    VALGRIND_STACK_DEREGISTER(f->vg_stack);
 #endif
     stack_give(f);
     free(f);

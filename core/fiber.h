@@ -34,6 +34,13 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
 int dlock__fiber_resume(dlock__fiber *f);
 /* From inside a fiber: back to its resumer; returns at the next resume. */
 void dlock__fiber_yield(void);
+/* Which switch this build has ("x86-64 assembly", "ucontext"; fiber.c's
+ * header says when each is used), for the tests and their reports. */
+const char *dlock__fiber_switch_name(void);
+/* Whether an unwinder (a debugger's backtrace, backtrace(3)) taken in a
+ * fiber goes on past the fiber's first frame into its resumer's frames
+ * (1), or ends at the fiber's first frame (0: the ucontext path). */
+int dlock__fiber_unwinds_to_resumer(void);
 /* The fiber running on this thread, or NULL outside one. */
 dlock__fiber *dlock__fiber_current(void);
 /* A word the fiber's owner keeps with it (NULL at first). */
