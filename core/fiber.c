@@ -1,14 +1,39 @@
 /*
  * dlock — fibers with a pool of guarded stacks (core/fiber.h).
  *
- * The switch: on x86-64, a few instructions of our own that save the
- * callee-saved registers, the SSE and x87 control words and the stack
- * pointer on the stack being left, and load them from the one being
- * entered; elsewhere (and where control-flow enforcement is on: its shadow
- * stack follows glibc's switch only), getcontext/makecontext/swapcontext.
- * glibc's swapcontext also saves and restores the signal mask, two system
- * calls per switch, and its context takes ~1 kB per fiber; the signal
- * mask is the thread's anyway here (a fiber never changes it).
+ * The switch, two of them:
+ * - x86-64 (without -fcf-protection): a few instructions of our own that
+ *   save the callee-saved registers, the SSE and x87 control words and the
+ *   stack pointer on the stack being left, and load them from the one
+ *   being entered. They carry unwind rules (.cfi_*): a backtrace taken in a
+ *   fiber (gdb's bt, backtrace(3)) shows the operation's frames, then the
+ *   switch, then dlock__fiber_resume and the loop that resumed it, down to
+ *   main; see the rules above the assembly.
+ * - everywhere else, and on x86-64 with control-flow enforcement
+ *   (__CET__, -fcf-protection) or -DDLOCK_FIBER_UCONTEXT:
+ *   getcontext/makecontext/swapcontext. glibc's swapcontext also saves and
+ *   restores the signal mask, two system calls per switch, and its context
+ *   takes ~1 kB per fiber; the signal mask is the thread's anyway here (a
+ *   fiber never changes it). glibc's makecontext marks the fiber's first
+ *   frame as the outermost one: a backtrace there ends at the fiber's
+ *   first frame (the operation's frames, not the resumer's). aarch64 takes
+ *   this path (make check-aarch64 runs it there under qemu-user).
+ * Why not the assembly switch under CET: endbr64 alone would satisfy
+ * indirect-branch tracking (the switch is only called directly, its entry
+ * reached by ret), but the shadow stack would not accept it. Each fiber
+ * needs a shadow stack of its own (map_shadow_stack, with a restore
+ * token), and every switch must move the shadow-stack pointer with
+ * saveprevssp/rstorssp, only when the kernel and glibc turned shadow
+ * stacks on for the process. glibc's makecontext and swapcontext do just
+ * that; a switch of ours would mark the object as shadow-stack compatible
+ * (the compiler's .note.gnu.property covers the file) without being so,
+ * and the first switch of a process run with shadow stacks would crash.
+ * make check-fibers builds and runs both the forced ucontext path and a
+ * -fcf-protection build.
+ *
+ * Valgrind: each fiber's stack is registered with it
+ * (VALGRIND_STACK_REGISTER) when <valgrind/valgrind.h> is there at build
+ * time, so that a switch is not taken for a huge stack frame.
  */
 #include "core/fiber.h"
 
