@@ -14,9 +14,9 @@
  *   getcontext/makecontext/swapcontext. glibc's swapcontext also saves and
  *   restores the signal mask, two system calls per switch, and its context
  *   takes ~1 kB per fiber; the signal mask is the thread's anyway here (a
- *   fiber never changes it). glibc's makecontext marks the fiber's first
- *   frame as the outermost one: a backtrace there ends at the fiber's
- *   first frame (the operation's frames, not the resumer's). aarch64 takes
+ *   fiber never changes it). A backtrace in a fiber ends below the fiber's
+ *   first frame, at glibc's start of the context (the operation's frames,
+ *   not the resumer's). aarch64 takes
  *   this path (make check-aarch64 runs it there under qemu-user).
  * Why not the assembly switch under CET: endbr64 alone would satisfy
  * indirect-branch tracking (the switch is only called directly, its entry

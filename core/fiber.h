@@ -8,7 +8,9 @@
  * wait's sleep, a reply not yet read) the fiber yields instead, and the
  * loop resumes it when there is news. Stacks are mapped with a guard page
  * below them (an overflow faults instead of corrupting), and reused.
- * Sanitizers are told about every switch (ASan's and TSan's fiber calls).
+ * Sanitizers are told about every switch (ASan's and TSan's fiber calls),
+ * Valgrind about every stack; debuggers unwind through the switch
+ * (fiber.c says how far on each platform).
  *
  * Private to the library: core/ below objects/. A fiber is resumed by one
  * thread at a time; it may be resumed by another thread later. Never
