@@ -21,8 +21,10 @@
 #                   (build-cet/), gdb's backtrace through a parked
 #                   operation and Valgrind's view of the switches
 #                   (mk/fibers.mk)
-#   make check-aarch64  the same parts cross-built for aarch64
-#                   (build-aarch64/) and run under qemu-user (mk/fibers.mk)
+#   make check-aarch64  the same parts cross-built for aarch64 and run
+#                   under qemu-user, on dlock's aarch64 switch
+#                   (build-aarch64/) and on ucontext
+#                   (build-aarch64-ucontext/) (mk/fibers.mk)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
 #                   INCLUDEDIR=$(PREFIX)/include BINDIR=$(PREFIX)/bin
 #                   MANDIR=$(PREFIX)/share/man BASHCOMPDIR=$(PREFIX)/share/

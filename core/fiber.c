@@ -2,22 +2,24 @@
  * dlock — fibers with a pool of guarded stacks (core/fiber.h).
  *
  * The switch, two of them:
- * - x86-64 (without -fcf-protection): a few instructions of our own that
- *   save the callee-saved registers, the SSE and x87 control words and the
+ * - x86-64 (without -fcf-protection) and aarch64 (without
+ *   -mbranch-protection=bti): a few instructions of our own that save the
+ *   callee-saved registers, the floating-point control words and the
  *   stack pointer on the stack being left, and load them from the one
  *   being entered. They carry unwind rules (.cfi_*): a backtrace taken in a
  *   fiber (gdb's bt, backtrace(3)) shows the operation's frames, then the
  *   switch, then dlock__fiber_resume and the loop that resumed it, down to
  *   main; see the rules above the assembly.
- * - everywhere else, and on x86-64 with control-flow enforcement
- *   (__CET__, -fcf-protection) or -DDLOCK_FIBER_UCONTEXT:
+ * - everywhere else, and with control-flow enforcement (x86-64's __CET__,
+ *   -fcf-protection; aarch64's BTI) or -DDLOCK_FIBER_UCONTEXT:
  *   getcontext/makecontext/swapcontext. glibc's swapcontext also saves and
  *   restores the signal mask, two system calls per switch, and its context
  *   takes ~1 kB per fiber; the signal mask is the thread's anyway here (a
  *   fiber never changes it). A backtrace in a fiber ends below the fiber's
  *   first frame, at glibc's start of the context (the operation's frames,
- *   not the resumer's). aarch64 takes
- *   this path (make check-aarch64 runs it there under qemu-user).
+ *   not the resumer's).
+ * make check-fibers runs the ucontext path and a -fcf-protection build on
+ * x86-64; make check-aarch64 both aarch64 paths under qemu-user.
  * Why not the assembly switch under CET: endbr64 alone would satisfy
  * indirect-branch tracking (the switch is only called directly, its entry
  * reached by ret), but the shadow stack would not accept it. Each fiber
@@ -28,8 +30,6 @@
  * that; a switch of ours would mark the object as shadow-stack compatible
  * (the compiler's .note.gnu.property covers the file) without being so,
  * and the first switch of a process run with shadow stacks would crash.
- * make check-fibers builds and runs both the forced ucontext path and a
- * -fcf-protection build.
  *
  * Valgrind: each fiber's stack is registered with it
  * (VALGRIND_STACK_REGISTER) when <valgrind/valgrind.h> is there at build
@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -66,8 +67,15 @@
 #endif
 #endif
 
-#if defined(__x86_64__) && !defined(__CET__) && !defined(DLOCK_FIBER_UCONTEXT)
+#if !defined(DLOCK_FIBER_UCONTEXT) && defined(__x86_64__) && !defined(__CET__)
 #define FIBER_OWN_SWITCH 1
+#define FIBER_SWITCH_NAME "x86-64 assembly"
+#elif !defined(DLOCK_FIBER_UCONTEXT) && defined(__aarch64__) && \
+    !defined(__ARM_FEATURE_BTI_DEFAULT)
+#define FIBER_OWN_SWITCH 1
+#define FIBER_SWITCH_NAME "aarch64 assembly"
+#else
+#define FIBER_SWITCH_NAME "ucontext"
 #endif
 
 #ifdef FIBER_OWN_SWITCH
@@ -80,13 +88,15 @@ typedef struct fctx {
  * pointer into *from, then continues the context whose stack pointer is
  * to (where it switched away, or at dlock__fctx_begin for a new one). */
 void dlock__fctx_switch(void **from, void *to) __attribute__((visibility("hidden")));
-/* A new fiber's first instruction: calls dlock__fiber_entry(r12).
+/* A new fiber's first instruction: calls dlock__fiber_entry(r12 on
+ * x86-64, x19 on aarch64).
  * dlock__fctx_entry is one byte before it (a nop), so that an unwinder
  * that looks up a return address minus one finds this code's rules. */
 void dlock__fctx_entry(void) __attribute__((visibility("hidden")));
 void dlock__fctx_begin(void) __attribute__((visibility("hidden")));
 void dlock__fiber_entry(void *f) __attribute__((visibility("hidden"), noreturn));
 
+#if defined(__x86_64__)
 /* The unwind rules (.cfi_*): in the switch, the frame is the one whose
  * registers are saved at the stack pointer (the same layout on both
  * sides, so the rules hold before and after the stack pointer moves: a
@@ -195,6 +205,111 @@ static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *li
     w[7] = (uint64_t)(uintptr_t)dlock__fctx_begin;
     c->sp = w;
 }
+
+#else /* __aarch64__ */
+/* Where the switch saved each register, from the CFA (sp + 176). */
+#define FIBER_A64_SAVED_CFI                                                  \
+    "    .cfi_offset x19, -176\n    .cfi_offset x20, -168\n"               \
+    "    .cfi_offset x21, -160\n    .cfi_offset x22, -152\n"               \
+    "    .cfi_offset x23, -144\n    .cfi_offset x24, -136\n"               \
+    "    .cfi_offset x25, -128\n    .cfi_offset x26, -120\n"               \
+    "    .cfi_offset x27, -112\n    .cfi_offset x28, -104\n"               \
+    "    .cfi_offset x29, -96\n    .cfi_offset x30, -88\n"                 \
+    "    .cfi_offset d8, -80\n    .cfi_offset d9, -72\n"                   \
+    "    .cfi_offset d10, -64\n    .cfi_offset d11, -56\n"                 \
+    "    .cfi_offset d12, -48\n    .cfi_offset d13, -40\n"                 \
+    "    .cfi_offset d14, -32\n    .cfi_offset d15, -24\n"
+
+/* The same on aarch64: x19-x30 (x29 the frame pointer, x30 the return
+ * address), d8-d15 and FPCR saved at the stack pointer, 176 bytes; the
+ * entry's CFA expression is x86-64's (sp, three loads, plus 176). Only
+ * called directly and entered by ret: no BTI landing pads are needed, but
+ * a -mbranch-protection=bti build takes the ucontext path, as the note
+ * the compiler adds would claim them for the file. */
+__asm__(".text\n"
+        ".globl dlock__fctx_switch\n"
+        ".hidden dlock__fctx_switch\n"
+        ".type dlock__fctx_switch,%function\n"
+        ".p2align 2\n"
+        "dlock__fctx_switch:\n"
+        "    .cfi_startproc\n"
+        "    sub sp, sp, #176\n"
+        "    .cfi_def_cfa_offset 176\n"
+        "    stp x19, x20, [sp, #0]\n"
+        "    stp x21, x22, [sp, #16]\n"
+        "    stp x23, x24, [sp, #32]\n"
+        "    stp x25, x26, [sp, #48]\n"
+        "    stp x27, x28, [sp, #64]\n"
+        "    stp x29, x30, [sp, #80]\n"
+        "    stp d8, d9, [sp, #96]\n"
+        "    stp d10, d11, [sp, #112]\n"
+        "    stp d12, d13, [sp, #128]\n"
+        "    stp d14, d15, [sp, #144]\n"
+        FIBER_A64_SAVED_CFI
+        "    mrs x9, fpcr\n"
+        "    str x9, [sp, #160]\n"
+        "    mov x9, sp\n"
+        "    str x9, [x0]\n"
+        "    mov sp, x1\n"
+        "    ldr x9, [sp, #160]\n"
+        "    msr fpcr, x9\n"
+        "    ldp d8, d9, [sp, #96]\n"
+        "    ldp d10, d11, [sp, #112]\n"
+        "    ldp d12, d13, [sp, #128]\n"
+        "    ldp d14, d15, [sp, #144]\n"
+        "    ldp x19, x20, [sp, #0]\n"
+        "    ldp x21, x22, [sp, #16]\n"
+        "    ldp x23, x24, [sp, #32]\n"
+        "    ldp x25, x26, [sp, #48]\n"
+        "    ldp x27, x28, [sp, #64]\n"
+        "    ldp x29, x30, [sp, #80]\n"
+        "    add sp, sp, #176\n"
+        "    .cfi_def_cfa_offset 0\n"
+        "    .cfi_restore x19\n    .cfi_restore x20\n    .cfi_restore x21\n"
+        "    .cfi_restore x22\n    .cfi_restore x23\n    .cfi_restore x24\n"
+        "    .cfi_restore x25\n    .cfi_restore x26\n    .cfi_restore x27\n"
+        "    .cfi_restore x28\n    .cfi_restore x29\n    .cfi_restore x30\n"
+        "    .cfi_restore d8\n    .cfi_restore d9\n    .cfi_restore d10\n"
+        "    .cfi_restore d11\n    .cfi_restore d12\n    .cfi_restore d13\n"
+        "    .cfi_restore d14\n    .cfi_restore d15\n"
+        "    ret\n"
+        "    .cfi_endproc\n"
+        ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
+        ".globl dlock__fctx_entry\n"
+        ".hidden dlock__fctx_entry\n"
+        ".type dlock__fctx_entry,%function\n"
+        ".globl dlock__fctx_begin\n"
+        ".hidden dlock__fctx_begin\n"
+        ".p2align 2\n"
+        "dlock__fctx_entry:\n"
+        "    .cfi_startproc\n"
+        "    .cfi_escape 0x0f, 0x08, 0x8f, 0x00, 0x06, 0x06, 0x06, 0x23, 0xb0, 0x01\n"
+        FIBER_A64_SAVED_CFI
+        "    nop\n"
+        "dlock__fctx_begin:\n"
+        "    mov x0, x19\n"
+        "    bl dlock__fiber_entry\n"
+        "    brk #0\n"
+        "    .cfi_endproc\n"
+        ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
+
+/* The words dlock__fctx_switch loads for a new context, from its stack
+ * pointer up: x19 (the fiber) to x28, x29 (0: the end of the frame
+ * chain), x30 (the entry), d8-d15, FPCR (0: the ABI's initial value);
+ * above them, at the 16-aligned address the entry starts from, the link
+ * its unwind rules read. */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
+{
+    uintptr_t top = (((uintptr_t)stack + size) & ~(uintptr_t)15) - 16;
+    uint64_t *w = (uint64_t *)(top - 176);
+
+    *(fctx *const **)top = link;
+    memset(w, 0, 176);
+    w[0] = (uint64_t)(uintptr_t)f;
+    w[11] = (uint64_t)(uintptr_t)dlock__fctx_begin;
+    c->sp = w;
+}
+#endif
 
 static void ctx_swap(fctx *from, fctx *to)
 {
@@ -493,11 +608,7 @@ void dlock__fiber_yield(void)
 
 const char *dlock__fiber_switch_name(void)
 {
-#ifdef FIBER_OWN_SWITCH
-    return "x86-64 assembly";
-#else
-    return "ucontext";
-#endif
+    return FIBER_SWITCH_NAME;
 }
 
 int dlock__fiber_unwinds_to_resumer(void)

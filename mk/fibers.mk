@@ -17,11 +17,13 @@
 # note, where they are not installed. ~2 minutes of building per folder on
 # 2 cores, seconds of tests.
 #
-# make check-aarch64 cross-builds the same (build-aarch64/) with Debian's
-# aarch64 toolchain (gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu) against
-# the arm64 -dev packages (dpkg --add-architecture arm64; .ci/run lists
-# them) and runs the parts under qemu-user (about 1 minute, after ~2 of
-# building): aarch64 takes the ucontext switch. Debian's libevent-dev is not co-installable across architectures:
+# make check-aarch64 cross-builds the same twice with Debian's aarch64
+# toolchain (gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu) against the
+# arm64 -dev packages (dpkg --add-architecture arm64; .ci/run lists them)
+# and runs the parts under qemu-user: build-aarch64/ on the aarch64
+# assembly switch (core/fiber.c; its unwind rules are checked by the
+# fiber tests' backtrace(3) case), build-aarch64-ucontext/ on the ucontext
+# one. About 1 minute of building and 1 of tests each. Debian's libevent-dev is not co-installable across architectures:
 # without libevent:arm64's files the adapters' libevent case is left out
 # (said in the output).
 #
@@ -38,7 +40,7 @@ FIBER_GROUPS ?= async
 # under emulation).
 AARCH64_PARTS  := core formatting tests,$(FIBER_PARTS)
 AARCH64_GROUPS := async,conformance
-FIBER_BUILDS := build-ucontext build-cet build-aarch64
+FIBER_BUILDS := build-ucontext build-cet build-aarch64 build-aarch64-ucontext
 # What the run is expected to have (tests/core/fiber_test.c checks it).
 FIBER_SWITCH ?=
 # What runs the test program (qemu for a cross build).
@@ -61,19 +63,26 @@ check-fibers:
 	  CXXFLAGS="$(CXXFLAGS) -fcf-protection" FIBER_SWITCH=ucontext fibers-run
 	@$(MAKE) --no-print-directory fibers-tools
 
+# $(call aarch64_run,BUILD,CFLAGS,SWITCH): cross-builds BUILD's test program
+# with CFLAGS, checks it is an aarch64 program and runs the parts under qemu.
+AARCH64_MAKE = PKG_CONFIG_LIBDIR=$(AARCH64_PKG_CONFIG_LIBDIR) $(MAKE) --no-print-directory \
+  CC=$(AARCH64_PREFIX)gcc CXX=$(AARCH64_PREFIX)g++ AR=$(AARCH64_PREFIX)ar
+define aarch64_run
+	@$(AARCH64_MAKE) BUILD=$(1) CFLAGS="$(CFLAGS) $(2)" $(1)/tests/dlock_tests
+	@$(AARCH64_PREFIX)readelf -h $(1)/tests/dlock_tests | grep -q 'AArch64' || { \
+	  echo "check-aarch64: $(1)/tests/dlock_tests is not an aarch64 program"; exit 1; }
+	@$(AARCH64_MAKE) BUILD=$(1) CFLAGS="$(CFLAGS) $(2)" FIBER_SWITCH="$(3)" \
+	  FIBER_RUNNER="$(QEMU_AARCH64)" FIBER_PARTS="$(AARCH64_PARTS)" \
+	  FIBER_GROUPS="$(AARCH64_GROUPS)" fibers-run
+endef
+
 check-aarch64:
 	@command -v $(AARCH64_PREFIX)gcc >/dev/null && command -v $(AARCH64_PREFIX)g++ >/dev/null || { \
 	  echo "check-aarch64: no $(AARCH64_PREFIX)gcc/g++ (gcc-aarch64-linux-gnu, g++-aarch64-linux-gnu; .ci/run installs them)"; exit 1; }
 	@command -v $(firstword $(QEMU_AARCH64)) >/dev/null || { \
 	  echo "check-aarch64: no $(firstword $(QEMU_AARCH64)) (qemu-user)"; exit 1; }
-	@PKG_CONFIG_LIBDIR=$(AARCH64_PKG_CONFIG_LIBDIR) $(MAKE) --no-print-directory BUILD=build-aarch64 \
-	  CC=$(AARCH64_PREFIX)gcc CXX=$(AARCH64_PREFIX)g++ AR=$(AARCH64_PREFIX)ar build-aarch64/tests/dlock_tests
-	@$(AARCH64_PREFIX)readelf -h build-aarch64/tests/dlock_tests | grep -q 'AArch64' || { \
-	  echo "check-aarch64: build-aarch64/tests/dlock_tests is not an aarch64 program"; exit 1; }
-	@PKG_CONFIG_LIBDIR=$(AARCH64_PKG_CONFIG_LIBDIR) $(MAKE) --no-print-directory BUILD=build-aarch64 \
-	  CC=$(AARCH64_PREFIX)gcc CXX=$(AARCH64_PREFIX)g++ AR=$(AARCH64_PREFIX)ar \
-	  FIBER_SWITCH=ucontext FIBER_RUNNER="$(QEMU_AARCH64)" FIBER_PARTS="$(AARCH64_PARTS)" \
-	  FIBER_GROUPS="$(AARCH64_GROUPS)" fibers-run
+	$(call aarch64_run,build-aarch64,,aarch64 assembly)
+	$(call aarch64_run,build-aarch64-ucontext,-DDLOCK_FIBER_UCONTEXT,ucontext)
 
 # The parts on $(BUILD)'s test program.
 fibers-run: $(BUILD)/tests/dlock_tests
