@@ -14,7 +14,7 @@
 # (tests/fibers/gdb_backtrace.sh) and the fiber and async parts under
 # Valgrind, which must report no error and no "client switching stacks"
 # (the stacks are registered with it). gdb and Valgrind are skipped, with a
-# note, where they are not installed. ~2 minutes of building per folder on
+# note, where they are not installed. Under a minute of building per folder on
 # 2 cores, seconds of tests.
 #
 # make check-aarch64 cross-builds the same twice with Debian's aarch64
