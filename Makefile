@@ -16,6 +16,15 @@
 #   make demo       the samples, on the mock backend
 #   make asan       check-all under AddressSanitizer + UBSan (build-asan/)
 #   make tsan       check-all under ThreadSanitizer (build-tsan/)
+#   make check-fibers  the fiber, async and mock parts on the ucontext
+#                   switch (build-ucontext/) and with -fcf-protection
+#                   (build-cet/), gdb's backtrace through a parked
+#                   operation and Valgrind's view of the switches
+#                   (mk/fibers.mk)
+#   make check-aarch64  the same parts cross-built for aarch64 and run
+#                   under qemu-user, on dlock's aarch64 switch
+#                   (build-aarch64/) and on ucontext
+#                   (build-aarch64-ucontext/) (mk/fibers.mk)
 #   make install    PREFIX=/usr/local DESTDIR= (LIBDIR=$(PREFIX)/lib
 #                   INCLUDEDIR=$(PREFIX)/include BINDIR=$(PREFIX)/bin
 #                   MANDIR=$(PREFIX)/share/man BASHCOMPDIR=$(PREFIX)/share/
@@ -33,6 +42,8 @@
 #                   make nemesis (the randomized fault run, tests/nemesis/)
 #   mk/fuzz.mk      make fuzz (the libFuzzer targets of tests/fuzz/), make
 #                   fuzz-smoke (their seed corpora replayed; part of make check)
+#   mk/fibers.mk    make check-fibers, make check-aarch64 (the fiber
+#                   switches the default build does not take)
 #   mk/valkey.mk    make check-valkey (builds Valkey from ../shared/servers/
 #                   into $(BUILD)/valkey once, then make check against it)
 
@@ -145,7 +156,7 @@ $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
 $(LIB_SRC:%.c=$(BUILD)/%.o): CFLAGS_ALL += -Werror=missing-prototypes
 
 $(BUILD)/libdlock.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # The conformance kit (api/dlock/conformance.h): the test program's own
 # reentrant cases and fixture, as a static library for users' lock types.
@@ -156,7 +167,7 @@ KIT_OBJ := $(BUILD)/tests/kit/conformance_kit.o \
 KIT_LIB := $(if $(shell pkg-config --exists cmocka && echo yes),$(BUILD)/libdlock_conformance.a)
 all: $(KIT_LIB)
 $(BUILD)/libdlock_conformance.a: $(KIT_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libdlock.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ $(LDLIBS_ALL)
 
@@ -209,8 +220,12 @@ $(BUILD)/cmake/%.cmake: cmake/%.cmake.in $(BUILD)/dlock.pc.values Makefile
 	    -e 's|@PUBLIC_LIBS@|$(CM_PUBLIC_LIBS)|g' -e 's|@STATIC_LIBS@|$(CM_STATIC_LIBS)|g' \
 	    $< > $@
 
-# The loop adapters' tests (api/dlock/adapters/) link the real libraries.
-LOOP_LIBS := $(shell pkg-config --libs libuv libevent) -lev
+# The loop adapters' tests (api/dlock/adapters/) link the real libraries;
+# libevent's case is left out where its development files are missing
+# (make check-aarch64: Debian's libevent-dev is one architecture at a time).
+HAVE_LIBEVENT := $(shell pkg-config --exists libevent && echo yes)
+LOOP_LIBS := $(shell pkg-config --libs libuv $(if $(HAVE_LIBEVENT),libevent)) -lev
+$(BUILD)/tests/async_adapters_test.o: CFLAGS_ALL += $(if $(HAVE_LIBEVENT),,-DDLOCK_TEST_NO_LIBEVENT)
 
 $(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL) -lstdc++
@@ -373,10 +388,10 @@ install-check: all
 	  VERSION="$(VERSION)" SOVERSION="$(SOVERSION)" sh tests/install/check.sh
 
 clean:
-	rm -rf $(sort build build-asan build-tsan build-fuzz $(BUILD) $(FUZZ_BUILD))
+	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/valkey.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk
 
 # (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
 -include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)

@@ -1,14 +1,39 @@
 /*
  * dlock — fibers with a pool of guarded stacks (core/fiber.h).
  *
- * The switch: on x86-64, a few instructions of our own that save the
- * callee-saved registers, the SSE and x87 control words and the stack
- * pointer on the stack being left, and load them from the one being
- * entered; elsewhere (and where control-flow enforcement is on: its shadow
- * stack follows glibc's switch only), getcontext/makecontext/swapcontext.
- * glibc's swapcontext also saves and restores the signal mask, two system
- * calls per switch, and its context takes ~1 kB per fiber; the signal
- * mask is the thread's anyway here (a fiber never changes it).
+ * The switch, two of them:
+ * - x86-64 (without -fcf-protection) and aarch64 (without
+ *   -mbranch-protection=bti): a few instructions of our own that save the
+ *   callee-saved registers, the floating-point control words and the
+ *   stack pointer on the stack being left, and load them from the one
+ *   being entered. They carry unwind rules (.cfi_*): a backtrace taken in a
+ *   fiber (gdb's bt, backtrace(3)) shows the operation's frames, then the
+ *   switch, then dlock__fiber_resume and the loop that resumed it, down to
+ *   main; see the rules above the assembly.
+ * - everywhere else, and with control-flow enforcement (x86-64's __CET__,
+ *   -fcf-protection; aarch64's BTI) or -DDLOCK_FIBER_UCONTEXT:
+ *   getcontext/makecontext/swapcontext. glibc's swapcontext also saves and
+ *   restores the signal mask, two system calls per switch, and its context
+ *   takes ~1 kB per fiber; the signal mask is the thread's anyway here (a
+ *   fiber never changes it). A backtrace in a fiber ends below the fiber's
+ *   first frame, at glibc's start of the context (the operation's frames,
+ *   not the resumer's).
+ * make check-fibers runs the ucontext path and a -fcf-protection build on
+ * x86-64; make check-aarch64 both aarch64 paths under qemu-user.
+ * Why not the assembly switch under CET: endbr64 alone would satisfy
+ * indirect-branch tracking (the switch is only called directly, its entry
+ * reached by ret), but the shadow stack would not accept it. Each fiber
+ * needs a shadow stack of its own (map_shadow_stack, with a restore
+ * token), and every switch must move the shadow-stack pointer with
+ * saveprevssp/rstorssp, only when the kernel and glibc turned shadow
+ * stacks on for the process. glibc's makecontext and swapcontext do just
+ * that; a switch of ours would mark the object as shadow-stack compatible
+ * (the compiler's .note.gnu.property covers the file) without being so,
+ * and the first switch of a process run with shadow stacks would crash.
+ *
+ * Valgrind: each fiber's stack is registered with it
+ * (VALGRIND_STACK_REGISTER) when <valgrind/valgrind.h> is there at build
+ * time, so that a switch is not taken for a huge stack frame.
  */
 #include "core/fiber.h"
 
@@ -17,6 +42,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -30,8 +56,26 @@
 #define FIBER_TSAN 1
 #endif
 
-#if defined(__x86_64__) && !defined(__CET__) && !defined(DLOCK_FIBER_UCONTEXT)
+/* Valgrind is told where each fiber's stack is (else it takes a switch
+ * for a huge stack frame and warns "client switching stacks?"); the
+ * requests cost a few instructions outside Valgrind. Optional: built in
+ * when its header is there, left out with -DDLOCK_NO_VALGRIND. */
+#if !defined(DLOCK_NO_VALGRIND) && defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define FIBER_VALGRIND 1
+#endif
+#endif
+
+#if !defined(DLOCK_FIBER_UCONTEXT) && defined(__x86_64__) && !defined(__CET__)
 #define FIBER_OWN_SWITCH 1
+#define FIBER_SWITCH_NAME "x86-64 assembly"
+#elif !defined(DLOCK_FIBER_UCONTEXT) && defined(__aarch64__) && \
+    !defined(__ARM_FEATURE_BTI_DEFAULT)
+#define FIBER_OWN_SWITCH 1
+#define FIBER_SWITCH_NAME "aarch64 assembly"
+#else
+#define FIBER_SWITCH_NAME "ucontext"
 #endif
 
 #ifdef FIBER_OWN_SWITCH
@@ -42,24 +86,54 @@ typedef struct fctx {
 
 /* Saves the running context's registers on its stack and its stack
  * pointer into *from, then continues the context whose stack pointer is
- * to (where it switched away, or at dlock__fctx_entry for a new one). */
+ * to (where it switched away, or at dlock__fctx_begin for a new one). */
 void dlock__fctx_switch(void **from, void *to) __attribute__((visibility("hidden")));
-/* A new fiber's first instruction: calls dlock__fiber_entry(r12). */
+/* A new fiber's first instruction: calls dlock__fiber_entry(r12 on
+ * x86-64, x19 on aarch64).
+ * dlock__fctx_entry is one byte before it (a nop), so that an unwinder
+ * that looks up a return address minus one finds this code's rules. */
 void dlock__fctx_entry(void) __attribute__((visibility("hidden")));
+void dlock__fctx_begin(void) __attribute__((visibility("hidden")));
 void dlock__fiber_entry(void *f) __attribute__((visibility("hidden"), noreturn));
 
+#if defined(__x86_64__)
+/* The unwind rules (.cfi_*): in the switch, the frame is the one whose
+ * registers are saved at the stack pointer (the same layout on both
+ * sides, so the rules hold before and after the stack pointer moves: a
+ * debugger stopped there sees the side it is on). In the entry, the
+ * fiber's outermost frame, the caller is the resumer: the word above the
+ * fiber's first frame holds &f->back, whose context's saved stack
+ * pointer is where dlock__fiber_resume's registers and return address
+ * are, so a backtrace taken in a fiber goes on through the resume into
+ * the loop that runs it. The CFA expression (DW_CFA_def_cfa_expression):
+ * rsp, three loads (&f->back, f->back, f->back->sp), plus 64 (the saved
+ * block: control words, r15..r12, rbx, rbp, return address). */
 __asm__(".text\n"
         ".globl dlock__fctx_switch\n"
         ".hidden dlock__fctx_switch\n"
         ".type dlock__fctx_switch,@function\n"
         "dlock__fctx_switch:\n"
+        "    .cfi_startproc\n"
         "    pushq %rbp\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %rbp, 0\n"
         "    pushq %rbx\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %rbx, 0\n"
         "    pushq %r12\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r12, 0\n"
         "    pushq %r13\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r13, 0\n"
         "    pushq %r14\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r14, 0\n"
         "    pushq %r15\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    .cfi_rel_offset %r15, 0\n"
         "    subq $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset 8\n"
         "    stmxcsr (%rsp)\n"
         "    fnstcw 4(%rsp)\n"
         "    movq %rsp, (%rdi)\n"
@@ -67,40 +141,175 @@ __asm__(".text\n"
         "    ldmxcsr (%rsp)\n"
         "    fldcw 4(%rsp)\n"
         "    addq $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
         "    popq %r15\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r15\n"
         "    popq %r14\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r14\n"
         "    popq %r13\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r13\n"
         "    popq %r12\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %r12\n"
         "    popq %rbx\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %rbx\n"
         "    popq %rbp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    .cfi_restore %rbp\n"
         "    ret\n"
+        "    .cfi_endproc\n"
         ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
         ".globl dlock__fctx_entry\n"
         ".hidden dlock__fctx_entry\n"
         ".type dlock__fctx_entry,@function\n"
+        ".globl dlock__fctx_begin\n"
+        ".hidden dlock__fctx_begin\n"
         "dlock__fctx_entry:\n"
+        "    .cfi_startproc\n"
+        "    .cfi_escape 0x0f, 0x07, 0x77, 0x00, 0x06, 0x06, 0x06, 0x23, 0x40\n"
+        "    .cfi_offset %rip, -8\n"
+        "    .cfi_offset %rbp, -16\n"
+        "    .cfi_offset %rbx, -24\n"
+        "    .cfi_offset %r12, -32\n"
+        "    .cfi_offset %r13, -40\n"
+        "    .cfi_offset %r14, -48\n"
+        "    .cfi_offset %r15, -56\n"
+        "    nop\n"
+        "dlock__fctx_begin:\n"
         "    movq %r12, %rdi\n"
         "    call dlock__fiber_entry\n"
         "    ud2\n"
+        "    .cfi_endproc\n"
         ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
 
 /* The words dlock__fctx_switch pops for a new context, from its stack
  * pointer up: the control words, r15, r14, r13, r12 (the fiber), rbx,
- * rbp, and the return address; above them the stack's 16-aligned top, so
- * that the entry's call is aligned as the ABI wants. */
-static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+ * rbp, and the return address; above them, at the 16-aligned address the
+ * entry's call is made from (as the ABI wants), the link its unwind rules
+ * read (link: &f->back). */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
 {
-    uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
+    uintptr_t top = (((uintptr_t)stack + size) & ~(uintptr_t)15) - 16;
     uint64_t *w = (uint64_t *)(top - 64);
 
+    *(fctx *const **)top = link;
     w[0] = 0x1F80u | ((uint64_t)0x037Fu << 32); /* MXCSR, x87 control word:
                                                  * the ABI's initial values */
     w[1] = w[2] = w[3] = 0;
     w[4] = (uint64_t)(uintptr_t)f;
     w[5] = w[6] = 0;
-    w[7] = (uint64_t)(uintptr_t)dlock__fctx_entry;
+    w[7] = (uint64_t)(uintptr_t)dlock__fctx_begin;
     c->sp = w;
 }
+
+#else /* __aarch64__ */
+/* Where the switch saved each register, from the CFA (sp + 176). */
+#define FIBER_A64_SAVED_CFI                                                  \
+    "    .cfi_offset x19, -176\n    .cfi_offset x20, -168\n"               \
+    "    .cfi_offset x21, -160\n    .cfi_offset x22, -152\n"               \
+    "    .cfi_offset x23, -144\n    .cfi_offset x24, -136\n"               \
+    "    .cfi_offset x25, -128\n    .cfi_offset x26, -120\n"               \
+    "    .cfi_offset x27, -112\n    .cfi_offset x28, -104\n"               \
+    "    .cfi_offset x29, -96\n    .cfi_offset x30, -88\n"                 \
+    "    .cfi_offset d8, -80\n    .cfi_offset d9, -72\n"                   \
+    "    .cfi_offset d10, -64\n    .cfi_offset d11, -56\n"                 \
+    "    .cfi_offset d12, -48\n    .cfi_offset d13, -40\n"                 \
+    "    .cfi_offset d14, -32\n    .cfi_offset d15, -24\n"
+
+/* The same on aarch64: x19-x30 (x29 the frame pointer, x30 the return
+ * address), d8-d15 and FPCR saved at the stack pointer, 176 bytes; the
+ * entry's CFA expression is x86-64's (sp, three loads, plus 176). Only
+ * called directly and entered by ret: no BTI landing pads are needed, but
+ * a -mbranch-protection=bti build takes the ucontext path, as the note
+ * the compiler adds would claim them for the file. */
+__asm__(".text\n"
+        ".globl dlock__fctx_switch\n"
+        ".hidden dlock__fctx_switch\n"
+        ".type dlock__fctx_switch,%function\n"
+        ".p2align 2\n"
+        "dlock__fctx_switch:\n"
+        "    .cfi_startproc\n"
+        "    sub sp, sp, #176\n"
+        "    .cfi_def_cfa_offset 176\n"
+        "    stp x19, x20, [sp, #0]\n"
+        "    stp x21, x22, [sp, #16]\n"
+        "    stp x23, x24, [sp, #32]\n"
+        "    stp x25, x26, [sp, #48]\n"
+        "    stp x27, x28, [sp, #64]\n"
+        "    stp x29, x30, [sp, #80]\n"
+        "    stp d8, d9, [sp, #96]\n"
+        "    stp d10, d11, [sp, #112]\n"
+        "    stp d12, d13, [sp, #128]\n"
+        "    stp d14, d15, [sp, #144]\n"
+        FIBER_A64_SAVED_CFI
+        "    mrs x9, fpcr\n"
+        "    str x9, [sp, #160]\n"
+        "    mov x9, sp\n"
+        "    str x9, [x0]\n"
+        "    mov sp, x1\n"
+        "    ldr x9, [sp, #160]\n"
+        "    msr fpcr, x9\n"
+        "    ldp d8, d9, [sp, #96]\n"
+        "    ldp d10, d11, [sp, #112]\n"
+        "    ldp d12, d13, [sp, #128]\n"
+        "    ldp d14, d15, [sp, #144]\n"
+        "    ldp x19, x20, [sp, #0]\n"
+        "    ldp x21, x22, [sp, #16]\n"
+        "    ldp x23, x24, [sp, #32]\n"
+        "    ldp x25, x26, [sp, #48]\n"
+        "    ldp x27, x28, [sp, #64]\n"
+        "    ldp x29, x30, [sp, #80]\n"
+        "    add sp, sp, #176\n"
+        "    .cfi_def_cfa_offset 0\n"
+        "    .cfi_restore x19\n    .cfi_restore x20\n    .cfi_restore x21\n"
+        "    .cfi_restore x22\n    .cfi_restore x23\n    .cfi_restore x24\n"
+        "    .cfi_restore x25\n    .cfi_restore x26\n    .cfi_restore x27\n"
+        "    .cfi_restore x28\n    .cfi_restore x29\n    .cfi_restore x30\n"
+        "    .cfi_restore d8\n    .cfi_restore d9\n    .cfi_restore d10\n"
+        "    .cfi_restore d11\n    .cfi_restore d12\n    .cfi_restore d13\n"
+        "    .cfi_restore d14\n    .cfi_restore d15\n"
+        "    ret\n"
+        "    .cfi_endproc\n"
+        ".size dlock__fctx_switch, .-dlock__fctx_switch\n"
+        ".globl dlock__fctx_entry\n"
+        ".hidden dlock__fctx_entry\n"
+        ".type dlock__fctx_entry,%function\n"
+        ".globl dlock__fctx_begin\n"
+        ".hidden dlock__fctx_begin\n"
+        ".p2align 2\n"
+        "dlock__fctx_entry:\n"
+        "    .cfi_startproc\n"
+        "    .cfi_escape 0x0f, 0x08, 0x8f, 0x00, 0x06, 0x06, 0x06, 0x23, 0xb0, 0x01\n"
+        FIBER_A64_SAVED_CFI
+        "    nop\n"
+        "dlock__fctx_begin:\n"
+        "    mov x0, x19\n"
+        "    bl dlock__fiber_entry\n"
+        "    brk #0\n"
+        "    .cfi_endproc\n"
+        ".size dlock__fctx_entry, .-dlock__fctx_entry\n");
+
+/* The words dlock__fctx_switch loads for a new context, from its stack
+ * pointer up: x19 (the fiber) to x28, x29 (0: the end of the frame
+ * chain), x30 (the entry), d8-d15, FPCR (0: the ABI's initial value);
+ * above them, at the 16-aligned address the entry starts from, the link
+ * its unwind rules read. */
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
+{
+    uintptr_t top = (((uintptr_t)stack + size) & ~(uintptr_t)15) - 16;
+    uint64_t *w = (uint64_t *)(top - 176);
+
+    *(fctx *const **)top = link;
+    memset(w, 0, 176);
+    w[0] = (uint64_t)(uintptr_t)f;
+    w[11] = (uint64_t)(uintptr_t)dlock__fctx_begin;
+    c->sp = w;
+}
+#endif
 
 static void ctx_swap(fctx *from, fctx *to)
 {
@@ -111,8 +320,9 @@ typedef ucontext_t fctx;
 
 static void trampoline(unsigned hi, unsigned lo);
 
-static void ctx_make(fctx *c, char *stack, size_t size, void *f)
+static void ctx_make(fctx *c, char *stack, size_t size, void *f, fctx *const *link)
 {
+    (void)link; /* glibc's makecontext ends the unwind at the fiber's first frame */
     c->uc_stack.ss_sp = stack;
     c->uc_stack.ss_size = size;
     c->uc_link = NULL;
@@ -162,6 +372,9 @@ struct dlock__fiber {
     const int *cancel;
 #ifdef FIBER_TSAN
     void *tsan, *tsan_back;
+#endif
+#ifdef FIBER_VALGRIND
+    unsigned vg_stack;  /* Valgrind's id of the stack */
 #endif
 #ifdef FIBER_ASAN
     void *fake_back, *fake_fiber; /* ASan's fake stacks, per side */
@@ -335,7 +548,11 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg)
     }
     f->fn = fn;
     f->arg = arg;
-    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f);
+    ctx_make(&f->ctx, f->map + page_size(), DLOCK__FIBER_STACK, f, &f->back);
+#ifdef FIBER_VALGRIND
+    f->vg_stack = VALGRIND_STACK_REGISTER(f->map + page_size(),
+                                          f->map + page_size() + DLOCK__FIBER_STACK - 1);
+#endif
 #ifdef FIBER_TSAN
     f->tsan = __tsan_create_fiber(0);
 #endif
@@ -389,6 +606,20 @@ void dlock__fiber_yield(void)
 #endif
 }
 
+const char *dlock__fiber_switch_name(void)
+{
+    return FIBER_SWITCH_NAME;
+}
+
+int dlock__fiber_unwinds_to_resumer(void)
+{
+#ifdef FIBER_OWN_SWITCH
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 dlock__fiber *dlock__fiber_current(void)
 {
     return current;
@@ -411,6 +642,9 @@ void dlock__fiber_free(dlock__fiber *f)
         return;
 #ifdef FIBER_TSAN
     __tsan_destroy_fiber(f->tsan);
+#endif
+#ifdef FIBER_VALGRIND
+    VALGRIND_STACK_DEREGISTER(f->vg_stack);
 #endif
     stack_give(f);
     free(f);

@@ -8,7 +8,9 @@
  * wait's sleep, a reply not yet read) the fiber yields instead, and the
  * loop resumes it when there is news. Stacks are mapped with a guard page
  * below them (an overflow faults instead of corrupting), and reused.
- * Sanitizers are told about every switch (ASan's and TSan's fiber calls).
+ * Sanitizers are told about every switch (ASan's and TSan's fiber calls),
+ * Valgrind about every stack; debuggers unwind through the switch
+ * (fiber.c says how far on each platform).
  *
  * Private to the library: core/ below objects/. A fiber is resumed by one
  * thread at a time; it may be resumed by another thread later. Never
@@ -34,6 +36,13 @@ int dlock__fiber_new(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
 int dlock__fiber_resume(dlock__fiber *f);
 /* From inside a fiber: back to its resumer; returns at the next resume. */
 void dlock__fiber_yield(void);
+/* Which switch this build has ("x86-64 assembly", "ucontext"; fiber.c's
+ * header says when each is used), for the tests and their reports. */
+const char *dlock__fiber_switch_name(void);
+/* Whether an unwinder (a debugger's backtrace, backtrace(3)) taken in a
+ * fiber goes on past the fiber's first frame into its resumer's frames
+ * (1), or ends at the fiber's first frame (0: the ucontext path). */
+int dlock__fiber_unwinds_to_resumer(void);
 /* The fiber running on this thread, or NULL outside one. */
 dlock__fiber *dlock__fiber_current(void);
 /* A word the fiber's owner keeps with it (NULL at first). */
