@@ -240,7 +240,9 @@ static void timed_out_waiter_leaves_queue(void **state)
     waiter w[2];
     dlock_fx_thread t[2];
     order_log log = {PTHREAD_MUTEX_INITIALIZER, {0}, 0};
-    int64_t wait_ms = fx->is_mock ? 5000 : 150;
+    /* Real time: waiter 0 must still be queued when waiter 1 queues behind
+     * it; 150 ms was not enough for a sanitizer build on a loaded machine. */
+    int64_t wait_ms = fx->is_mock ? 5000 : 1000;
     int joined = 0;
 
     assert_int_equal(dlock_lock(holder, fx->long_lease_ms), 0);
