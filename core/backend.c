@@ -176,6 +176,34 @@ unsigned dlock_backend_key_slot(dlock_backend *b, const char *key, size_t len)
     return b->methods->key_slot(b, key, len);
 }
 
+unsigned dlock_backend_key_node(dlock_backend *b, const char *key, size_t len)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 8 ||
+        b->methods->key_node == NULL || key == NULL)
+        return dlock_backend_key_slot(b, key, len);
+    return b->methods->key_node(b, key, len);
+}
+
+int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
+                            const dlock_script *script, size_t nkeys,
+                            size_t nargs, const char *const *argv,
+                            const size_t *argvlen, int64_t deadline_ms,
+                            char *errbuf, size_t errlen)
+{
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
+        return DLOCK_EINVAL;
+    if (b->methods->version < 8 || b->methods->eval_node == NULL)
+        return DLOCK_ENOTSUP;
+    if ((rc = refuse_blocking(errbuf, errlen)) != 0)
+        return rc;
+    return b->methods->eval_node(b, out, script, nkeys, nargs, argv, argvlen,
+                                 deadline_ms, errbuf, errlen);
+}
+
 int dlock_backend_can_split(dlock_backend *b)
 {
     return b != NULL && b->methods != NULL && b->methods->version >= 5 &&
