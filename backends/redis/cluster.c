@@ -654,13 +654,14 @@ int dlock__redis_cluster_eval_node(dlock__redis_cluster *c,
                            "script over several slots (%.120s): one call per "
                            "slot there", n->node->cfg.url.where, r->str);
             rc = DLOCK_ENOTSUP;
-        } else if (dlock__redis_cross_moved(r->str, r->len)) {
-            rc = DLOCK_ENOTSUP; /* a slot moving: the caller splits */
         }
-        if (rc == DLOCK_ENOTSUP) {
-            dlock_reply_free(*out);
-            *out = NULL;
-        }
+        /* The prelude's "not served here" (a slot moving), or another
+         * refusal of the derived script that the plain one may not meet
+         * (OOM refuses a flagged script that may write, not a plain one
+         * that only extends leases): the caller splits. */
+        rc = DLOCK_ENOTSUP;
+        dlock_reply_free(*out);
+        *out = NULL;
     }
     node_put(c, n);
     return rc;

@@ -96,7 +96,8 @@ unsigned dlock__redis_cluster_key_node(dlock__redis_cluster *c, const char *key,
  * dlock__redis_cluster_eval. DLOCK_ENOTSUP, nothing handed out: the
  * slot's master refused such a script (now, remembered: the node's keys
  * get their own slots from key_node, and no more calls of this kind go
- * there), or the prelude found a key the node does not serve. */
+ * there), the prelude found a key the node does not serve, or the node
+ * answered with another error (the plain calls per slot may not meet it). */
 int dlock__redis_cluster_eval_node(dlock__redis_cluster *c,
                                    dlock__redis_scripts *scripts,
                                    dlock_reply **out, const dlock_script *script,

@@ -11,8 +11,9 @@
 
 #define FLAG "allow-cross-slot-keys"
 
-/* Starts with the reply's marker, so that dlock__redis_cross_moved tells it
- * from the script's own errors. The node's own words follow. */
+/* The error reply's first word when a key is not served here (a log
+ * line then tells it from the script's own errors); the node's own words
+ * follow. */
 #define NOT_HERE "DLOCKNOTHERE"
 
 /* The prelude: ARGV[1] the key count n, ARGV[2..n] the keys after the
@@ -151,11 +152,6 @@ int dlock__redis_cross_refused(const char *err, size_t len)
      * other shebang complaints); Redis 6 and older compile the line as
      * Lua: "... unexpected symbol near '#'". */
     return err && (holds(err, len, "shebang") || holds(err, len, "near '#'"));
-}
-
-int dlock__redis_cross_moved(const char *err, size_t len)
-{
-    return err && holds(err, len, NOT_HERE);
 }
 
 void dlock__redis_cross_test_flag(const char *word)

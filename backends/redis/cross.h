@@ -12,8 +12,8 @@
  * every key is served by the node right now (a slot moving away makes a
  * key's command fail inside the script: a script that reads such a
  * failure as "no such key" would otherwise answer wrongly): if one is not,
- * the script body does not run and the reply is an error that
- * dlock__redis_cross_moved recognises.
+ * the script body does not run and the reply is an error
+ * ("DLOCKNOTHERE <the node's words>").
  *
  * A server older than the flag (Redis 6: the '#' line does not compile)
  * or one that does not know it answers the call with an error that
@@ -49,10 +49,8 @@ void dlock__redis_cross_args(const char **out, size_t *outlen, char *count,
                              const char *const *argv, const size_t *argvlen);
 
 /* Whether an error reply's text (len bytes) says that the server does not
- * run flagged scripts or does not know the flag; that a key of the call
- * was not served by the node (the prelude's check). */
+ * run flagged scripts or does not know the flag. */
 int dlock__redis_cross_refused(const char *err, size_t len);
-int dlock__redis_cross_moved(const char *err, size_t len);
 
 /* Test hook: the flag word of the derived scripts (NULL: the real
  * "allow-cross-slot-keys"). A word the server does not know makes every

@@ -261,8 +261,9 @@ typedef struct dlock_backend_methods {
      * call could not run over several slots and ran nothing the caller
      * depends on (the server refuses such scripts: remembered per node,
      * so that key_node stops grouping its keys; or a key's slot was not
-     * served by the node at the time, a slot moving): the caller then
-     * splits the call by key_slot. The script may have run in part in
+     * served by the node at the time, a slot moving; or any error reply:
+     * the script's own errors come back from the split calls): the
+     * caller then splits the call by key_slot. The script may have run in part in
      * the second case (a renewal is repeated harmlessly). Blocks as
      * eval_until. May be NULL (DLOCK_ENOTSUP). */
     int (*eval_node)(dlock_backend *b, dlock_reply **out,
