@@ -43,6 +43,18 @@ static int refuse_blocking(char *errbuf, size_t errlen)
     return DLOCK_EDEADLK;
 }
 
+/* What every blocking eval checks first: 0, or the code to return. */
+static int eval_begin(dlock_backend *b, dlock_reply **out,
+                      const dlock_script *script, size_t nkeys, size_t nargs,
+                      const char *const *argv, char *errbuf, size_t errlen)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
+        return DLOCK_EINVAL;
+    return refuse_blocking(errbuf, errlen);
+}
+
 int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv,
@@ -51,11 +63,7 @@ int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
 {
     int rc;
 
-    if (out != NULL)
-        *out = NULL;
-    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
-        return DLOCK_EINVAL;
-    if ((rc = refuse_blocking(errbuf, errlen)) != 0)
+    if ((rc = eval_begin(b, out, script, nkeys, nargs, argv, errbuf, errlen)) != 0)
         return rc;
     /* In a fiber of a loop: send, let the loop's other fibers send theirs,
      * then read (the replies of the whole batch come in one round trip). */
@@ -192,14 +200,10 @@ int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
 {
     int rc;
 
-    if (out != NULL)
-        *out = NULL;
-    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
-        return DLOCK_EINVAL;
+    if ((rc = eval_begin(b, out, script, nkeys, nargs, argv, errbuf, errlen)) != 0)
+        return rc;
     if (b->methods->version < 8 || b->methods->eval_node == NULL)
         return DLOCK_ENOTSUP;
-    if ((rc = refuse_blocking(errbuf, errlen)) != 0)
-        return rc;
     return b->methods->eval_node(b, out, script, nkeys, nargs, argv, argvlen,
                                  deadline_ms, errbuf, errlen);
 }
