@@ -84,7 +84,8 @@ void dlock__redis_cross_free(dlock__redis_cross *x)
 /* A new derived script of script, or NULL. */
 static derived *derive(const dlock_script *script)
 {
-    const char *flag = test_flag ? test_flag : FLAG;
+    const char *word = __atomic_load_n(&test_flag, __ATOMIC_ACQUIRE);
+    const char *flag = word ? word : FLAG;
     size_t n = strlen(script->source);
     size_t len = strlen("#!lua flags=\n") + strlen(flag) + sizeof prelude + n;
     derived *d = calloc(1, sizeof *d);
@@ -156,5 +157,5 @@ int dlock__redis_cross_refused(const char *err, size_t len)
 
 void dlock__redis_cross_test_flag(const char *word)
 {
-    test_flag = word;
+    __atomic_store_n(&test_flag, word, __ATOMIC_RELEASE);
 }

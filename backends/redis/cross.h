@@ -56,7 +56,7 @@ int dlock__redis_cross_refused(const char *err, size_t len);
  * "allow-cross-slot-keys"). A word the server does not know makes every
  * node refuse, which exercises the per-slot fallback on a server that
  * has the flag. Read when a backend derives a script, so set it before
- * making the backend; process-wide, not synchronised: tests only. */
+ * making the backend; process-wide: tests only. */
 void dlock__redis_cross_test_flag(const char *word);
 
 #endif /* DLOCK_REDIS_CROSS_H */
