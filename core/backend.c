@@ -43,6 +43,18 @@ static int refuse_blocking(char *errbuf, size_t errlen)
     return DLOCK_EDEADLK;
 }
 
+/* What every blocking eval checks first: 0, or the code to return. */
+static int eval_begin(dlock_backend *b, dlock_reply **out,
+                      const dlock_script *script, size_t nkeys, size_t nargs,
+                      const char *const *argv, char *errbuf, size_t errlen)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
+        return DLOCK_EINVAL;
+    return refuse_blocking(errbuf, errlen);
+}
+
 int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
                              const dlock_script *script, size_t nkeys,
                              size_t nargs, const char *const *argv,
@@ -51,11 +63,7 @@ int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
 {
     int rc;
 
-    if (out != NULL)
-        *out = NULL;
-    if (!eval_args_ok(b, out, script, nkeys, nargs, argv))
-        return DLOCK_EINVAL;
-    if ((rc = refuse_blocking(errbuf, errlen)) != 0)
+    if ((rc = eval_begin(b, out, script, nkeys, nargs, argv, errbuf, errlen)) != 0)
         return rc;
     /* In a fiber of a loop: send, let the loop's other fibers send theirs,
      * then read (the replies of the whole batch come in one round trip). */
@@ -174,6 +182,30 @@ unsigned dlock_backend_key_slot(dlock_backend *b, const char *key, size_t len)
         b->methods->key_slot == NULL || key == NULL)
         return 0;
     return b->methods->key_slot(b, key, len);
+}
+
+unsigned dlock_backend_key_node(dlock_backend *b, const char *key, size_t len)
+{
+    if (b == NULL || b->methods == NULL || b->methods->version < 8 ||
+        b->methods->key_node == NULL || key == NULL)
+        return dlock_backend_key_slot(b, key, len);
+    return b->methods->key_node(b, key, len);
+}
+
+int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
+                            const dlock_script *script, size_t nkeys,
+                            size_t nargs, const char *const *argv,
+                            const size_t *argvlen, int64_t deadline_ms,
+                            char *errbuf, size_t errlen)
+{
+    int rc;
+
+    if ((rc = eval_begin(b, out, script, nkeys, nargs, argv, errbuf, errlen)) != 0)
+        return rc;
+    if (b->methods->version < 8 || b->methods->eval_node == NULL)
+        return DLOCK_ENOTSUP;
+    return b->methods->eval_node(b, out, script, nkeys, nargs, argv, argvlen,
+                                 deadline_ms, errbuf, errlen);
 }
 
 int dlock_backend_can_split(dlock_backend *b)

@@ -8,8 +8,12 @@
  * queue, read-write markers, semaphore leases and permits) and the object
  * lifetime calls (Redisson parity cases) pass through it:
  * SPUBLISH wakes the waiters end to end and no script leaves its slot. Then
- * the watchdog: holds over many slots are renewed in one call per slot.
+ * the watchdog: holds over many slots are renewed in one call per master
+ * (the check's 3 masters), or in one call per slot where the server
+ * refuses calls over several slots, and a lost hold in a master's call is
+ * reported alone.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,20 +131,16 @@ static void free_lock_set(void *o)
     free(s);
 }
 
-/* The watchdog renews holds spread over many slots in one call per slot
- * (per renewal script): every lease-0 hold stays held over several
- * periods, no call crosses a slot, and each round costs exactly as many
- * calls as there are distinct slots. */
-static void watchdog_renews_one_call_per_slot(void **state)
+/* Takes NHOLDS lease-0 locks on c1, over many slots; counts the slots and
+ * the masters (slot * 3 / 16384) they lie in. */
+static lock_set *take_spread(dlock_fx *fx, size_t *nslots, size_t *nnodes)
 {
-    dlock_fx *fx = dlock_fx_begin(state, "watchdog_slots");
     lock_set *set = dlock_fx_keep(fx, calloc(1, sizeof(lock_set)), free_lock_set);
     unsigned seen[NHOLDS];
-    size_t nslots = 0, i, k;
-    slot_check_counts before, after;
-    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
-    uint64_t calls, renewed;
+    int node_seen[3] = {0, 0, 0};
+    size_t i, k;
 
+    *nslots = *nnodes = 0;
     for (i = 0; i < NHOLDS; i++) {
         char name[160];
         unsigned s;
@@ -152,15 +152,29 @@ static void watchdog_renews_one_call_per_slot(void **state)
         assert_int_equal(dlock_reentrant_new(&set->l[set->n], fx->c1, name), 0);
         assert_int_equal(dlock_lock(set->l[set->n++], 0), 0);
         s = slot_check_slot(name, strlen(name));
-        for (k = 0; k < nslots && seen[k] != s; k++)
+        for (k = 0; k < *nslots && seen[k] != s; k++)
             ;
-        if (k == nslots)
-            seen[nslots++] = s;
+        if (k == *nslots)
+            seen[(*nslots)++] = s;
+        if (!node_seen[s * 3 / 16384]++)
+            (*nnodes)++;
     }
-    assert_true(nslots > NPLAIN / 2); /* the names do spread */
+    assert_true(*nslots > NPLAIN / 2); /* the names do spread */
+    return set;
+}
+
+/* Five watchdog periods (each lease three times over) with the holds of
+ * set on c1: every hold still held, no call beyond its slot (or master),
+ * every round renewed every hold. The renewal calls made, per round. */
+static uint64_t calls_per_round(dlock_fx *fx, lock_set *set)
+{
+    slot_check_counts before, after;
+    dlock_metrics m0 = DLOCK_METRICS_INIT, m1 = DLOCK_METRICS_INIT;
+    uint64_t calls, renewed;
+    size_t i;
+
     slot_check_counts_get(&before, NULL, 0);
     assert_int_equal(dlock_client_metrics(fx->c1, &m0), 0);
-    /* five watchdog periods, each lease three times over */
     dlock_fx_advance(fx, 5 * fx->watchdog_ms);
     slot_check_counts_get(&after, NULL, 0);
     assert_int_equal(dlock_client_metrics(fx->c1, &m1), 0);
@@ -169,12 +183,75 @@ static void watchdog_renews_one_call_per_slot(void **state)
     assert_int_equal(after.cross_keys + after.cross_body, 0);
     calls = after.renewals - before.renewals;
     renewed = m1.renewals - m0.renewals;
-    /* every round renewed every hold, in one call per slot */
     assert_true(renewed >= 10 * NHOLDS);
     assert_int_equal(renewed % NHOLDS, 0);
-    assert_int_equal(calls, renewed / NHOLDS * nslots);
-    printf("watchdog over %zu slots: %llu renewal calls for %llu renewed holds\n",
-           nslots, (unsigned long long)calls, (unsigned long long)renewed);
+    assert_int_equal(calls % (renewed / NHOLDS), 0);
+    printf("watchdog: %llu renewal calls for %llu renewed holds\n",
+           (unsigned long long)calls, (unsigned long long)renewed);
+    return calls / (renewed / NHOLDS);
+}
+
+/* A server refusing calls over several slots: the watchdog renews holds
+ * spread over many slots in one call per slot (per renewal script): each
+ * round costs exactly as many calls as there are distinct slots. */
+static void watchdog_renews_one_call_per_slot(void **state)
+{
+    dlock_fx *fx = dlock_fx_begin(state, "watchdog_slots");
+    size_t nslots, nnodes;
+    lock_set *set;
+
+    slot_check_set_cross(0);
+    set = take_spread(fx, &nslots, &nnodes);
+    assert_int_equal(calls_per_round(fx, set), nslots);
+    printf("over %zu slots\n", nslots);
+    slot_check_set_cross(1);
+}
+
+/* The same holds with calls over several slots of one master allowed: each
+ * round costs one call per master the names lie on (fewer than 100 holds
+ * each), and still no call reaches beyond its master. */
+static void watchdog_renews_one_call_per_master(void **state)
+{
+    dlock_fx *fx = dlock_fx_begin(state, "watchdog_masters");
+    size_t nslots, nnodes;
+    lock_set *set;
+
+    slot_check_set_cross(1);
+    set = take_spread(fx, &nslots, &nnodes);
+    assert_true(nnodes < nslots);
+    assert_int_equal(calls_per_round(fx, set), nnodes);
+    printf("over %zu slots of %zu masters\n", nslots, nnodes);
+}
+
+/* One hold of a master's call deleted behind its owner's back (a forced
+ * unlock from the other client): the next round reports that one lost,
+ * exactly once, and keeps renewing the others. */
+static void watchdog_lost_in_master_call(void **state)
+{
+    dlock_fx *fx = dlock_fx_begin(state, "watchdog_lost");
+    size_t nslots, nnodes, i;
+    const size_t victim = 7;
+    lock_set *set;
+    dlock_rlock *other = NULL;
+    char name[DLOCK_NAME_MAX + 1];
+    int existed = 0;
+
+    slot_check_set_cross(1);
+    set = take_spread(fx, &nslots, &nnodes);
+    snprintf(name, sizeof(name), "%s", dlock_rlock_name(set->l[victim]));
+    assert_int_equal(dlock_reentrant_new(&other, fx->c2, name), 0);
+    assert_int_equal(dlock_force_unlock(other, &existed), 0);
+    assert_int_equal(existed, 1);
+    dlock_rlock_free(other);
+    dlock_fx_advance(fx, 3 * fx->watchdog_ms);
+    assert_int_equal(dlock_fx_lost_count(fx), 1);
+    pthread_mutex_lock(&fx->lost_mutex);
+    assert_string_equal(fx->lost_name, name);
+    pthread_mutex_unlock(&fx->lost_mutex);
+    for (i = 0; i < set->n; i++)
+        if (i != victim)
+            assert_int_equal(dlock_fx_hold_count(set->l[i]), 1);
+    assert_int_equal(dlock_unlock(set->l[victim]), DLOCK_ELOST);
 }
 
 /* Last: nothing run through the check reached beyond its slot. */
@@ -196,6 +273,8 @@ static const struct CMUnitTest own_cases[] = {
     cmocka_unit_test(slot_function_is_redis_cluster_s),
     DLOCK_FX_CASE(check_refuses_what_a_cluster_refuses),
     DLOCK_FX_CASE(watchdog_renews_one_call_per_slot),
+    DLOCK_FX_CASE(watchdog_renews_one_call_per_master),
+    DLOCK_FX_CASE(watchdog_lost_in_master_call),
 };
 
 static const struct CMUnitTest total_cases[] = {

@@ -186,6 +186,30 @@ static unsigned rb_key_slot(dlock_backend *b, const char *key, size_t len)
     return ((redis_backend *)b)->cluster ? dlock__redis_key_slot(key, len) : 0;
 }
 
+/* Redis Cluster: the master serving the key's slot (cluster.h); one
+ * node otherwise. */
+static unsigned rb_key_node(dlock_backend *b, const char *key, size_t len)
+{
+    redis_backend *rb = (redis_backend *)b;
+    return rb->cluster ? dlock__redis_cluster_key_node(rb->cluster, key, len) : 0;
+}
+
+/* One node serves every key outside a cluster: a plain call. */
+static int rb_eval_node(dlock_backend *b, dlock_reply **out,
+                        const dlock_script *script, size_t nkeys, size_t nargs,
+                        const char *const *argv, const size_t *argvlen,
+                        int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    redis_backend *rb = (redis_backend *)b;
+    if (rb->cluster)
+        return dlock__redis_cluster_eval_node(rb->cluster, rb->scripts, out,
+                                              script, nkeys, nargs, argv,
+                                              argvlen, deadline_ms, errbuf,
+                                              errlen);
+    return rb_eval_until(b, out, script, nkeys, nargs, argv, argvlen,
+                         deadline_ms, errbuf, errlen);
+}
+
 /* Split calls (standalone and Sentinel): the pending call is the script
  * call itself (eval.h). */
 static int rb_eval_send(dlock_backend *b, dlock_pending **out,
@@ -242,6 +266,8 @@ static const dlock_backend_methods redis_methods = {
     .unsynced = rb_unsynced,
     .server_safety = rb_server_safety,
     .ignored_messages = rb_ignored_messages,
+    .key_node = rb_key_node,
+    .eval_node = rb_eval_node,
 };
 
 /* Redis Cluster: the same without split calls (a call follows MOVED and

@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "core/thread_name.h"
 #include "conn.h"
+#include "cross.h"
 #include "node.h"
 #include "safety.h"
 #include "parse.h"
@@ -62,7 +63,12 @@ typedef struct cnode {
     int homes; /* subscriptions at home here; mu */
     int gone;  /* left the map: freed when refs and homes are 0; mu */
     int mark;  /* the thread's, while it drops nodes */
+    unsigned id;   /* its key_node group: NODE_IDS + a count; set once */
+    int no_cross;  /* refused a script over several slots; mu */
 } cnode;
+
+/* key_node's groups: a slot's own (0..16383), or a node's from here on. */
+#define NODE_IDS 0x10000u
 
 /* A subscription handle (what dlock_subscription * points to here). */
 typedef struct csub {
@@ -95,6 +101,9 @@ struct dlock__redis_cluster {
     pthread_t thread;
     int started;
     int pipefd[2];
+
+    unsigned nodes_made; /* for node ids; mu */
+    dlock__redis_cross *cross; /* eval_node's derived scripts */
 };
 
 /* ---- nodes and the map ------------------------------------------------ */
@@ -137,6 +146,7 @@ static cnode *node_for(dlock__redis_cluster *c, const char *host, int port,
             free(n);
             n = NULL;
         } else {
+            n->id = NODE_IDS + c->nodes_made++;
             n->next = c->nodes;
             c->nodes = n;
             c->nnodes++;
@@ -572,6 +582,91 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
     return rc;
 }
 
+/* ---- several slots of one node in one call (cross.h) ------------------ */
+
+unsigned dlock__redis_cluster_key_node(dlock__redis_cluster *c, const char *key,
+                                       size_t len)
+{
+    unsigned slot = dlock__redis_key_slot(key, len), group = slot;
+    cnode *n;
+
+    pthread_mutex_lock(&c->mu);
+    n = slot_node(c, slot);
+    if (n && !n->no_cross)
+        group = n->id;
+    pthread_mutex_unlock(&c->mu);
+    return group;
+}
+
+int dlock__redis_cluster_eval_node(dlock__redis_cluster *c,
+                                   dlock__redis_scripts *scripts,
+                                   dlock_reply **out, const dlock_script *script,
+                                   size_t nkeys, size_t nargs,
+                                   const char *const *argv, const size_t *argvlen,
+                                   int64_t deadline_ms, char *errbuf,
+                                   size_t errlen)
+{
+    const dlock_script *derived;
+    const char **av;
+    size_t *avlen, total = nkeys + nargs + 1;
+    char count[24];
+    cnode *n;
+    int rc, refused;
+
+    *out = NULL;
+    if (nkeys < 1)
+        return DLOCK_ENOTSUP;
+    n = node_get(c, NULL, 1, dlock__redis_key_slot(argv[0], argvlen ? argvlen[0]
+                                                                    : strlen(argv[0])));
+    if (!n) {
+        dlock__redis_errf(errbuf, errlen, "redis cluster: no node known");
+        return DLOCK_ECONN;
+    }
+    pthread_mutex_lock(&c->mu);
+    refused = n->no_cross;
+    pthread_mutex_unlock(&c->mu);
+    derived = refused ? NULL : dlock__redis_cross_script(c->cross, script);
+    av = derived ? malloc(total * sizeof *av) : NULL;
+    avlen = av ? malloc(total * sizeof *avlen) : NULL;
+    if (refused || !avlen) {
+        free(av);
+        node_put(c, n);
+        if (refused)
+            return DLOCK_ENOTSUP;
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
+    dlock__redis_cross_args(av, avlen, count, nkeys, nargs, argv, argvlen);
+    rc = dlock__redis_cluster_eval(c, scripts, out, derived, 1, total - 1, av,
+                                   avlen, deadline_ms, errbuf, errlen);
+    free(av);
+    free(avlen);
+    if ((rc == 0 || rc == DLOCK_ESYNC) && (*out)->type == DLOCK_REPLY_ERROR) {
+        const dlock_reply *r = *out;
+        if (dlock__redis_cross_refused(r->str, r->len)) {
+            pthread_mutex_lock(&c->mu);
+            refused = !n->no_cross;
+            n->no_cross = 1;
+            pthread_mutex_unlock(&c->mu);
+            /* Once per node: its keys are grouped by slot from now on. */
+            if (refused)
+                dlock__log(DLOCK_LOG_INFO, "redis cluster: node %s runs no "
+                           "script over several slots (%.120s): one call per "
+                           "slot there", n->node->cfg.url.where, r->str);
+            rc = DLOCK_ENOTSUP;
+        }
+        /* The prelude's "not served here" (a slot moving), or another
+         * refusal of the derived script that the plain one may not meet
+         * (OOM refuses a flagged script that may write, not a plain one
+         * that only extends leases): the caller splits. */
+        rc = DLOCK_ENOTSUP;
+        dlock_reply_free(*out);
+        *out = NULL;
+    }
+    node_put(c, n);
+    return rc;
+}
+
 /* ---- sharded pub/sub --------------------------------------------------- */
 
 static void relay(void *arg, const char *channel, const char *msg, size_t len)
@@ -867,6 +962,11 @@ int dlock__redis_cluster_new(dlock__redis_cluster **out,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
+    if (dlock__redis_cross_new(&c->cross) != 0) {
+        dlock__redis_cluster_free(c);
+        dlock__redis_errf(errbuf, errlen, "out of memory");
+        return DLOCK_ENOMEM;
+    }
     if (c->cfg->lazy_connect) {
         /* No I/O: the seeds stand in for the map until the thread has read
          * it (it starts with a refresh wanted); a call sent to one meanwhile
@@ -935,6 +1035,7 @@ void dlock__redis_cluster_free(dlock__redis_cluster *c)
         cnode_free(c->gone);
         c->gone = next;
     }
+    dlock__redis_cross_free(c->cross);
     pthread_cond_destroy(&c->refreshed);
     pthread_mutex_destroy(&c->move_mu);
     pthread_mutex_destroy(&c->mu);

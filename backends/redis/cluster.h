@@ -84,6 +84,28 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
                               const size_t *argvlen, int64_t deadline_ms,
                               char *errbuf, size_t errlen);
 
+/* The backend's key_node slot (api/dlock/sys/backend.h): the id of the
+ * master the map names for key's slot, or the slot itself when the map
+ * names none or that master refused a script over several slots. Never
+ * blocks on I/O. */
+unsigned dlock__redis_cluster_key_node(dlock__redis_cluster *c, const char *key,
+                                       size_t len);
+
+/* The backend's eval_node slot: the call as cross.h's derived script,
+ * with its first key declared, routed (and redirected) as
+ * dlock__redis_cluster_eval. DLOCK_ENOTSUP, nothing handed out: the
+ * slot's master refused such a script (now, remembered: the node's keys
+ * get their own slots from key_node, and no more calls of this kind go
+ * there), the prelude found a key the node does not serve, or the node
+ * answered with another error (the plain calls per slot may not meet it). */
+int dlock__redis_cluster_eval_node(dlock__redis_cluster *c,
+                                   dlock__redis_scripts *scripts,
+                                   dlock_reply **out, const dlock_script *script,
+                                   size_t nkeys, size_t nargs,
+                                   const char *const *argv, const size_t *argvlen,
+                                   int64_t deadline_ms, char *errbuf,
+                                   size_t errlen);
+
 /* The backend's subscribe_until and unsubscribe slots (subscriber.h's
  * contract), sharded. */
 int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,

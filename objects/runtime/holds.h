@@ -44,6 +44,7 @@ struct dlock__renewal {
     const dlock_script *script;
     dlock__renew_fn fn; /* NULL: script, batched */
     unsigned slot;      /* dlock_backend_key_slot of name (script only) */
+    unsigned node;      /* dlock_backend_key_node of name (script only) */
     char *name;
     char owner[DLOCK_OWNER_MAX];
     int renewed;        /* the answer: DLOCK__RENEWED, ... */

@@ -80,10 +80,31 @@ static int cb_eval(dlock_backend *b, dlock_reply **out,
     return rc;
 }
 
-/* No eval_until: every call goes through cb_eval, which counts it. */
-/* No eval_until and no split calls: every call goes through cb_eval. */
+/* A call over several slots of one node (the watchdog's on a cluster):
+ * counted as a call when the inner backend ran it. */
+static int cb_eval_node(dlock_backend *b, dlock_reply **out,
+                        const dlock_script *script, size_t nkeys, size_t nargs,
+                        const char *const *argv, const size_t *argvlen,
+                        int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    count_backend *cb = (count_backend *)b;
+    int rc = dlock_backend_eval_node(cb->w.inner, out, script, nkeys, nargs, argv,
+                                     argvlen, deadline_ms, errbuf, errlen);
+
+    if (rc == DLOCK_ENOTSUP)
+        return rc;
+    __atomic_add_fetch(&cb->counts.evals, 1, __ATOMIC_RELAXED);
+    if (script && script->name && strstr(script->name, "renew")) {
+        __atomic_add_fetch(&cb->counts.renewals, 1, __ATOMIC_RELAXED);
+        note_renewer(&cb->counts);
+    }
+    return rc;
+}
+
+/* No eval_until and no split calls: every call goes through cb_eval (or
+ * cb_eval_node), which counts it. */
 static const dlock_backend_methods count_methods = {
-    .version = 4,
+    .version = 8,
     .name = "count",
     .eval = cb_eval,
     .subscribe = dlock_test_wrap_subscribe,
@@ -93,6 +114,8 @@ static const dlock_backend_methods count_methods = {
     .reconnects = dlock_test_wrap_reconnects,
     .publish_command = dlock_test_wrap_publish_command,
     .key_slot = dlock_test_wrap_key_slot,
+    .key_node = dlock_test_wrap_key_node,
+    .eval_node = cb_eval_node,
 };
 
 /* Wraps inner (taken over on success). */

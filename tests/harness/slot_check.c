@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define NSLOTS 16384
+/* The masters the slots are dealt to, in ranges, for key_node/eval_node. */
+#define NODES 3
 
 /* What a script breaking the rules fails with (the prelude's error). */
 #define BREACH "SLOTCHECK"
@@ -31,9 +33,18 @@ static char first_breach[256];
 static struct checked {
     const dlock_script *orig;
     const char *orig_source;
+    int nodes; /* the prelude's slot_check_nodes */
     dlock_script script;
 } checked_scripts[MAX_SCRIPTS];
 static size_t nchecked;
+
+/* Whether eval_node runs calls over several slots (counts_mutex). */
+static int cross_on = 1;
+
+static unsigned node_of(unsigned slot)
+{
+    return slot * NODES / NSLOTS;
+}
 
 /* The harness's own slot function (tests/harness/cluster.h), written
  * independently of the library's. */
@@ -42,9 +53,11 @@ unsigned slot_check_slot(const char *key, size_t len)
     return dlock_test_cluster_slot_n(key, len);
 }
 
-/* Runs first: inside the script, redis.call/pcall check that each key a
+/* Runs first, after a line setting slot_check_nodes (0: every key must be
+ * in KEYS[1]'s slot; else NODES: on KEYS[1]'s node, for eval_node):
+ * inside the script, redis.call/pcall check that each key a
  * command names (every argument of DEL, EXISTS and UNLINK, else the first)
- * and each SPUBLISH channel has KEYS[1]'s slot, and that nothing publishes
+ * and each SPUBLISH channel has KEYS[1]'s slot (or node), and that nothing publishes
  * with plain PUBLISH (sharded subscribers would never see it). A local
  * `redis` shadows the global one for the script's own code. */
 static const char prelude[] =
@@ -71,8 +84,14 @@ static const char prelude[] =
     "  end\n"
     "  local home_tag = KEYS[1] and tag(KEYS[1])\n"
     "  local home = KEYS[1] and crc16(home_tag) % 16384\n"
+    "  local function node(slot)\n"
+    "    return math.floor(slot * slot_check_nodes / 16384)\n"
+    "  end\n"
     "  local function elsewhere(k)\n"
     "    local t = tag(k)\n"
+    "    if slot_check_nodes > 0 then\n"
+    "      return node(crc16(t) % 16384) ~= node(home)\n"
+    "    end\n"
     "    return t ~= home_tag and crc16(t) % 16384 ~= home\n"
     "  end\n"
     "  local every = {del = true, exists = true, unlink = true}\n"
@@ -86,7 +105,7 @@ static const char prelude[] =
     "    for i = 1, every[c] and select('#', ...) or 1 do\n"
     "      local k = tostring((select(i, ...)))\n"
     "      if elsewhere(k) then\n"
-    "        error('" BREACH " ' .. c .. ' ' .. k .. ' is not in the slot of ' .. KEYS[1])\n"
+    "        error('" BREACH " ' .. c .. ' ' .. k .. ' is not in the slot (or node) of ' .. KEYS[1])\n"
     "      end\n"
     "    end\n"
     "  end\n"
@@ -105,32 +124,37 @@ static void note(uint64_t *counter, const char *fmt, const char *a, const char *
     pthread_mutex_unlock(&counts_mutex);
 }
 
-/* The script with the prelude, or NULL (out of memory, or too many). */
-static const dlock_script *checked_version(const dlock_script *script)
+/* The script with the prelude (nodes: its slot_check_nodes), or NULL (out
+ * of memory, or too many). */
+static const dlock_script *checked_version(const dlock_script *script, int nodes)
 {
     size_t marker = dlock_script_no_writes(script) ? strlen(DLOCK_SCRIPT_NO_WRITES) : 0;
     const dlock_script *found = NULL;
     struct checked *c;
-    char *source;
-    size_t i;
+    char *source, head[64];
+    size_t i, n;
 
     pthread_mutex_lock(&counts_mutex);
     for (i = 0; i < nchecked && !found; i++)
         if (checked_scripts[i].orig == script &&
-            checked_scripts[i].orig_source == script->source)
+            checked_scripts[i].orig_source == script->source &&
+            checked_scripts[i].nodes == nodes)
             found = &checked_scripts[i].script;
     if (found || nchecked == MAX_SCRIPTS)
         goto out;
-    source = malloc(strlen(script->source) + sizeof(prelude));
+    n = (size_t)snprintf(head, sizeof(head), "local slot_check_nodes = %d\n", nodes);
+    source = malloc(strlen(script->source) + n + sizeof(prelude));
     if (!source)
         goto out;
     /* The no-writes marker stays the first line. */
     memcpy(source, script->source, marker);
-    memcpy(source + marker, prelude, sizeof(prelude) - 1);
-    strcpy(source + marker + sizeof(prelude) - 1, script->source + marker);
+    memcpy(source + marker, head, n);
+    memcpy(source + marker + n, prelude, sizeof(prelude) - 1);
+    strcpy(source + marker + n + sizeof(prelude) - 1, script->source + marker);
     c = &checked_scripts[nchecked++];
     c->orig = script;
     c->orig_source = script->source;
+    c->nodes = nodes;
     c->script.name = script->name;
     c->script.source = source; /* kept for the process */
     found = &c->script;
@@ -144,14 +168,30 @@ static size_t arg_len(const char *const *argv, const size_t *argvlen, size_t i)
     return argvlen ? argvlen[i] : strlen(argv[i]);
 }
 
-static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *script,
-                         size_t nkeys, size_t nargs, const char *const *argv,
-                         const size_t *argvlen, int64_t deadline_ms, char *errbuf,
-                         size_t errlen)
+/* Whether KEYS argv[1..nkeys) share argv[0]'s group (nodes: node, else
+ * slot). */
+static int keys_together(size_t nkeys, const char *const *argv,
+                         const size_t *argvlen, int nodes)
+{
+    unsigned home = slot_check_slot(argv[0], arg_len(argv, argvlen, 0));
+    size_t i;
+
+    for (i = 1; i < nkeys; i++) {
+        unsigned s = slot_check_slot(argv[i], arg_len(argv, argvlen, i));
+        if (nodes ? node_of(s) != node_of(home) : s != home)
+            return 0;
+    }
+    return 1;
+}
+
+/* eval_until (nodes 0) and eval_node (NODES). */
+static int checked_eval(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                        size_t nkeys, size_t nargs, const char *const *argv,
+                        const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                        size_t errlen, int nodes)
 {
     const char *name = script->name ? script->name : "";
     const dlock_script *checked;
-    size_t i;
     int rc;
 
     pthread_mutex_lock(&counts_mutex);
@@ -159,17 +199,15 @@ static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
     if (strstr(name, "renew"))
         counts.renewals++;
     pthread_mutex_unlock(&counts_mutex);
-    for (i = 1; i < nkeys; i++)
-        if (slot_check_slot(argv[i], arg_len(argv, argvlen, i)) !=
-            slot_check_slot(argv[0], arg_len(argv, argvlen, 0))) {
-            note(&counts.cross_keys, "%s: KEYS over more than one slot (%.160s)", name,
-                 argv[i]);
-            *out = dlock_reply_string(DLOCK_REPLY_ERROR,
-                                      "CROSSSLOT Keys in request don't hash to the same slot",
-                                      53);
-            return *out ? 0 : DLOCK_ENOMEM;
-        }
-    if (!(checked = checked_version(script))) {
+    if (nkeys > 0 && !keys_together(nkeys, argv, argvlen, nodes)) {
+        note(&counts.cross_keys, "%s: KEYS over more than one %s", name,
+             nodes ? "node" : "slot");
+        *out = dlock_reply_string(DLOCK_REPLY_ERROR,
+                                  "CROSSSLOT Keys in request don't hash to the same slot",
+                                  53);
+        return *out ? 0 : DLOCK_ENOMEM;
+    }
+    if (!(checked = checked_version(script, nodes))) {
         *out = NULL;
         if (errbuf && errlen > 0)
             snprintf(errbuf, errlen, "slot check: no room for script %s", name);
@@ -181,6 +219,53 @@ static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
         strstr((*out)->str, BREACH))
         note(&counts.cross_body, "%s: %.200s", name, (*out)->str);
     return rc;
+}
+
+static int sb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                         size_t nkeys, size_t nargs, const char *const *argv,
+                         const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                         size_t errlen)
+{
+    return checked_eval(b, out, script, nkeys, nargs, argv, argvlen, deadline_ms,
+                        errbuf, errlen, 0);
+}
+
+/* A server that refuses calls over several slots (cross off): DLOCK_ENOTSUP,
+ * as the Redis backend says then. */
+static int sb_eval_node(dlock_backend *b, dlock_reply **out, const dlock_script *script,
+                        size_t nkeys, size_t nargs, const char *const *argv,
+                        const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                        size_t errlen)
+{
+    int on;
+
+    pthread_mutex_lock(&counts_mutex);
+    on = cross_on;
+    pthread_mutex_unlock(&counts_mutex);
+    *out = NULL;
+    if (!on || nkeys == 0)
+        return DLOCK_ENOTSUP;
+    return checked_eval(b, out, script, nkeys, nargs, argv, argvlen, deadline_ms,
+                        errbuf, errlen, NODES);
+}
+
+static unsigned sb_key_node(dlock_backend *b, const char *key, size_t len)
+{
+    unsigned slot = slot_check_slot(key, len);
+    int on;
+
+    (void)b;
+    pthread_mutex_lock(&counts_mutex);
+    on = cross_on;
+    pthread_mutex_unlock(&counts_mutex);
+    return on ? NSLOTS + node_of(slot) : slot;
+}
+
+void slot_check_set_cross(int on)
+{
+    pthread_mutex_lock(&counts_mutex);
+    cross_on = on;
+    pthread_mutex_unlock(&counts_mutex);
 }
 
 static const char *sb_publish_command(dlock_backend *b)
@@ -196,7 +281,7 @@ static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods slot_methods = {
-    .version = 4,
+    .version = 8,
     .name = "slot-check",
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = dlock_test_wrap_subscribe,
@@ -208,6 +293,8 @@ static const dlock_backend_methods slot_methods = {
     .reconnects = dlock_test_wrap_reconnects,
     .publish_command = sb_publish_command,
     .key_slot = sb_key_slot,
+    .key_node = sb_key_node,
+    .eval_node = sb_eval_node,
 };
 
 int slot_check_backend_new(dlock_backend **out, dlock_backend *inner)

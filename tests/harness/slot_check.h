@@ -10,7 +10,13 @@
  *  - inside the script, every key a command touches and every SPUBLISH
  *    channel must lie in the slot of KEYS[1] (Redis 7 refuses a script that
  *    reaches another slot): a Lua prelude checks it, and a breach fails the
- *    script (counted too).
+ *    script (counted too);
+ *  - the slots are dealt to 3 masters in ranges (slot * 3 / 16384):
+ *    key_node answers the master, and eval_node runs a call whose keys all
+ *    lie on one master (the rules above per master instead of per slot),
+ *    as Redis 7 does for a script flagged allow-cross-slot-keys; with
+ *    cross calls off (slot_check_set_cross), a server that refuses them:
+ *    key_node answers the slot and eval_node DLOCK_ENOTSUP.
  * Built on the public backend vtable only. The counters are process-wide.
  */
 #ifndef DLOCK_TEST_SLOT_CHECK_H
@@ -23,6 +29,10 @@
 
 /* Redis Cluster's hash slot of key (len bytes). */
 unsigned slot_check_slot(const char *key, size_t len);
+
+/* Calls over several slots of one master on (1, the default) or off (0),
+ * for every slot-check backend of the process. */
+void slot_check_set_cross(int on);
 
 /* Wraps inner, which the new backend takes over (also on failure). */
 int slot_check_backend_new(dlock_backend **out, dlock_backend *inner);

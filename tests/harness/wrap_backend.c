@@ -78,3 +78,8 @@ unsigned dlock_test_wrap_key_slot(dlock_backend *b, const char *key, size_t len)
 {
     return dlock_backend_key_slot(DLOCK_TEST_INNER(b), key, len);
 }
+
+unsigned dlock_test_wrap_key_node(dlock_backend *b, const char *key, size_t len)
+{
+    return dlock_backend_key_node(DLOCK_TEST_INNER(b), key, len);
+}

@@ -45,5 +45,6 @@ void dlock_test_wrap_free(dlock_backend *b);
 uint64_t dlock_test_wrap_reconnects(dlock_backend *b);
 const char *dlock_test_wrap_publish_command(dlock_backend *b);
 unsigned dlock_test_wrap_key_slot(dlock_backend *b, const char *key, size_t len);
+unsigned dlock_test_wrap_key_node(dlock_backend *b, const char *key, size_t len);
 
 #endif /* DLOCK_TEST_WRAP_BACKEND_H */

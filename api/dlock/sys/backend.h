@@ -89,16 +89,16 @@ typedef struct dlock_pending dlock_pending;
 /* The method table's version this header describes: 1 ends at free, 2
  * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
  * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 server_safety and
- * ignored_messages. A table declares the version whose slots it has; the
+ * ignored_messages, 8 key_node and eval_node. A table declares the version whose slots it has; the
  * dispatchers never read past it. */
-#define DLOCK_BACKEND_VERSION 7
+#define DLOCK_BACKEND_VERSION 8
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
  * ..., ...}` (a slot not named is NULL: the dispatcher's fallback). */
 #define DLOCK_BACKEND_METHODS_INIT {DLOCK_BACKEND_VERSION, NULL, NULL, NULL, NULL, \
                                     NULL, NULL, NULL, NULL, NULL, NULL, NULL,       \
-                                    NULL, NULL, NULL, NULL}
+                                    NULL, NULL, NULL, NULL, NULL, NULL}
 
 typedef struct dlock_backend_methods {
     int version; /* DLOCK_BACKEND_VERSION (see there) */
@@ -241,6 +241,35 @@ typedef struct dlock_backend_methods {
      * the client's metrics. Never blocks; any thread. May be NULL
      * (counted as 0). */
     uint64_t (*ignored_messages)(dlock_backend *b);
+
+    /* ---- version 8: one call over the slots of one node ---- */
+
+    /* The node group key (len bytes) belongs to: keys of one group may go
+     * in one eval_node call, though their key_slot groups differ. Redis
+     * Cluster: the master serving the key's slot now (an id of the
+     * backend's, meaningful until the slot map changes), or the key's own
+     * slot (a value no master id takes) while that slot is not known or
+     * its master refused such calls. Keys of one key_slot group always
+     * share a key_node group. Never blocks; any thread. May be NULL (the
+     * dispatcher answers key_slot's group). */
+    unsigned (*key_node)(dlock_backend *b, const char *key, size_t len);
+
+    /* eval_until for a call whose KEYS share one key_node group but may
+     * lie in several key_slot groups (the watchdog renewing the holds of
+     * one master in one call; the script must touch keys of those slots
+     * only). Returns what eval_until would, or DLOCK_ENOTSUP when the
+     * call could not run over several slots and ran nothing the caller
+     * depends on (the server refuses such scripts: remembered per node,
+     * so that key_node stops grouping its keys; or a key's slot was not
+     * served by the node at the time, a slot moving; or any error reply:
+     * the script's own errors come back from the split calls): the
+     * caller then splits the call by key_slot. The script may have run in part in
+     * the second case (a renewal is repeated harmlessly). Blocks as
+     * eval_until. May be NULL (DLOCK_ENOTSUP). */
+    int (*eval_node)(dlock_backend *b, dlock_reply **out,
+                     const dlock_script *script, size_t nkeys, size_t nargs,
+                     const char *const *argv, const size_t *argvlen,
+                     int64_t deadline_ms, char *errbuf, size_t errlen);
 } dlock_backend_methods;
 
 /* Whether a table has a version-2 slot (never read past what its version
@@ -283,6 +312,16 @@ DLOCK_API uint64_t dlock_backend_ignored_messages(dlock_backend *b);
 DLOCK_API const char *dlock_backend_publish_command(dlock_backend *b);
 DLOCK_API unsigned dlock_backend_key_slot(dlock_backend *b, const char *key,
                                           size_t len);
+/* The version-8 slots. key_node: key_slot's answer for a backend
+ * without it. eval_node: DLOCK_ENOTSUP (nothing done, *out = NULL, no
+ * detail) for a backend without it. Block as the slots do. */
+DLOCK_API unsigned dlock_backend_key_node(dlock_backend *b, const char *key,
+                                          size_t len);
+DLOCK_API int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
+                                      const dlock_script *script, size_t nkeys,
+                                      size_t nargs, const char *const *argv,
+                                      const size_t *argvlen, int64_t deadline_ms,
+                                      char *errbuf, size_t errlen);
 /* The version-5 slots. eval_send: DLOCK_ENOTSUP (nothing done, *out =
  * NULL, no detail) for a backend without them; can_split says beforehand
  * whether b has them (1) or not (0, also for NULL). eval_receive: p from

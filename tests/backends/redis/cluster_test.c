@@ -5,8 +5,10 @@
  * over all masters from one seed, the JSON path, MOVED after a slot moved
  * under a held lock (unlock and watchdog renewals follow the key), ASK
  * while the slot migrates, a waiter woken across a slot move, sharded
- * pub/sub both ways, CLUSTER FAILOVER and kill -9 of a master with holders
- * on that shard and on others. The conformance suite runs on the same
+ * pub/sub both ways, the watchdog's one renewal call per master (with the
+ * per-slot fallback where the server refuses it, a lost lock in such a
+ * call, slots moving under it), CLUSTER FAILOVER and kill -9 of a master
+ * with holders on that shard and on others. The conformance suite runs on the same
  * cluster as the "redis-cluster" row (tests/main.c).
  */
 #include <pthread.h>
@@ -441,6 +443,215 @@ static void cluster_sharded_pubsub(void **state)
     pthread_mutex_destroy(&in.mu);
 }
 
+/* ---- the watchdog: one call per master ------------------------------------ */
+
+/* The test hook of backends/redis/cross.h: the shebang's flag word (NULL:
+ * allow-cross-slot-keys); a word the server does not know makes it refuse
+ * every script over several slots. */
+void dlock__redis_cross_test_flag(const char *word);
+
+#define WD_LOCKS 40   /* in WD_LOCKS distinct slots of shard 0 */
+#define WD_LEASE 900  /* watchdog timeout: renewed every 300 ms */
+
+typedef struct wd_set {
+    dlock_client *c;
+    dlock_rlock *l[WD_LOCKS];
+    char name[WD_LOCKS][64];
+    pthread_mutex_t mu;
+    int lost;              /* on_lost calls; mu */
+    char lost_name[64];    /* the last one's; mu */
+} wd_set;
+
+static void wd_on_lost(void *arg, const char *name, const char *owner)
+{
+    wd_set *w = arg;
+    (void)owner;
+    pthread_mutex_lock(&w->mu);
+    w->lost++;
+    snprintf(w->lost_name, sizeof w->lost_name, "%s", name);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Script calls (EVALSHA and EVAL) node ran so far (INFO commandstats). */
+static long long script_calls(int node)
+{
+    enum { INFO_MAX = 1 << 16 };
+    const char *argv[] = {"INFO", "commandstats", NULL};
+    const char *names[] = {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="};
+    char *out = malloc(INFO_MAX);
+    long long n = 0;
+    size_t i;
+    assert_non_null(out);
+    assert_int_equal(dlock_test_cluster_command(&cl, node, out, INFO_MAX, argv), 0);
+    for (i = 0; i < 2; i++) {
+        const char *p = strstr(out, names[i]);
+        if (p)
+            n += atoll(p + strlen(names[i]));
+    }
+    free(out);
+    return n;
+}
+
+/* WD_LOCKS watchdog locks in as many slots of shard 0, each slot once. */
+static void wd_take(wd_set *w, const char *what)
+{
+    int i, k = 0, j;
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    w->c = client_on(cl.url, WD_LEASE);
+    for (i = 0; i < WD_LOCKS; i++) {
+        int fresh;
+        do {
+            name_on(0, what, k++, w->name[i], sizeof w->name[i]);
+            fresh = 1;
+            for (j = 0; j < i; j++)
+                if (dlock_test_cluster_slot(w->name[j]) ==
+                    dlock_test_cluster_slot(w->name[i]))
+                    fresh = 0;
+        } while (!fresh);
+        assert_int_equal(dlock_reentrant_new(&w->l[i], w->c, w->name[i]), 0);
+        assert_int_equal(dlock_rlock_set_on_lost(w->l[i], wd_on_lost, w), 0);
+        expect_ok(dlock_lock(w->l[i], 0), w->l[i]);
+    }
+}
+
+/* Every lock but skip (-1: none) still held. */
+static void wd_check_held(wd_set *w, int skip)
+{
+    int i, held;
+    for (i = 0; i < WD_LOCKS; i++) {
+        if (i == skip)
+            continue;
+        held = 0;
+        expect_ok(dlock_is_held(w->l[i], &held), w->l[i]);
+        assert_int_equal(held, 1);
+    }
+}
+
+static void wd_release(wd_set *w, int skip)
+{
+    int i;
+    for (i = 0; i < WD_LOCKS; i++) {
+        if (i != skip)
+            expect_ok(dlock_unlock(w->l[i]), w->l[i]);
+        dlock_rlock_free(w->l[i]);
+    }
+    dlock_client_free(w->c);
+    pthread_mutex_destroy(&w->mu);
+}
+
+/* Locks in 40 slots of one master are renewed by one script call per
+ * period there (the allow-cross-slot-keys flag of Redis 7 / Valkey), not
+ * one per slot: over 2.5 leases (about 7 periods) that master runs far
+ * fewer calls than one period's 40 per-slot ones, and every lock is still
+ * held, though only renewals kept it. */
+static void cluster_watchdog_one_call_per_master(void **state)
+{
+    wd_set w;
+    int master = dlock_test_cluster_shard_master(&cl, 0);
+    long long before, calls;
+    (void)state;
+    wd_take(&w, "wdnode");
+    before = script_calls(master);
+    usleep(WD_LEASE * 5 / 2 * 1000);
+    calls = script_calls(master) - before;
+    wd_check_held(&w, -1);
+    if (calls >= WD_LOCKS)
+        fprintf(stderr, "  [cluster] %lld script calls on shard 0's master\n", calls);
+    assert_true(calls >= 1);
+    assert_true(calls < WD_LOCKS);
+    pthread_mutex_lock(&w.mu);
+    assert_int_equal(w.lost, 0);
+    pthread_mutex_unlock(&w.mu);
+    wd_release(&w, -1);
+}
+
+/* A server that refuses the flag (forced here with a flag word it does not
+ * know): the first renewal of that master is refused, the node is
+ * remembered, and its holds are renewed per slot from then on (at least
+ * one call per slot over the window), all still held past 2.5 leases. */
+static void cluster_watchdog_flag_refused(void **state)
+{
+    wd_set w;
+    int master = dlock_test_cluster_shard_master(&cl, 0);
+    long long before, calls;
+    (void)state;
+    dlock__redis_cross_test_flag("dlock-test-unknown-flag");
+    wd_take(&w, "wdrefused");
+    before = script_calls(master);
+    usleep(WD_LEASE * 5 / 2 * 1000);
+    calls = script_calls(master) - before;
+    wd_check_held(&w, -1);
+    pthread_mutex_lock(&w.mu);
+    assert_int_equal(w.lost, 0);
+    pthread_mutex_unlock(&w.mu);
+    wd_release(&w, -1);
+    if (calls < WD_LOCKS)
+        fprintf(stderr, "  [cluster] %lld script calls on shard 0's master\n", calls);
+    assert_true(calls >= WD_LOCKS);
+}
+
+/* A lock deleted behind its holder's back among 40 renewed in one call:
+ * the watchdog reports exactly that one lost (on_lost, and its unlock says
+ * DLOCK_ELOST); the others stay held. */
+static void cluster_watchdog_lost_in_batch(void **state)
+{
+    wd_set w;
+    char out[64];
+    const int victim = WD_LOCKS / 2;
+    const char *argv[] = {"DEL", NULL, NULL};
+    int64_t deadline;
+    int lost;
+    (void)state;
+    wd_take(&w, "wdlost");
+    argv[1] = w.name[victim];
+    assert_int_equal(dlock_test_cluster_command(&cl, master_of(w.name[victim]),
+                                                out, sizeof out, argv), 0);
+    assert_string_equal(out, "1");
+    deadline = now_ms() + 10000;
+    do {
+        usleep(50 * 1000);
+        pthread_mutex_lock(&w.mu);
+        lost = w.lost;
+        pthread_mutex_unlock(&w.mu);
+    } while (lost == 0 && now_ms() < deadline);
+    usleep(WD_LEASE * 1000); /* three more periods: no other report */
+    pthread_mutex_lock(&w.mu);
+    assert_int_equal(w.lost, 1);
+    assert_string_equal(w.lost_name, w.name[victim]);
+    pthread_mutex_unlock(&w.mu);
+    wd_check_held(&w, victim);
+    assert_int_equal(dlock_unlock(w.l[victim]), DLOCK_ELOST);
+    wd_release(&w, victim);
+}
+
+/* One of the batch's slots moves to shard 1 while held, and another
+ * migrates (ASK) for a while: the batch falls back to calls per slot where
+ * a key is not served, and every lock stays held, none reported lost. */
+static void cluster_watchdog_batch_across_move(void **state)
+{
+    wd_set w;
+    unsigned moved, migrating;
+    (void)state;
+    wd_take(&w, "wdmove");
+    moved = dlock_test_cluster_slot(w.name[3]);
+    migrating = dlock_test_cluster_slot(w.name[WD_LOCKS - 1]);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, moved, 1), 0);
+    usleep(WD_LEASE * 3 / 2 * 1000);
+    wd_check_held(&w, -1);
+    assert_int_equal(dlock_test_cluster_move_slot_begin(&cl, migrating, 2), 0);
+    assert_true(dlock_test_cluster_move_slot_keys(&cl) >= 1);
+    usleep(WD_LEASE * 3 / 2 * 1000);
+    assert_int_equal(dlock_test_cluster_move_slot_finish(&cl), 0);
+    wd_check_held(&w, -1);
+    pthread_mutex_lock(&w.mu);
+    assert_int_equal(w.lost, 0);
+    pthread_mutex_unlock(&w.mu);
+    wd_release(&w, -1);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, moved, 0), 0);
+    assert_int_equal(dlock_test_cluster_move_slot(&cl, migrating, 0), 0);
+}
+
 /* ---- failover --------------------------------------------------------------- */
 
 /* Holders on every shard (watchdog, 900 ms lease); CLUSTER FAILOVER of
@@ -585,6 +796,13 @@ static int settle(void **state)
     return 0;
 }
 
+/* The real flag again, even after a failed case. */
+static int settle_flag(void **state)
+{
+    dlock__redis_cross_test_flag(NULL);
+    return settle(state);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -659,6 +877,10 @@ int dlock_test_redis_cluster(void)
         cmocka_unit_test_teardown(cluster_moved_under_hold, settle),
         cmocka_unit_test_teardown(cluster_ask_during_migration, settle),
         cmocka_unit_test_teardown(cluster_waiter_follows_move, settle),
+        cmocka_unit_test_teardown(cluster_watchdog_one_call_per_master, settle),
+        cmocka_unit_test_teardown(cluster_watchdog_flag_refused, settle_flag),
+        cmocka_unit_test_teardown(cluster_watchdog_lost_in_batch, settle),
+        cmocka_unit_test_teardown(cluster_watchdog_batch_across_move, settle),
         cmocka_unit_test_teardown(cluster_sharded_pubsub, settle),
         cmocka_unit_test_teardown(cluster_failover_holders, settle),
         cmocka_unit_test_teardown(cluster_kill_master, settle),
