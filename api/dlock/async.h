@@ -54,12 +54,21 @@
  * callback (dlock_lock, dlock_unlock, any call that talks to the server)
  * returns DLOCK_EDEADLK: the loop cannot answer it while it waits.
  *
- * Owner ids: owner NULL means the starting thread's owner id, taken when
- * the starter is called (so dlock_lock_async(..., NULL, ...) from thread T
- * and dlock_unlock_async(..., NULL, ...) from T again pair up, whichever
- * thread runs the loop). When one logical task spans threads (a request
- * handled in callbacks on the loop's thread, then finished on a worker),
- * pass its owner id explicitly to every call of the task.
+ * Owner ids: an acquisition (dlock_lock_async, dlock_fenced_lock_async)
+ * started with owner NULL acts for a new owner id of its own, minted by
+ * the starter as dlock_client_owner_new mints one and given in its
+ * result (r->owner): two acquisitions started with the defaults never
+ * share a hold, whichever threads start them (the calling thread's id
+ * would be every request's on a loop's thread, and 200 requests would
+ * all "hold" one reentrant lock at once). The calls that act for an
+ * existing hold (dlock_unlock_async, dlock_extend_async,
+ * dlock_is_held_async, dlock_hold_count_async) take that owner id and
+ * refuse NULL (DLOCK_EINVAL). The request-handler pattern: copy r->owner
+ * in the acquisition's callback and unlock with it; or mint one owner per
+ * request (dlock_client_owner_new) and pass it to every call of the
+ * request, on any thread (the blocking _as forms take it too), which also
+ * lets the request re-enter its own hold. An explicit owner id is used as
+ * given, as by the _as forms.
  *
  * Objects (the lock handles, semaphores, latches) are the application's:
  * each must stay valid until the callbacks of its operations have run.
@@ -109,6 +118,12 @@ typedef struct dlock_result {
      * NULL), freed with dlock_permit_ids_free once the callback returns,
      * unless the callback takes them with dlock_result_take_permit_ids. */
     char **permit_ids;
+    /* The owner id the operation acted for (the one minted for an
+     * acquisition started with owner NULL), valid for the duration of
+     * the callback (copy it: DLOCK_OWNER_MAX bytes); NULL for the
+     * operations that act for nobody (force_unlock, is_locked,
+     * remain_ttl, semaphores, latches). */
+    const char *owner;
 } dlock_result;
 
 /* Called once per started operation, on the loop's thread. */

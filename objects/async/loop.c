@@ -667,6 +667,7 @@ static int deliver(dlock_loop *lp, int64_t end)
         pthread_mutex_unlock(&lp->mu);
         o->res.detail = o->detail ? o->detail
                         : o->res.rc != 0 ? dlock_strerror(o->res.rc) : "";
+        o->res.owner = o->owner[0] ? o->owner : NULL;
         dlock__callback_enter();
         o->fn(o->arg, o->id, &o->res);
         dlock__callback_leave();

@@ -71,7 +71,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
         s->p->live--;
         return;
     }
-    if (dlock_unlock_async(s->p->lp, NULL, s->l, NULL, on_unlocked, s) != 0) {
+    if (dlock_unlock_async(s->p->lp, NULL, s->l, r->owner, on_unlocked, s) != 0) {
         s->p->errors++;
         s->p->live--;
     }

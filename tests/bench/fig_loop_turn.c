@@ -143,7 +143,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
     chain *c = arg;
 
     (void)op;
-    if (r->rc != 0 || dlock_unlock_async(c->h->lp, NULL, c->l, NULL, on_unlocked, c) != 0) {
+    if (r->rc != 0 || dlock_unlock_async(c->h->lp, NULL, c->l, r->owner, on_unlocked, c) != 0) {
         ++*c->errors;
         --*c->live;
     }

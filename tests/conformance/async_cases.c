@@ -39,6 +39,7 @@ typedef struct seen {
     dlock_op_id op;
     pthread_t thread;
     char detail[256];
+    char owner[DLOCK_OWNER_MAX]; /* r->owner ("" for NULL) */
     /* set by the case around a starter: a callback inside it is a bug */
     int in_starter, called_in_starter;
     /* a blocking call made from inside the callback */
@@ -57,6 +58,7 @@ static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
     s->op = op;
     s->thread = pthread_self();
     snprintf(s->detail, sizeof(s->detail), "%s", r->detail ? r->detail : "(null)");
+    snprintf(s->owner, sizeof(s->owner), "%s", r->owner ? r->owner : "");
     if (s->in_starter)
         s->called_in_starter = 1;
     if (s->probe) {
@@ -134,7 +136,8 @@ static int held_by(dlock_rlock *l, const char *owner)
 /* ---- cases ---------------------------------------------------------------- */
 
 /* Lock and unlock: one callback each, on the loop's thread, never inside
- * the starter; owner NULL is the starting thread's id. */
+ * the starter; owner NULL is a new owner id of the acquisition's own
+ * (r->owner), not the starting thread's, and the unlock takes it. */
 static void async_lock_unlock(void **state)
 {
     dlock_fx *fx = BEGIN(state);
@@ -156,20 +159,33 @@ static void async_lock_unlock(void **state)
     assert_int_equal(a.rc, 0);
     assert_true(a.op == op);
     assert_true(pthread_equal(a.thread, pthread_self()));
-    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_true(a.owner[0] != '\0');
+    assert_int_not_equal(strcmp(a.owner, fx->owner1), 0);
+    assert_int_equal(strncmp(a.owner, dlock_client_id(fx->c1), 36), 0);
+    assert_int_equal(a.owner[36], ':');
+    assert_int_equal(held_by(l, a.owner), 1);
+    assert_int_equal(held_by(l, fx->owner1), 0);
     assert_int_equal(dlock_loop_pending(lp), 0);
 
+    /* the calls that act for a hold name it: NULL is refused at once */
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_extend_async(lp, NULL, l, NULL, 0, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_is_held_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_hold_count_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_non_null(strstr(dlock_errmsg(l), "dlock_result.owner"));
+    assert_int_equal(dlock_loop_pending(lp), 0);
     b.in_starter = 1;
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, a.owner, on_done, &b), 0);
     b.in_starter = 0;
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.calls, 1);
     assert_int_equal(b.called_in_starter, 0);
     assert_int_equal(b.rc, 0);
-    assert_int_equal(held_by(l, fx->owner1), 0);
+    assert_string_equal(b.owner, a.owner);
+    assert_int_equal(held_by(l, a.owner), 0);
     /* a second unlock: not the owner, with the blocking form's detail */
     memset(&b, 0, sizeof(b));
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, a.owner, on_done, &b), 0);
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.rc, DLOCK_ENOTOWNER);
     assert_true(b.detail[0] != '\0');
@@ -208,20 +224,22 @@ static void async_watchdog_renews(void **state)
     dlock_rlock *other = dlock_fx_lock(fx, fx->c2, fx->name);
     dlock_loop *lp = loop(fx, fx->c1);
     int64_t ttl = -1;
+    char owner[DLOCK_OWNER_MAX];
     seen a = {0};
 
     assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, 0, 0, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_int_equal(a.rc, 0);
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
-    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_int_equal(held_by(l, a.owner), 1);
     assert_int_equal(dlock_remain_ttl(l, &ttl), 0);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
     assert_int_equal(dlock_force_unlock(other, NULL), 0);
     assert_int_equal(dlock_fx_wait_lost(fx, 1, 4 * fx->watchdog_ms), 1);
+    snprintf(owner, sizeof owner, "%s", a.owner);
     memset(&a, 0, sizeof(a));
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &a), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, owner, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_int_equal(a.rc, DLOCK_ELOST); /* as a blocking unlock says */
 }
@@ -497,14 +515,14 @@ static void async_other_objects(void **state)
     assert_int_equal(a.rc, 0);
     assert_true(a.value > 0);
     first = a.value;
-    assert_int_equal(dlock_unlock(f), 0);
+    assert_int_equal(dlock_unlock_as(f, a.owner), 0);
     memset(&a, 0, sizeof(a));
     assert_int_equal(dlock_fenced_lock_async(lp, NULL, f, NULL, 0, 0, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_true(a.value > first);
     /* the reads */
     memset(&b, 0, sizeof(b));
-    assert_int_equal(dlock_hold_count_async(lp, NULL, f, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_hold_count_async(lp, NULL, f, a.owner, on_done, &b), 0);
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.value, 1);
     memset(&b, 0, sizeof(b));
@@ -576,10 +594,106 @@ static void async_many_waits(void **state)
     for (i = 0, total = 0; i < MANY; i++) {
         total += s[i].calls;
         assert_int_equal(s[i].rc, 0);
-        assert_int_equal(held_by(m->mine[i], fx->owner1), 1);
-        assert_int_equal(dlock_unlock(m->mine[i]), 0);
+        assert_int_equal(held_by(m->mine[i], s[i].owner), 1);
+        assert_int_equal(dlock_unlock_as(m->mine[i], s[i].owner), 0);
     }
     assert_int_equal(total, MANY);
+}
+
+/* Acquisitions of one reentrant lock started together on one loop with
+ * the defaults (owner NULL, lease 0, no wait limit): one holds it at a
+ * time. A holder keeps the lock from its grant's callback until the case
+ * starts its unlock, after the run that granted it; at most one is ever
+ * inside. Before, every acquisition had the starting thread's owner id:
+ * the first run granted them all (a reentrant hold each) and all were
+ * inside at once. */
+#define CONCURRENT 16
+
+typedef struct cs_req {
+    struct cs *cs;
+    int granted, released, unlocked;
+    char owner[DLOCK_OWNER_MAX];
+} cs_req;
+
+typedef struct cs {
+    cs_req req[CONCURRENT];
+    int inside, max_inside, grants, unlocks, bad;
+} cs;
+
+static void cs_locked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    cs_req *q = arg;
+
+    (void)op;
+    if (r->rc != 0 || !r->owner) {
+        q->cs->bad++;
+        return;
+    }
+    q->granted = 1;
+    snprintf(q->owner, sizeof q->owner, "%s", r->owner);
+    q->cs->grants++;
+    if (++q->cs->inside > q->cs->max_inside)
+        q->cs->max_inside = q->cs->inside;
+}
+
+static void cs_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    cs_req *q = arg;
+
+    (void)op;
+    q->unlocked = 1;
+    q->cs->unlocks++;
+    if (r->rc != 0)
+        q->cs->bad++;
+}
+
+static void async_defaults_never_share_a_hold(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = NULL;
+    /* kept before the loop, which teardown frees first */
+    cs *c = dlock_fx_keep(fx, calloc(1, sizeof(cs)), free);
+    dlock_loop *lp;
+    int64_t end = dlock_fx_real_ms() + 4 * REDIS_WAIT_MS;
+    int i, j;
+
+    assert_non_null(c);
+    assert_int_equal(dlock_reentrant_new(&l, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+    lp = loop(fx, fx->c1);
+    for (i = 0; i < CONCURRENT; i++) {
+        c->req[i].cs = c;
+        assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0,
+                                          cs_locked, &c->req[i]), 0);
+    }
+    while (c->unlocks < CONCURRENT && c->bad == 0 && dlock_fx_real_ms() < end) {
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+        /* what the run granted leaves the critical section, then lets go */
+        for (i = 0; i < CONCURRENT; i++) {
+            cs_req *q = &c->req[i];
+
+            if (!q->granted || q->released)
+                continue;
+            q->released = 1;
+            c->inside--;
+            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
+        }
+    }
+    if (c->max_inside != 1)
+        print_message("max inside the critical section: %d of %d\n", c->max_inside,
+                      CONCURRENT);
+    assert_int_equal(c->bad, 0);
+    assert_int_equal(c->grants, CONCURRENT);
+    assert_int_equal(c->unlocks, CONCURRENT);
+    assert_int_equal(c->max_inside, 1);
+    /* every acquisition had an owner id of its own */
+    for (i = 0; i < CONCURRENT; i++)
+        for (j = i + 1; j < CONCURRENT; j++)
+            assert_int_not_equal(strcmp(c->req[i].owner, c->req[j].owner), 0);
+    assert_int_equal(dlock_loop_pending(lp), 0);
 }
 
 /* A wait's budget counts from its starter, not from when the loop first
@@ -887,6 +1001,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_bad_input),
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
+    DLOCK_FX_CASE(async_defaults_never_share_a_hold),
     DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_budget_from_starter),
     DLOCK_FX_CASE(async_details_are_their_own),
