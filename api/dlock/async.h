@@ -22,7 +22,9 @@
  * wait touches one or two pages, mapped with a guard page below it: two
  * of the process's memory mappings, so the kernel's limit on those
  * (vm.max_map_count, 65 530 by default) bounds a process to about 30 000
- * operations in flight (DLOCK_ENOMEM beyond). (Still done on the loop's thread: a host
+ * operations in flight; a loop's cap (dlock_loop_set_max_in_flight, a
+ * quarter of that limit by default) refuses more at the starter, with
+ * DLOCK_EAGAIN, before the mappings run out. (Still done on the loop's thread: a host
  * name's DNS lookup when a connection is opened; give the servers as IP
  * addresses where that matters.)
  *
@@ -229,6 +231,26 @@ DLOCK_API void dlock_loop_on_wakeup(dlock_loop *lp);
 /* How many operations were started and have not had their callback yet. */
 DLOCK_API size_t dlock_loop_pending(dlock_loop *lp);
 
+/* Back-pressure: the cap on lp's operations in flight that take
+ * something (the acquisitions, the reads: every starter below but those
+ * that let go). At the cap, such a starter returns DLOCK_EAGAIN at once
+ * and starts nothing; it may be called again after a callback. Those that
+ * let go (dlock_unlock_async, dlock_extend_async,
+ * dlock_force_unlock_async, dlock_semaphore_release_async,
+ * dlock_permit_semaphore_release_async, dlock_latch_count_down_async)
+ * are never refused for the cap, and when no fiber can be had for one it
+ * runs on one of the few the loop reserved at dlock_loop_new; cancelling
+ * (dlock_op_cancel) needs nothing: so a holder can always let go, however
+ * many waits are queued behind it. Default: a quarter of the kernel's
+ * vm.max_map_count (16 382 with its default of 65 530; at least 256): an
+ * operation in flight holds a fiber, whose stack takes two of the
+ * process's memory mappings. max 0 restores the default; a cap lowered
+ * below what is in flight refuses new starts until enough have finished.
+ * Any thread. 0, or DLOCK_EINVAL (lp NULL). Never blocks. */
+DLOCK_API int dlock_loop_set_max_in_flight(dlock_loop *lp, size_t max);
+/* The cap in force (0 for NULL). */
+DLOCK_API size_t dlock_loop_max_in_flight(dlock_loop *lp);
+
 /* Cancels op, from any thread: a wait ends with DLOCK_ECANCELED and leaves
  * nothing behind (no queue entry, no subscription); when the grant won the
  * race the callback says 0 and the owner holds the lock. Any other
@@ -241,8 +263,11 @@ DLOCK_API int dlock_op_cancel(dlock_loop *lp, dlock_op_id op);
 /* ---- starters ----------------------------------------------------------------
  *
  * Each returns 0, sets *op (may be NULL) and calls fn exactly once later;
- * or returns an error (DLOCK_EINVAL for a bad argument, with nothing
- * started, DLOCK_ENOMEM, DLOCK_EFORKED) and never calls fn. Arguments are
+ * or returns an error (DLOCK_EINVAL for a bad argument, DLOCK_EAGAIN at
+ * the loop's cap (dlock_loop_set_max_in_flight), DLOCK_ENOMEM when the
+ * operation's memory or stack cannot be had, DLOCK_EFORKED), with nothing
+ * started, and never calls fn: what cannot be served is refused here,
+ * never by a later DLOCK_ENOMEM callback. Arguments are
  * checked as the blocking form checks them, before anything starts, and
  * copied (owner ids, permit ids): none needs to outlive the starter. */
 

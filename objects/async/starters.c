@@ -99,8 +99,14 @@ static dlock__aop *plain_op(dlock_loop *lp, void *obj, dlock_done_fn fn, void *a
 static int start(dlock__aop *o, dlock_op_id *id, dlock__aop_body body)
 {
     o->body = body;
-    dlock__aop_start(o, id);
-    return 0;
+    return dlock__aop_start(o, id);
+}
+
+/* start() for an operation that lets go of something (loop.h). */
+static int start_release(dlock__aop *o, dlock_op_id *id, dlock__aop_body body)
+{
+    o->releases = 1;
+    return start(o, id, body);
 }
 
 /* A wait's wait_ms: DLOCK_WAIT_FOREVER or >= 0. */
@@ -164,7 +170,7 @@ int dlock_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const ch
     int rc;
     dlock__aop *o = lock_op(lp, l, owner, OWNER_REQUIRED, fn, arg, &rc);
 
-    return o ? start(o, op, body_unlock) : rc;
+    return o ? start_release(o, op, body_unlock) : rc;
 }
 
 static void body_extend(dlock__aop *o)
@@ -185,7 +191,7 @@ int dlock_extend_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const ch
         return rc;
     }
     o->lease_ms = lease_ms;
-    return start(o, op, body_extend);
+    return start_release(o, op, body_extend);
 }
 
 static void body_force_unlock(dlock__aop *o)
@@ -202,7 +208,7 @@ int dlock_force_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
     int rc;
     dlock__aop *o = lock_op(lp, l, NULL, OWNER_NONE, fn, arg, &rc);
 
-    return o ? start(o, op, body_force_unlock) : rc;
+    return o ? start_release(o, op, body_force_unlock) : rc;
 }
 
 static void body_fenced(dlock__aop *o)
@@ -339,7 +345,7 @@ int dlock_semaphore_release_async(dlock_loop *lp, dlock_op_id *op, dlock_semapho
     if (!o)
         return rc;
     o->n = permits;
-    return start(o, op, body_sem_release);
+    return start_release(o, op, body_sem_release);
 }
 
 static void body_permit_acquire(dlock__aop *o)
@@ -408,7 +414,7 @@ int dlock_permit_semaphore_release_async(dlock_loop *lp, dlock_op_id *op,
         dlock__aop_discard(o);
         return DLOCK_ENOMEM;
     }
-    return start(o, op, body_permit_release);
+    return start_release(o, op, body_permit_release);
 }
 
 static void body_latch_await(dlock__aop *o)
@@ -444,5 +450,5 @@ int dlock_latch_count_down_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l
     int rc;
     dlock__aop *o = plain_op(lp, l, fn, arg, &rc);
 
-    return o ? start(o, op, body_latch_count_down) : rc;
+    return o ? start_release(o, op, body_latch_count_down) : rc;
 }

@@ -696,6 +696,98 @@ static void async_defaults_never_share_a_hold(void **state)
     assert_int_equal(dlock_loop_pending(lp), 0);
 }
 
+/* Back-pressure: with the loop's cap lowered to CAP, a holder's lock and
+ * CAP waits behind it fill the loop; the next starter (an acquisition, a
+ * read) is refused at once with DLOCK_EAGAIN and starts nothing, while
+ * the holder's unlock still starts and runs, and the first waiter is
+ * granted; as each waiter lets go the next is granted, to the last. The
+ * issue's wedge at a small scale: before, every starter said 0, the
+ * excess failed later in callbacks (DLOCK_ENOMEM, the holder's unlock
+ * among them) and the waits were never granted. */
+#define CAP 8
+
+static void async_cap_refuses_at_once(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = NULL;
+    cs *c = dlock_fx_keep(fx, calloc(1, sizeof(cs)), free);
+    seen *h = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *u = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *late = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp;
+    int64_t end = dlock_fx_real_ms() + 4 * REDIS_WAIT_MS;
+    int i;
+
+    assert_non_null(c);
+    assert_int_equal(dlock_reentrant_new(&l, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+    lp = loop(fx, fx->c1);
+    assert_true(dlock_loop_max_in_flight(lp) >= 256); /* the default */
+    assert_int_equal(dlock_loop_set_max_in_flight(NULL, CAP), DLOCK_EINVAL);
+    assert_int_equal(dlock_loop_set_max_in_flight(lp, CAP), 0);
+    assert_int_equal(dlock_loop_max_in_flight(lp), CAP);
+
+    /* the holder, then CAP waits behind it: the loop is full */
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, HOLDER_LEASE_MS,
+                                      on_done, h), 0);
+    run_until(fx, lp, h, 1);
+    assert_int_equal(h->rc, 0);
+    for (i = 0; i < CAP; i++) {
+        c->req[i].cs = c;
+        assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0,
+                                          cs_locked, &c->req[i]), 0);
+    }
+    run_idle(fx, lp, h, 1);
+    assert_int_equal(c->grants, 0);
+    assert_int_equal(dlock_loop_pending(lp), CAP);
+
+    /* one more is refused now, not in a callback later */
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0, on_done, late),
+                     DLOCK_EAGAIN);
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, late), DLOCK_EAGAIN);
+    assert_int_equal(dlock_loop_pending(lp), CAP);
+
+    /* the holder can still let go, and the first waiter gets it */
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, h->owner, on_done, u), 0);
+    assert_int_equal(dlock_loop_pending(lp), CAP + 1);
+    while (c->grants == 0 && dlock_fx_real_ms() < end)
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+    assert_int_equal(u->calls, 1);
+    assert_int_equal(u->rc, 0);
+    assert_int_equal(c->grants, 1);
+    /* a callback came: there is room again */
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, late), 0);
+
+    /* the rest, one after the other */
+    while (c->unlocks < CAP && c->bad == 0 && dlock_fx_real_ms() < end) {
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+        for (i = 0; i < CAP; i++) {
+            cs_req *q = &c->req[i];
+
+            if (!q->granted || q->released)
+                continue;
+            q->released = 1;
+            c->inside--;
+            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
+        }
+    }
+    assert_int_equal(c->bad, 0);
+    assert_int_equal(c->grants, CAP);
+    assert_int_equal(c->unlocks, CAP);
+    assert_int_equal(c->max_inside, 1);
+    run_until(fx, lp, late, 1);
+    assert_int_equal(late->calls, 1);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    assert_int_equal(dlock_loop_set_max_in_flight(lp, 0), 0);
+    assert_true(dlock_loop_max_in_flight(lp) >= 256);
+}
+
 /* A wait's budget counts from its starter, not from when the loop first
  * ran it: a loop busy for most of the budget (here: not run at all for
  * LATE ms) does not stretch the wait. Before, the callback came LATE ms
@@ -1002,6 +1094,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
     DLOCK_FX_CASE(async_defaults_never_share_a_hold),
+    DLOCK_FX_CASE(async_cap_refuses_at_once),
     DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_budget_from_starter),
     DLOCK_FX_CASE(async_details_are_their_own),
