@@ -72,8 +72,16 @@
  * lets the request re-enter its own hold. An explicit owner id is used as
  * given, as by the _as forms.
  *
- * Objects (the lock handles, semaphores, latches) are the application's:
- * each must stay valid until the callbacks of its operations have run.
+ * Objects (the lock handles, semaphores, latches) are the application's,
+ * and a pending operation keeps its object alive: freeing an object
+ * (dlock_rlock_free, dlock_semaphore_free, ...) while operations on it are
+ * pending, from any thread or from a callback, returns at once and leaves
+ * it to them: its waits end with DLOCK_ECANCELED ("the object was freed
+ * during the wait"; a grant that raced the free is released again, as at
+ * dlock_loop_free), its other operations (unlocks, releases, reads)
+ * complete, and the object is freed on the loop's thread after the last
+ * of their callbacks has run. Do not start operations on it after the
+ * free. The client must still outlive the loop.
  */
 #ifndef DLOCK_ASYNC_H
 #define DLOCK_ASYNC_H

@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,7 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    dlock__pin_remove(&o->pin); /* never the last: not freed meanwhile */
     if (!o->worker)
         dlock__fiber_free(o->fiber);
     free(o->carried.detail);
@@ -368,11 +370,33 @@ void dlock__aop_discard(dlock__aop *o)
 
 static void fiber_main(void *arg);
 
+/* o's object was freed while o was pending (under the pin table's lock,
+ * any thread): a wait ends as a cancelled one does. */
+static void on_object_freed(dlock__pin *p)
+{
+    dlock__aop *o = (dlock__aop *)((char *)p - offsetof(dlock__aop, pin));
+    dlock_loop *lp = o->lp;
+
+    if (!o->is_wait)
+        return;
+    pthread_mutex_lock(&lp->mu);
+    __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
+    if (unpark_locked(lp, o))
+        wake_locked(lp);
+    pthread_mutex_unlock(&lp->mu);
+}
+
 int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
 {
     dlock_loop *lp = o->lp;
     dlock__aop **slot;
 
+    /* Its object lives until its callback has run, whatever
+     * dlock_rlock_free meanwhile. */
+    if (dlock__pin_add(&o->pin, o->obj, on_object_freed) != 0) {
+        dlock__aop_discard(o);
+        return DLOCK_ENOMEM;
+    }
     if (!o->releases) {
         pthread_mutex_lock(&lp->mu);
         o->capped = lp->capped < lp->cap;
@@ -439,16 +463,23 @@ static void fiber_main(void *arg)
     dlock__aop *o = arg;
 
     o->body(o);
-    /* A grant made while the loop is being freed is undone: the
-     * application will not get to use it. */
-    if (o->res.rc == 0 && o->is_wait && dlock__loop_freeing(o->lp)) {
+    /* A grant made while the loop or the object is being freed is
+     * undone: the application will not get to use it. */
+    if (o->res.rc == 0 && o->is_wait &&
+        (dlock__loop_freeing(o->lp) || dlock__pin_freed(&o->pin))) {
         if (o->undo)
             o->undo(o);
         o->res.rc = DLOCK_ECANCELED;
         o->res.value = 0;
-        set_detail(o, "the loop was freed during the wait");
+        set_detail(o, dlock__loop_freeing(o->lp) ? "the loop was freed during the wait"
+                                                 : "the object was freed during the wait");
         return;
     }
+    /* Ended by its object's free: say so, rather than a cancel the
+     * application did not ask for. */
+    if (o->res.rc == DLOCK_ECANCELED && dlock__pin_freed(&o->pin) &&
+        !dlock__loop_freeing(o->lp))
+        set_detail(o, "the object was freed during the wait");
     /* Its own detail: the object's is shared with the operations that ran
      * while this one yielded. */
     if (o->res.rc != 0 && !o->detail) {
@@ -812,6 +843,7 @@ static void step_list(dlock_loop *lp, fifo *q, int64_t end)
 static int deliver(dlock_loop *lp, int64_t end)
 {
     dlock__aop *o;
+    dlock_rlock *gone;
     int n = 0;
 
     while (!(n > 0 && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
@@ -829,7 +861,11 @@ static int deliver(dlock_loop *lp, int64_t end)
         lp->pending--;
         lp->capped -= (size_t)o->capped;
         pthread_mutex_unlock(&lp->mu);
+        /* An object freed while this was pending (in the callback, or
+         * before) goes with its last operation. */
+        gone = dlock__pin_remove(&o->pin);
         dlock__aop_discard(o);
+        dlock_rlock_free(gone);
         n++;
     }
     return n;

@@ -13,6 +13,7 @@
 
 #include "core/fiber.h"
 #include "objects/runtime/op.h"
+#include "objects/runtime/pins.h"
 
 /* One started operation, from its starter to its callback. */
 typedef struct dlock__aop dlock__aop;
@@ -53,6 +54,7 @@ struct dlock__aop {
     struct dlock__worker *worker; /* the reserved fiber it runs on, or NULL */
     int begun;           /* its fiber was resumed once */
     int capped;          /* counted in the loop's cap */
+    dlock__pin pin;      /* keeps obj alive until the callback has run */
     int state;
     int canceled;        /* read by the fiber (dlock__fiber_canceled) */
     dlock_signal *sig;   /* the signal it sleeps on, while parked */

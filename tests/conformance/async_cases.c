@@ -788,6 +788,55 @@ static void async_cap_refuses_at_once(void **state)
     assert_true(dlock_loop_max_in_flight(lp) >= 256);
 }
 
+/* Lifetimes: freeing an object while operations on it are pending is
+ * allowed and safe: the object lives until their callbacks have run; its
+ * waits end with DLOCK_ECANCELED, its other operations complete. Before,
+ * the parked wait read the freed handle (AddressSanitizer:
+ * heap-use-after-free in wait.c's canceled()). */
+static void async_free_keeps_object_alive(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_rlock *l1 = NULL;
+    dlock_semaphore *sem = NULL;
+    char name[160];
+    /* kept before the loop, which teardown frees first */
+    seen *a = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *r = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *s = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    assert_int_equal(dlock_reentrant_new(&l1, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, DLOCK_WAIT_FOREVER, 0, on_done, a),
+                     0);
+    snprintf(name, sizeof name, "%s:sem", fx->name);
+    assert_int_equal(dlock_semaphore_new(&sem, fx->c1, name), 0);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, sem, 1, DLOCK_WAIT_FOREVER,
+                                                   on_done, s), 0);
+    run_idle(fx, lp, a, 0); /* both waits parked */
+    assert_int_equal(s->calls, 0);
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l1, on_done, r), 0);
+    /* freed with a parked wait and a read in flight */
+    dlock_rlock_free(l1);
+    dlock_semaphore_free(sem);
+    run_until(fx, lp, a, 1);
+    run_until(fx, lp, r, 1);
+    run_until(fx, lp, s, 1);
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(a->rc, DLOCK_ECANCELED);
+    assert_non_null(strstr(a->detail, "freed"));
+    assert_int_equal(r->calls, 1);
+    assert_int_equal(r->rc, 0);
+    assert_int_equal(r->value, 1);
+    assert_int_equal(s->calls, 1);
+    assert_int_equal(s->rc, DLOCK_ECANCELED);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    /* the holder's lock is untouched; the wait left nothing behind */
+    assert_int_equal(held_by(l2, fx->owner2), 1);
+    assert_int_equal(dlock_unlock(l2), 0);
+}
+
 /* A wait's budget counts from its starter, not from when the loop first
  * ran it: a loop busy for most of the budget (here: not run at all for
  * LATE ms) does not stretch the wait. Before, the callback came LATE ms
@@ -1095,6 +1144,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_many_waits),
     DLOCK_FX_CASE(async_defaults_never_share_a_hold),
     DLOCK_FX_CASE(async_cap_refuses_at_once),
+    DLOCK_FX_CASE(async_free_keeps_object_alive),
     DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_budget_from_starter),
     DLOCK_FX_CASE(async_details_are_their_own),
