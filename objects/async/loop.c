@@ -370,6 +370,9 @@ void dlock__aop_discard(dlock__aop *o)
 
 static void fiber_main(void *arg);
 
+int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn,
+                             void *arg) = dlock__fiber_new;
+
 /* o's object was freed while o was pending (under the pin table's lock,
  * any thread): a wait ends as a cancelled one does. */
 static void on_object_freed(dlock__pin *p)
@@ -410,7 +413,7 @@ int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
     /* Its stack now, or the starter says no: what cannot be served is
      * refused here, not in a callback that may come too late to matter.
      * What lets go without one runs on a reserved fiber. */
-    if (dlock__fiber_new(&o->fiber, fiber_main, o) != 0 && !o->releases) {
+    if (dlock__loop_fiber_new(&o->fiber, fiber_main, o) != 0 && !o->releases) {
         pthread_mutex_lock(&lp->mu);
         lp->capped--;
         pthread_mutex_unlock(&lp->mu);

@@ -80,6 +80,9 @@ dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner);
 int dlock__aop_start(dlock__aop *o, dlock_op_id *id);
 /* Frees an operation that was never started. */
 void dlock__aop_discard(dlock__aop *o);
+/* How a starter takes its operation's fiber (dlock__fiber_new): a test
+ * replaces it to see what a process out of stacks or mappings gets. */
+extern int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
 /* The client of a loop. */
 dlock_client *dlock__loop_client(const dlock_loop *lp);
 /* Whether the loop is being freed (a grant is then undone). */
