@@ -647,6 +647,30 @@ static void cs_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
         q->cs->bad++;
 }
 
+/* Runs lp until the first n requests of c have let go (or until end, or
+ * a failure): after each run, what it granted leaves the critical
+ * section, then lets go. */
+static void cs_drain(dlock_fx *fx, dlock_loop *lp, dlock_rlock *l, cs *c, int n, int64_t end)
+{
+    int i;
+
+    while (c->unlocks < n && c->bad == 0 && dlock_fx_real_ms() < end) {
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+        for (i = 0; i < n; i++) {
+            cs_req *q = &c->req[i];
+
+            if (!q->granted || q->released)
+                continue;
+            q->released = 1;
+            c->inside--;
+            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
+        }
+    }
+}
+
 static void async_defaults_never_share_a_hold(void **state)
 {
     dlock_fx *fx = BEGIN(state);
@@ -666,22 +690,7 @@ static void async_defaults_never_share_a_hold(void **state)
         assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0,
                                           cs_locked, &c->req[i]), 0);
     }
-    while (c->unlocks < CONCURRENT && c->bad == 0 && dlock_fx_real_ms() < end) {
-        if (fx->is_mock)
-            run_due_all(lp);
-        else
-            assert_true(dlock_loop_run(lp, 20) >= 0);
-        /* what the run granted leaves the critical section, then lets go */
-        for (i = 0; i < CONCURRENT; i++) {
-            cs_req *q = &c->req[i];
-
-            if (!q->granted || q->released)
-                continue;
-            q->released = 1;
-            c->inside--;
-            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
-        }
-    }
+    cs_drain(fx, lp, l, c, CONCURRENT, end);
     if (c->max_inside != 1)
         print_message("max inside the critical section: %d of %d\n", c->max_inside,
                       CONCURRENT);
@@ -762,21 +771,7 @@ static void async_cap_refuses_at_once(void **state)
     assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, late), 0);
 
     /* the rest, one after the other */
-    while (c->unlocks < CAP && c->bad == 0 && dlock_fx_real_ms() < end) {
-        if (fx->is_mock)
-            run_due_all(lp);
-        else
-            assert_true(dlock_loop_run(lp, 20) >= 0);
-        for (i = 0; i < CAP; i++) {
-            cs_req *q = &c->req[i];
-
-            if (!q->granted || q->released)
-                continue;
-            q->released = 1;
-            c->inside--;
-            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
-        }
-    }
+    cs_drain(fx, lp, l, c, CAP, end);
     assert_int_equal(c->bad, 0);
     assert_int_equal(c->grants, CAP);
     assert_int_equal(c->unlocks, CAP);
