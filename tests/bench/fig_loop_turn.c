@@ -184,6 +184,7 @@ static int turn_run(const bench_config *cfg, bench_backend which, int64_t slice_
     if (!ch || bench_client_new(&c, cfg, which, 0, &o, NULL) != 0 ||
         dlock_loop_new(&h->lp, c, &hooks) != 0)
         goto out;
+    bench_loop_room(h->lp, n);
     for (i = 0; i < n; i++) {
         char name[80];
 
@@ -317,6 +318,7 @@ static void budget_row(const bench_config *cfg, int n)
         bench_client_new(&holder, cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
         dlock_loop_new(&lp, waiter, NULL) != 0)
         goto out;
+    bench_loop_room(lp, n);
     for (i = 0; i < n; i++) {
         char name[64];
 
