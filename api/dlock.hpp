@@ -231,6 +231,14 @@ public:
         detail::check(dlock_client_owner(c_.get(), buf, sizeof buf), "no client");
         return buf;
     }
+    /* A new owner id (dlock_client_owner_new): one per task that is not
+     * a thread, for every call of the task. */
+    std::string new_owner() const
+    {
+        char buf[DLOCK_OWNER_MAX];
+        detail::check(dlock_client_owner_new(c_.get(), buf, sizeof buf), "no client");
+        return buf;
+    }
     /* dlock_client_cancel_waits: the blocked calls end with DLOCK_ECANCELED. */
     void cancel_waits() { detail::check(dlock_client_cancel_waits(c_.get()), "no client"); }
 
@@ -843,6 +851,9 @@ struct result {
     std::string detail;          /* "" on success, else the object's detail */
     int64_t value = 0;           /* the token, the boolean, the count, the TTL... */
     std::vector<std::string> permit_ids; /* permit_semaphore acquire */
+    std::string owner; /* the owner id it acted for ("" for none): an
+                        * acquisition started with owner nullptr gets
+                        * its own, which unlock() then takes */
     explicit operator bool() const noexcept { return !ec; }
 };
 
@@ -885,8 +896,11 @@ public:
 
     /* The starters: each calls fn(const result &) once, later, on the
      * loop's thread, and returns the operation's id; or throws
-     * dlock::error (DLOCK_EINVAL...) and never calls fn. owner: nullptr =
-     * the starting thread's owner id. wait: wait_forever, 0 (one attempt)
+     * dlock::error (DLOCK_EINVAL...) and never calls fn. owner: nullptr
+     * on lock / fenced_lock = a new owner id of the acquisition's own
+     * (result::owner); unlock, extend, is_held and hold_count take an
+     * owner id (result::owner, or client::new_owner()) and refuse
+     * nullptr (DLOCK_EINVAL). wait: wait_forever, 0 (one attempt)
      * or a limit. */
     template <class F>
     op_id lock(dlock::rlock &l, F &&fn, milliseconds wait = wait_forever,
@@ -1013,6 +1027,7 @@ private:
         res.detail = r->detail ? r->detail : "";
         res.value = r->value;
         res.permit_ids = detail::take_ids(dlock_result_take_permit_ids(r));
+        res.owner = r->owner ? r->owner : "";
         (*fn)(res);
     }
     template <class F, class Start> op_id start(F &&fn, Start &&s)

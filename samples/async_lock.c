@@ -9,6 +9,12 @@
  * try-lock gives up; a timer releases the other hold, the wait is woken by
  * the release message, and we unlock. Built without libuv, the same
  * program runs dlock's poll mode instead (dlock_loop_run).
+ *
+ * The request-handler pattern: each request handled on the loop's thread
+ * has an owner id of its own (dlock_client_owner_new), passed to every
+ * call of the request, so two requests never share a hold (the thread's
+ * owner id would be every request's). An acquisition started with owner
+ * NULL mints one too and gives it in r->owner.
  */
 #include <dlock.h>
 #ifdef DLOCK_SAMPLE_LIBUV
@@ -23,6 +29,12 @@
 static dlock_loop *lp;
 static dlock_rlock *lock;
 static int finished;
+
+/* What a request handler keeps: its name and its own owner id. */
+typedef struct request {
+    const char *name;
+    char owner[DLOCK_OWNER_MAX];
+} request;
 
 static void check(int rc, const char *what)
 {
@@ -44,10 +56,15 @@ static void unlocked(void *arg, dlock_op_id op, const dlock_result *r)
  * (a blocking call there would be DLOCK_EDEADLK). */
 static void acquired(void *arg, dlock_op_id op, const dlock_result *r)
 {
+    request *req = arg;
+
     (void)op;
-    printf("waiter: lock -> %s%s%s\n", dlock_errname(r->rc), r->rc ? ": " : "", r->detail);
+    printf("%s: lock -> %s%s%s\n", req->name, dlock_errname(r->rc), r->rc ? ": " : "",
+           r->detail);
+    /* r->owner is req->owner: the one the request started with */
     if (r->rc == 0)
-        check(dlock_unlock_async(lp, NULL, lock, NULL, unlocked, "waiter"), "unlock_async");
+        check(dlock_unlock_async(lp, NULL, lock, req->owner, unlocked, "waiter"),
+              "unlock_async");
 }
 
 static void gave_up(void *arg, dlock_op_id op, const dlock_result *r)
@@ -62,6 +79,7 @@ int main(int argc, char **argv)
 {
     const char *url = argc > 1 ? argv[1] : "mock:";
     dlock_client *c = NULL;
+    request waiter = {"waiter", ""};
     char err[256];
 #ifdef DLOCK_SAMPLE_LIBUV
     uv_loop_t *uv = uv_default_loop();
@@ -78,10 +96,13 @@ int main(int argc, char **argv)
     check(dlock_loop_new(&lp, c, NULL), "loop_new");
     printf("loop: dlock's poll mode\n");
 #endif
-    /* owner NULL: this thread's owner id, taken now */
-    check(dlock_lock_async(lp, NULL, lock, NULL, DLOCK_WAIT_FOREVER, 0, acquired, NULL),
+    /* A request: its own owner id, for all of its calls. */
+    check(dlock_client_owner_new(c, waiter.owner, sizeof waiter.owner), "owner_new");
+    check(dlock_lock_async(lp, NULL, lock, waiter.owner, DLOCK_WAIT_FOREVER, 0, acquired,
+                           &waiter),
           "lock_async");
-    check(dlock_lock_async(lp, NULL, lock, "impatient", 50, 0, gave_up, NULL), "lock_async");
+    /* Owner NULL: an owner id of the acquisition's own (in r->owner). */
+    check(dlock_lock_async(lp, NULL, lock, NULL, 50, 0, gave_up, NULL), "lock_async");
 #ifdef DLOCK_SAMPLE_LIBUV
     while (!finished)
         uv_run(uv, UV_RUN_ONCE);

@@ -101,7 +101,8 @@
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
-    X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */
+    X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */ \
+    X(dlock_test_async_reserve, "async reserve tests")                 /* async_reserve_test.c */
 
 /* X(function, part): the same, for the matrix (`make check-matrix`, not
  * `make check`): the topologies' own suites (TLS, Sentinel, Cluster,

@@ -22,7 +22,9 @@
  * wait touches one or two pages, mapped with a guard page below it: two
  * of the process's memory mappings, so the kernel's limit on those
  * (vm.max_map_count, 65 530 by default) bounds a process to about 30 000
- * operations in flight (DLOCK_ENOMEM beyond). (Still done on the loop's thread: a host
+ * operations in flight; a loop's cap (dlock_loop_set_max_in_flight, a
+ * quarter of that limit by default) refuses more at the starter, with
+ * DLOCK_EAGAIN, before the mappings run out. (Still done on the loop's thread: a host
  * name's DNS lookup when a connection is opened; give the servers as IP
  * addresses where that matters.)
  *
@@ -54,15 +56,32 @@
  * callback (dlock_lock, dlock_unlock, any call that talks to the server)
  * returns DLOCK_EDEADLK: the loop cannot answer it while it waits.
  *
- * Owner ids: owner NULL means the starting thread's owner id, taken when
- * the starter is called (so dlock_lock_async(..., NULL, ...) from thread T
- * and dlock_unlock_async(..., NULL, ...) from T again pair up, whichever
- * thread runs the loop). When one logical task spans threads (a request
- * handled in callbacks on the loop's thread, then finished on a worker),
- * pass its owner id explicitly to every call of the task.
+ * Owner ids: an acquisition (dlock_lock_async, dlock_fenced_lock_async)
+ * started with owner NULL acts for a new owner id of its own, minted by
+ * the starter as dlock_client_owner_new mints one and given in its
+ * result (r->owner): two acquisitions started with the defaults never
+ * share a hold, whichever threads start them (the calling thread's id
+ * would be every request's on a loop's thread, and 200 requests would
+ * all "hold" one reentrant lock at once). The calls that act for an
+ * existing hold (dlock_unlock_async, dlock_extend_async,
+ * dlock_is_held_async, dlock_hold_count_async) take that owner id and
+ * refuse NULL (DLOCK_EINVAL). The request-handler pattern: copy r->owner
+ * in the acquisition's callback and unlock with it; or mint one owner per
+ * request (dlock_client_owner_new) and pass it to every call of the
+ * request, on any thread (the blocking _as forms take it too), which also
+ * lets the request re-enter its own hold. An explicit owner id is used as
+ * given, as by the _as forms.
  *
- * Objects (the lock handles, semaphores, latches) are the application's:
- * each must stay valid until the callbacks of its operations have run.
+ * Objects (the lock handles, semaphores, latches) are the application's,
+ * and a pending operation keeps its object alive: freeing an object
+ * (dlock_rlock_free, dlock_semaphore_free, ...) while operations on it are
+ * pending, from any thread or from a callback, returns at once and leaves
+ * it to them: its waits end with DLOCK_ECANCELED ("the object was freed
+ * during the wait"; a grant that raced the free is released again, as at
+ * dlock_loop_free), its other operations (unlocks, releases, reads)
+ * complete, and the object is freed on the loop's thread after the last
+ * of their callbacks has run. Do not start operations on it after the
+ * free. The client must still outlive the loop.
  */
 #ifndef DLOCK_ASYNC_H
 #define DLOCK_ASYNC_H
@@ -109,6 +128,12 @@ typedef struct dlock_result {
      * NULL), freed with dlock_permit_ids_free once the callback returns,
      * unless the callback takes them with dlock_result_take_permit_ids. */
     char **permit_ids;
+    /* The owner id the operation acted for (the one minted for an
+     * acquisition started with owner NULL), valid for the duration of
+     * the callback (copy it: DLOCK_OWNER_MAX bytes); NULL for the
+     * operations that act for nobody (force_unlock, is_locked,
+     * remain_ttl, semaphores, latches). */
+    const char *owner;
 } dlock_result;
 
 /* Called once per started operation, on the loop's thread. */
@@ -214,6 +239,26 @@ DLOCK_API void dlock_loop_on_wakeup(dlock_loop *lp);
 /* How many operations were started and have not had their callback yet. */
 DLOCK_API size_t dlock_loop_pending(dlock_loop *lp);
 
+/* Back-pressure: the cap on lp's operations in flight that take
+ * something (the acquisitions, the reads: every starter below but those
+ * that let go). At the cap, such a starter returns DLOCK_EAGAIN at once
+ * and starts nothing; it may be called again after a callback. Those that
+ * let go (dlock_unlock_async, dlock_extend_async,
+ * dlock_force_unlock_async, dlock_semaphore_release_async,
+ * dlock_permit_semaphore_release_async, dlock_latch_count_down_async)
+ * are never refused for the cap, and when no fiber can be had for one it
+ * runs on one of the few the loop reserved at dlock_loop_new; cancelling
+ * (dlock_op_cancel) needs nothing: so a holder can always let go, however
+ * many waits are queued behind it. Default: a quarter of the kernel's
+ * vm.max_map_count (16 382 with its default of 65 530; at least 256): an
+ * operation in flight holds a fiber, whose stack takes two of the
+ * process's memory mappings. max 0 restores the default; a cap lowered
+ * below what is in flight refuses new starts until enough have finished.
+ * Any thread. 0, or DLOCK_EINVAL (lp NULL). Never blocks. */
+DLOCK_API int dlock_loop_set_max_in_flight(dlock_loop *lp, size_t max);
+/* The cap in force (0 for NULL). */
+DLOCK_API size_t dlock_loop_max_in_flight(dlock_loop *lp);
+
 /* Cancels op, from any thread: a wait ends with DLOCK_ECANCELED and leaves
  * nothing behind (no queue entry, no subscription); when the grant won the
  * race the callback says 0 and the owner holds the lock. Any other
@@ -226,8 +271,11 @@ DLOCK_API int dlock_op_cancel(dlock_loop *lp, dlock_op_id op);
 /* ---- starters ----------------------------------------------------------------
  *
  * Each returns 0, sets *op (may be NULL) and calls fn exactly once later;
- * or returns an error (DLOCK_EINVAL for a bad argument, with nothing
- * started, DLOCK_ENOMEM, DLOCK_EFORKED) and never calls fn. Arguments are
+ * or returns an error (DLOCK_EINVAL for a bad argument, DLOCK_EAGAIN at
+ * the loop's cap (dlock_loop_set_max_in_flight), DLOCK_ENOMEM when the
+ * operation's memory or stack cannot be had, DLOCK_EFORKED), with nothing
+ * started, and never calls fn: what cannot be served is refused here,
+ * never by a later DLOCK_ENOMEM callback. Arguments are
  * checked as the blocking form checks them, before anything starts, and
  * copied (owner ids, permit ids): none needs to outlive the starter. */
 

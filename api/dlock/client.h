@@ -251,6 +251,17 @@ DLOCK_API const char *dlock_client_name(const dlock_client *c);
  * 0, DLOCK_EINVAL (NULL, or len < the id's length + 1). Never blocks. */
 DLOCK_API int dlock_client_owner(dlock_client *c, char *buf, size_t len);
 
+/* Writes a new owner id of c into buf: "<client-uuid>:<n>", the layout of
+ * a thread's id (Redisson's "<uuid>:<thread id>"), n never handed out
+ * before in the process (no thread has it, no other call returned it).
+ * For a task that is not a thread (a request handled in callbacks, a
+ * job that moves between workers): mint one per task and pass it to
+ * every call of the task (the _as and _async forms), so that two tasks
+ * never share a hold by accident. Thread-safe, never blocks, sends
+ * nothing. 0, DLOCK_EINVAL (NULL, or len < the id's length + 1;
+ * DLOCK_OWNER_MAX always fits). */
+DLOCK_API int dlock_client_owner_new(dlock_client *c, char *buf, size_t len);
+
 /* The client's backend (borrowed). */
 DLOCK_API dlock_backend *dlock_client_backend(dlock_client *c);
 

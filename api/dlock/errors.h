@@ -35,13 +35,14 @@ extern "C" {
     X(EAUTH, -11, "authentication with the backend failed")                    \
     X(EFORKED, -12, "object used in a fork() child; create a new client")    \
     X(ECANCELED, -13, "the wait was canceled (dlock_op_cancel, dlock_client_cancel_waits)") \
-    X(ESYNC, -14, "fewer replicas than required acknowledged the write")
+    X(ESYNC, -14, "fewer replicas than required acknowledged the write")        \
+    X(EAGAIN, -15, "the loop is at its cap of operations in flight; retry after a callback")
 
 typedef enum dlock_error {
 #define DLOCK__ERROR_ENUM(name, value, msg) DLOCK_##name = value,
     DLOCK_ERROR_TABLE(DLOCK__ERROR_ENUM)
 #undef DLOCK__ERROR_ENUM
-    DLOCK__ERROR_LAST = -15
+    DLOCK__ERROR_LAST = -16
 } dlock_error;
 
 /* A static, human-readable message for a code; "unknown error" otherwise. */

@@ -174,7 +174,10 @@ DLOCK_API const char *dlock_errmsg(dlock_rlock *l);
 DLOCK_API const char *dlock_rlock_name(const dlock_rlock *l);
 
 /* Releases local resources only (never the remote lock; stops the watchdog
- * renewing holds made through this object). NULL is a no-op. */
+ * renewing holds made through this object). NULL is a no-op. With
+ * asynchronous operations on l pending (api/dlock/async.h), returns at
+ * once and leaves l to them: its waits end with DLOCK_ECANCELED, and l is
+ * freed after the last of their callbacks. */
 DLOCK_API void dlock_rlock_free(dlock_rlock *l);
 
 /* ---- introspection ------------------------------------------------------ */

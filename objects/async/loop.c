@@ -30,6 +30,16 @@
  * work. The rest of a slice is never a wake-up from another thread: it
  * costs one eventfd write and read per slice.
  *
+ * Admission: a starter decides whether its operation can be served, and
+ * says so at once. An operation that takes (an acquisition, a read)
+ * counts in the loop's cap (max_in_flight) and gets its fiber in the
+ * starter: at the cap, DLOCK_EAGAIN; no stack, DLOCK_ENOMEM; never a
+ * late DLOCK_ENOMEM callback. An operation that lets go (o->releases) is
+ * outside the cap, and when no fiber of its own can be had it runs on one
+ * of the loop's reserved fibers (RESERVE, made with the loop; each runs
+ * one operation after another, queued in reserve_q), so a holder can
+ * always release whatever the waits took.
+ *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
  * timer heap, turns and done belong to the loop's thread. Lock order: a
@@ -42,6 +52,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +80,23 @@ enum loop_mode { M_POLL, M_HOOKS, M_THREAD };
 
 #define NO_HEAP ((size_t)-1)
 #define ID_BUCKETS 4096
+/* The reserved fibers of a loop, for what lets go. */
+#define RESERVE 4
+/* The default cap's floor, whatever the kernel's limit says. */
+#define MIN_DEFAULT_CAP 256
 
 typedef struct fifo {
     dlock__aop *head, *tail;
 } fifo;
+
+/* A reserved fiber: it runs operations one after another (op), yielding
+ * with finished set after each, and returns when resumed without one. */
+typedef struct dlock__worker {
+    dlock__fiber *fiber;
+    dlock__aop *op;
+    int finished;
+    struct dlock__worker *next; /* in the idle list */
+} dlock__worker;
 
 struct dlock_loop {
     dlock_client *client;
@@ -91,12 +115,17 @@ struct dlock_loop {
     dlock__aop *ids[ID_BUCKETS];
     uint64_t next_id;
     size_t pending;
+    size_t cap;       /* max_in_flight: the operations that take */
+    size_t capped;    /* how many of those are pending */
     int woken;        /* a wake-up is on its way (efd written / hook called) */
     int freeing;
 
     /* the loop's thread's */
     fifo turns, done;
     fifo due;            /* timers run out, behind ready and incoming */
+    dlock__worker reserve[RESERVE];
+    dlock__worker *idle; /* the reserved fibers free now */
+    fifo reserve_q;      /* operations waiting for one of them */
     dlock__aop **heap;
     size_t nheap, capheap;
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
@@ -330,17 +359,67 @@ void dlock__aop_discard(dlock__aop *o)
 {
     if (!o)
         return;
+    dlock__pin_remove(&o->pin); /* never the last: not freed meanwhile */
+    if (!o->worker)
+        dlock__fiber_free(o->fiber);
     free(o->carried.detail);
     free(o->detail);
     free(o->text);
     free(o);
 }
 
-void dlock__aop_start(dlock__aop *o, dlock_op_id *id)
+static void fiber_main(void *arg);
+
+int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn,
+                             void *arg) = dlock__fiber_new;
+
+/* o's object was freed while o was pending (under the pin table's lock,
+ * any thread): a wait ends as a cancelled one does. */
+static void on_object_freed(dlock__pin *p)
+{
+    dlock__aop *o = (dlock__aop *)((char *)p - offsetof(dlock__aop, pin));
+    dlock_loop *lp = o->lp;
+
+    if (!o->is_wait)
+        return;
+    pthread_mutex_lock(&lp->mu);
+    __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
+    if (unpark_locked(lp, o))
+        wake_locked(lp);
+    pthread_mutex_unlock(&lp->mu);
+}
+
+int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
 {
     dlock_loop *lp = o->lp;
     dlock__aop **slot;
 
+    /* Its object lives until its callback has run, whatever
+     * dlock_rlock_free meanwhile. */
+    if (dlock__pin_add(&o->pin, o->obj, on_object_freed) != 0) {
+        dlock__aop_discard(o);
+        return DLOCK_ENOMEM;
+    }
+    if (!o->releases) {
+        pthread_mutex_lock(&lp->mu);
+        o->capped = lp->capped < lp->cap;
+        lp->capped += (size_t)o->capped;
+        pthread_mutex_unlock(&lp->mu);
+        if (!o->capped) {
+            dlock__aop_discard(o);
+            return DLOCK_EAGAIN;
+        }
+    }
+    /* Its stack now, or the starter says no: what cannot be served is
+     * refused here, not in a callback that may come too late to matter.
+     * What lets go without one runs on a reserved fiber. */
+    if (dlock__loop_fiber_new(&o->fiber, fiber_main, o) != 0 && !o->releases) {
+        pthread_mutex_lock(&lp->mu);
+        lp->capped--;
+        pthread_mutex_unlock(&lp->mu);
+        dlock__aop_discard(o);
+        return DLOCK_ENOMEM;
+    }
     o->carried.start_ms = dlock_clock_now(lp->clock);
     pthread_mutex_lock(&lp->mu);
     o->id = ++lp->next_id;
@@ -354,6 +433,7 @@ void dlock__aop_start(dlock__aop *o, dlock_op_id *id)
         *id = o->id;
     wake_locked(lp);
     pthread_mutex_unlock(&lp->mu);
+    return 0;
 }
 
 dlock_client *dlock__loop_client(const dlock_loop *lp)
@@ -386,16 +466,23 @@ static void fiber_main(void *arg)
     dlock__aop *o = arg;
 
     o->body(o);
-    /* A grant made while the loop is being freed is undone: the
-     * application will not get to use it. */
-    if (o->res.rc == 0 && o->is_wait && dlock__loop_freeing(o->lp)) {
+    /* A grant made while the loop or the object is being freed is
+     * undone: the application will not get to use it. */
+    if (o->res.rc == 0 && o->is_wait &&
+        (dlock__loop_freeing(o->lp) || dlock__pin_freed(&o->pin))) {
         if (o->undo)
             o->undo(o);
         o->res.rc = DLOCK_ECANCELED;
         o->res.value = 0;
-        set_detail(o, "the loop was freed during the wait");
+        set_detail(o, dlock__loop_freeing(o->lp) ? "the loop was freed during the wait"
+                                                 : "the object was freed during the wait");
         return;
     }
+    /* Ended by its object's free: say so, rather than a cancel the
+     * application did not ask for. */
+    if (o->res.rc == DLOCK_ECANCELED && dlock__pin_freed(&o->pin) &&
+        !dlock__loop_freeing(o->lp))
+        set_detail(o, "the object was freed during the wait");
     /* Its own detail: the object's is shared with the operations that ran
      * while this one yielded. */
     if (o->res.rc != 0 && !o->detail) {
@@ -579,6 +666,106 @@ static void wait_set(dlock_loop *lp, int ms)
     lp->nstash = n > 0 ? n : 0;
 }
 
+/* ---- the reserved fibers (the loop's thread) ------------------------------------ */
+
+static void worker_main(void *arg)
+{
+    dlock__worker *w = arg;
+
+    while (w->op) {
+        fiber_main(w->op);
+        w->finished = 1;
+        dlock__fiber_yield();
+    }
+}
+
+/* Puts o on an idle reserved fiber; 0 when none is idle. */
+static int worker_take(dlock_loop *lp, dlock__aop *o)
+{
+    dlock__worker *w = lp->idle;
+
+    if (!w)
+        return 0;
+    lp->idle = w->next;
+    w->next = NULL;
+    w->op = o;
+    w->finished = 0;
+    o->worker = w;
+    o->fiber = w->fiber;
+    return 1;
+}
+
+/* w is idle again: the next operation waiting for one gets it (its turn
+ * comes in this run). */
+static void worker_give(dlock_loop *lp, dlock__worker *w)
+{
+    dlock__aop *next;
+
+    w->op = NULL;
+    w->finished = 0;
+    w->next = lp->idle;
+    lp->idle = w;
+    if ((next = fifo_pop(&lp->reserve_q)) != NULL)
+        fifo_push(&lp->turns, next);
+}
+
+/* Makes the loop's reserved fibers: 0 or DLOCK_ENOMEM. */
+static int reserve_make(dlock_loop *lp)
+{
+    int i;
+
+    for (i = 0; i < RESERVE; i++) {
+        dlock__worker *w = &lp->reserve[i];
+
+        if (dlock__fiber_new(&w->fiber, worker_main, w) != 0)
+            return DLOCK_ENOMEM;
+        w->next = lp->idle;
+        lp->idle = w;
+    }
+    return 0;
+}
+
+/* Ends the reserved fibers (resumed without an operation, each returns)
+ * and frees them. */
+static void reserve_free(dlock_loop *lp)
+{
+    int i;
+
+    for (i = 0; i < RESERVE; i++) {
+        dlock__worker *w = &lp->reserve[i];
+
+        if (!w->fiber)
+            continue;
+        w->op = NULL;
+        while (!dlock__fiber_resume(w->fiber))
+            ;
+        dlock__fiber_free(w->fiber);
+        w->fiber = NULL;
+    }
+}
+
+/* Resumes o's fiber until it yields (0) or its body is over (1: its own
+ * fiber freed, or the reserved one idle again). */
+static int resume(dlock_loop *lp, dlock__aop *o)
+{
+    dlock__worker *w = o->worker;
+
+    if (!w) {
+        if (!dlock__fiber_resume(o->fiber))
+            return 0;
+        dlock__fiber_free(o->fiber);
+        o->fiber = NULL;
+        return 1;
+    }
+    dlock__fiber_resume(w->fiber);
+    if (!w->finished)
+        return 0;
+    o->worker = NULL;
+    o->fiber = NULL;
+    worker_give(lp, w);
+    return 1;
+}
+
 /* Resumes o (ready, a turn, or new) until it yields or finishes. */
 static void step(dlock_loop *lp, dlock__aop *o)
 {
@@ -609,26 +796,26 @@ static void step(dlock_loop *lp, dlock__aop *o)
                                           ? 0 : DLOCK_ETIMEDOUT);
         o->io_ready = 0;
     }
-    if (!o->fiber) {
+    if (!o->begun) {
         if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
             o->res.rc = DLOCK_ECANCELED;
             set_detail(o, "canceled before it started");
-            finish(lp, o);
+            finish(lp, o); /* its unused fiber goes with it */
             return;
         }
-        if (dlock__fiber_new(&o->fiber, fiber_main, o) != 0) {
-            o->res.rc = DLOCK_ENOMEM;
-            set_detail(o, "out of memory for the operation's stack");
-            finish(lp, o);
+        /* Without a fiber of its own (the starter could not have one):
+         * a reserved one, or its turn when one is free. */
+        if (!o->fiber && !worker_take(lp, o)) {
+            set_state(lp, o, A_RUNNING);
+            fifo_push(&lp->reserve_q, o);
             return;
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
         dlock__fiber_set_data(o->fiber, &o->carried);
+        o->begun = 1;
     }
     set_state(lp, o, A_RUNNING);
-    if (dlock__fiber_resume(o->fiber)) {
-        dlock__fiber_free(o->fiber);
-        o->fiber = NULL;
+    if (resume(lp, o)) {
         finish(lp, o);
         return;
     }
@@ -659,6 +846,7 @@ static void step_list(dlock_loop *lp, fifo *q, int64_t end)
 static int deliver(dlock_loop *lp, int64_t end)
 {
     dlock__aop *o;
+    dlock_rlock *gone;
     int n = 0;
 
     while (!(n > 0 && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
@@ -667,14 +855,20 @@ static int deliver(dlock_loop *lp, int64_t end)
         pthread_mutex_unlock(&lp->mu);
         o->res.detail = o->detail ? o->detail
                         : o->res.rc != 0 ? dlock_strerror(o->res.rc) : "";
+        o->res.owner = o->owner[0] ? o->owner : NULL;
         dlock__callback_enter();
         o->fn(o->arg, o->id, &o->res);
         dlock__callback_leave();
         dlock_permit_ids_free(o->res.permit_ids);
         pthread_mutex_lock(&lp->mu);
         lp->pending--;
+        lp->capped -= (size_t)o->capped;
         pthread_mutex_unlock(&lp->mu);
+        /* An object freed while this was pending (in the callback, or
+         * before) goes with its last operation. */
+        gone = dlock__pin_remove(&o->pin);
         dlock__aop_discard(o);
+        dlock_rlock_free(gone);
         n++;
     }
     return n;
@@ -847,6 +1041,27 @@ static void *thread_main(void *arg)
 
 /* ---- public -------------------------------------------------------------------------- */
 
+/* The default cap on a loop's operations in flight (api/dlock/async.h):
+ * each holds a fiber whose stack and guard page are two of the process's
+ * memory mappings, which vm.max_map_count bounds (past it, mmap fails and
+ * so would the process's own allocations); a quarter of the limit leaves
+ * half of the mappings to the rest of the process with one loop at its
+ * cap. Read once per loop; 65 530, the kernel's default, when it cannot
+ * be read. */
+static size_t default_cap(void)
+{
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+    unsigned long maps = 0;
+    size_t cap;
+
+    if (!f || fscanf(f, "%lu", &maps) != 1 || maps == 0)
+        maps = 65530;
+    if (f)
+        fclose(f);
+    cap = (size_t)(maps / 4);
+    return cap < MIN_DEFAULT_CAP ? MIN_DEFAULT_CAP : cap;
+}
+
 /* A loop of mode for c: 0 and *out, or DLOCK_EINVAL (out or c NULL),
  * DLOCK_EFORKED, DLOCK_ENOMEM and *out = NULL. */
 static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
@@ -871,7 +1086,14 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->timer_armed = -1;
     lp->rt = lp->clock == dlock_clock_realtime();
     lp->slice_us = c->opts.loop_slice_ms * 1000;
+    lp->cap = default_cap();
     if (pthread_mutex_init(&lp->mu, NULL) != 0) {
+        free(lp);
+        return DLOCK_ENOMEM;
+    }
+    if (reserve_make(lp) != 0) {
+        reserve_free(lp);
+        pthread_mutex_destroy(&lp->mu);
         free(lp);
         return DLOCK_ENOMEM;
     }
@@ -893,6 +1115,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
         close(lp->efd);
     if (lp->epfd >= 0)
         close(lp->epfd);
+    reserve_free(lp);
     pthread_mutex_destroy(&lp->mu);
     free(lp);
     return DLOCK_ENOMEM;
@@ -900,6 +1123,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
 
 static void loop_release(dlock_loop *lp)
 {
+    reserve_free(lp);
     if (lp->efd >= 0)
         close(lp->efd);
     if (lp->epfd >= 0)
@@ -1113,6 +1337,28 @@ size_t dlock_loop_pending(dlock_loop *lp)
     n = lp->pending;
     pthread_mutex_unlock(&lp->mu);
     return n;
+}
+
+int dlock_loop_set_max_in_flight(dlock_loop *lp, size_t max)
+{
+    if (!lp)
+        return DLOCK_EINVAL;
+    pthread_mutex_lock(&lp->mu);
+    lp->cap = max > 0 ? max : default_cap();
+    pthread_mutex_unlock(&lp->mu);
+    return 0;
+}
+
+size_t dlock_loop_max_in_flight(dlock_loop *lp)
+{
+    size_t cap;
+
+    if (!lp)
+        return 0;
+    pthread_mutex_lock(&lp->mu);
+    cap = lp->cap;
+    pthread_mutex_unlock(&lp->mu);
+    return cap;
 }
 
 int dlock_op_cancel(dlock_loop *lp, dlock_op_id id)

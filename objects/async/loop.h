@@ -13,6 +13,7 @@
 
 #include "core/fiber.h"
 #include "objects/runtime/op.h"
+#include "objects/runtime/pins.h"
 
 /* One started operation, from its starter to its callback. */
 typedef struct dlock__aop dlock__aop;
@@ -34,6 +35,11 @@ struct dlock__aop {
      * freed while it ran (undo: NULL when a grant leaves nothing to undo). */
     int is_wait;
     void (*undo)(dlock__aop *o);
+    /* It lets go of something (an unlock, an extend, a force unlock, a
+     * release, a count-down): outside the loop's cap, and run on one of
+     * the loop's reserved fibers when no fiber of its own can be had, so
+     * that a holder can always let go. */
+    int releases;
     dlock_done_fn fn;
     void *arg;
     void *obj;
@@ -45,6 +51,10 @@ struct dlock__aop {
 
     /* loop.c's */
     dlock__fiber *fiber;
+    struct dlock__worker *worker; /* the reserved fiber it runs on, or NULL */
+    int begun;           /* its fiber was resumed once */
+    int capped;          /* counted in the loop's cap */
+    dlock__pin pin;      /* keeps obj alive until the callback has run */
     int state;
     int canceled;        /* read by the fiber (dlock__fiber_canceled) */
     dlock_signal *sig;   /* the signal it sleeps on, while parked */
@@ -63,11 +73,16 @@ struct dlock__aop {
 /* A new operation of lp for owner (copied; NULL: none), zeroed, the id
  * not yet given. NULL: out of memory. */
 dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner);
-/* Gives o its id, counts it pending and hands it to the loop (woken):
- * from here on, the loop owns it. */
-void dlock__aop_start(dlock__aop *o, dlock_op_id *id);
+/* Admits o (the loop's cap, a fiber of its own: decided here, never
+ * later in a callback), gives it its id, counts it pending and hands it
+ * to the loop (woken): from here on, the loop owns it; 0. Refused:
+ * DLOCK_EAGAIN (at the cap) or DLOCK_ENOMEM (no fiber), o discarded. */
+int dlock__aop_start(dlock__aop *o, dlock_op_id *id);
 /* Frees an operation that was never started. */
 void dlock__aop_discard(dlock__aop *o);
+/* How a starter takes its operation's fiber (dlock__fiber_new): a test
+ * replaces it to see what a process out of stacks or mappings gets. */
+extern int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
 /* The client of a loop. */
 dlock_client *dlock__loop_client(const dlock_loop *lp);
 /* Whether the loop is being freed (a grant is then undone). */

@@ -28,12 +28,20 @@ static int common(dlock_loop *lp, const void *obj, dlock_done_fn fn)
     return 0;
 }
 
-/* An operation on lock l for owner (NULL: the calling thread's id, taken
- * now). NULL and *rc when refused. */
+/* Whose an operation on a lock acts for. */
+enum whose {
+    OWNER_NONE,    /* nobody's (force_unlock, is_locked, remain_ttl) */
+    OWNER_MINT,    /* an acquisition: the owner given, or NULL: a new one */
+    OWNER_REQUIRED /* an existing hold's (unlock, extend, is_held,
+                    * hold_count): the owner given; NULL refused */
+};
+
+/* An operation on lock l for owner, as whose says. NULL and *rc when
+ * refused. */
 static dlock__aop *lock_op(dlock_loop *lp, dlock_rlock *l, const char *owner,
-                           dlock_done_fn fn, void *arg, int *rc)
+                           enum whose whose, dlock_done_fn fn, void *arg, int *rc)
 {
-    char mine[DLOCK_OWNER_MAX];
+    char minted[DLOCK_OWNER_MAX];
     dlock__aop *o;
 
     *rc = common(lp, l, fn);
@@ -43,11 +51,21 @@ static dlock__aop *lock_op(dlock_loop *lp, dlock_rlock *l, const char *owner,
         *rc = DLOCK_EINVAL;
         return NULL;
     }
-    if (owner && (*rc = dlock_rlock_check_owner(l, owner)) != 0)
+    if (whose == OWNER_NONE) {
+        owner = NULL;
+    } else if (owner) {
+        if ((*rc = dlock_rlock_check_owner(l, owner)) != 0)
+            return NULL;
+    } else if (whose == OWNER_MINT) {
+        /* Not the thread's: every request a loop's thread starts would
+         * share it, and two of them would "hold" one lock at once. */
+        dlock__client_owner_mint(l->client, minted);
+        owner = minted;
+    } else {
+        *rc = dlock_rlock_fail(l, DLOCK_EINVAL,
+                               "owner NULL: pass the owner the acquisition's result "
+                               "gave (dlock_result.owner) or the one it was started with");
         return NULL;
-    if (!owner) {
-        dlock__client_owner(l->client, mine);
-        owner = mine;
     }
     if (!(o = dlock__aop_new(lp, owner))) {
         *rc = DLOCK_ENOMEM;
@@ -81,8 +99,14 @@ static dlock__aop *plain_op(dlock_loop *lp, void *obj, dlock_done_fn fn, void *a
 static int start(dlock__aop *o, dlock_op_id *id, dlock__aop_body body)
 {
     o->body = body;
-    dlock__aop_start(o, id);
-    return 0;
+    return dlock__aop_start(o, id);
+}
+
+/* start() for an operation that lets go of something (loop.h). */
+static int start_release(dlock__aop *o, dlock_op_id *id, dlock__aop_body body)
+{
+    o->releases = 1;
+    return start(o, id, body);
 }
 
 /* A wait's wait_ms: DLOCK_WAIT_FOREVER or >= 0. */
@@ -114,7 +138,7 @@ static int start_acquire(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const 
                          dlock__aop_body body)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, owner, OWNER_MINT, fn, arg, &rc);
 
     if (!o)
         return rc;
@@ -144,9 +168,9 @@ int dlock_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const ch
                        dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, owner, OWNER_REQUIRED, fn, arg, &rc);
 
-    return o ? start(o, op, body_unlock) : rc;
+    return o ? start_release(o, op, body_unlock) : rc;
 }
 
 static void body_extend(dlock__aop *o)
@@ -158,7 +182,7 @@ int dlock_extend_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const ch
                        int64_t lease_ms, dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, owner, OWNER_REQUIRED, fn, arg, &rc);
 
     if (!o)
         return rc;
@@ -167,7 +191,7 @@ int dlock_extend_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const ch
         return rc;
     }
     o->lease_ms = lease_ms;
-    return start(o, op, body_extend);
+    return start_release(o, op, body_extend);
 }
 
 static void body_force_unlock(dlock__aop *o)
@@ -182,9 +206,9 @@ int dlock_force_unlock_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                              dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, NULL, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, NULL, OWNER_NONE, fn, arg, &rc);
 
-    return o ? start(o, op, body_force_unlock) : rc;
+    return o ? start_release(o, op, body_force_unlock) : rc;
 }
 
 static void body_fenced(dlock__aop *o)
@@ -237,7 +261,7 @@ int dlock_is_locked_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                           dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, NULL, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, NULL, OWNER_NONE, fn, arg, &rc);
 
     return o ? start(o, op, body_is_locked) : rc;
 }
@@ -246,7 +270,7 @@ int dlock_is_held_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const c
                         dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, owner, OWNER_REQUIRED, fn, arg, &rc);
 
     return o ? start(o, op, body_is_held) : rc;
 }
@@ -255,7 +279,7 @@ int dlock_hold_count_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                            const char *owner, dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, owner, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, owner, OWNER_REQUIRED, fn, arg, &rc);
 
     return o ? start(o, op, body_hold_count) : rc;
 }
@@ -264,7 +288,7 @@ int dlock_remain_ttl_async(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l,
                            dlock_done_fn fn, void *arg)
 {
     int rc;
-    dlock__aop *o = lock_op(lp, l, NULL, fn, arg, &rc);
+    dlock__aop *o = lock_op(lp, l, NULL, OWNER_NONE, fn, arg, &rc);
 
     return o ? start(o, op, body_remain_ttl) : rc;
 }
@@ -321,7 +345,7 @@ int dlock_semaphore_release_async(dlock_loop *lp, dlock_op_id *op, dlock_semapho
     if (!o)
         return rc;
     o->n = permits;
-    return start(o, op, body_sem_release);
+    return start_release(o, op, body_sem_release);
 }
 
 static void body_permit_acquire(dlock__aop *o)
@@ -390,7 +414,7 @@ int dlock_permit_semaphore_release_async(dlock_loop *lp, dlock_op_id *op,
         dlock__aop_discard(o);
         return DLOCK_ENOMEM;
     }
-    return start(o, op, body_permit_release);
+    return start_release(o, op, body_permit_release);
 }
 
 static void body_latch_await(dlock__aop *o)
@@ -426,5 +450,5 @@ int dlock_latch_count_down_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l
     int rc;
     dlock__aop *o = plain_op(lp, l, fn, arg, &rc);
 
-    return o ? start(o, op, body_latch_count_down) : rc;
+    return o ? start_release(o, op, body_latch_count_down) : rc;
 }

@@ -38,13 +38,27 @@ static unsigned long thread_id(void)
 _Static_assert(sizeof(((dlock_client *)0)->id) + DLOCK__FMT_INT_SIZE <= DLOCK_OWNER_MAX,
                "an owner id (client id, ':', thread number) fits DLOCK_OWNER_MAX");
 
-void dlock__client_owner(const dlock_client *c, char *buf)
+/* c's id, ':' and number n into buf. c->id is a UUID's 36 characters:
+ * with ':' and any number it fits DLOCK_OWNER_MAX (checked above at
+ * compile time). */
+static void owner_format(const dlock_client *c, char *buf, unsigned long n)
 {
-    /* c->id is a UUID's 36 characters: with ':' and any thread number it
-     * fits DLOCK_OWNER_MAX (checked below at compile time). */
     memcpy(buf, c->id, sizeof c->id - 1);
     buf[sizeof c->id - 1] = ':';
-    dlock__fmt_u64(buf + sizeof c->id, thread_id());
+    dlock__fmt_u64(buf + sizeof c->id, n);
+}
+
+void dlock__client_owner(const dlock_client *c, char *buf)
+{
+    owner_format(c, buf, thread_id());
+}
+
+void dlock__client_owner_mint(const dlock_client *c, char *buf)
+{
+    /* From the thread ids' own counter: a minted id never equals a
+     * thread's, nor another minted one, and keeps Redisson's
+     * "<uuid>:<thread id>" layout. */
+    owner_format(c, buf, __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED));
 }
 
 /* The process id, kept current in fork() children by an atfork handler:
@@ -532,19 +546,31 @@ int64_t dlock_client_watchdog_timeout(const dlock_client *c)
     return c ? c->opts.watchdog_timeout_ms : 0;
 }
 
-int dlock_client_owner(dlock_client *c, char *buf, size_t len)
+/* The owner id mine(c) gives into buf of len bytes. */
+static int owner_out(dlock_client *c, char *buf, size_t len,
+                     void (*mine)(const dlock_client *, char *))
 {
     char owner[DLOCK_OWNER_MAX];
     size_t n;
 
     if (!c || !buf)
         return DLOCK_EINVAL;
-    dlock__client_owner(c, owner);
+    mine(c, owner);
     n = strlen(owner);
     if (len < n + 1)
         return DLOCK_EINVAL;
     memcpy(buf, owner, n + 1);
     return 0;
+}
+
+int dlock_client_owner(dlock_client *c, char *buf, size_t len)
+{
+    return owner_out(c, buf, len, dlock__client_owner);
+}
+
+int dlock_client_owner_new(dlock_client *c, char *buf, size_t len)
+{
+    return owner_out(c, buf, len, dlock__client_owner_mint);
 }
 
 dlock_backend *dlock_client_backend(dlock_client *c)

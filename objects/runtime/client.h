@@ -98,6 +98,9 @@ int dlock__client_refuse(const dlock_client *c, int code, const char *fmt, ...)
 void dlock__client_describe_init(dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
 void dlock__client_owner(const dlock_client *c, char *buf);
+/* A new owner id of c, never given before in the process (no thread's,
+ * no other minted one), into buf (DLOCK_OWNER_MAX bytes). */
+void dlock__client_owner_mint(const dlock_client *c, char *buf);
 /* dlock_client_connect with the backend's own options (NULL: defaults;
  * see dlock_backend_open), for clients made from a configuration. */
 int dlock__client_connect(dlock_client **out, const char *url,

@@ -16,6 +16,7 @@
 #include "objects/runtime/holds.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
+#include "objects/runtime/pins.h"
 #include "objects/types/names.h"
 
 /* ---- the base ------------------------------------------------------------ */
@@ -92,7 +93,9 @@ void dlock_rlock_free(dlock_rlock *l)
 {
     const dlock_rlock_methods *m;
 
-    if (!l)
+    /* Asynchronous operations in flight keep it: the last one's
+     * callback frees it (objects/runtime/pins.h). */
+    if (!l || dlock__pin_defer_free(l))
         return;
     m = l->methods;
     dlock_rlock_fini(l);

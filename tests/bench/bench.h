@@ -271,6 +271,11 @@ void bench_fig_loop_turn(const bench_config *cfg);
  * asynchronous operation in flight holds a fiber, two mappings); 0 when
  * unknown. */
 long bench_max_map_count(void);
+
+/* Raises lp's cap on operations in flight (dlock_loop_set_max_in_flight)
+ * to n when it is lower: a figure measures its own N in flight, not the
+ * default cap's refusals (fig_async.c). */
+void bench_loop_room(dlock_loop *lp, int n);
 /* Frees what a figure of waits made (fig_async.c): the loop, then the n
  * handle pairs (each of theirs force-unlocked first; NULL entries and
  * arrays ok), the two clients and the arrays. */

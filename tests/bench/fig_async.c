@@ -71,7 +71,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
         s->p->live--;
         return;
     }
-    if (dlock_unlock_async(s->p->lp, NULL, s->l, NULL, on_unlocked, s) != 0) {
+    if (dlock_unlock_async(s->p->lp, NULL, s->l, r->owner, on_unlocked, s) != 0) {
         s->p->errors++;
         s->p->live--;
     }
@@ -103,6 +103,7 @@ static double async_rate(dlock_client *c, int k, double *cpu_us)
         free(slots);
         return 0;
     }
+    bench_loop_room(p.lp, k);
     for (i = 0; i < k; i++) {
         char name[64];
 
@@ -312,6 +313,12 @@ static int threads_now(void)
     return n;
 }
 
+void bench_loop_room(dlock_loop *lp, int n)
+{
+    if (dlock_loop_max_in_flight(lp) < (size_t)n)
+        dlock_loop_set_max_in_flight(lp, (size_t)n);
+}
+
 long bench_max_map_count(void)
 {
     FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
@@ -354,6 +361,7 @@ static void pending_run(const bench_config *cfg, bench_raw *raw, int n)
     }
     if (dlock_loop_new(&lp, waiter, NULL) != 0)
         goto out;
+    bench_loop_room(lp, n);
     conns0 = bench_server_clients(raw);
     malloc_trim(0);
     m0 = mallinfo2();
@@ -471,6 +479,7 @@ static void cancel_run(const bench_config *cfg, bench_raw *raw, int n)
     }
     if (dlock_loop_new(&lp, waiter, NULL) != 0)
         goto out;
+    bench_loop_room(lp, n);
     for (i = 0; i < n; i++)
         dlock_lock_async(lp, &ops[i], mine[i], NULL, DLOCK_WAIT_FOREVER, 0, on_cancel_done,
                          &done);

@@ -177,6 +177,8 @@ static void row(const bench_config *cfg, bench_raw *raw, int async, int n)
                 goto gate_out;
         if (async && dlock_loop_new(&r.lp, r.waiter, NULL) != 0)
             goto gate_out;
+        if (async)
+            bench_loop_room(r.lp, n);
         for (i = 0; i < n; i++) {
             if (async) {
                 snprintf(r.owners[i], sizeof r.owners[i], "handoff-%d", i);

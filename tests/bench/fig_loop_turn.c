@@ -143,7 +143,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
     chain *c = arg;
 
     (void)op;
-    if (r->rc != 0 || dlock_unlock_async(c->h->lp, NULL, c->l, NULL, on_unlocked, c) != 0) {
+    if (r->rc != 0 || dlock_unlock_async(c->h->lp, NULL, c->l, r->owner, on_unlocked, c) != 0) {
         ++*c->errors;
         --*c->live;
     }
@@ -184,6 +184,7 @@ static int turn_run(const bench_config *cfg, bench_backend which, int64_t slice_
     if (!ch || bench_client_new(&c, cfg, which, 0, &o, NULL) != 0 ||
         dlock_loop_new(&h->lp, c, &hooks) != 0)
         goto out;
+    bench_loop_room(h->lp, n);
     for (i = 0; i < n; i++) {
         char name[80];
 
@@ -317,6 +318,7 @@ static void budget_row(const bench_config *cfg, int n)
         bench_client_new(&holder, cfg, BENCH_REDIS, 0, NULL, NULL) != 0 ||
         dlock_loop_new(&lp, waiter, NULL) != 0)
         goto out;
+    bench_loop_room(lp, n);
     for (i = 0; i < n; i++) {
         char name[64];
 

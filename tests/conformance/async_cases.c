@@ -39,6 +39,7 @@ typedef struct seen {
     dlock_op_id op;
     pthread_t thread;
     char detail[256];
+    char owner[DLOCK_OWNER_MAX]; /* r->owner ("" for NULL) */
     /* set by the case around a starter: a callback inside it is a bug */
     int in_starter, called_in_starter;
     /* a blocking call made from inside the callback */
@@ -57,6 +58,7 @@ static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
     s->op = op;
     s->thread = pthread_self();
     snprintf(s->detail, sizeof(s->detail), "%s", r->detail ? r->detail : "(null)");
+    snprintf(s->owner, sizeof(s->owner), "%s", r->owner ? r->owner : "");
     if (s->in_starter)
         s->called_in_starter = 1;
     if (s->probe) {
@@ -134,7 +136,8 @@ static int held_by(dlock_rlock *l, const char *owner)
 /* ---- cases ---------------------------------------------------------------- */
 
 /* Lock and unlock: one callback each, on the loop's thread, never inside
- * the starter; owner NULL is the starting thread's id. */
+ * the starter; owner NULL is a new owner id of the acquisition's own
+ * (r->owner), not the starting thread's, and the unlock takes it. */
 static void async_lock_unlock(void **state)
 {
     dlock_fx *fx = BEGIN(state);
@@ -156,20 +159,33 @@ static void async_lock_unlock(void **state)
     assert_int_equal(a.rc, 0);
     assert_true(a.op == op);
     assert_true(pthread_equal(a.thread, pthread_self()));
-    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_true(a.owner[0] != '\0');
+    assert_int_not_equal(strcmp(a.owner, fx->owner1), 0);
+    assert_int_equal(strncmp(a.owner, dlock_client_id(fx->c1), 36), 0);
+    assert_int_equal(a.owner[36], ':');
+    assert_int_equal(held_by(l, a.owner), 1);
+    assert_int_equal(held_by(l, fx->owner1), 0);
     assert_int_equal(dlock_loop_pending(lp), 0);
 
+    /* the calls that act for a hold name it: NULL is refused at once */
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_extend_async(lp, NULL, l, NULL, 0, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_is_held_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_int_equal(dlock_hold_count_async(lp, NULL, l, NULL, on_done, &b), DLOCK_EINVAL);
+    assert_non_null(strstr(dlock_errmsg(l), "dlock_result.owner"));
+    assert_int_equal(dlock_loop_pending(lp), 0);
     b.in_starter = 1;
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, a.owner, on_done, &b), 0);
     b.in_starter = 0;
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.calls, 1);
     assert_int_equal(b.called_in_starter, 0);
     assert_int_equal(b.rc, 0);
-    assert_int_equal(held_by(l, fx->owner1), 0);
+    assert_string_equal(b.owner, a.owner);
+    assert_int_equal(held_by(l, a.owner), 0);
     /* a second unlock: not the owner, with the blocking form's detail */
     memset(&b, 0, sizeof(b));
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, a.owner, on_done, &b), 0);
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.rc, DLOCK_ENOTOWNER);
     assert_true(b.detail[0] != '\0');
@@ -208,20 +224,22 @@ static void async_watchdog_renews(void **state)
     dlock_rlock *other = dlock_fx_lock(fx, fx->c2, fx->name);
     dlock_loop *lp = loop(fx, fx->c1);
     int64_t ttl = -1;
+    char owner[DLOCK_OWNER_MAX];
     seen a = {0};
 
     assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, 0, 0, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_int_equal(a.rc, 0);
     dlock_fx_advance(fx, 3 * fx->watchdog_ms);
-    assert_int_equal(held_by(l, fx->owner1), 1);
+    assert_int_equal(held_by(l, a.owner), 1);
     assert_int_equal(dlock_remain_ttl(l, &ttl), 0);
     assert_true(ttl > 0 && ttl <= fx->watchdog_ms);
     assert_int_equal(dlock_fx_lost_count(fx), 0);
     assert_int_equal(dlock_force_unlock(other, NULL), 0);
     assert_int_equal(dlock_fx_wait_lost(fx, 1, 4 * fx->watchdog_ms), 1);
+    snprintf(owner, sizeof owner, "%s", a.owner);
     memset(&a, 0, sizeof(a));
-    assert_int_equal(dlock_unlock_async(lp, NULL, l, NULL, on_done, &a), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, owner, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_int_equal(a.rc, DLOCK_ELOST); /* as a blocking unlock says */
 }
@@ -497,14 +515,14 @@ static void async_other_objects(void **state)
     assert_int_equal(a.rc, 0);
     assert_true(a.value > 0);
     first = a.value;
-    assert_int_equal(dlock_unlock(f), 0);
+    assert_int_equal(dlock_unlock_as(f, a.owner), 0);
     memset(&a, 0, sizeof(a));
     assert_int_equal(dlock_fenced_lock_async(lp, NULL, f, NULL, 0, 0, on_done, &a), 0);
     run_until(fx, lp, &a, 1);
     assert_true(a.value > first);
     /* the reads */
     memset(&b, 0, sizeof(b));
-    assert_int_equal(dlock_hold_count_async(lp, NULL, f, NULL, on_done, &b), 0);
+    assert_int_equal(dlock_hold_count_async(lp, NULL, f, a.owner, on_done, &b), 0);
     run_until(fx, lp, &b, 1);
     assert_int_equal(b.value, 1);
     memset(&b, 0, sizeof(b));
@@ -576,10 +594,242 @@ static void async_many_waits(void **state)
     for (i = 0, total = 0; i < MANY; i++) {
         total += s[i].calls;
         assert_int_equal(s[i].rc, 0);
-        assert_int_equal(held_by(m->mine[i], fx->owner1), 1);
-        assert_int_equal(dlock_unlock(m->mine[i]), 0);
+        assert_int_equal(held_by(m->mine[i], s[i].owner), 1);
+        assert_int_equal(dlock_unlock_as(m->mine[i], s[i].owner), 0);
     }
     assert_int_equal(total, MANY);
+}
+
+/* Acquisitions of one reentrant lock started together on one loop with
+ * the defaults (owner NULL, lease 0, no wait limit): one holds it at a
+ * time. A holder keeps the lock from its grant's callback until the case
+ * starts its unlock, after the run that granted it; at most one is ever
+ * inside. Before, every acquisition had the starting thread's owner id:
+ * the first run granted them all (a reentrant hold each) and all were
+ * inside at once. */
+#define CONCURRENT 16
+
+typedef struct cs_req {
+    struct cs *cs;
+    int granted, released, unlocked;
+    char owner[DLOCK_OWNER_MAX];
+} cs_req;
+
+typedef struct cs {
+    cs_req req[CONCURRENT];
+    int inside, max_inside, grants, unlocks, bad;
+} cs;
+
+static void cs_locked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    cs_req *q = arg;
+
+    (void)op;
+    if (r->rc != 0 || !r->owner) {
+        q->cs->bad++;
+        return;
+    }
+    q->granted = 1;
+    snprintf(q->owner, sizeof q->owner, "%s", r->owner);
+    q->cs->grants++;
+    if (++q->cs->inside > q->cs->max_inside)
+        q->cs->max_inside = q->cs->inside;
+}
+
+static void cs_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    cs_req *q = arg;
+
+    (void)op;
+    q->unlocked = 1;
+    q->cs->unlocks++;
+    if (r->rc != 0)
+        q->cs->bad++;
+}
+
+/* Runs lp until the first n requests of c have let go (or until end, or
+ * a failure): after each run, what it granted leaves the critical
+ * section, then lets go. */
+static void cs_drain(dlock_fx *fx, dlock_loop *lp, dlock_rlock *l, cs *c, int n, int64_t end)
+{
+    int i;
+
+    while (c->unlocks < n && c->bad == 0 && dlock_fx_real_ms() < end) {
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+        for (i = 0; i < n; i++) {
+            cs_req *q = &c->req[i];
+
+            if (!q->granted || q->released)
+                continue;
+            q->released = 1;
+            c->inside--;
+            assert_int_equal(dlock_unlock_async(lp, NULL, l, q->owner, cs_unlocked, q), 0);
+        }
+    }
+}
+
+static void async_defaults_never_share_a_hold(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = NULL;
+    /* kept before the loop, which teardown frees first */
+    cs *c = dlock_fx_keep(fx, calloc(1, sizeof(cs)), free);
+    dlock_loop *lp;
+    int64_t end = dlock_fx_real_ms() + 4 * REDIS_WAIT_MS;
+    int i, j;
+
+    assert_non_null(c);
+    assert_int_equal(dlock_reentrant_new(&l, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+    lp = loop(fx, fx->c1);
+    for (i = 0; i < CONCURRENT; i++) {
+        c->req[i].cs = c;
+        assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0,
+                                          cs_locked, &c->req[i]), 0);
+    }
+    cs_drain(fx, lp, l, c, CONCURRENT, end);
+    if (c->max_inside != 1)
+        print_message("max inside the critical section: %d of %d\n", c->max_inside,
+                      CONCURRENT);
+    assert_int_equal(c->bad, 0);
+    assert_int_equal(c->grants, CONCURRENT);
+    assert_int_equal(c->unlocks, CONCURRENT);
+    assert_int_equal(c->max_inside, 1);
+    /* every acquisition had an owner id of its own */
+    for (i = 0; i < CONCURRENT; i++)
+        for (j = i + 1; j < CONCURRENT; j++)
+            assert_int_not_equal(strcmp(c->req[i].owner, c->req[j].owner), 0);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+}
+
+/* Back-pressure: with the loop's cap lowered to CAP, a holder's lock and
+ * CAP waits behind it fill the loop; the next starter (an acquisition, a
+ * read) is refused at once with DLOCK_EAGAIN and starts nothing, while
+ * the holder's unlock still starts and runs, and the first waiter is
+ * granted; as each waiter lets go the next is granted, to the last. The
+ * issue's wedge at a small scale: before, every starter said 0, the
+ * excess failed later in callbacks (DLOCK_ENOMEM, the holder's unlock
+ * among them) and the waits were never granted. */
+#define CAP 8
+
+static void async_cap_refuses_at_once(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l = NULL;
+    cs *c = dlock_fx_keep(fx, calloc(1, sizeof(cs)), free);
+    seen *h = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *u = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *late = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp;
+    int64_t end = dlock_fx_real_ms() + 4 * REDIS_WAIT_MS;
+    int i;
+
+    assert_non_null(c);
+    assert_int_equal(dlock_reentrant_new(&l, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+    lp = loop(fx, fx->c1);
+    assert_true(dlock_loop_max_in_flight(lp) >= 256); /* the default */
+    assert_int_equal(dlock_loop_set_max_in_flight(NULL, CAP), DLOCK_EINVAL);
+    assert_int_equal(dlock_loop_set_max_in_flight(lp, CAP), 0);
+    assert_int_equal(dlock_loop_max_in_flight(lp), CAP);
+
+    /* the holder, then CAP waits behind it: the loop is full */
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, HOLDER_LEASE_MS,
+                                      on_done, h), 0);
+    run_until(fx, lp, h, 1);
+    assert_int_equal(h->rc, 0);
+    for (i = 0; i < CAP; i++) {
+        c->req[i].cs = c;
+        assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0,
+                                          cs_locked, &c->req[i]), 0);
+    }
+    run_idle(fx, lp, h, 1);
+    assert_int_equal(c->grants, 0);
+    assert_int_equal(dlock_loop_pending(lp), CAP);
+
+    /* one more is refused now, not in a callback later */
+    assert_int_equal(dlock_lock_async(lp, NULL, l, NULL, DLOCK_WAIT_FOREVER, 0, on_done, late),
+                     DLOCK_EAGAIN);
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, late), DLOCK_EAGAIN);
+    assert_int_equal(dlock_loop_pending(lp), CAP);
+
+    /* the holder can still let go, and the first waiter gets it */
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, h->owner, on_done, u), 0);
+    assert_int_equal(dlock_loop_pending(lp), CAP + 1);
+    while (c->grants == 0 && dlock_fx_real_ms() < end)
+        if (fx->is_mock)
+            run_due_all(lp);
+        else
+            assert_true(dlock_loop_run(lp, 20) >= 0);
+    assert_int_equal(u->calls, 1);
+    assert_int_equal(u->rc, 0);
+    assert_int_equal(c->grants, 1);
+    /* a callback came: there is room again */
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l, on_done, late), 0);
+
+    /* the rest, one after the other */
+    cs_drain(fx, lp, l, c, CAP, end);
+    assert_int_equal(c->bad, 0);
+    assert_int_equal(c->grants, CAP);
+    assert_int_equal(c->unlocks, CAP);
+    assert_int_equal(c->max_inside, 1);
+    run_until(fx, lp, late, 1);
+    assert_int_equal(late->calls, 1);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    assert_int_equal(dlock_loop_set_max_in_flight(lp, 0), 0);
+    assert_true(dlock_loop_max_in_flight(lp) >= 256);
+}
+
+/* Lifetimes: freeing an object while operations on it are pending is
+ * allowed and safe: the object lives until their callbacks have run; its
+ * waits end with DLOCK_ECANCELED, its other operations complete. Before,
+ * the parked wait read the freed handle (AddressSanitizer:
+ * heap-use-after-free in wait.c's canceled()). */
+static void async_free_keeps_object_alive(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_rlock *l1 = NULL;
+    dlock_semaphore *sem = NULL;
+    char name[160];
+    /* kept before the loop, which teardown frees first */
+    seen *a = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *r = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    seen *s = dlock_fx_keep(fx, calloc(1, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    assert_int_equal(dlock_reentrant_new(&l1, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, DLOCK_WAIT_FOREVER, 0, on_done, a),
+                     0);
+    snprintf(name, sizeof name, "%s:sem", fx->name);
+    assert_int_equal(dlock_semaphore_new(&sem, fx->c1, name), 0);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, sem, 1, DLOCK_WAIT_FOREVER,
+                                                   on_done, s), 0);
+    run_idle(fx, lp, a, 0); /* both waits parked */
+    assert_int_equal(s->calls, 0);
+    assert_int_equal(dlock_is_locked_async(lp, NULL, l1, on_done, r), 0);
+    /* freed with a parked wait and a read in flight */
+    dlock_rlock_free(l1);
+    dlock_semaphore_free(sem);
+    run_until(fx, lp, a, 1);
+    run_until(fx, lp, r, 1);
+    run_until(fx, lp, s, 1);
+    assert_int_equal(a->calls, 1);
+    assert_int_equal(a->rc, DLOCK_ECANCELED);
+    assert_non_null(strstr(a->detail, "freed"));
+    assert_int_equal(r->calls, 1);
+    assert_int_equal(r->rc, 0);
+    assert_int_equal(r->value, 1);
+    assert_int_equal(s->calls, 1);
+    assert_int_equal(s->rc, DLOCK_ECANCELED);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    /* the holder's lock is untouched; the wait left nothing behind */
+    assert_int_equal(held_by(l2, fx->owner2), 1);
+    assert_int_equal(dlock_unlock(l2), 0);
 }
 
 /* A wait's budget counts from its starter, not from when the loop first
@@ -887,6 +1137,9 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_bad_input),
     DLOCK_FX_CASE(async_other_objects),
     DLOCK_FX_CASE(async_many_waits),
+    DLOCK_FX_CASE(async_defaults_never_share_a_hold),
+    DLOCK_FX_CASE(async_cap_refuses_at_once),
+    DLOCK_FX_CASE(async_free_keeps_object_alive),
     DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_budget_from_starter),
     DLOCK_FX_CASE(async_details_are_their_own),

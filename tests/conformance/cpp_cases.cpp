@@ -353,12 +353,17 @@ static void cpp_async(void **state)
     assert_true(static_cast<bool>(seen));
     assert_true(seen.op == op);
     assert_true(other.is_locked());
+    const std::string mine = seen.owner; /* the acquisition's own owner id */
+    assert_false(mine.empty());
+    assert_true(mine != c.owner());
+    assert_true(c.new_owner() != c.new_owner());
+    expect_error([&] { lp.unlock(l, record); }, DLOCK_EINVAL); /* owner nullptr */
 
     /* the reads: value carries the answer */
     int reads = 0;
     int64_t held = -1, count = -1, ttl = 0;
-    lp.is_held(l, [&](const dlock::result &r) { reads++; held = r.value; });
-    lp.hold_count(l, [&](const dlock::result &r) { reads++; count = r.value; });
+    lp.is_held(l, [&](const dlock::result &r) { reads++; held = r.value; }, mine.c_str());
+    lp.hold_count(l, [&](const dlock::result &r) { reads++; count = r.value; }, mine.c_str());
     lp.remain_ttl(l, [&](const dlock::result &r) { reads++; ttl = r.value; });
     run_until(reads, 3);
     assert_int_equal(reads, 3);
@@ -368,7 +373,7 @@ static void cpp_async(void **state)
 
     /* a waiter, woken by the release */
     in_starter = true;
-    lp.unlock(l, record);
+    lp.unlock(l, record, mine.c_str());
     in_starter = false;
     run_until(calls, 2);
     assert_int_equal(calls, 2);
@@ -423,7 +428,7 @@ static void cpp_async(void **state)
     dlock::semaphore empty;
     expect_error([&] { lp.semaphore_release(empty, 1, [&](const dlock::result &) { calls += 100; }); },
                  DLOCK_EINVAL);
-    lp.unlock(l, record);
+    lp.unlock(l, record, wres.owner.c_str());
     run_until(calls, 3);
     assert_int_equal(calls, 3);
     assert_int_equal(lp.pending(), 0);

@@ -63,6 +63,7 @@ typedef struct outcome {
     int64_t value;
     int64_t at_ms; /* real time of the (last) call */
     char detail[256];
+    char owner[DLOCK_OWNER_MAX]; /* r->owner ("" for NULL) */
 } outcome;
 
 static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
@@ -75,6 +76,7 @@ static void on_done(void *arg, dlock_op_id op, const dlock_result *r)
     o->value = r->value;
     o->at_ms = dlock_fx_real_ms();
     snprintf(o->detail, sizeof o->detail, "%s", r->detail ? r->detail : "(null)");
+    snprintf(o->owner, sizeof o->owner, "%s", r->owner ? r->owner : "");
 }
 
 /* A client on url whose calls give up within seconds, not minutes (and
@@ -142,14 +144,14 @@ static void expect_done_ok(dlock_loop *lp, int64_t ms, outcome *o, const char *w
     assert_int_equal(o->rc, 0);
 }
 
-/* The test's thread holds l (asked through lp: a blocking call on the
+/* owner holds l (asked through lp: a blocking call on the
  * loop's thread would wait for the loop's operations in flight on the
  * same connection, which only that thread runs). */
-static void expect_held(dlock_loop *lp, dlock_rlock *l)
+static void expect_held(dlock_loop *lp, dlock_rlock *l, const char *owner)
 {
     outcome held = {0};
 
-    assert_int_equal(dlock_is_held_async(lp, NULL, l, NULL, on_done, &held), 0);
+    assert_int_equal(dlock_is_held_async(lp, NULL, l, owner, on_done, &held), 0);
     assert_true(drive(lp, STEP_MS, called, &held));
     assert_int_equal(held.rc, 0);
     assert_int_equal(held.value, 1);
@@ -241,12 +243,11 @@ static int exists_on_node(dlock_test_redis *r, const char *key)
 
 /* Whether the lock called name on data node r has c's owner id (the
  * test's thread's) among its holders. */
-static int owner_on_node(dlock_test_redis *r, const char *name, dlock_client *c)
+static int owner_on_node(dlock_test_redis *r, const char *name, const char *owner)
 {
-    char out[64], owner[DLOCK_OWNER_MAX];
+    char out[64];
     const char *argv[] = {"HEXISTS", name, owner, NULL};
 
-    assert_int_equal(dlock_client_owner(c, owner, sizeof owner), 0);
     return dlock_test_redis_command(r, out, sizeof out, argv) == 0 && atoi(out) == 1;
 }
 
@@ -325,7 +326,7 @@ static void sentinel_failover_mid_wait(void **state)
     outcome got = {0}, unlocked = {0};
     failover_watch watch;
     chain ch;
-    char out[256];
+    char out[256], owner[DLOCK_OWNER_MAX];
     int64_t t_failover, t_unlock;
 
     (void)state;
@@ -382,7 +383,8 @@ static void sentinel_failover_mid_wait(void **state)
     stopped = set->data[watch.before];
     /* The holder still holds it (30 s lease): no grant yet. */
     assert_int_equal(got.n, 0);
-    assert_true(owner_on_node(set->data[watch.after], granted_name, holder));
+    assert_int_equal(dlock_client_owner(holder, owner, sizeof owner), 0);
+    assert_true(owner_on_node(set->data[watch.after], granted_name, owner));
 
     /* The holder releases on the new master; the wait is granted there. */
     expect_ok(dlock_unlock(hg), hg);
@@ -390,9 +392,9 @@ static void sentinel_failover_mid_wait(void **state)
     expect_done_ok(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, &got, "the wait");
     printf("  [async topology] wait granted %lld ms after the unlock on the new master\n",
            (long long)(got.at_ms - t_unlock));
-    expect_held(lp, wg);
-    assert_true(owner_on_node(set->data[watch.after], granted_name, waiter));
-    assert_int_equal(dlock_unlock_async(lp, NULL, wg, NULL, on_done, &unlocked), 0);
+    expect_held(lp, wg, got.owner);
+    assert_true(owner_on_node(set->data[watch.after], granted_name, got.owner));
+    assert_int_equal(dlock_unlock_async(lp, NULL, wg, got.owner, on_done, &unlocked), 0);
     expect_done_ok(lp, STEP_MS, &unlocked, "the unlock");
     assert_int_equal(exists_on_node(set->data[watch.after], granted_name), 0);
 
@@ -478,9 +480,9 @@ static void cluster_slot_move_mid_wait(void **state)
     expect_done_ok(lp, LONG_WAIT_MS + SLACK_MS + LOAD_MS, &got, "the wait");
     printf("  [async topology] wait granted %lld ms after the unlock on the slot's new "
            "master\n", (long long)(got.at_ms - t_unlock));
-    expect_held(lp, w);
+    expect_held(lp, w, got.owner);
     assert_int_equal(cluster_exists_on(cl, to, name), 1);
-    assert_int_equal(dlock_unlock_async(lp, NULL, w, NULL, on_done, &unlocked), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, w, got.owner, on_done, &unlocked), 0);
     expect_done_ok(lp, STEP_MS, &unlocked, "the unlock");
     assert_int_equal(cluster_exists_on(cl, to, name), 0);
     assert_int_equal(dlock_loop_pending(lp), 0);
