@@ -99,7 +99,7 @@ LDLIBS_ALL = $(PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
 
 SCRIPTS   := $(sort $(wildcard objects/scripts/*.lua))
 FRAGMENTS := $(wildcard objects/scripts/*.luainc)
-LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/types/*.c objects/async/*.c \
+LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/report/*.c objects/types/*.c objects/async/*.c \
                                backends/mock/*.c backends/redis/*.c codecs/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/backends.o
 # Every folder of backends/ is a backend that registers its URL schemes
@@ -171,7 +171,7 @@ $(BUILD)/libdlock_conformance.a: $(KIT_OBJ)
 $(BUILD)/libdlock.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/objects/runtime/version.o: CFLAGS_ALL += -DDLOCK_MAKE_VERSION_MAJOR=$(word 1,$(subst ., ,$(VERSION))) \
+$(BUILD)/objects/report/version.o: CFLAGS_ALL += -DDLOCK_MAKE_VERSION_MAJOR=$(word 1,$(subst ., ,$(VERSION))) \
     -DDLOCK_MAKE_VERSION_MINOR=$(word 2,$(subst ., ,$(VERSION))) \
     -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION)))
 

@@ -18,7 +18,7 @@
 #include "dlock/log.h"
 #include "dlock/metrics.h"
 #include "dlock/backend.h"
-#include "dlock/rlock.h"
+#include "dlock/lock.h"
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
 #include "dlock/fenced.h"

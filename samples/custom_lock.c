@@ -23,7 +23,7 @@
  */
 #include <dlock.h>
 #include <dlock/sys/lock_type.h>
-#include <dlock/sys/rlock.h>
+#include <dlock/sys/methods.h>
 
 #include <inttypes.h>
 #include <jansson.h>

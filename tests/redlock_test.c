@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "dlock.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 #include "harness/failing_backend.h"

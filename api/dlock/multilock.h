@@ -70,7 +70,7 @@
 
 #include <stddef.h>
 
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

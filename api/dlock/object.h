@@ -43,7 +43,7 @@
 #include "bucket.h"
 #include "latch.h"
 #include "permit_semaphore.h"
-#include "rlock.h"
+#include "lock.h"
 #include "semaphore.h"
 
 #ifdef __cplusplus

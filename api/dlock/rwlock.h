@@ -99,7 +99,7 @@
 #include "types.h"
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

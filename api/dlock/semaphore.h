@@ -52,7 +52,7 @@
 
 #include "client.h"
 #include "errors.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "dlock/async.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #include "core/fiber.h"
 #include "objects/runtime/op.h"

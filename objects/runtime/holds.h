@@ -13,7 +13,7 @@
 
 #include "dlock/client.h"
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* watchdog.c: one hold the watchdog renews in a period, copied out of the
  * registry (no registry lock is held while it is renewed). */

@@ -14,7 +14,7 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/object.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "scripts.h"
 
 /* The checks before the slot is called: those of every generic lock call

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "dlock/sys/lock_type.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* Room for any int64 in decimal, with sign and NUL. */
 #define DLOCK__I64_SIZE 24

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* op.c: one call of the generic API, from its start to its answer: what
  * every step of it needs and no thread may keep for it (api/dlock/sys/

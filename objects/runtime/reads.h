@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
-#include "objects/runtime/rlock.h"
+#include "dlock/sys/methods.h"
+#include "objects/runtime/base.h"
 
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's

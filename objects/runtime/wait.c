@@ -29,7 +29,7 @@
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/runtime/wakes.h"
 
 #define BACKOFF_MIN_MS 50

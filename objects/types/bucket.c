@@ -14,7 +14,7 @@
 
 #include "dlock/bucket.h"
 #include "objects/runtime/client.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "scripts.h"
 

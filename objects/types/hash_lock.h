@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 #include "dlock/sys/lock_type.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 
 /* hash_lock.c: what locks kept as a hash with a field per owner share: the
  * triple read, and the guard_field slot (the owner's own field). */

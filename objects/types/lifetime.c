@@ -22,7 +22,7 @@
 #include "dlock/object.h"
 #include "dlock/reentrant.h"
 #include "objects/runtime/object.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
 #include "scripts.h"

@@ -9,7 +9,7 @@
 #ifndef DLOCK_OBJECTS_TYPES_METHODS_H
 #define DLOCK_OBJECTS_TYPES_METHODS_H
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* The built-in types' method tables, so that lifetime.c knows a type by
  * its table (a user's type may carry any type name). */

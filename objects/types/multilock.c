@@ -20,7 +20,7 @@
 #include "dlock/multilock.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 
 typedef struct multilock {

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* The built-in types' derived keys (api/dlock/rlock.h, "Reserved names"):
  * dlock_rlock_key(l, prefix, suffix) makes prefix + {N} + suffix. The

@@ -16,7 +16,7 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
 #include "objects/types/semaphore.h"

@@ -11,7 +11,7 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "scripts.h"
 
 struct dlock_semaphore {

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* Checks a permit count or delta: |n| <= DLOCK_PERMITS_MAX, and n >= 0 unless
  * negative_ok. 0 or DLOCK_EINVAL (recorded, naming what). */

@@ -17,7 +17,7 @@
 #include "../harness/fixture.h"
 #include "../harness/redis_server.h"
 #include "../harness/runner.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #define EXTRA 2
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "rlock.h"
+#include "methods.h"
 
 #ifdef __cplusplus
 extern "C" {

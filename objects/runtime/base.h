@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* rlock.c: the checks every generic call makes before dispatching (see
  * api/dlock/sys/rlock.h): l usable, not in a fork() child, the owner

@@ -38,7 +38,7 @@
 
 #include "../client.h"
 #include "../errors.h"
-#include "../rlock.h"
+#include "../lock.h"
 #include "../times.h"
 #include "backend.h"
 
