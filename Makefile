@@ -47,7 +47,7 @@
 #   mk/valkey.mk    make check-valkey (builds Valkey from ../shared/servers/
 #                   into $(BUILD)/valkey once, then make check against it)
 
-# VERSION is also in api/dlock/version.h: objects/runtime/version.c does not compile
+# VERSION is also in api/dlock/version.h: objects/report/version.c does not compile
 # when the two disagree.
 VERSION   := 0.1.0
 SOVERSION := 0

@@ -15,7 +15,7 @@
 #include "dlock/sys/backend.h"
 #include "dlock/sys/methods.h"
 
-/* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
+/* inspect.c: what every state slot (api/dlock/sys/methods.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
  * document with these and core/json_doc.h (OR the results into bad, check
  * once at the end). */

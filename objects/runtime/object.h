@@ -2,7 +2,7 @@
  * dlock — the head every built-in object shares: the RLock base and a
  * wake-up channel. The lock types use it as it is. The objects that are not
  * locks (the semaphore, the permit-expirable semaphore, the latch) are built
- * on the same base (api/dlock/sys/rlock.h) for its name, client reference,
+ * on the same base (api/dlock/sys/methods.h) for its name, client reference,
  * script calls, wait loop and per-object error detail, with a method table
  * whose lock slots are all NULL: such an object is never handed out as a
  * dlock_rlock *, so the generic lock functions never see it. The semaphore

@@ -1,7 +1,7 @@
 /*
  * dlock — the operation context (op.c): struct dlock_op, its deadline and
  * cap, judged regions and failure notes.
- * Private to objects/; included by async/ loop.h; runtime/ op.c, rlock.c,
+ * Private to objects/; included by async/ loop.h; runtime/ op.c, base.c,
  * wait.c; types/
  * fair.c, fenced.c, latch.c, multilock.c, permit_semaphore.c, redlock.c,
  * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
@@ -16,7 +16,7 @@
 
 /* op.c: one call of the generic API, from its start to its answer: what
  * every step of it needs and no thread may keep for it (api/dlock/sys/
- * rlock.h: dlock_op). Lives with its starter (the blocking caller's
+ * methods.h: dlock_op). Lives with its starter (the blocking caller's
  * stack); every script call made for it gets it. */
 struct dlock_op {
     const char *owner;    /* the owner id the call acts for (borrowed) */

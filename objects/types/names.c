@@ -1,6 +1,6 @@
 /*
  * dlock — the names no object may take because its keys would be another
- * object's (api/dlock/rlock.h, "Reserved names"; README, the key layout).
+ * object's (api/dlock/lock.h, "Reserved names"; README, the key layout).
  *
  * The layout is Redisson's and must stay so (a Java service shares the
  * locks): every type keeps its state under its name N and, for some types,
@@ -18,7 +18,7 @@
  * This table is the one list of derived-key forms the check reads; the
  * types build their keys from the same macros (names.h): fair.c,
  * fenced.c, semaphore_lock.c, permit_semaphore.c, lifetime.c, and
- * runtime/describe.c for the owner descriptions.
+ * report/describe.c for the owner descriptions.
  */
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * dlock — the spin lock (api/dlock/spin_lock.h): the reentrant lock's hash,
  * scripts and slots, with a wait that polls instead of subscribing (a
- * dlock_wait_spec without a channel, api/dlock/sys/rlock.h). Sharing the
+ * dlock_wait_spec without a channel, api/dlock/sys/methods.h). Sharing the
  * slots, not copying them, is what keeps the two layouts one.
  */
 #include "dlock/spin_lock.h"

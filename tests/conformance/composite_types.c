@@ -7,7 +7,7 @@
  * them) or two extra redis-servers started here.
  *
  * The MultiLock's members are borrowed handles, so the type run here wraps
- * it in a lock type of the test's own (api/dlock/sys/rlock.h) that also
+ * it in a lock type of the test's own (api/dlock/sys/methods.h) that also
  * owns and frees its three member locks.
  */
 #include <stdio.h>
