@@ -2,10 +2,7 @@
  * dlock — the generic calls' checks and the script calls of base.c
  * beyond api/dlock/sys/methods.h: entry checks, argument checks, binary and
  * two-half evals, unexpected replies.
- * Private to objects/; included by runtime/ inspect.c, object.c, reads.c,
- * reads.h, base.c, wait.c; types/ bucket.c, fenced.c, hash_lock.c,
- * hash_lock.h, lifetime.c, multilock.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_BASE_H
 #define DLOCK_OBJECTS_RUNTIME_BASE_H

@@ -1,9 +1,7 @@
 /*
  * dlock — the client's innards (client.c): struct dlock_client, its
  * references, owner ids and the cancellable waits (dlock__waiter).
- * Private to objects/; included by runtime/ client.c, config.c, holds.c,
- * inspect.c, metrics.c, object.c, base.c, wait.c, watchdog.c; types/
- * bucket.c, fair.c, latch.c, multilock.c, permit_semaphore.c, redlock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_CLIENT_H
 #define DLOCK_OBJECTS_RUNTIME_CLIENT_H

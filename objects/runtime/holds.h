@@ -1,8 +1,7 @@
 /*
  * dlock — the hold registry (holds.c): what each client believes its owners
  * hold, for the watchdog's renewals, lost holds and the hold counts.
- * Private to objects/; included by runtime/ client.c, client.h, holds.c,
- * base.c, watchdog.c; types/ redlock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_HOLDS_H
 #define DLOCK_OBJECTS_RUNTIME_HOLDS_H

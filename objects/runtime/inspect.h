@@ -2,9 +2,7 @@
  * dlock — the state documents (inspect.c): what every state slot shares,
  * the hash locks' and counted objects' slots, and the non-lock objects'
  * public state calls.
- * Private to objects/; included by runtime/ inspect.c; types/ fair.c,
- * fenced.c, latch.c, permit_semaphore.c, redlock.c, reentrant.c, rwlock.c,
- * semaphore.c, semaphore_lock.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_INSPECT_H
 #define DLOCK_OBJECTS_RUNTIME_INSPECT_H

@@ -8,9 +8,7 @@
  * dlock_rlock *, so the generic lock functions never see it. The semaphore
  * as a lock is a real lock type on the same head (for the shared channel).
  *
- * Private to objects/; included by runtime/ inspect.c, object.c; types/
- * fair.c, fenced.c, latch.c, lifetime.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_OBJECT_H
 #define DLOCK_OBJECTS_RUNTIME_OBJECT_H

@@ -1,10 +1,7 @@
 /*
  * dlock — the operation context (op.c): struct dlock_op, its deadline and
  * cap, judged regions and failure notes.
- * Private to objects/; included by async/ loop.h; runtime/ op.c, base.c,
- * wait.c; types/
- * fair.c, fenced.c, latch.c, multilock.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_OP_H
 #define DLOCK_OBJECTS_RUNTIME_OP_H

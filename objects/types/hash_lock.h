@@ -2,8 +2,7 @@
  * dlock — what the lock types kept as a hash with a field per owner share
  * (the reentrant lock's layout): hash_lock.c's triple read, guard field and
  * extend, and reentrant.c's attempt, release and force_unlock slots.
- * Private to objects/; included by types/ fair.c, fenced.c, hash_lock.c,
- * redlock.c, reentrant.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_HASH_LOCK_H
 #define DLOCK_OBJECTS_TYPES_HASH_LOCK_H

@@ -2,9 +2,7 @@
  * dlock — the built-in types' method tables, by which lifetime.c tells
  * the built-in types apart, the fenced lock's token key (lifetime.c,
  * bucket.c's guarded set) and the fair lock's liveness key (lifetime.c).
- * Private to objects/; included by types/ bucket.c, fair.c, fenced.c,
- * latch.c, lifetime.c, multilock.c, names.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore_lock.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_METHODS_H
 #define DLOCK_OBJECTS_TYPES_METHODS_H

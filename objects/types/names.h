@@ -1,9 +1,7 @@
 /*
  * dlock — which lock names are refused because their keys would be another
  * object's (names.c): the one table of every built-in type's derived keys.
- * Private to objects/; included by runtime/ base.c and describe.c, and
- * types/ fair.c, fenced.c, lifetime.c, names.c, permit_semaphore.c and
- * semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_NAMES_H
 #define DLOCK_OBJECTS_TYPES_NAMES_H

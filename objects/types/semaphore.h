@@ -2,8 +2,7 @@
  * dlock — what the plain semaphore (semaphore.c) shares with the other
  * counted objects: the check of a permit count or delta against
  * DLOCK_PERMITS_MAX (api/dlock/semaphore.h).
- * Private to objects/; included by types/ semaphore.c, permit_semaphore.c,
- * latch.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_SEMAPHORE_H
 #define DLOCK_OBJECTS_TYPES_SEMAPHORE_H
