@@ -101,7 +101,11 @@ SCRIPTS   := $(sort $(wildcard objects/scripts/*.lua))
 FRAGMENTS := $(wildcard objects/scripts/*.luainc)
 LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/report/*.c objects/types/*.c objects/async/*.c \
                                backends/mock/*.c backends/redis/*.c codecs/*.c))
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/backends.o
+# One object per script (gen/scripts/<name>.c): editing a script rebuilds
+# that object alone; gen/scripts.h, the declarations everyone includes,
+# changes only when the set of scripts does.
+SCRIPT_OBJ := $(SCRIPTS:objects/scripts/%.lua=$(BUILD)/gen/scripts/%.o)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SCRIPT_OBJ) $(BUILD)/gen/backends.o
 # Every folder of backends/ is a backend that registers its URL schemes
 # (its register.c: dlock__backend_register_<folder>); the registry
 # (core/registry.c) calls the generated list, so no code names them all.
@@ -122,11 +126,14 @@ COMPLETIONS := $(BUILD)/completion/bash/dlock $(BUILD)/completion/zsh/_dlock
 all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock \
      $(COMPLETIONS)
 
-$(BUILD)/gen/scripts.h: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh
+# Rewritten only when its text changes (a script added or removed).
+$(BUILD)/gen/scripts.h: objects/scripts/embed.sh FORCE
 	@mkdir -p $(@D)
-	sh objects/scripts/embed.sh h $(SCRIPTS) > $@
-$(BUILD)/gen/scripts.c: $(SCRIPTS) $(FRAGMENTS) objects/scripts/embed.sh $(BUILD)/gen/scripts.h
-	sh objects/scripts/embed.sh c $(SCRIPTS) > $@
+	@sh objects/scripts/embed.sh h $(SCRIPTS) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "  GEN $@"; fi
+$(BUILD)/gen/scripts/%.c: objects/scripts/%.lua $(FRAGMENTS) objects/scripts/embed.sh
+	@mkdir -p $(@D)
+	sh objects/scripts/embed.sh c $< > $@
 
 $(BUILD)/gen/backends.c: Makefile $(wildcard backends/*/register.c)
 	@mkdir -p $(@D)
@@ -139,13 +146,15 @@ $(BUILD)/gen/backends.c: Makefile $(wildcard backends/*/register.c)
 
 # Objects depend on the Makefile too: a change of flags (visibility,
 # warnings) must rebuild them.
-$(BUILD)/%.o: %.c $(BUILD)/gen/scripts.h $(wildcard api/dlock/*.h api/dlock/sys/*.h) Makefile
+# gen/scripts.h comes first (order only): whoever includes it depends on
+# it through the compiler's dependency files.
+$(BUILD)/%.o: %.c $(wildcard api/dlock/*.h api/dlock/sys/*.h) Makefile | $(BUILD)/gen/scripts.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 $(BUILD)/%.o: %.cpp $(wildcard api/*.hpp api/dlock/*.h) Makefile
 	@mkdir -p $(@D)
 	$(CXX) $(CXXFLAGS_TEST) -MMD -MP -c $< -o $@
-$(BUILD)/gen/scripts.o: $(BUILD)/gen/scripts.c Makefile
+$(BUILD)/gen/scripts/%.o: $(BUILD)/gen/scripts/%.c $(BUILD)/gen/scripts.h Makefile
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
