@@ -112,7 +112,7 @@ LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SCRIPT_OBJ) $(BUILD)/gen/backends.o
 BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c)))))
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
-                               tests/backends/*/*.c tests/core/*.c))
+                               tests/backends/*/*.c tests/core/*.c tests/types/*.c))
 # The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
 # warnings as errors, in the same test program (linked with libstdc++).
 TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))
@@ -284,8 +284,19 @@ $(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
 # fast fault cases); make check-all both in one run.
 CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
               $(BUILD)/samples/cluster_lock
+#
+# make check CASE=pattern runs only the test program's cases whose name
+# matches the glob (* and ?), in the quick half's parts and rows (narrow
+# them further with DLOCK_TEST_ONLY): no install, header, bench or fuzz
+# check.
+ifeq ($(CASE),)
 check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
+else
+check: $(CHECK_DEPS)
+	DLOCK_TEST_CASE='$(CASE)' DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=quick \
+	  $(BUILD)/tests/dlock_tests
+endif
 
 check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
