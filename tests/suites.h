@@ -97,9 +97,9 @@
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \
     X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
-    X(dlock_test_redisson_yaml, "redisson yaml tests")                 /* redisson_yaml_test.c */          \
+    X(dlock_test_redisson_yaml, "redisson yaml tests")                 /* core/config_yaml_test.c */       \
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
-    X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
+    X(dlock_test_redlock, "redlock tests")                             /* types/redlock_test.c */          \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
     X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */
 

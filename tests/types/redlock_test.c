@@ -18,9 +18,9 @@
 
 #include "dlock.h"
 #include "dlock/sys/methods.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
-#include "harness/failing_backend.h"
+#include "../harness/redis_server.h"
+#include "../harness/runner.h"
+#include "../harness/failing_backend.h"
 
 void dlock_test_set_phase(const char *fmt, ...);
 
