@@ -84,6 +84,7 @@
     X(dlock_test_core_fiber, "core fiber tests")                       /* fiber_test.c */                  \
     X(dlock_test_core_utf8, "core utf8 tests")                         /* utf8_test.c */                   \
     X(dlock_test_core_edit_distance, "core edit distance tests")       /* edit_distance_test.c */          \
+    X(dlock_test_core_url_param, "core url parameter tests")           /* url_param_test.c */              \
     /* tests/backends/mock/ */                                                                             \
     X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
     X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \
