@@ -3,7 +3,7 @@
  * applications.
  *
  * Not included here: the method tables of <dlock/sys/backend.h>,
- * <dlock/sys/clock.h> and <dlock/sys/rlock.h>, for people who write a backend
+ * <dlock/sys/clock.h> and <dlock/sys/methods.h>, for people who write a backend
  * or a lock type of their own (they include them explicitly). So an
  * application's <dlock.h> pulls in neither those nor <pthread.h>.
  */
@@ -18,7 +18,7 @@
 #include "dlock/log.h"
 #include "dlock/metrics.h"
 #include "dlock/backend.h"
-#include "dlock/rlock.h"
+#include "dlock/lock.h"
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
 #include "dlock/fenced.h"

@@ -52,7 +52,7 @@
  *
  * The acquisition runs on a thread of its own (so that the main thread can
  * cancel it) with an explicit owner id taken on the main thread, which
- * later unlocks: the *_as calls of api/dlock/rlock.h. The checks before
+ * later unlocks: the *_as calls of api/dlock/lock.h. The checks before
  * the wait (what is stored under NAME, a semaphore's count) run there
  * too, so that --wait bounds everything: the main thread gives up at
  * --wait + CLI_BUDGET_SLACK_MS from dlock's start, whatever the server

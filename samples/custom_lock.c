@@ -1,7 +1,7 @@
 /*
  * custom_lock — a lock type of your own, written outside the library from
  * its installed headers only: <dlock.h> and the type author's
- * <dlock/sys/rlock.h> (the method table, the wait loop, the hold registry)
+ * <dlock/sys/methods.h> (the method table, the wait loop, the hold registry)
  * and <dlock/sys/lock_type.h> (the object base, leases, the hash renewal
  * script, the state document).
  *
@@ -23,7 +23,7 @@
  */
 #include <dlock.h>
 #include <dlock/sys/lock_type.h>
-#include <dlock/sys/rlock.h>
+#include <dlock/sys/methods.h>
 
 #include <inttypes.h>
 #include <jansson.h>

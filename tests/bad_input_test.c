@@ -29,7 +29,7 @@
 
 #include "dlock.h"
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h" /* dlock_rlock_check_owner */
+#include "dlock/sys/methods.h" /* dlock_rlock_check_owner */
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 

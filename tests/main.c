@@ -148,6 +148,8 @@ static void on_alarm(int sig)
  * "redis-tls", "redis-pool", "redis-acl", "redis-sentinel",
  * "redis-cluster"). DLOCK_TEST_GROUP=what[,what...] narrows the rows to
  * the named conformance groups (tests/suites.h: "async", "fair lock", ...).
+ * DLOCK_TEST_CASE=pattern (make check CASE=pattern) runs only the cases
+ * whose name matches the glob (harness/runner.h), wherever they are.
  *
  * Without DLOCK_TEST_ONLY, DLOCK_TEST_SCOPE picks a half: "quick" (make
  * check: the suites of DLOCK_TEST_SUITES, and every conformance group on
@@ -360,6 +362,8 @@ int main(void)
     alarm(timeout);
     atexit(stop_server);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("DLOCK_TEST_CASE") && *getenv("DLOCK_TEST_CASE"))
+        cmocka_set_test_filter(getenv("DLOCK_TEST_CASE"));
 
 #define RUN_SUITE(fn, part) run_suite(part, fn, QUICK);
 #define RUN_MATRIX_SUITE(fn, part) run_suite(part, fn, MATRIX);
@@ -401,6 +405,11 @@ int main(void)
     alarm(0);
 
     print_times(now_s() - t0);
+    if (dlock_test_total == 0 && getenv("DLOCK_TEST_CASE") && *getenv("DLOCK_TEST_CASE")) {
+        /* A misspelt name must not pass for a green run. */
+        printf("no case matches DLOCK_TEST_CASE=%s\n", getenv("DLOCK_TEST_CASE"));
+        return 1;
+    }
     printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
            dlock_test_failed);
     return dlock_test_failed == 0 ? 0 : 1;

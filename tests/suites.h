@@ -82,6 +82,9 @@
     /* tests/core/ */                                                                                      \
     X(dlock_test_core_fmt, "core formatting tests")                    /* fmt_test.c */                    \
     X(dlock_test_core_fiber, "core fiber tests")                       /* fiber_test.c */                  \
+    X(dlock_test_core_utf8, "core utf8 tests")                         /* utf8_test.c */                   \
+    X(dlock_test_core_edit_distance, "core edit distance tests")       /* edit_distance_test.c */          \
+    X(dlock_test_core_url_param, "core url parameter tests")           /* url_param_test.c */              \
     /* tests/backends/mock/ */                                                                             \
     X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
     X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \
@@ -97,9 +100,9 @@
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \
     X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
-    X(dlock_test_redisson_yaml, "redisson yaml tests")                 /* redisson_yaml_test.c */          \
+    X(dlock_test_redisson_yaml, "redisson yaml tests")                 /* core/config_yaml_test.c */       \
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
-    X(dlock_test_redlock, "redlock tests")                             /* redlock_test.c */                \
+    X(dlock_test_redlock, "redlock tests")                             /* types/redlock_test.c */          \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
     X(dlock_test_async_adapters, "async adapter tests")                /* async_adapters_test.c */ \
     X(dlock_test_async_reserve, "async reserve tests")                 /* async_reserve_test.c */

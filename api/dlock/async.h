@@ -96,7 +96,7 @@
 #include "client.h"
 #include "latch.h"
 #include "permit_semaphore.h"
-#include "rlock.h"
+#include "lock.h"
 #include "semaphore.h"
 #include "times.h"
 

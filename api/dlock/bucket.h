@@ -48,7 +48,7 @@
 #include "client.h"
 #include "codec.h"
 #include "errors.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,7 +7,7 @@
  *
  *  - owner ids: "<client-uuid>:<thread-id>", the thread id a small decimal
  *    integer unique in the process. The plain lock calls act for the calling
- *    thread's owner id; the *_as calls (api/dlock/rlock.h) take an explicit
+ *    thread's owner id; the *_as calls (api/dlock/lock.h) take an explicit
  *    owner id, for code that locks in one thread and unlocks in another.
  *  - the watchdog: one thread per client that renews, in batches, the locks
  *    acquired with lease 0, every watchdog_timeout/3. When it finds a lock
@@ -62,7 +62,7 @@ extern "C" {
  * holds the lock called name (lease expired, force-unlocked, key deleted),
  * and when max_hold_ms stops renewing a hold (its lease then runs out; an
  * unlock before that still succeeds). A lock object's own callback
- * (dlock_rlock_set_on_lost, api/dlock/rlock.h) replaces this one for its
+ * (dlock_rlock_set_on_lost, api/dlock/lock.h) replaces this one for its
  * holds.
  * The strings are valid during the call only. Must not block for long (no
  * renewal of this client's other locks happens meanwhile); may call any
@@ -235,7 +235,7 @@ DLOCK_API int dlock_client_set_on_lost(dlock_client *c, dlock_lost_fn fn, void *
 /* Why the calling thread's last refused attempt to make an object on c
  * failed (a lock, semaphore, latch or bucket constructor returning
  * DLOCK_EINVAL for its name has no object whose errmsg could tell): e.g.
- * which reserved form the name has (api/dlock/rlock.h, "Reserved names").
+ * which reserved form the name has (api/dlock/lock.h, "Reserved names").
  * "" when none was refused; the text stays until the thread's next refused
  * constructor call. Borrowed, the calling thread's own. Never blocks. */
 DLOCK_API const char *dlock_client_errmsg(const dlock_client *c);

@@ -37,7 +37,7 @@ extern "C" {
 
 /* A lock type: its name (for the reports) and its constructor, with the
  * signature of dlock_reentrant_new. make must return a dlock_rlock that
- * keeps the RLock contract of api/dlock/rlock.h (reentrant, exclusive). */
+ * keeps the RLock contract of api/dlock/lock.h (reentrant, exclusive). */
 typedef struct dlock_conformance_type {
     const char *name;
     int (*make)(dlock_rlock **out, dlock_client *c, const char *name);

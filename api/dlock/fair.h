@@ -68,7 +68,7 @@
 #include "types.h"
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,7 +86,7 @@ DLOCK_API int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *nam
  * woken when the lock is free. For an operator clearing a queue that
  * Java waiters killed with kill -9 block for up to W each. *out: how many
  * were dropped. One round trip. 0, DLOCK_EINVAL (NULL, not a fair lock),
- * or the errors of api/dlock/rlock.h (DLOCK_EPROTO: a key of another type,
+ * or the errors of api/dlock/lock.h (DLOCK_EPROTO: a key of another type,
  * nothing changed). */
 DLOCK_API int dlock_fair_clear_dead(dlock_rlock *l, int64_t *out);
 

@@ -14,7 +14,7 @@
  * and that unlock and force_unlock leave alone (tokens never go back). Do
  * not delete or reset it while the lock is in use.
  *
- * A fenced lock is a dlock_rlock: the whole API of api/dlock/rlock.h works
+ * A fenced lock is a dlock_rlock: the whole API of api/dlock/lock.h works
  * on it, with the reentrant lock's semantics (the plain dlock_lock and
  * dlock_try_lock acquire a token too, readable with dlock_fenced_token).
  * The calls below add the token; they take a lock made by dlock_fenced_new
@@ -52,7 +52,7 @@
  * Owner ids: the hash holds owner ids only and the counter is a key of its
  * own: no id is reserved.
  *
- * Errors: as in api/dlock/rlock.h; a counter or a hold count that is not an
+ * Errors: as in api/dlock/lock.h; a counter or a hold count that is not an
  * integer gives DLOCK_EPROTO and changes nothing (no token is handed out).
  *
  * Thread-safety: a fenced lock may be used by any number of threads at once.
@@ -67,7 +67,7 @@
 #include <stdint.h>
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -92,7 +92,7 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
 /*
  * The latch's state as stored, as a JSON object (as dlock_rlock_state in
- * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ * api/dlock/lock.h, which tells the ownership of *out and the text form):
  *   "type":  "latch"
  *   "name":  its name
  *   "count": the count (0: open)

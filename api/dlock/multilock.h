@@ -3,7 +3,7 @@
  * RedissonMultiLock).
  *
  * A MultiLock is a dlock_rlock *: every generic function of
- * api/dlock/rlock.h works on it. Its members may be of any lock type, on
+ * api/dlock/lock.h works on it. Its members may be of any lock type, on
  * any clients and backends (a MultiLock or a Redlock included).
  *
  * lock / try_lock acquire the members in the order given, each with what is
@@ -70,7 +70,7 @@
 
 #include <stddef.h>
 
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

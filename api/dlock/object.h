@@ -4,7 +4,8 @@
  *
  * Every handle type gives its object view with an accessor below; the view
  * is the handle itself seen as an object (no allocation, nothing to free),
- * valid as long as the handle. The accessors are typed, so a handle of one
+ * valid as long as the handle. (Why a view and not a base type of its own:
+ * api/dlock/sys/methods.h, "Names".) The accessors are typed, so a handle of one
  * type cannot be passed as another; NULL gives NULL, and the calls below
  * refuse a NULL object with DLOCK_EINVAL.
  *
@@ -26,9 +27,9 @@
  *   permit-expirable semaphore  the count, the taken permits and the
  *                    expired ids
  *   latch, bucket    the one key
- *   a lock type of your own (api/dlock/sys/rlock.h)  the key at its name
+ *   a lock type of your own (api/dlock/sys/methods.h)  the key at its name
  *
- * Thread-safety: as the handle's own calls. Errors: as in api/dlock/rlock.h
+ * Thread-safety: as the handle's own calls. Errors: as in api/dlock/lock.h
  * (DLOCK_EINVAL bad argument, nothing sent; DLOCK_ECONN, DLOCK_ETIMEDOUT,
  * DLOCK_EPROTO, DLOCK_EFORKED); the detail is dlock_object_errmsg's.
  */
@@ -43,7 +44,7 @@
 #include "bucket.h"
 #include "latch.h"
 #include "permit_semaphore.h"
-#include "rlock.h"
+#include "lock.h"
 #include "semaphore.h"
 
 #ifdef __cplusplus

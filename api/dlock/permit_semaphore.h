@@ -181,7 +181,7 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
 /*
  * The semaphore's state as stored, as a JSON object (as dlock_rlock_state in
- * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ * api/dlock/lock.h, which tells the ownership of *out and the text form):
  *   "type":      "permit_semaphore"
  *   "name":      its name
  *   "available", "acquired", "total": as the count reads above give them

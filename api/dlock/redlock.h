@@ -2,7 +2,7 @@
  * dlock — Redlock: one lock over several independent Redis servers (or
  * mock stores), held when a majority of them grant it.
  *
- * A Redlock is a dlock_rlock *: every generic function of api/dlock/rlock.h
+ * A Redlock is a dlock_rlock *: every generic function of api/dlock/lock.h
  * works on it. It is made of one fenced reentrant lock called name on each
  * of the n clients ("nodes": independent masters, no replication between
  * them; n odd, 3 or 5 usually). The data on each node is the reentrant
@@ -31,7 +31,7 @@
  * unlock returns DLOCK_ELOST. The first client's max_hold_ms caps the
  * renewal, as for every lock.
  *
- * dlock_extend / dlock_extend_as (api/dlock/rlock.h): the new lease goes
+ * dlock_extend / dlock_extend_as (api/dlock/lock.h): the new lease goes
  * to every node at once with the renewal's extend step (a node that lost
  * the key is not given it again), each cut off at the node timeout. 0 when
  * a majority took it and the validity left (lease - elapsed - drift, as for
@@ -120,7 +120,7 @@
 #include <stdint.h>
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

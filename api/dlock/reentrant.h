@@ -3,7 +3,7 @@
  *
  * Redisson-compatible layout: a hash at name with one field per owner
  * ("<uuid>:<tid>" = hold count); waiters are woken on
- * "redisson_lock__channel:{name}". Use it through api/dlock/rlock.h.
+ * "redisson_lock__channel:{name}". Use it through api/dlock/lock.h.
  */
 #ifndef DLOCK_REENTRANT_H
 #define DLOCK_REENTRANT_H
@@ -13,7 +13,7 @@
 #include "types.h"
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
  *
  * A read-write lock is two lock objects under one name: the read half and
  * the write half. Each is an independent dlock_rlock * with the whole RLock
- * API (api/dlock/rlock.h): lock, try_lock, unlock, force_unlock, the reads,
+ * API (api/dlock/lock.h): lock, try_lock, unlock, force_unlock, the reads,
  * the *_as variants, free. Make the halves you need; they need not come from
  * the same client, and freeing one never affects the other.
  *
@@ -40,7 +40,7 @@
  *  - read holds of one owner are released newest first. Unlocking a read
  *    hold whose lease has run out returns DLOCK_ELOST and drops all of that
  *    owner's read holds on this lock (the lock object forgets them too);
- *  - re-entry never shortens a hold (api/dlock/rlock.h): a write re-entry
+ *  - re-entry never shortens a hold (api/dlock/lock.h): a write re-entry
  *    and a partial write unlock keep the longer of the time left and the
  *    lease (Redisson instead adds the lease to what is left); a read
  *    re-entry's hold lives at least as long as the owner's longest live
@@ -85,7 +85,7 @@
  * prefix plus more ("{n}:x" beside "n") shares that lock's marker names
  * (Redisson's layout too): keep such names apart.
  *
- * Errors: as in api/dlock/rlock.h; a key of another type under the name,
+ * Errors: as in api/dlock/lock.h; a key of another type under the name,
  * or a hold count that is not an integer (written by someone else), gives
  * DLOCK_EPROTO, and nothing is changed.
  *
@@ -99,7 +99,7 @@
 #include "types.h"
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -52,7 +52,7 @@
 
 #include "client.h"
 #include "errors.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,7 +133,7 @@ struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
 /*
  * The semaphore's state as stored, as a JSON object (as dlock_rlock_state in
- * api/dlock/rlock.h, which tells the ownership of *out and the text form):
+ * api/dlock/lock.h, which tells the ownership of *out and the text form):
  *   "type":    "semaphore"
  *   "name":    its name
  *   "permits": the available permits (0 when absent, may be negative)
@@ -146,7 +146,7 @@ DLOCK_API int dlock_semaphore_state_text(dlock_semaphore *s, char **out);
 /* ---- the semaphore as a lock ------------------------------------------- */
 
 /*
- * A lock handle (api/dlock/rlock.h) on the semaphore called name: at most
+ * A lock handle (api/dlock/lock.h) on the semaphore called name: at most
  * "permits" owners hold it at once, and a holder whose process dies gets its
  * permit back when its lease ends, so no permit is ever leaked.
  *

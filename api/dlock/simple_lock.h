@@ -17,7 +17,7 @@
  * wait for its own lease to run out; Redisson has no non-reentrant lock.)
  * One unlock releases it; a second gives DLOCK_ENOTOWNER.
  *
- * A simple lock is a dlock_rlock: the whole API of api/dlock/rlock.h works
+ * A simple lock is a dlock_rlock: the whole API of api/dlock/lock.h works
  * on it (hold_count is 0 or 1; the state document has "type": "simple").
  * Guarded writes (api/dlock/bucket.h) need a hash lock: DLOCK_ENOTSUP.
  * dlock_object_delete and _expire (api/dlock/object.h) do not wake its
@@ -25,7 +25,7 @@
  * lease they saw runs out.
  *
  * It is built only on the public interfaces a lock type of your own uses
- * (api/dlock/sys/rlock.h, api/dlock/sys/lock_type.h): objects/types/simple_lock.c
+ * (api/dlock/sys/methods.h, api/dlock/sys/lock_type.h): objects/types/simple_lock.c
  * reads as an example.
  *
  * Thread-safety: a simple lock may be used by any number of threads at
@@ -39,7 +39,7 @@
 #include "types.h"
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,7 +16,7 @@
  * Redis Cluster goes to every node; polling costs round trips instead.
  * Prefer it for many short holds; prefer the reentrant lock for long waits.
  *
- * A spin lock is a dlock_rlock: the whole API of api/dlock/rlock.h works on
+ * A spin lock is a dlock_rlock: the whole API of api/dlock/lock.h works on
  * it, with the reentrant lock's semantics (re-entry, leases, the watchdog,
  * DLOCK_ELOST, the state document with "type": "spin").
  *
@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "client.h"
-#include "rlock.h"
+#include "lock.h"
 
 #ifdef __cplusplus
 extern "C" {

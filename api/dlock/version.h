@@ -8,7 +8,7 @@
  * soname (libdlock.so.N) changes with an ABI break.
  *
  * The Makefile's VERSION is the same number: the build stops if they
- * disagree (objects/runtime/version.c).
+ * disagree (objects/report/version.c).
  *
  * Thread-safety: both functions are thread-safe and never block.
  */

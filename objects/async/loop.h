@@ -1,7 +1,7 @@
 /*
  * dlock — the asynchronous loop's private parts (loop.c), shared with the
  * starters (starters.c).
- * Private to objects/; included by async/ loop.c, starters.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_ASYNC_LOOP_H
 #define DLOCK_OBJECTS_ASYNC_LOOP_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "dlock/async.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #include "core/fiber.h"
 #include "objects/runtime/op.h"

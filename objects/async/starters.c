@@ -13,7 +13,7 @@
 
 #include "objects/async/loop.h"
 #include "objects/runtime/client.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 
 /* ---- what every starter checks ------------------------------------------------ */
 

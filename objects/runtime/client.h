@@ -1,9 +1,7 @@
 /*
  * dlock — the client's innards (client.c): struct dlock_client, its
  * references, owner ids and the cancellable waits (dlock__waiter).
- * Private to objects/; included by runtime/ client.c, config.c, holds.c,
- * inspect.c, metrics.c, object.c, rlock.c, wait.c, watchdog.c; types/
- * bucket.c, fair.c, latch.c, multilock.c, permit_semaphore.c, redlock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_CLIENT_H
 #define DLOCK_OBJECTS_RUNTIME_CLIENT_H
@@ -33,7 +31,7 @@ struct dlock_client {
     dlock_clock *clock; /* the backend's */
     char id[37];
     pid_t pid;
-    int64_t started_ms; /* unix ms, for its description (describe.c) */
+    int64_t started_ms; /* unix ms, for its description (report/describe.c) */
     dlock_client_options opts;
 
     /* Atomic, not under a mutex: a fork() child drops references (its
@@ -94,7 +92,7 @@ int dlock__client_refuse(const dlock_client *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* describe.c: sets what the client's description says of its start. */
+/* report/describe.c: sets what the client's description says of its start. */
 void dlock__client_describe_init(dlock_client *c);
 /* The calling thread's owner id into buf (DLOCK_OWNER_MAX bytes). */
 void dlock__client_owner(const dlock_client *c, char *buf);

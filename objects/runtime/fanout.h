@@ -3,7 +3,7 @@
  * Redlock), so that a round costs the slowest node's round trip, not the
  * sum of them.
  *
- * Private to objects/; included by runtime/ fanout.c; types/ redlock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_FANOUT_H
 #define DLOCK_OBJECTS_RUNTIME_FANOUT_H

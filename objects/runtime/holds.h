@@ -1,8 +1,7 @@
 /*
  * dlock — the hold registry (holds.c): what each client believes its owners
  * hold, for the watchdog's renewals, lost holds and the hold counts.
- * Private to objects/; included by runtime/ client.c, client.h, holds.c,
- * rlock.c, watchdog.c; types/ redlock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_HOLDS_H
 #define DLOCK_OBJECTS_RUNTIME_HOLDS_H
@@ -13,7 +12,7 @@
 
 #include "dlock/client.h"
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* watchdog.c: one hold the watchdog renews in a period, copied out of the
  * registry (no registry lock is held while it is renewed). */

@@ -1,6 +1,6 @@
 /*
  * dlock — introspection: an object's state as a JSON document
- * (api/dlock/rlock.h: dlock_rlock_state). The generic functions dispatch to
+ * (api/dlock/lock.h: dlock_rlock_state). The generic functions dispatch to
  * the type's state slot (method table version 2); the objects that are not
  * locks (object.h) have the same slot and their own public calls, which end
  * up here too. The documents are built with core/json_doc.h, so objects/
@@ -14,7 +14,7 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/object.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "scripts.h"
 
 /* The checks before the slot is called: those of every generic lock call
@@ -161,7 +161,7 @@ struct json_t *dlock__state_rows(const dlock_reply *r, const char *const *keys,
     return arr;
 }
 
-/* A holder row: what api/dlock/rlock.h documents for "holders". */
+/* A holder row: what api/dlock/lock.h documents for "holders". */
 static const char *const holder_keys[] = {"owner", "holds", "ttl_ms"};
 
 struct json_t *dlock__state_holder(const dlock_reply *r, size_t i)

@@ -2,9 +2,7 @@
  * dlock — the state documents (inspect.c): what every state slot shares,
  * the hash locks' and counted objects' slots, and the non-lock objects'
  * public state calls.
- * Private to objects/; included by runtime/ inspect.c; types/ fair.c,
- * fenced.c, latch.c, permit_semaphore.c, redlock.c, reentrant.c, rwlock.c,
- * semaphore.c, semaphore_lock.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_INSPECT_H
 #define DLOCK_OBJECTS_RUNTIME_INSPECT_H
@@ -13,9 +11,9 @@
 #include <stdint.h>
 
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
-/* inspect.c: what every state slot (api/dlock/sys/rlock.h) shares. A slot
+/* inspect.c: what every state slot (api/dlock/sys/methods.h) shares. A slot
  * runs one read-only script, checks the reply's shape, then builds the
  * document with these and core/json_doc.h (OR the results into bad, check
  * once at the end). */

@@ -1,8 +1,8 @@
 /*
  * dlock — the client's metrics (api/dlock/metrics.h): relaxed atomic
- * additions where things happen (rlock.c, holds.c, wait.c, watchdog.c),
+ * additions where things happen (base.c, holds.c, wait.c, watchdog.c),
  * the per-name counters' table, and the snapshot an application reads.
- * The Prometheus exposition of it all is prometheus.c.
+ * The Prometheus exposition of it all is report/prometheus.c.
  */
 #include <stdlib.h>
 #include <string.h>

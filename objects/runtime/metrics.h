@@ -1,8 +1,7 @@
 /*
  * dlock — the client's figures (metrics.c): the counters every call adds
  * to and the watchdog's push.
- * Private to objects/; included by runtime/ client.h, holds.c, metrics.c,
- * rlock.c, wait.c, watchdog.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_METRICS_H
 #define DLOCK_OBJECTS_RUNTIME_METRICS_H

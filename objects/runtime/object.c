@@ -10,7 +10,7 @@
 
 #include "objects/runtime/object.h"
 #include "objects/runtime/client.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 
 char *dlock__i64(char *buf, int64_t v)
 {

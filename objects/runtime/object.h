@@ -2,15 +2,13 @@
  * dlock — the head every built-in object shares: the RLock base and a
  * wake-up channel. The lock types use it as it is. The objects that are not
  * locks (the semaphore, the permit-expirable semaphore, the latch) are built
- * on the same base (api/dlock/sys/rlock.h) for its name, client reference,
+ * on the same base (api/dlock/sys/methods.h) for its name, client reference,
  * script calls, wait loop and per-object error detail, with a method table
  * whose lock slots are all NULL: such an object is never handed out as a
  * dlock_rlock *, so the generic lock functions never see it. The semaphore
  * as a lock is a real lock type on the same head (for the shared channel).
  *
- * Private to objects/; included by runtime/ inspect.c, object.c; types/
- * fair.c, fenced.c, latch.c, lifetime.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_OBJECT_H
 #define DLOCK_OBJECTS_RUNTIME_OBJECT_H
@@ -19,7 +17,7 @@
 #include <stdint.h>
 
 #include "dlock/sys/lock_type.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* Room for any int64 in decimal, with sign and NUL. */
 #define DLOCK__I64_SIZE 24

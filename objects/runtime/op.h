@@ -1,10 +1,7 @@
 /*
  * dlock — the operation context (op.c): struct dlock_op, its deadline and
  * cap, judged regions and failure notes.
- * Private to objects/; included by async/ loop.h; runtime/ op.c, rlock.c,
- * wait.c; types/
- * fair.c, fenced.c, latch.c, multilock.c, permit_semaphore.c, redlock.c,
- * reentrant.c, rwlock.c, semaphore.c, semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_OP_H
 #define DLOCK_OBJECTS_RUNTIME_OP_H
@@ -12,11 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 /* op.c: one call of the generic API, from its start to its answer: what
  * every step of it needs and no thread may keep for it (api/dlock/sys/
- * rlock.h: dlock_op). Lives with its starter (the blocking caller's
+ * methods.h: dlock_op). Lives with its starter (the blocking caller's
  * stack); every script call made for it gets it. */
 struct dlock_op {
     const char *owner;    /* the owner id the call acts for (borrowed) */

@@ -4,7 +4,7 @@
  * reads.h): the types differ only in the script that answers it.
  */
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 
 /* A read's three integers (rc, r: how the eval went). */
 static int triple_of(dlock_rlock *l, const dlock_script *s, int rc,

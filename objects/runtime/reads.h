@@ -1,9 +1,7 @@
 /*
  * dlock — the state-triple reads (reads.c) that answer is_locked, is_held,
  * hold_count and remain_ttl for a lock type.
- * Private to objects/; included by runtime/ reads.c; types/ fair.c,
- * fenced.c, hash_lock.c, hash_lock.h, redlock.c, reentrant.c, rwlock.c,
- * semaphore_lock.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_READS_H
 #define DLOCK_OBJECTS_RUNTIME_READS_H
@@ -12,8 +10,8 @@
 #include <stdint.h>
 
 #include "dlock/sys/backend.h"
-#include "dlock/sys/rlock.h"
-#include "objects/runtime/rlock.h"
+#include "dlock/sys/methods.h"
+#include "objects/runtime/base.h"
 
 /* reads.c: every lock type answers is_locked, is_held, hold_count and
  * remain_ttl from one read of its "state triple": {locked (> 0), owner's

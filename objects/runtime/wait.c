@@ -29,7 +29,7 @@
 #include "objects/runtime/client.h"
 #include "objects/runtime/metrics.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/runtime/wakes.h"
 
 #define BACKOFF_MIN_MS 50
@@ -66,7 +66,7 @@ static int64_t min64(int64_t a, int64_t b)
 
 /* The channel subscriptions of one wait: one on l's client's backend, or
  * with a version-2 spec listing backends, one per listed backend, made best
- * effort (see api/dlock/sys/rlock.h). */
+ * effort (see api/dlock/sys/methods.h). */
 typedef struct listen_set {
     const dlock_wait_spec *spec;
     dlock_backend *own;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dlock/errors.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #include "objects/runtime/op.h"
 #include "objects/runtime/wakes.h"

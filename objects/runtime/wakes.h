@@ -2,7 +2,7 @@
  * dlock — the client's wake queues (wakes.c): per channel, the client's
  * waiters in arrival order, one server subscription for them all, and the
  * rule that says whom a message wakes (dlock_wait_spec.wake).
- * Private to objects/; included by runtime/ client.h, wait.c.
+ * Private to objects/.
  *
  * A message wakes as few waiters as can use it: an unlock the first
  * sleeper, a semaphore's count that many. The others sleep on; a woken

@@ -341,7 +341,7 @@ static void *watchdog_main(void *arg)
     int64_t next = dlock_clock_now(c->clock) + period;
     int orphaned, rc;
 
-    /* The client's description (describe.c): at once, then with every
+    /* The client's description (report/describe.c): at once, then with every
      * renewal round. */
     if (c->opts.describe_owner)
         next = dlock_clock_now(c->clock);

@@ -1,7 +1,7 @@
 /*
  * dlock — the client's watchdog thread (watchdog.c): started, stopped and
  * orphaned by the client.
- * Private to objects/; included by runtime/ client.c, watchdog.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_WATCHDOG_H
 #define DLOCK_OBJECTS_RUNTIME_WATCHDOG_H

@@ -1,4 +1,4 @@
--- Watchdog renewal of read holds (the contract of api/dlock/sys/rlock.h).
+-- Watchdog renewal of read holds (the contract of api/dlock/sys/methods.h).
 -- KEYS[i] a read-write lock hash; ARGV[1] lease ms; ARGV[1 + i] the owner of
 -- KEYS[i]. Each of the owner's live markers gets the lease again and the
 -- hash is extended to cover them. Only this owner's holds are renewed: a

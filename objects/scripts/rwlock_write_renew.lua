@@ -1,4 +1,4 @@
--- Watchdog renewal of write holds (the contract of api/dlock/sys/rlock.h).
+-- Watchdog renewal of write holds (the contract of api/dlock/sys/methods.h).
 -- KEYS[i] a read-write lock hash; ARGV[1] lease ms; ARGV[1 + i] the owner of
 -- KEYS[i]. The hash is extended, never shortened: the writer's own read
 -- holds may need longer.

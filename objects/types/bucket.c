@@ -14,8 +14,9 @@
 
 #include "dlock/bucket.h"
 #include "objects/runtime/client.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 struct dlock_bucket {
@@ -29,6 +30,7 @@ struct dlock_bucket {
 static const dlock_rlock_methods bucket_methods = {
     .version = DLOCK_RLOCK_METHODS_VERSION, .type = "bucket",
 };
+const dlock__type dlock__type_bucket = {.name = "bucket", .tables = {&bucket_methods}};
 
 int dlock_bucket_new(dlock_bucket **out, dlock_client *c, const char *name,
                      const dlock_codec *codec)

@@ -15,6 +15,7 @@
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 typedef struct fair {
@@ -213,7 +214,19 @@ static const dlock__lock_methods fair_methods = {
      .extend = dlock__hash_extend},
     dlock__hash_triple,
 };
-const dlock_rlock_methods *const dlock__methods_fair = &fair_methods.m;
+static const dlock__key_form fair_forms[] = {
+    {DLOCK__KEY_FAIR_QUEUE, DLOCK__FORM_AT_START, "a fair lock's wait queue, redisson_lock_queue:{N}"},
+    {DLOCK__KEY_FAIR_DEADLINES, DLOCK__FORM_AT_START,
+     "a fair lock's waiter deadlines, redisson_lock_timeout:{N}"},
+    {DLOCK__KEY_FAIR_ALIVE, DLOCK__FORM_AT_START, "a fair lock's waiter liveness, dlock_lock_alive:{N}"},
+};
+const dlock__type dlock__type_fair = {
+    .name = "fair", .tables = {&fair_methods.m},
+    .forms = fair_forms, .nforms = sizeof(fair_forms) / sizeof(fair_forms[0]),
+    .keys = {{DLOCK__KEY_FAIR_QUEUE, ""}, {DLOCK__KEY_FAIR_DEADLINES, ""}, {DLOCK__KEY_FAIR_ALIVE, ""}},
+    .nkeys = 3,
+    .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0", .per_waiter = 1,
+};
 
 /* The queue, deadline and liveness keys in one allocation (*deadlines and
  * *alive point into it): every allocation has a header and rounding, and a
@@ -238,11 +251,6 @@ static char *all_keys(dlock_rlock *l, char **deadlines, char **alive)
     free(d);
     free(a);
     return all;
-}
-
-const char *dlock__fair_alive_key(const dlock_rlock *l)
-{
-    return l->methods == &fair_methods.m ? ((const fair *)l)->alive : NULL;
 }
 
 int dlock_fair_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -11,10 +11,11 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 typedef struct fenced {
@@ -97,7 +98,16 @@ static void destroy(dlock_rlock *l)
  * never go back. */
 static const dlock__lock_methods fenced_methods =
     DLOCK__HASH_LOCK_TABLE("fenced", acquire, destroy, state);
-const dlock_rlock_methods *const dlock__methods_fenced = &fenced_methods.m;
+/* Its object is the hash, not the token counter (api/dlock/object.h). */
+static const dlock__key_form fenced_forms[] = {
+    {DLOCK__KEY_FENCED_TOKEN, DLOCK__FORM_AT_START,
+     "a fenced lock's token counter, redisson_lock_token:{N}"},
+};
+const dlock__type dlock__type_fenced = {
+    .name = "fenced", .tables = {&fenced_methods.m},
+    .forms = fenced_forms, .nforms = 1,
+    .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+};
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

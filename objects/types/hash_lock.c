@@ -10,7 +10,7 @@
 
 #include "objects/types/hash_lock.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "scripts.h"
 
 void dlock__hash_triple_send(dlock_rlock *l, dlock__eval_half *h,

@@ -2,8 +2,7 @@
  * dlock — what the lock types kept as a hash with a field per owner share
  * (the reentrant lock's layout): hash_lock.c's triple read, guard field and
  * extend, and reentrant.c's attempt, release and force_unlock slots.
- * Private to objects/; included by types/ fair.c, fenced.c, hash_lock.c,
- * redlock.c, reentrant.c, spin_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_HASH_LOCK_H
 #define DLOCK_OBJECTS_TYPES_HASH_LOCK_H
@@ -12,9 +11,9 @@
 #include <stdint.h>
 
 #include "dlock/sys/lock_type.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 
 /* hash_lock.c: what locks kept as a hash with a field per owner share: the
  * triple read, and the guard_field slot (the owner's own field). */

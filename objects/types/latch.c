@@ -15,6 +15,7 @@
 #include "objects/runtime/op.h"
 #include "objects/types/methods.h"
 #include "objects/types/semaphore.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 struct dlock_latch {
@@ -35,7 +36,10 @@ static const dlock_rlock_methods latch_methods = {
     .version = DLOCK_RLOCK_METHODS_VERSION, .type = "latch", .destroy = dlock_object_base_destroy,
     .state = state,
 };
-const dlock_rlock_methods *const dlock__methods_latch = &latch_methods;
+const dlock__type dlock__type_latch = {
+    .name = "latch", .tables = {&latch_methods},
+    .wakes = DLOCK__WAKE_ON_DELETE, .message = "0", /* awaiters re-read the count */
+};
 
 #define CHANNEL_PREFIX "redisson_countdownlatch__channel__"
 

@@ -1,8 +1,8 @@
 /*
  * dlock — object lifetime on every object (api/dlock/object.h). One set of
  * scripts (object_*.lua, sharing object_keys.luainc) serves every type: this
- * file tells them which keys an object has, from its method table, and how
- * its waiters are woken.
+ * file tells them which keys an object has and how its waiters are woken,
+ * from its type's descriptor (type.h).
  *
  * Every handle type starts with its dlock_rlock base (the locks are one; the
  * semaphores, the latch and the bucket are built on it), so the object view
@@ -22,9 +22,10 @@
 #include "dlock/object.h"
 #include "dlock/reentrant.h"
 #include "objects/runtime/object.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 /* Latest wall-clock ms expire_at takes: the year 2286, as the scripts'
@@ -47,84 +48,65 @@ const char *dlock_object_errmsg(dlock_object *o)
     return o ? dlock_errmsg(BASE(o)) : "object is NULL";
 }
 
-/* Which calls wake the object's waiters. */
-#define WAKE_ON_DELETE 1
-#define WAKE_ON_EXPIRE 2
-
 /* An object's keys and waiters, as object_keys.luainc takes them. */
 typedef struct layout {
     const char *argv[16]; /* KEYS, then ARGV[1..5], the call's own, the
                            * publish command */
     size_t nkeys;
-    char *owned[3];
+    char *owned[DLOCK__TYPE_MAX_KEYS + 1]; /* the fixed keys, then the
+                                            * derived keys' prefix */
 } layout;
 
-/* Fills lay for l and the call (one of WAKE_ON_*): 0 or DLOCK_ENOMEM. */
+static void layout_free(layout *lay)
+{
+    size_t i;
+
+    for (i = 0; i < DLOCK__TYPE_MAX_KEYS + 1; i++)
+        free(lay->owned[i]);
+}
+
+/* Fills lay for l and the call (one of DLOCK__WAKE_ON_*), from its type's
+ * descriptor (type.h; a type of someone else's: the key at its name, no
+ * waiters told): 0 or DLOCK_ENOMEM. */
 static int layout_of(dlock_rlock *l, layout *lay, int call)
 {
-    const dlock_rlock_methods *m = l->methods;
-    const char *family = "", *message = "0", *per_waiter = "0";
-    int wakes = 0, derived = 0;
-    size_t n = 1, i;
+    static const dlock__type none = {NULL};
+    const dlock__type *t = dlock__type_of(l->methods);
+    static const char *const counts[] = {"1", "2", "3", "4"};
+    size_t n, i;
 
     memset(lay, 0, sizeof(*lay));
+    if (!t)
+        t = &none;
     /* Locks made of locks keep no keys of their own: act on their
      * members' objects. */
-    if (m == dlock__methods_redlock || m == dlock__methods_multilock)
+    if (t->no_keys)
         return dlock_rlock_fail(l, DLOCK_ENOTSUP, "%s locks have no keys of their own: "
-                                "use their members' objects", m->type);
+                                "use their members' objects", l->methods->type);
     lay->argv[0] = l->name;
-    if (m == dlock__methods_reentrant || m == dlock__methods_spin ||
-        dlock__fenced_token_key(l)) {
-        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
-    } else if (m == dlock__methods_fair) {
-        lay->owned[0] = dlock_rlock_key(l, DLOCK__KEY_FAIR_QUEUE, "");
-        lay->owned[1] = dlock_rlock_key(l, DLOCK__KEY_FAIR_DEADLINES, "");
-        lay->owned[2] = strdup(dlock__fair_alive_key(l));
-        n = 4;
-        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
-        per_waiter = "1";
-    } else if (m == dlock__methods_rwlock_read || m == dlock__methods_rwlock_write) {
-        lay->owned[2] = dlock_rlock_key(l, "", ""); /* the markers' prefix */
-        family = "rw";
-        derived = 1;
-        wakes = WAKE_ON_DELETE | WAKE_ON_EXPIRE;
-        message = "1"; /* the write-unlock message: every waiter retries */
-    } else if (m == dlock__methods_semaphore_lock) {
-        lay->owned[0] = dlock_rlock_key(l, "", DLOCK__KEY_HOLDERS);
-        lay->owned[2] = dlock_rlock_key(l, "", DLOCK__KEY_LEASES);
-        n = 2;
-        family = "lease";
-        derived = 1;
-    } else if (m == dlock__methods_permit_semaphore) {
-        lay->owned[0] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRIES);
-        lay->owned[1] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRED);
-        n = 3;
-    } else if (m == dlock__methods_latch) {
-        wakes = WAKE_ON_DELETE; /* "0": awaiters re-read the count */
-    }
-    for (i = 1; i < n; i++) {
-        if (!lay->owned[i - 1])
+    for (i = 0; i < t->nkeys; i++)
+        if (!(lay->owned[i] = dlock_rlock_key(l, t->keys[i].prefix, t->keys[i].suffix)))
             goto nomem;
-        lay->argv[i] = lay->owned[i - 1];
-    }
-    if (derived) {
-        if (!lay->owned[2])
+    for (i = 0; i < t->nkeys; i++)
+        lay->argv[1 + i] = lay->owned[i];
+    n = 1 + t->nkeys;
+    lay->nkeys = n;
+    if (t->family) {
+        lay->owned[DLOCK__TYPE_MAX_KEYS] = dlock_rlock_key(l, t->derived.prefix, t->derived.suffix);
+        if (!lay->owned[DLOCK__TYPE_MAX_KEYS])
             goto nomem;
-        lay->argv[n] = lay->owned[2];
+        lay->argv[lay->nkeys++] = lay->owned[DLOCK__TYPE_MAX_KEYS];
     }
-    lay->nkeys = n + (size_t)derived;
-    lay->argv[lay->nkeys] = n == 1 ? "1" : n == 2 ? "2" : n == 3 ? "3" : "4";
-    lay->argv[lay->nkeys + 1] = family;
+    lay->argv[lay->nkeys] = counts[n - 1];
+    lay->argv[lay->nkeys + 1] = t->family ? t->family : "";
     /* Only the built-in types built on dlock_object_base have a channel. */
-    lay->argv[lay->nkeys + 2] = (wakes & call) ? ((dlock_object_base *)l)->channel : "";
-    lay->argv[lay->nkeys + 3] = message;
-    lay->argv[lay->nkeys + 4] = per_waiter;
+    lay->argv[lay->nkeys + 2] = (t->wakes & call) ? ((dlock_object_base *)l)->channel : "";
+    lay->argv[lay->nkeys + 3] = t->message ? t->message : "0";
+    lay->argv[lay->nkeys + 4] = t->per_waiter ? "1" : "0";
     return 0;
 
 nomem:
-    for (i = 0; i < 3; i++)
-        free(lay->owned[i]);
+    layout_free(lay);
     return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
 }
 
@@ -145,8 +127,7 @@ static int run(dlock_object *o, int64_t *out, const dlock_script *s, int call,
         lay.argv[lay.nkeys + 5 + i] = extra[i];
     lay.argv[lay.nkeys + 5 + nextra] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_integer(l, NULL, out, s, lay.nkeys, 5 + nextra + 1, lay.argv);
-    for (i = 0; i < 3; i++)
-        free(lay.owned[i]);
+    layout_free(&lay);
     return rc;
 }
 
@@ -169,7 +150,7 @@ static int run_flag(dlock_object *o, int *out, const dlock_script *s, int call,
 
 int dlock_object_delete(dlock_object *o, int *out)
 {
-    return run_flag(o, out, &dlock__script_object_delete, WAKE_ON_DELETE, 0, NULL);
+    return run_flag(o, out, &dlock__script_object_delete, DLOCK__WAKE_ON_DELETE, 0, NULL);
 }
 
 int dlock_object_exists(dlock_object *o, int *out)
@@ -186,7 +167,7 @@ static int expire_call(dlock_object *o, int *out, int64_t when, const char *mode
 
     extra[0] = dlock__i64(buf, when);
     extra[1] = mode;
-    return run_flag(o, out, &dlock__script_object_expire, WAKE_ON_EXPIRE, 2, extra);
+    return run_flag(o, out, &dlock__script_object_expire, DLOCK__WAKE_ON_EXPIRE, 2, extra);
 }
 
 int dlock_object_expire(dlock_object *o, int *out, int64_t ms)

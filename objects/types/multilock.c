@@ -20,8 +20,9 @@
 #include "dlock/multilock.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
 
 typedef struct multilock {
     dlock_rlock base; /* client: the first member's */
@@ -321,7 +322,9 @@ static const dlock_rlock_methods multilock_methods = {
     .extend = extend,
     .check_owner = check_owner,
 };
-const dlock_rlock_methods *const dlock__methods_multilock = &multilock_methods;
+const dlock__type dlock__type_multilock = {
+    .name = "multilock", .tables = {&multilock_methods}, .no_keys = 1,
+};
 
 int dlock_multilock_new(dlock_rlock **out, dlock_rlock *const *locks, size_t n)
 {

@@ -1,6 +1,6 @@
 /*
  * dlock — the names no object may take because its keys would be another
- * object's (api/dlock/rlock.h, "Reserved names"; README, the key layout).
+ * object's (api/dlock/lock.h, "Reserved names"; README, the key layout).
  *
  * The layout is Redisson's and must stay so (a Java service shares the
  * locks): every type keeps its state under its name N and, for some types,
@@ -15,60 +15,25 @@
  * Every other pair of names has disjoint keys: a shared derived key would
  * need one of the two names to be of a form below.
  *
- * This table is the one list of derived-key forms the check reads; the
- * types build their keys from the same macros (names.h): fair.c,
+ * Each type's descriptor (type.h) holds the forms of its derived keys; the
+ * check reads them all, from the built-in list. The types build their keys
+ * from the same macros (names.h): fair.c,
  * fenced.c, semaphore_lock.c, permit_semaphore.c, lifetime.c, and
- * runtime/describe.c for the owner descriptions.
+ * report/describe.c for the owner descriptions.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "objects/types/methods.h"
 #include "objects/types/names.h"
+#include "objects/types/type.h"
 
 #include "dlock/errors.h"
 
-/* Where a form's text sits in a derived key. */
-#define AT_START 1 /* P + B(N): the name starts with it and holds a '{' */
-#define AT_END 2   /* B(N) + S: the name holds a '{' and ends with it */
-#define INSIDE 3   /* B(N) + S + <an owner id, any bytes>: anywhere */
-#define ANY_AFTER 4 /* the text and anything after it (a space of keys) */
-
-#define MAX_TYPES 2
-
-typedef struct key_form {
-    const char *text;
-    int where;
-    const char *what; /* whose key, and its layout */
-    /* the built-in types that keep such a key (NULL-ended) */
-    const dlock_rlock_methods *const *types[MAX_TYPES + 1];
-} key_form;
-
-static const key_form forms[] = {
-    {DLOCK__KEY_FAIR_QUEUE, AT_START, "a fair lock's wait queue, redisson_lock_queue:{N}",
-     {&dlock__methods_fair}},
-    {DLOCK__KEY_FAIR_DEADLINES, AT_START,
-     "a fair lock's waiter deadlines, redisson_lock_timeout:{N}", {&dlock__methods_fair}},
-    {DLOCK__KEY_FAIR_ALIVE, AT_START, "a fair lock's waiter liveness, dlock_lock_alive:{N}",
-     {&dlock__methods_fair}},
-    {DLOCK__KEY_FENCED_TOKEN, AT_START,
-     "a fenced lock's token counter, redisson_lock_token:{N}", {&dlock__methods_fenced}},
-    {DLOCK__KEY_OWNER, ANY_AFTER, "a client's owner description, dlock_owner:{<client id>}",
-     {NULL}},
-    {DLOCK__KEY_HOLDERS, AT_END, "a semaphore lock's holders, {N}:holders",
-     {&dlock__methods_semaphore_lock}},
-    {DLOCK__KEY_LEASES, INSIDE, "a semaphore lock's leases, {N}:lease:<owner>",
-     {&dlock__methods_semaphore_lock}},
-    {DLOCK__KEY_PERMIT_EXPIRIES, AT_END, "a permit semaphore's permit expiries, {N}:timeout",
-     {&dlock__methods_permit_semaphore}},
-    {DLOCK__KEY_PERMIT_EXPIRED, AT_END, "a permit semaphore's expired permits, {N}:expired",
-     {&dlock__methods_permit_semaphore}},
-    {DLOCK__KEY_READ_MARKER, INSIDE,
-     "a read-write lock's read markers, {N}:<owner>:rwlock_timeout:<k>",
-     {&dlock__methods_rwlock_read, &dlock__methods_rwlock_write}},
-};
-
-#define NFORMS (sizeof(forms) / sizeof(forms[0]))
+/* The one form that is no type's: the clients' descriptions. Every other
+ * form is in its type's descriptor (type.h, gen/types.c). */
+static const dlock__key_form owner_form = {
+    DLOCK__KEY_OWNER, DLOCK__FORM_ANY_AFTER,
+    "a client's owner description, dlock_owner:{<client id>}"};
 
 /* The first occurrence of text (t bytes) in s (n bytes), or NULL: names
  * may hold any byte but NUL, and are not NUL-terminated here. */
@@ -82,7 +47,7 @@ static const char *find(const char *s, size_t n, const char *text, size_t t)
     return NULL;
 }
 
-static int matches(const key_form *f, const char *name, size_t n)
+static int matches(const dlock__key_form *f, const char *name, size_t n)
 {
     size_t t = strlen(f->text);
     int braced = memchr(name, '{', n) != NULL;
@@ -90,44 +55,46 @@ static int matches(const key_form *f, const char *name, size_t n)
     if (t > n)
         return 0;
     switch (f->where) {
-    case AT_START:
+    case DLOCK__FORM_AT_START:
         return braced && memcmp(name, f->text, t) == 0;
-    case AT_END:
+    case DLOCK__FORM_AT_END:
         return braced && memcmp(name + n - t, f->text, t) == 0;
-    case INSIDE:
+    case DLOCK__FORM_INSIDE:
         return find(name, n, f->text, t) != NULL;
     default:
         return memcmp(name, f->text, t) == 0;
     }
 }
 
-/* Whether the type with table m keeps keys derived from its name. */
-static int derives_keys(const dlock_rlock_methods *m)
+/* The form of another object's key that name (n bytes) has, or NULL. */
+static const dlock__key_form *form_of(const char *name, size_t n)
 {
     size_t i, k;
 
-    for (i = 0; i < NFORMS; i++)
-        for (k = 0; forms[i].types[k]; k++)
-            if (*forms[i].types[k] == m)
-                return 1;
-    return 0;
+    if (matches(&owner_form, name, n))
+        return &owner_form;
+    for (i = 0; dlock__types_builtin[i]; i++)
+        for (k = 0; k < dlock__types_builtin[i]->nforms; k++)
+            if (matches(&dlock__types_builtin[i]->forms[k], name, n))
+                return &dlock__types_builtin[i]->forms[k];
+    return NULL;
 }
 
 int dlock__name_check(const dlock_rlock_methods *m, const char *name, size_t n,
                       char *why, size_t len)
 {
-    size_t i;
+    const dlock__key_form *f = form_of(name, n);
+    const dlock__type *t = dlock__type_of(m);
 
-    for (i = 0; i < NFORMS; i++) {
-        if (matches(&forms[i], name, n)) {
-            snprintf(why, len, "the name \"%.64s\" is reserved: it has the form of %s "
-                     "(another object's key)", name, forms[i].what);
-            return DLOCK_EINVAL;
-        }
+    if (f) {
+        snprintf(why, len, "the name \"%.64s\" is reserved: it has the form of %s "
+                 "(another object's key)", name, f->what);
+        return DLOCK_EINVAL;
     }
-    /* "{x}" with no other '{': B("{x}") = B("x") = "{x}". */
+    /* "{x}" with no other '{': B("{x}") = B("x") = "{x}", for a type that
+     * derives keys. */
     if (n >= 3 && name[0] == '{' && name[n - 1] == '}' &&
-        memchr(name + 1, '{', n - 1) == NULL && derives_keys(m)) {
+        memchr(name + 1, '{', n - 1) == NULL && t && t->nforms > 0) {
         int x = (int)(n - 2 < 64 ? n - 2 : 64); /* "x", shown as "%.64s" shows */
         snprintf(why, len, "the name \"%.64s\" is reserved: an object of type \"%s\" "
                  "derives the same keys from it as from \"%.*s\" (braces are not "

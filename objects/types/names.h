@@ -1,18 +1,16 @@
 /*
  * dlock — which lock names are refused because their keys would be another
  * object's (names.c): the one table of every built-in type's derived keys.
- * Private to objects/; included by runtime/ rlock.c and describe.c, and
- * types/ fair.c, fenced.c, lifetime.c, names.c, permit_semaphore.c and
- * semaphore_lock.c.
+ * Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_TYPES_NAMES_H
 #define DLOCK_OBJECTS_TYPES_NAMES_H
 
 #include <stddef.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
-/* The built-in types' derived keys (api/dlock/rlock.h, "Reserved names"):
+/* The built-in types' derived keys (api/dlock/lock.h, "Reserved names"):
  * dlock_rlock_key(l, prefix, suffix) makes prefix + {N} + suffix. The
  * types build their keys from these, and names.c refuses the names of
  * their forms: one list. */

@@ -16,10 +16,11 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
 #include "objects/types/semaphore.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 struct dlock_permit_semaphore {
@@ -70,7 +71,17 @@ static int state(dlock_rlock *l, struct json_t **out);
 static const dlock_rlock_methods permit_methods = {
     .version = DLOCK_RLOCK_METHODS_VERSION, .type = "permit_semaphore", .destroy = destroy, .state = state,
 };
-const dlock_rlock_methods *const dlock__methods_permit_semaphore = &permit_methods;
+static const dlock__key_form permit_forms[] = {
+    {DLOCK__KEY_PERMIT_EXPIRIES, DLOCK__FORM_AT_END,
+     "a permit semaphore's permit expiries, {N}:timeout"},
+    {DLOCK__KEY_PERMIT_EXPIRED, DLOCK__FORM_AT_END, "a permit semaphore's expired permits, {N}:expired"},
+};
+const dlock__type dlock__type_permit_semaphore = {
+    .name = "permit_semaphore", .tables = {&permit_methods},
+    .forms = permit_forms, .nforms = 2,
+    .keys = {{"", DLOCK__KEY_PERMIT_EXPIRIES}, {"", DLOCK__KEY_PERMIT_EXPIRED}},
+    .nkeys = 2,
+};
 
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,
                                const char *name)

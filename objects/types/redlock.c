@@ -37,9 +37,10 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 /* A split vote (no majority for anyone) is retried after a random delay
@@ -862,7 +863,9 @@ static const dlock_rlock_methods redlock_methods = {
     .destroy = destroy,
     .extend = extend,
 };
-const dlock_rlock_methods *const dlock__methods_redlock = &redlock_methods;
+const dlock__type dlock__type_redlock = {
+    .name = "redlock", .tables = {&redlock_methods}, .no_keys = 1,
+};
 
 int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
                       const char *name)

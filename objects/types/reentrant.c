@@ -10,9 +10,10 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 #define RELEASE_MESSAGE "0"
@@ -96,7 +97,10 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 static const dlock__lock_methods reentrant_methods =
     DLOCK__HASH_LOCK_TABLE("reentrant", acquire, dlock_object_base_destroy,
                            dlock__hash_state_plain);
-const dlock_rlock_methods *const dlock__methods_reentrant = &reentrant_methods.m;
+const dlock__type dlock__type_reentrant = {
+    .name = "reentrant", .tables = {&reentrant_methods.m},
+    .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+};
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

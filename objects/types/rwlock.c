@@ -18,8 +18,10 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
+#include "objects/types/names.h"
 #include "scripts.h"
 
 /* What differs between the halves. */
@@ -246,7 +248,6 @@ static const dlock__lock_methods read_methods = {
      .check_owner = check_owner},
     triple,
 };
-const dlock_rlock_methods *const dlock__methods_rwlock_read = &read_methods.m;
 
 static const dlock__lock_methods write_methods = {
     {.version = DLOCK_RLOCK_METHODS_VERSION,
@@ -262,7 +263,17 @@ static const dlock__lock_methods write_methods = {
      .check_owner = check_owner},
     triple,
 };
-const dlock_rlock_methods *const dlock__methods_rwlock_write = &write_methods.m;
+static const dlock__key_form rwlock_forms[] = {
+    {DLOCK__KEY_READ_MARKER, DLOCK__FORM_INSIDE,
+     "a read-write lock's read markers, {N}:<owner>:rwlock_timeout:<k>"},
+};
+const dlock__type dlock__type_rwlock = {
+    .name = "rwlock", .tables = {&read_methods.m, &write_methods.m},
+    .forms = rwlock_forms, .nforms = 1,
+    .family = "rw", .derived = {"", ""}, /* the markers start with "{N}" */
+    .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE,
+    .message = "1", /* the write-unlock message: every waiter retries */
+};
 
 static int rw_new(dlock_rlock **out, dlock_client *c, const char *name,
                   const dlock__lock_methods *m, const rw_kind *k)

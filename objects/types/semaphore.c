@@ -11,7 +11,8 @@
 #include "objects/runtime/inspect.h"
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 struct dlock_semaphore {
@@ -32,6 +33,7 @@ static const dlock_rlock_methods semaphore_methods = {
     .version = DLOCK_RLOCK_METHODS_VERSION, .type = "semaphore", .destroy = dlock_object_base_destroy,
     .state = state,
 };
+const dlock__type dlock__type_semaphore = {.name = "semaphore", .tables = {&semaphore_methods}};
 
 int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name)
 {

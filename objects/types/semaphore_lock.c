@@ -11,9 +11,10 @@
 #include "objects/runtime/object.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/reads.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/types/methods.h"
 #include "objects/types/names.h"
+#include "objects/types/type.h"
 #include "scripts.h"
 
 typedef struct semlock {
@@ -170,7 +171,16 @@ static const dlock__lock_methods semlock_methods = {
     },
     .triple = triple,
 };
-const dlock_rlock_methods *const dlock__methods_semaphore_lock = &semlock_methods.m;
+static const dlock__key_form semlock_forms[] = {
+    {DLOCK__KEY_HOLDERS, DLOCK__FORM_AT_END, "a semaphore lock's holders, {N}:holders"},
+    {DLOCK__KEY_LEASES, DLOCK__FORM_INSIDE, "a semaphore lock's leases, {N}:lease:<owner>"},
+};
+const dlock__type dlock__type_semaphore_lock = {
+    .name = "semaphore_lock", .tables = {&semlock_methods.m},
+    .forms = semlock_forms, .nforms = 2,
+    .keys = {{"", DLOCK__KEY_HOLDERS}}, .nkeys = 1,
+    .family = "lease", .derived = {"", DLOCK__KEY_LEASES},
+};
 
 int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)
 {

@@ -1,7 +1,7 @@
 /*
  * dlock — the simple lock (api/dlock/simple_lock.h), made the way a lock
  * type of your own is: only through the public interfaces
- * (api/dlock/sys/rlock.h, api/dlock/sys/lock_type.h) and its own scripts
+ * (api/dlock/sys/methods.h, api/dlock/sys/lock_type.h) and its own scripts
  * (objects/scripts/simple_*.lua, embedded as every built-in type's are).
  */
 #include <inttypes.h>

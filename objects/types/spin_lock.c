@@ -1,7 +1,7 @@
 /*
  * dlock — the spin lock (api/dlock/spin_lock.h): the reentrant lock's hash,
  * scripts and slots, with a wait that polls instead of subscribing (a
- * dlock_wait_spec without a channel, api/dlock/sys/rlock.h). Sharing the
+ * dlock_wait_spec without a channel, api/dlock/sys/methods.h). Sharing the
  * slots, not copying them, is what keeps the two layouts one.
  */
 #include "dlock/spin_lock.h"
@@ -9,6 +9,7 @@
 #include "objects/runtime/reads.h"
 #include "objects/types/hash_lock.h"
 #include "objects/types/methods.h"
+#include "objects/types/type.h"
 
 typedef struct spin {
     dlock_object_base o; /* channel: "redisson_lock__channel:{name}", where
@@ -31,7 +32,10 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
 static const dlock__lock_methods spin_methods =
     DLOCK__HASH_LOCK_TABLE("spin", acquire, dlock_object_base_destroy,
                            dlock__hash_state_plain);
-const dlock_rlock_methods *const dlock__methods_spin = &spin_methods.m;
+const dlock__type dlock__type_spin_lock = {
+    .name = "spin", .tables = {&spin_methods.m},
+    .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+};
 
 int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,
                         const dlock_spin_options *opts)

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 #include "scripts.h" /* the library's scripts, generated */
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)

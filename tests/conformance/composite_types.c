@@ -7,7 +7,7 @@
  * them) or two extra redis-servers started here.
  *
  * The MultiLock's members are borrowed handles, so the type run here wraps
- * it in a lock type of the test's own (api/dlock/sys/rlock.h) that also
+ * it in a lock type of the test's own (api/dlock/sys/methods.h) that also
  * owns and frees its three member locks.
  */
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "../harness/fixture.h"
 #include "../harness/redis_server.h"
 #include "../harness/runner.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #define EXTRA 2
 
@@ -256,7 +256,7 @@ static const dlock_fx_lock_type multilock_type = {"multilock (3 servers)", make_
  * - wrong_type_under_name and remain_ttl_values write to server 0 alone
  *   (another type's key, a hash without expiry) and expect the lock to see
  *   it: a Redlock still has its majority on the other two servers and
- *   rightly ignores one node (tests/redlock_test.c checks minorities); a
+ *   rightly ignores one node (tests/types/redlock_test.c checks minorities); a
  *   MultiLock's other members are free (its is_locked sees server 0, its
  *   remain_ttl is -2: not all held), so only the first runs there.
  * - max_hold_bounds_renewal gives max_hold_ms to one client: a MultiLock's

@@ -1,6 +1,6 @@
 /*
  * The conformance cases of lock names against other objects' keys
- * (api/dlock/rlock.h, "Reserved names"): a table of names that address
+ * (api/dlock/lock.h, "Reserved names"): a table of names that address
  * another object's derived keys -- its fair queue, holders, leases,
  * permits, read markers, token counter, the owner descriptions, and "{x}"
  * beside "x" -- tried as the name of every object type. Each is either

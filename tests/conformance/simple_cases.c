@@ -11,7 +11,7 @@
 #include "../harness/runner.h"
 
 #include "dlock/sys/lock_type.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #include <jansson.h>
 #include <inttypes.h>

@@ -23,7 +23,7 @@
 #include "dlock/codec.h"
 #include "dlock/config.h"
 #include "dlock/fenced.h"
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 #define BEGIN(state) dlock_fx_begin(state, __func__)
 

@@ -12,7 +12,7 @@
 #include "dlock.h"
 #include "dlock/redis.h"
 
-/* The lock's generic reads (api/dlock/rlock.h). */
+/* The lock's generic reads (api/dlock/lock.h). */
 int dlock_fx_is_locked(dlock_rlock *l);
 int dlock_fx_is_held(dlock_rlock *l);
 int dlock_fx_is_held_as(dlock_rlock *l, const char *owner);

@@ -98,8 +98,12 @@ int dlock_fx_run_cases(const char *name, const struct CMUnitTest *tests, size_t 
     if (!run)
         return dlock_test_count(1, 1);
     for (i = 0; i < n; i++)
-        if (!dlock_fx_skipped(tests[i].name))
+        if (!dlock_fx_skipped(tests[i].name) && dlock_test_case_wanted(tests[i].name))
             run[k++] = tests[i];
+    if (k == 0) {
+        free(run);
+        return 0;
+    }
     failed = dlock_test_count((int)k, _cmocka_run_group_tests(name, run, k, setup, NULL));
     free(run);
     return failed;

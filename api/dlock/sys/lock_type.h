@@ -1,6 +1,6 @@
 /*
  * dlock — what a lock type of your own is made of, beyond the method table
- * (api/dlock/sys/rlock.h): the pieces the built-in types use, public so that
+ * (api/dlock/sys/methods.h): the pieces the built-in types use, public so that
  * a type written outside the library (samples/custom_lock.c) builds on the
  * same ones instead of copies.
  *
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-#include "rlock.h"
+#include "methods.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,7 +101,7 @@ DLOCK_API int dlock_rlock_refused(dlock_rlock *l, const dlock_script *s, dlock_r
 
 /* ---- the hash renewal script -------------------------------------------- */
 
-/* The renewal script (api/dlock/sys/rlock.h) of locks kept as a hash at
+/* The renewal script (api/dlock/sys/methods.h) of locks kept as a hash at
  * their name with one field per owner (Redisson's layout: the reentrant,
  * fair, fenced and spin locks): a key is renewed when it has the owner's
  * field. Pass it to dlock_rlock_eval_acquire or dlock_hold_acquire_begin
@@ -112,7 +112,7 @@ DLOCK_API const dlock_script *dlock_script_hash_renew(void);
 
 struct json_t; /* Jansson's json_t (api/dlock/codec.h) */
 
-/* A new state document (api/dlock/rlock.h, dlock_rlock_state) with the
+/* A new state document (api/dlock/lock.h, dlock_rlock_state) with the
  * fields every lock type reports: "type" (the method table's), "name",
  * "locked" (ttl_ms != -2), "ttl_ms" and an empty "holders" array. Add the
  * holders with dlock_state_add_holder and your type's extras with Jansson.

@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 
 #include "dlock.h"
-#include "dlock/sys/rlock.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
-#include "harness/failing_backend.h"
+#include "dlock/sys/methods.h"
+#include "../harness/redis_server.h"
+#include "../harness/runner.h"
+#include "../harness/failing_backend.h"
 
 void dlock_test_set_phase(const char *fmt, ...);
 

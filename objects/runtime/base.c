@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/fiber.h"
-#include "objects/runtime/rlock.h"
+#include "objects/runtime/base.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/holds.h"
 #include "objects/runtime/metrics.h"

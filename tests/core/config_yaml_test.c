@@ -13,9 +13,9 @@
  * named with its line and column, with no part of a secret in the
  * message or the log. Nothing may leak: `make asan` runs it under ASan.
  */
-#include "harness/log_capture.h"
-#include "harness/redis_server.h"
-#include "harness/runner.h"
+#include "../harness/log_capture.h"
+#include "../harness/redis_server.h"
+#include "../harness/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

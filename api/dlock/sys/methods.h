@@ -4,7 +4,7 @@
  * A lock type is a few Lua scripts plus a method table. The instance struct
  * starts with a pointer to the table; the table starts with a version field
  * and only ever grows at its end. A slot a type does not support is NULL and
- * the generic function (api/dlock/rlock.h) returns DLOCK_ENOTSUP.
+ * the generic function (api/dlock/lock.h) returns DLOCK_ENOTSUP.
  *
  * The generic functions validate their arguments before dispatching, so a
  * slot is always called with: l non-NULL, owner a non-empty NUL-terminated
@@ -22,10 +22,31 @@
  * The services below (eval with error mapping, the wait loop, hold tracking
  * and the watchdog) are what the built-in types are made of; the rest of
  * their parts (the object base with its channel, leases, the hash renewal
- * script, the state document) are in api/dlock/sys/lock_type.h.
+ * script, the state document) are in api/dlock/sys/lock_type.h. *
+ * Names (kept from 1.0 on). Every object of the library -- every lock, and
+ * the semaphore, permit semaphore, latch and bucket too -- is one instance
+ * that starts with `struct dlock_rlock` (the base: its method table,
+ * client, name and last failure) and has one method table,
+ * `dlock_rlock_methods`. A type that is not a lock fills only version,
+ * type, destroy and state, and the generic lock calls refuse it with
+ * DLOCK_ENOTSUP. That one pointer has three names, one per reader:
+ *   dlock_rlock *      the lock interface (Redisson's RLock): what
+ *                      dlock_lock and the other calls of api/dlock/lock.h
+ *                      take, and what every lock type's constructor gives;
+ *   dlock_object *     the object view (Redisson's RObject,
+ *                      api/dlock/object.h): opaque, got from a typed
+ *                      accessor, so that delete and expire take any handle
+ *                      while the compiler still refuses a semaphore where a
+ *                      lock is wanted;
+ *   dlock_object_base  not a handle: the struct a type woken by pub/sub
+ *                      embeds first (the base and its channel,
+ *                      api/dlock/sys/lock_type.h).
+ * The base keeps its RLock name: a table or a type written against it
+ * outside the library stays source-compatible, and the version field
+ * lets the table grow.
  */
-#ifndef DLOCK_SYS_RLOCK_H
-#define DLOCK_SYS_RLOCK_H
+#ifndef DLOCK_SYS_METHODS_H
+#define DLOCK_SYS_METHODS_H
 
 #include "../export.h"
 
@@ -38,7 +59,7 @@
 
 #include "../client.h"
 #include "../errors.h"
-#include "../rlock.h"
+#include "../lock.h"
 #include "../times.h"
 #include "backend.h"
 
@@ -109,7 +130,7 @@ typedef struct dlock_rlock_methods {
 
     /* ---- version 2 ---- */
 
-    /* The lock's state as a JSON object (api/dlock/rlock.h,
+    /* The lock's state as a JSON object (api/dlock/lock.h,
      * dlock_rlock_state, documents the common fields): *out is a new
      * reference, the caller's. One round trip, no side effects. May be NULL
      * (DLOCK_ENOTSUP). Build it with Jansson, or in objects/ with
@@ -125,7 +146,7 @@ typedef struct dlock_rlock_methods {
 
     /* ---- version 3 ---- */
 
-    /* dlock_extend (api/dlock/rlock.h): if owner holds l now, its remaining
+    /* dlock_extend (api/dlock/lock.h): if owner holds l now, its remaining
      * lease becomes lease_ms (0: the client's watchdog timeout, and the
      * watchdog renews the hold from now on; > 0: that lease, and the
      * watchdog stops renewing it). One round trip. 0, or DLOCK_ENOTOWNER
@@ -163,7 +184,7 @@ typedef struct dlock_rlock_methods {
  * header is shorter: never read past what its version promises). */
 #define DLOCK_RLOCK_HAS_SLOT(m, slot) ((m)->version >= 2 && (m)->slot != NULL)
 
-/* The base every lock type embeds first. */
+/* The base every object embeds first (see "Names" above). */
 struct dlock_rlock {
     const dlock_rlock_methods *methods;
     dlock_client *client; /* a reference, dropped by dlock_rlock_fini */
@@ -416,4 +437,4 @@ DLOCK_API int dlock_hold_missing(dlock_rlock *l, const char *owner);
 }
 #endif
 
-#endif /* DLOCK_SYS_RLOCK_H */
+#endif /* DLOCK_SYS_METHODS_H */

@@ -51,8 +51,8 @@
  *
  * Thread-safety: a lock object may be used by any number of threads at once.
  */
-#ifndef DLOCK_RLOCK_H
-#define DLOCK_RLOCK_H
+#ifndef DLOCK_LOCK_H
+#define DLOCK_LOCK_H
 
 #include "export.h"
 
@@ -239,4 +239,4 @@ DLOCK_API int dlock_rlock_state_text(dlock_rlock *l, char **out);
 }
 #endif
 
-#endif /* DLOCK_RLOCK_H */
+#endif /* DLOCK_LOCK_H */
