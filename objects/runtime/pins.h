@@ -4,14 +4,12 @@
  * of its callback; dlock_rlock_free of a pinned object only marks it
  * (the pins are told, so that the loop can end its waits) and the last
  * pin to go frees it. Every object is keyed by its dlock_rlock base, the
- * first member of every object type.
- * Private to objects/; included by async/ loop.h; runtime/ pins.c,
- * rlock.c.
+ * first member of every object type. Private to objects/.
  */
 #ifndef DLOCK_OBJECTS_RUNTIME_PINS_H
 #define DLOCK_OBJECTS_RUNTIME_PINS_H
 
-#include "dlock/sys/rlock.h"
+#include "dlock/sys/methods.h"
 
 typedef struct dlock__pin dlock__pin;
 struct dlock__pin {
