@@ -24,6 +24,11 @@
 #                   (build-cet/), gdb's backtrace through a parked
 #                   operation and Valgrind's view of the switches
 #                   (mk/fibers.mk)
+#   make check-minimal  the minimal build (WITH_TLS=0 WITH_YAML=0, in
+#                   build-minimal/) and the parts of the suite that apply
+#                   to it (mk/minimal.mk)
+#   make check-deb  the Debian packages (debian/) built, lintian-checked,
+#                   installed and used by a sample (mk/deb.mk)
 #   make check-aarch64  the same parts cross-built for aarch64 and run
 #                   under qemu-user, on dlock's aarch64 switch
 #                   (build-aarch64/) and on ucontext
@@ -82,9 +87,19 @@ SANITIZE  ?=
 # its script environment (the mock offers them too); Debian's lua-cjson-dev
 # and lua-bitop-dev, linked like lua5.1 itself. yaml-0.1: libyaml (Debian's
 # libyaml-dev), the Redisson YAML configuration's parser (core/config_yaml.c).
+# The optional parts (make WITH_TLS=0 WITH_YAML=0: the minimal build,
+# .ci/run's `make check-minimal`): each switch picks a file, the part's own
+# or its stub (backends/redis/tls_none.c, core/config_yaml_none.c: calls
+# that need it fail with DLOCK_ENOTSUP), and drops its library;
+# dlock_version_info() and `dlock --version` say which are in.
+WITH_TLS  ?= 1
+WITH_YAML ?= 1
+# Without TLS, libcrypto stays: the Redis backend's script hashes (SHA-1).
+TLS_PKGS  := $(if $(filter 1,$(WITH_TLS)),openssl,libcrypto)
+YAML_PKGS := $(if $(filter 1,$(WITH_YAML)),yaml-0.1)
 # libdlock needs LIB_PKGS, libdlock-mock MOCK_PKGS (Lua, and libcrypto for
 # redis.sha1hex) and libdlock: a program on Redis alone carries no Lua.
-LIB_PKGS  := hiredis uuid jansson openssl yaml-0.1
+LIB_PKGS  := hiredis uuid jansson $(TLS_PKGS) $(YAML_PKGS)
 MOCK_PKGS := lua5.1 lua5.1-cjson lua5.1-bitop libcrypto
 PKGS      := $(LIB_PKGS) $(MOCK_PKGS)
 # jansson is part of the public API (json_t in codec.h, the state calls): a
@@ -114,6 +129,8 @@ SCRIPTS   := $(sort $(wildcard objects/scripts/*.lua))
 FRAGMENTS := $(wildcard objects/scripts/*.luainc)
 LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/types/*.c objects/async/*.c \
                                backends/redis/*.c codecs/*.c))
+LIB_SRC   := $(filter-out $(if $(filter 1,$(WITH_TLS)),backends/redis/tls_none.c,backends/redis/tls.c) \
+                          $(if $(filter 1,$(WITH_YAML)),core/config_yaml_none.c,core/config_yaml.c),$(LIB_SRC))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/scripts.o $(BUILD)/gen/backends.o
 # The mock store (backends/mock/): libdlock-mock, on libdlock's public API
 # (the sys headers), plus core/errbuf.c's one helper, compiled into the
@@ -132,10 +149,16 @@ BACKENDS  := $(filter-out mock,$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard 
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
                                tests/backends/*/*.c tests/core/*.c))
+# An optional part left out (WITH_TLS=0, WITH_YAML=0): its suite's file too,
+# and the test program knows (tests/suites.h: DLOCK_TEST_IF_TLS).
+TEST_SRC  := $(filter-out $(if $(filter 1,$(WITH_TLS)),,tests/backends/redis/tls_test.c) \
+                          $(if $(filter 1,$(WITH_YAML)),,tests/redisson_yaml_test.c),$(TEST_SRC))
+TEST_DEFS := $(if $(filter 1,$(WITH_TLS)),,-DDLOCK_TEST_NO_TLS) $(if $(filter 1,$(WITH_YAML)),,-DDLOCK_TEST_NO_YAML)
 # The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
 # warnings as errors, in the same test program (linked with libstdc++).
 TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o) $(TEST_CXX_SRC:%.cpp=$(BUILD)/%.o)
+$(TEST_OBJ): CFLAGS_ALL += $(TEST_DEFS)
 CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
@@ -205,7 +228,8 @@ $(BUILD)/libdlock-mock.so: $(MOCK_SO_OBJ) $(BUILD)/libdlock.so
 
 $(BUILD)/objects/runtime/version.o: CFLAGS_ALL += -DDLOCK_MAKE_VERSION_MAJOR=$(word 1,$(subst ., ,$(VERSION))) \
     -DDLOCK_MAKE_VERSION_MINOR=$(word 2,$(subst ., ,$(VERSION))) \
-    -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION)))
+    -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION))) \
+    -DDLOCK_WITH_TLS=$(if $(filter 1,$(WITH_TLS)),1,0) -DDLOCK_WITH_YAML=$(if $(filter 1,$(WITH_YAML)),1,0)
 
 # dlock.pc depends on the values it records: the stamp's content is
 # rewritten (and its time changes) only when one of them changes, so
@@ -436,10 +460,10 @@ install-check: all
 	  VERSION="$(VERSION)" SOVERSION="$(SOVERSION)" sh tests/install/check.sh
 
 clean:
-	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) $(BUILD) $(FUZZ_BUILD))
+	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) build-minimal $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk
 
 # (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
 -include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)

@@ -249,7 +249,8 @@ nexp_mock=$(wc -l <"$tmp/exported_mock")
 # ---- 5. the command-line tool ---------------------------------------------
 v=$(env -u LD_LIBRARY_PATH "$p/bin/dlock" --version 2>&1) ||
     fail "the installed dlock --version failed: $v"
-[ "$v" = "dlock $VERSION (library $VERSION)" ] || fail "dlock --version says: $v"
+[ "$(echo "$v" | sed -n 1p)" = "dlock $VERSION (library $VERSION)" ] || fail "dlock --version says: $v"
+echo "$v" | sed -n 2p | grep -q '^built with: .*mock' || fail "dlock --version names no parts: $v"
 readelf -d "$p/bin/dlock" | grep -q 'libdlock' && fail "bin/dlock needs libdlock.so"
 "$p/bin/dlock" frobnicate >/dev/null 2>&1
 [ $? -eq 2 ] || fail "the installed dlock: an unknown command is not exit 2"
