@@ -25,7 +25,8 @@ check-deb:
 	t1=$$(date +%s); \
 	ls "$$tmp"/*.deb | sed 's|.*/|check-deb: built |'; \
 	echo "check-deb: lintian"; lintian --fail-on error "$$tmp"/*.changes; \
-	$(DEB_SUDO) apt-get install -y -qq --no-install-recommends "$$tmp"/*.deb >"$$tmp/install.log" 2>&1 || \
+	$(DEB_SUDO) apt-get install -y -qq --no-install-recommends \
+	  $(foreach p,$(DEB_PACKAGES),"$$tmp"/$(p)_*.deb) >"$$tmp/install.log" 2>&1 || \
 	  { cat "$$tmp/install.log"; exit 1; }; \
 	for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null; done; \
 	( cd "$$tmp/dlock" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH -u LIBRARY_PATH -u CPATH \
