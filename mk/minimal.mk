@@ -14,10 +14,13 @@ MINIMAL_PARTS := build options tests,core formatting tests,mock store tests,mock
 .PHONY: check-minimal
 check-minimal:
 	$(MAKE) --no-print-directory BUILD=$(MINIMAL_BUILD) WITH_TLS=0 WITH_YAML=0 \
-	  $(MINIMAL_BUILD)/tests/dlock_tests $(MINIMAL_BUILD)/samples/custom_lock $(MINIMAL_BUILD)/dlock demo
+	  $(MINIMAL_BUILD)/libdlock.so $(MINIMAL_BUILD)/tests/dlock_tests \
+	  $(MINIMAL_BUILD)/samples/custom_lock $(MINIMAL_BUILD)/dlock demo
 	@set -e; b=$(MINIMAL_BUILD); \
+	needed=$$(readelf -d $$b/libdlock.so | grep NEEDED); \
+	echo "$$b/libdlock.so: $$(echo "$$needed" | sed 's/.*\[\(.*\)\]/\1/' | tr '\n' ' ')"; \
 	for l in libssl libyaml liblua; do \
-	  if readelf -d $$b/libdlock.so | grep -q "NEEDED.*$$l"; then \
+	  if echo "$$needed" | grep -q "$$l"; then \
 	    echo "check-minimal: FAIL: $$b/libdlock.so needs $$l"; exit 1; fi; done; \
 	$$b/dlock --version; \
 	$$b/dlock --version | grep -qx 'built with: mock (without: tls yaml)' || \
