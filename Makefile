@@ -1,6 +1,9 @@
 # dlock — build, test and install.
 #
 #   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
+#                   the mock store as its own library (libdlock-mock.a,
+#                   libdlock-mock.so, soname libdlock-mock.so.0, dlock-mock.pc:
+#                   the only one with Lua),
 #                   the CMake package (dlockConfig.cmake, dlockConfigVersion.cmake),
 #                   libdlock_conformance.a (the conformance kit; with cmocka),
 #                   and the command-line tool $(BUILD)/dlock (cli/, man page
@@ -21,6 +24,11 @@
 #                   (build-cet/), gdb's backtrace through a parked
 #                   operation and Valgrind's view of the switches
 #                   (mk/fibers.mk)
+#   make check-minimal  the minimal build (WITH_TLS=0 WITH_YAML=0, in
+#                   build-minimal/) and the parts of the suite that apply
+#                   to it (mk/minimal.mk)
+#   make check-deb  the Debian packages (debian/) built, lintian-checked,
+#                   installed and used by a sample (mk/deb.mk)
 #   make check-aarch64  the same parts cross-built for aarch64 and run
 #                   under qemu-user, on dlock's aarch64 switch
 #                   (build-aarch64/) and on ucontext
@@ -79,44 +87,82 @@ SANITIZE  ?=
 # its script environment (the mock offers them too); Debian's lua-cjson-dev
 # and lua-bitop-dev, linked like lua5.1 itself. yaml-0.1: libyaml (Debian's
 # libyaml-dev), the Redisson YAML configuration's parser (core/config_yaml.c).
-PKGS      := hiredis lua5.1 lua5.1-cjson lua5.1-bitop uuid jansson openssl yaml-0.1
+# The optional parts (make WITH_TLS=0 WITH_YAML=0: the minimal build,
+# .ci/run's `make check-minimal`): each switch picks a file, the part's own
+# or its stub (backends/redis/tls_none.c, core/config_yaml_none.c: calls
+# that need it fail with DLOCK_ENOTSUP), and drops its library;
+# dlock_version_info() and `dlock --version` say which are in.
+WITH_TLS  ?= 1
+WITH_YAML ?= 1
+# Without TLS, libcrypto stays: the Redis backend's script hashes (SHA-1).
+TLS_PKGS  := $(if $(filter 1,$(WITH_TLS)),openssl,libcrypto)
+YAML_PKGS := $(if $(filter 1,$(WITH_YAML)),yaml-0.1)
+# libdlock needs LIB_PKGS, libdlock-mock MOCK_PKGS (Lua, and libcrypto for
+# redis.sha1hex) and libdlock: a program on Redis alone carries no Lua.
+LIB_PKGS  := hiredis uuid jansson $(TLS_PKGS) $(YAML_PKGS)
+MOCK_PKGS := lua5.1 lua5.1-cjson lua5.1-bitop libcrypto
+PKGS      := $(LIB_PKGS) $(MOCK_PKGS)
 # jansson is part of the public API (json_t in codec.h, the state calls): a
 # consumer's `pkg-config --cflags --libs dlock` brings it. The others are
 # private: dlock.pc names their libraries in Libs.private only (for static
 # links), not in Requires.private, whose cflags pkg-config would add to
 # every consumer's flags (-I/usr/include/hiredis, -D_FILE_OFFSET_BITS=64...).
 PUBLIC_PKGS  := jansson
-PRIVATE_PKGS  = $(filter-out $(PUBLIC_PKGS),$(PKGS))
+PRIVATE_PKGS  = $(filter-out $(PUBLIC_PKGS),$(LIB_PKGS))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+LIB_PKG_LIBS  := $(shell pkg-config --libs $(LIB_PKGS))
+MOCK_PKG_LIBS := $(shell pkg-config --libs $(MOCK_PKGS))
 
 WARN      := -Werror=implicit-function-declaration -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # Hidden by default: libdlock.so exports the DLOCK_API functions of the
 # public headers only (api/dlock/export.h), not the internal dlock__ ones.
 CFLAGS_ALL = -std=c99 -D_GNU_SOURCE -fPIC -fvisibility=hidden $(OPT) $(WARN) $(SANITIZE) \
              -Iapi -I. -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
+# What a program of the tree (tests, samples, the tool, benchmarks) links
+# after $(DLOCK_A): both libraries' dependencies; -u keeps the mock's
+# registration (backends/mock/register.c) in a static link that names no
+# mock function, as dlock-mock.pc does for users.
+LDLIBS_ALL = -Wl,-u,dlock_mock_register $(PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
 
 SCRIPTS   := $(sort $(wildcard objects/scripts/*.lua))
 FRAGMENTS := $(wildcard objects/scripts/*.luainc)
 LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/report/*.c objects/types/*.c objects/async/*.c \
-                               backends/mock/*.c backends/redis/*.c codecs/*.c))
+                               backends/redis/*.c codecs/*.c))
+LIB_SRC   := $(filter-out $(if $(filter 1,$(WITH_TLS)),backends/redis/tls_none.c,backends/redis/tls.c) \
+                          $(if $(filter 1,$(WITH_YAML)),core/config_yaml_none.c,core/config_yaml.c),$(LIB_SRC))
 # One object per script (gen/scripts/<name>.c): editing a script rebuilds
 # that object alone; gen/scripts.h, the declarations everyone includes,
 # changes only when the set of scripts does.
 SCRIPT_OBJ := $(SCRIPTS:objects/scripts/%.lua=$(BUILD)/gen/scripts/%.o)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(SCRIPT_OBJ) $(BUILD)/gen/backends.o $(BUILD)/gen/types.o
-# Every folder of backends/ is a backend that registers its URL schemes
-# (its register.c: dlock__backend_register_<folder>); the registry
-# (core/registry.c) calls the generated list, so no code names them all.
-BACKENDS  := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c)))))
+# The mock store (backends/mock/): libdlock-mock, on libdlock's public API
+# (the sys headers), plus core/errbuf.c's one helper, compiled into the
+# shared library too (hidden there, as in libdlock.so).
+MOCK_SRC  := $(sort $(wildcard backends/mock/*.c))
+MOCK_OBJ  := $(MOCK_SRC:%.c=$(BUILD)/%.o)
+MOCK_SO_OBJ := $(MOCK_OBJ) $(BUILD)/core/errbuf.o
+# What a program of the tree links statically: both archives, the mock's
+# first (it needs libdlock).
+DLOCK_A   := $(BUILD)/libdlock-mock.a $(BUILD)/libdlock.a
+# Every folder of backends/ built into libdlock is a backend that registers
+# its URL schemes (its register.c: dlock__backend_register_<folder>); the
+# registry (core/registry.c) calls the generated list, so no code names
+# them all. The mock registers itself when loaded (its own library).
+BACKENDS  := $(filter-out mock,$(sort $(notdir $(patsubst %/,%,$(dir $(wildcard backends/*/register.c))))))
 
 TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c \
                                tests/backends/*/*.c tests/core/*.c tests/types/*.c))
+# An optional part left out (WITH_TLS=0, WITH_YAML=0): its suite's file too,
+# and the test program knows (tests/suites.h: DLOCK_TEST_IF_TLS).
+TEST_SRC  := $(filter-out $(if $(filter 1,$(WITH_TLS)),,tests/backends/redis/tls_test.c) \
+                          $(if $(filter 1,$(WITH_YAML)),,tests/core/config_yaml_test.c),$(TEST_SRC))
+TEST_DEFS := $(if $(filter 1,$(WITH_TLS)),,-DDLOCK_TEST_NO_TLS) $(if $(filter 1,$(WITH_YAML)),,-DDLOCK_TEST_NO_YAML)
 # The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
 # warnings as errors, in the same test program (linked with libstdc++).
 TEST_CXX_SRC := $(sort $(wildcard tests/conformance/*.cpp))
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o) $(TEST_CXX_SRC:%.cpp=$(BUILD)/%.o)
+$(TEST_OBJ): CFLAGS_ALL += $(TEST_DEFS)
 CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
@@ -124,7 +170,7 @@ SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 CMAKE_FILES := $(BUILD)/cmake/dlockConfig.cmake $(BUILD)/cmake/dlockConfigVersion.cmake
 COMPLETIONS := $(BUILD)/completion/bash/dlock $(BUILD)/completion/zsh/_dlock
 all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock \
-     $(COMPLETIONS)
+     $(COMPLETIONS) $(BUILD)/libdlock-mock.a $(BUILD)/libdlock-mock.so $(BUILD)/dlock-mock.pc
 
 # Rewritten only when its text changes (a script added or removed).
 $(BUILD)/gen/scripts.h: objects/scripts/embed.sh FORCE
@@ -180,7 +226,7 @@ $(BUILD)/gen/backends.o: $(BUILD)/gen/backends.c
 # Every function of the library is declared before it is defined: a
 # DLOCK_API function defined where its public declaration is not seen
 # would be built hidden, missing from libdlock.so (install-check fails).
-$(LIB_SRC:%.c=$(BUILD)/%.o): CFLAGS_ALL += -Werror=missing-prototypes
+$(LIB_SRC:%.c=$(BUILD)/%.o) $(MOCK_OBJ): CFLAGS_ALL += -Werror=missing-prototypes
 
 $(BUILD)/libdlock.a: $(LIB_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -196,21 +242,32 @@ all: $(KIT_LIB)
 $(BUILD)/libdlock_conformance.a: $(KIT_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/libdlock.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -shared -Wl,-soname,libdlock.so.$(SOVERSION) -o $@ $^ \
+	  $(LIB_PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
+
+$(BUILD)/libdlock-mock.a: $(MOCK_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+# Linked to this build's libdlock.so (NEEDED libdlock.so.0); -z defs: no
+# symbol left for the program to bring.
+$(BUILD)/libdlock-mock.so: $(MOCK_SO_OBJ) $(BUILD)/libdlock.so
+	$(CC) -shared -Wl,-soname,libdlock-mock.so.$(SOVERSION) -Wl,-z,defs -o $@ $(MOCK_SO_OBJ) \
+	  $(BUILD)/libdlock.so $(MOCK_PKG_LIBS) -lpthread $(SANITIZE) $(LDFLAGS)
 
 $(BUILD)/objects/report/version.o: CFLAGS_ALL += -DDLOCK_MAKE_VERSION_MAJOR=$(word 1,$(subst ., ,$(VERSION))) \
     -DDLOCK_MAKE_VERSION_MINOR=$(word 2,$(subst ., ,$(VERSION))) \
-    -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION)))
+    -DDLOCK_MAKE_VERSION_PATCH=$(word 3,$(subst ., ,$(VERSION))) \
+    -DDLOCK_WITH_TLS=$(if $(filter 1,$(WITH_TLS)),1,0) -DDLOCK_WITH_YAML=$(if $(filter 1,$(WITH_YAML)),1,0)
 
 # dlock.pc depends on the values it records: the stamp's content is
 # rewritten (and its time changes) only when one of them changes, so
 # `make install PREFIX=/opt/x` never installs a dlock.pc made for another
 # prefix. libdir/includedir are written relative to ${prefix} when they
 # are under it (pkg-config --define-prefix can then relocate them).
-PC_VALUES = $(PREFIX)|$(LIBDIR)|$(INCLUDEDIR)|$(VERSION)|$(PUBLIC_PKGS)|$(PRIVATE_PKGS)
+PC_VALUES = $(PREFIX)|$(LIBDIR)|$(INCLUDEDIR)|$(VERSION)|$(PUBLIC_PKGS)|$(PRIVATE_PKGS)|$(MOCK_PKGS)
 PC_LIBDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 PC_LIBS_PRIVATE = $(strip $(shell pkg-config --libs --static $(PRIVATE_PKGS)) -lpthread)
+PC_MOCK_LIBS_PRIVATE = $(strip $(shell pkg-config --libs --static $(MOCK_PKGS)) -lpthread)
 
 $(BUILD)/dlock.pc.values: FORCE
 	@mkdir -p $(@D)
@@ -222,6 +279,10 @@ $(BUILD)/dlock.pc: dlock.pc.in $(BUILD)/dlock.pc.values
 	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    -e 's|@REQUIRES@|$(PUBLIC_PKGS)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
 	    $< > $@
+$(BUILD)/dlock-mock.pc: dlock-mock.pc.in $(BUILD)/dlock.pc.values
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|$(PC_MOCK_LIBS_PRIVATE)|' $< > $@
 
 # The CMake package (cmake/*.in), from the same values as dlock.pc:
 # dlock::dlock gets Jansson's flags and libraries (dlock.pc's Requires),
@@ -234,6 +295,7 @@ CM_PUBLIC_INCLUDES = $(foreach d,$(patsubst -I%,%,$(shell pkg-config --cflags-on
 CM_PUBLIC_CFLAGS_OTHER = $(call cmake_list,$(shell pkg-config --cflags-only-other $(PUBLIC_PKGS)))
 CM_PUBLIC_LIBS = $(call cmake_list,$(shell pkg-config --libs $(PUBLIC_PKGS)))
 CM_STATIC_LIBS = $(call cmake_list,$(shell pkg-config --libs --static $(PUBLIC_PKGS)) $(PC_LIBS_PRIVATE))
+CM_MOCK_STATIC_LIBS = $(call cmake_list,$(PC_MOCK_LIBS_PRIVATE))
 CM_SIZEOF_VOID_P := $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P -x c - | tr -d ' ')
 $(BUILD)/cmake/%.cmake: cmake/%.cmake.in $(BUILD)/dlock.pc.values Makefile
 	@mkdir -p $(@D)
@@ -245,6 +307,7 @@ $(BUILD)/cmake/%.cmake: cmake/%.cmake.in $(BUILD)/dlock.pc.values Makefile
 	    -e 's|@PUBLIC_INCLUDES@|$(CM_PUBLIC_INCLUDES)|g' \
 	    -e 's|@PUBLIC_CFLAGS_OTHER@|$(CM_PUBLIC_CFLAGS_OTHER)|g' \
 	    -e 's|@PUBLIC_LIBS@|$(CM_PUBLIC_LIBS)|g' -e 's|@STATIC_LIBS@|$(CM_STATIC_LIBS)|g' \
+	    -e 's|@MOCK_STATIC_LIBS@|$(CM_MOCK_STATIC_LIBS)|g' \
 	    $< > $@
 
 # The loop adapters' tests (api/dlock/adapters/) link the real libraries;
@@ -254,18 +317,20 @@ HAVE_LIBEVENT := $(shell pkg-config --exists libevent && echo yes)
 LOOP_LIBS := $(shell pkg-config --libs libuv $(if $(HAVE_LIBEVENT),libevent)) -lev
 $(BUILD)/tests/async_adapters_test.o: CFLAGS_ALL += $(if $(HAVE_LIBEVENT),,-DDLOCK_TEST_NO_LIBEVENT)
 
-$(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(BUILD)/libdlock.a
-	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libdlock.a -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL) -lstdc++
+$(BUILD)/tests/dlock_tests: $(TEST_OBJ) $(DLOCK_A)
+	$(CC) -o $@ $(TEST_OBJ) $(DLOCK_A) -lcmocka $(LOOP_LIBS) $(LDLIBS_ALL) -lstdc++
 
 # The command-line tool (cli/): the public headers only, linked statically
-# to this build's libdlock.a, so build/dlock runs without installing and
-# the installed one does not depend on where libdlock.so went. The cli
+# to this build's libdlock.a and libdlock-mock.a (the README's examples
+# use "mock:" URLs: a try without a server), so build/dlock runs without
+# installing and the installed one does not depend on where libdlock.so
+# went. The cli
 # tests (tests/cli_test.c) run $(BUILD)/dlock: it is built with them.
 CLI_SRC := $(sort $(wildcard cli/*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 $(CLI_OBJ): $(wildcard cli/*.h)
-$(BUILD)/dlock: $(CLI_OBJ) $(BUILD)/libdlock.a
-	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+$(BUILD)/dlock: $(CLI_OBJ) $(DLOCK_A)
+	$(CC) -o $@ $(CLI_OBJ) $(DLOCK_A) $(LDLIBS_ALL)
 $(BUILD)/tests/dlock_tests: | $(BUILD)/dlock
 # The shells' completion scripts, written by the tool from its own option
 # tables (cli/completion.c), so that they follow its options.
@@ -276,16 +341,16 @@ $(BUILD)/completion/zsh/_dlock: $(BUILD)/dlock
 	@mkdir -p $(@D)
 	$(BUILD)/dlock completion zsh > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/samples/%: samples/%.c $(BUILD)/libdlock.a
+$(BUILD)/samples/%: samples/%.c $(DLOCK_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(DLOCK_A) $(LDLIBS_ALL)
 
 # samples/async_lock runs on libuv where it is installed, else on dlock's
 # poll mode.
 HAVE_LIBUV := $(shell pkg-config --exists libuv && echo yes)
-$(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
+$(BUILD)/samples/async_lock: samples/async_lock.c $(DLOCK_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(if $(HAVE_LIBUV),-DDLOCK_SAMPLE_LIBUV) -o $@ $< $(BUILD)/libdlock.a \
+	$(CC) $(CFLAGS_ALL) $(if $(HAVE_LIBUV),-DDLOCK_SAMPLE_LIBUV) -o $@ $< $(DLOCK_A) \
 	  $(if $(HAVE_LIBUV),$(shell pkg-config --libs libuv)) $(LDLIBS_ALL)
 
 # install-check runs first and prints its own pass/fail line, so that the
@@ -382,11 +447,15 @@ install: all
 	install -m 755 $(BUILD)/libdlock.so "$(I_LIB)/libdlock.so.$(VERSION)"
 	ln -sf libdlock.so.$(VERSION) "$(I_LIB)/libdlock.so.$(SOVERSION)"
 	ln -sf libdlock.so.$(SOVERSION) "$(I_LIB)/libdlock.so"
+	install -m 644 $(BUILD)/libdlock-mock.a "$(I_LIB)/"
+	install -m 755 $(BUILD)/libdlock-mock.so "$(I_LIB)/libdlock-mock.so.$(VERSION)"
+	ln -sf libdlock-mock.so.$(VERSION) "$(I_LIB)/libdlock-mock.so.$(SOVERSION)"
+	ln -sf libdlock-mock.so.$(SOVERSION) "$(I_LIB)/libdlock-mock.so"
 	install -m 644 api/dlock.h api/dlock.hpp "$(I_INC)/"
 	install -m 644 $(addprefix api/dlock/,$(HEADERS)) "$(I_INC)/dlock/"
 	install -m 644 $(addprefix api/dlock/sys/,$(SYS_HEADERS)) "$(I_INC)/dlock/sys/"
 	install -m 644 $(addprefix api/dlock/adapters/,$(ADAPTER_HEADERS)) "$(I_INC)/dlock/adapters/"
-	install -m 644 $(BUILD)/dlock.pc "$(I_PC)/"
+	install -m 644 $(BUILD)/dlock.pc $(BUILD)/dlock-mock.pc "$(I_PC)/"
 	install -d "$(I_CMAKE)"
 	install -m 644 $(CMAKE_FILES) "$(I_CMAKE)/"
 	install -d "$(I_BIN)" "$(I_MAN1)"
@@ -407,6 +476,9 @@ uninstall:
 	rm -f "$(I_LIB)/libdlock.a" "$(I_LIB)/libdlock_conformance.a" \
 	      "$(I_LIB)/libdlock.so.$(VERSION)" \
 	      "$(I_LIB)/libdlock.so.$(SOVERSION)" "$(I_LIB)/libdlock.so" \
+	      "$(I_LIB)/libdlock-mock.a" "$(I_LIB)/libdlock-mock.so.$(VERSION)" \
+	      "$(I_LIB)/libdlock-mock.so.$(SOVERSION)" "$(I_LIB)/libdlock-mock.so" \
+	      "$(I_PC)/dlock-mock.pc" \
 	      "$(I_INC)/dlock.h" "$(I_INC)/dlock.hpp" "$(I_PC)/dlock.pc" \
 	      $(patsubst %,"$(I_CMAKE)/%",$(notdir $(CMAKE_FILES))) \
 	      "$(I_BIN)/dlock" "$(I_MAN1)/dlock.1" \
@@ -426,10 +498,10 @@ install-check: all
 	  VERSION="$(VERSION)" SOVERSION="$(SOVERSION)" sh tests/install/check.sh
 
 clean:
-	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) $(BUILD) $(FUZZ_BUILD))
+	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) build-minimal $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk
 
 # (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
 -include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)

@@ -68,6 +68,25 @@ static const char common_text[] =
     "Durations: a bare number is seconds (10, 1.5); units ms, s, m, h, d (500ms,\n"
     "0.25s, 2m, 1h30m). --wait 0: do not wait; no --wait: as long as it takes.\n";
 
+/* --version's second line: the library's optional parts (its build
+ * switches, dlock_version_info) and the mock store, which the tool links
+ * (libdlock-mock: "mock:" URLs). */
+static void print_parts(void)
+{
+    static const char *const parts[] = {"tls", "yaml"};
+    char without[32] = "";
+    size_t i;
+
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (!dlock_version_has(parts[i]))
+            snprintf(without + strlen(without), sizeof without - strlen(without), "%s%s",
+                     without[0] ? " " : "", parts[i]);
+    printf("built with: %s%smock", dlock_version_info(), dlock_version_info()[0] ? " " : "");
+    if (without[0])
+        printf(" (without: %s)", without);
+    printf("\n");
+}
+
 static int print_usage(void)
 {
     printf(usage_text, common_text);
@@ -119,6 +138,7 @@ int main(int argc, char **argv)
             return print_usage();
         case 'V':
             printf("dlock %s (library %s)\n", DLOCK_VERSION, dlock_version());
+            print_parts();
             return CLI_OK;
         default:
             return cli_bad_option(c, argv);

@@ -31,6 +31,11 @@ int dlock__thread_is_background(void)
     return thread_is_background;
 }
 
+int dlock_clock_thread_is_background(void)
+{
+    return thread_is_background;
+}
+
 /* ---- signals -------------------------------------------------------------- */
 
 int dlock_signal_init(dlock_signal *s)

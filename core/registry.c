@@ -13,11 +13,9 @@
  * The table is small and fixed: lookups (one per client made) take its
  * mutex; registrations are rare.
  *
- * The mock is one of the built-ins: it stays inside libdlock, so that
- * tests and production link one library and pick a backend by URL
- * ("mock:" works wherever a URL is read). A library of its own that
- * registers "mock" would need no change above this registry (README: How
- * the code is laid out).
+ * The mock is not a built-in: it is its own library (libdlock-mock, so
+ * that production binaries carry no Lua), which registers "mock" through
+ * dlock_backend_register when it is loaded (backends/mock/register.c).
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -14,9 +14,9 @@ BENCH_SRC := $(sort $(wildcard tests/bench/*.c)) tests/harness/redis_server.c \
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: bench
-$(BUILD)/bench/dlock_bench: $(BENCH_OBJ) $(BUILD)/libdlock.a
+$(BUILD)/bench/dlock_bench: $(BENCH_OBJ) $(DLOCK_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(BENCH_OBJ) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+	$(CC) -o $@ $(BENCH_OBJ) $(DLOCK_A) $(LDLIBS_ALL)
 
 bench: $(BUILD)/bench/dlock_bench
 	$(BUILD)/bench/dlock_bench --scripts objects/scripts

@@ -28,23 +28,23 @@ STRESS_ARGS  ?= 4 4 2000
 TEST_OBJ += $(FAULT_OBJ)
 $(BUILD)/tests/dlock_tests: $(FAULT_OBJ) | $(FAULT_HELPER)
 
-$(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(BUILD)/libdlock.a
-	$(CC) -o $@ $< $(BUILD)/libdlock.a $(LDLIBS_ALL)
+$(FAULT_HELPER): $(BUILD)/tests/faults/helper.o $(DLOCK_A)
+	$(CC) -o $@ $< $(DLOCK_A) $(LDLIBS_ALL)
 
 $(BUILD)/tests/dlock_faults: $(BUILD)/tests/faults/faults_main.o $(FAULT_OBJ) \
                              $(BUILD)/tests/harness/redis_server.o \
                              $(BUILD)/tests/harness/redis_client.o \
                              $(BUILD)/tests/harness/sentinels.o \
-                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
+                             $(BUILD)/tests/harness/cluster.o $(DLOCK_A) \
                              | $(FAULT_HELPER)
-	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
+	$(CC) -o $@ $(filter %.o,$^) $(DLOCK_A) -lcmocka $(LDLIBS_ALL)
 
 $(BUILD)/tests/dlock_stress: $(BUILD)/tests/faults/stress_main.o \
                              $(BUILD)/tests/faults/stress.o $(BUILD)/tests/faults/child.o \
                              $(BUILD)/tests/harness/redis_server.o \
-                             $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a \
+                             $(BUILD)/tests/harness/cluster.o $(DLOCK_A) \
                              | $(FAULT_HELPER)
-	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+	$(CC) -o $@ $(filter %.o,$^) $(DLOCK_A) $(LDLIBS_ALL)
 
 .PHONY: faults
 faults: $(BUILD)/tests/dlock_faults $(BUILD)/tests/dlock_tests $(BUILD)/tests/dlock_nemesis
@@ -80,10 +80,10 @@ STRESS_DIFF_SCRIPTS  ?= 10000
 
 $(BUILD)/stress/stress_differential: tests/backends/mock/differential/stress_main.c \
     $(BUILD)/tests/backends/mock/differential_test.o $(BUILD)/tests/harness/redis_server.o \
-    $(BUILD)/libdlock.a
+    $(DLOCK_A)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/tests/backends/mock/differential_test.o \
-	  $(BUILD)/tests/harness/redis_server.o $(BUILD)/libdlock.a -lcmocka $(LDLIBS_ALL)
+	  $(BUILD)/tests/harness/redis_server.o $(DLOCK_A) -lcmocka $(LDLIBS_ALL)
 
 stress-differential: $(BUILD)/stress/stress_differential
 	$< $(STRESS_DIFF_COMMANDS) $(STRESS_DIFF_SCRIPTS)
@@ -103,8 +103,8 @@ $(BUILD)/tests/dlock_nemesis: $(NEMESIS_OBJ) $(BUILD)/tests/faults/proxy.o \
                               $(BUILD)/tests/harness/redis_server.o \
                               $(BUILD)/tests/harness/redis_client.o \
                               $(BUILD)/tests/harness/sentinels.o \
-                              $(BUILD)/tests/harness/cluster.o $(BUILD)/libdlock.a
-	$(CC) -o $@ $(filter %.o,$^) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+                              $(BUILD)/tests/harness/cluster.o $(DLOCK_A)
+	$(CC) -o $@ $(filter %.o,$^) $(DLOCK_A) $(LDLIBS_ALL)
 
 .PHONY: nemesis
 nemesis: $(BUILD)/tests/dlock_nemesis

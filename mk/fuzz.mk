@@ -47,9 +47,9 @@ fuzz:
 
 $(BUILD)/fuzz/fuzz_cli $(BUILD)/fuzz-smoke/fuzz_cli: $(FUZZ_EXTRA_cli) cli/cli.h
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/libdlock.a $(FUZZ_HEADERS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(DLOCK_A) $(FUZZ_HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA_$*) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA_$*) $(DLOCK_A) $(LDLIBS_ALL)
 
 fuzz-run: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 	@failed=; summary=; for t in $(FUZZ_TARGETS); do \
@@ -77,9 +77,9 @@ fuzz-run: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 # every input of its seed corpus: a parser change that breaks a promise
 # the oracle checks, or crashes on a known input, fails make check (and
 # make asan, under ASan + UBSan). Takes well under a second.
-$(BUILD)/fuzz-smoke/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(BUILD)/libdlock.a $(FUZZ_HEADERS)
+$(BUILD)/fuzz-smoke/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(DLOCK_A) $(FUZZ_HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -o $@ $< tests/fuzz/driver.c $(FUZZ_EXTRA_$*) $(BUILD)/libdlock.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $< tests/fuzz/driver.c $(FUZZ_EXTRA_$*) $(DLOCK_A) $(LDLIBS_ALL)
 
 fuzz-smoke: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-smoke/fuzz_%)
 	@failed=; for t in $(FUZZ_TARGETS); do \

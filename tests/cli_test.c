@@ -648,6 +648,12 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(p.out, "Usage: dlock"));
     assert_int_equal(run_cli(&p, (const char *[]){"--version", NULL}), 0);
     assert_non_null(strstr(p.out, dlock_version()));
+    { /* the build's optional parts (make WITH_TLS=0 WITH_YAML=0) */
+        char parts[64];
+        snprintf(parts, sizeof parts, "\nbuilt with: %s%smock", dlock_version_info(),
+                 dlock_version_info()[0] ? " " : "");
+        assert_non_null(strstr(p.out, parts));
+    }
 }
 
 /* --url, then $DLOCK_URL, then redis://127.0.0.1:6379; other URL forms go

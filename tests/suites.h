@@ -51,6 +51,20 @@
  * locks add lock semantics, which the transport does not change: mock and
  * plain TCP only, for make check's time. */
 
+/* The suites of an optional part (make WITH_TLS=0 WITH_YAML=0 leave the
+ * part out of the library, and these files out of the test program, which
+ * the Makefile then builds with DLOCK_TEST_NO_TLS / DLOCK_TEST_NO_YAML). */
+#ifdef DLOCK_TEST_NO_TLS
+#define DLOCK_TEST_IF_TLS(x)
+#else
+#define DLOCK_TEST_IF_TLS(x) x
+#endif
+#ifdef DLOCK_TEST_NO_YAML
+#define DLOCK_TEST_IF_YAML(x)
+#else
+#define DLOCK_TEST_IF_YAML(x) x
+#endif
+
 /* X(function, what, rows): `int function(const char *backend)`. The
  * generic cases (*) run on the reentrant, fair and fenced locks. */
 #define DLOCK_TEST_GROUPS(X)                                                                         \
@@ -100,7 +114,8 @@
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \
     X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
-    X(dlock_test_redisson_yaml, "redisson yaml tests")                 /* core/config_yaml_test.c */       \
+    DLOCK_TEST_IF_YAML(X(dlock_test_redisson_yaml, "redisson yaml tests")) /* core/config_yaml_test.c */ \
+    X(dlock_test_build_options, "build options tests")                 /* build_options_test.c */          \
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* types/redlock_test.c */          \
     X(dlock_test_composite_conformance, "redlock conformance")         /* conformance/composite_types.c */ \
@@ -112,7 +127,7 @@
  * replica-synced writes), the hostile servers; run after the suites above
  * when the scope has them. */
 #define DLOCK_TEST_SUITES_MATRIX(X)                                                                        \
-    X(dlock_test_redis_tls, "redis TLS tests")                         /* tls_test.c */                    \
+    DLOCK_TEST_IF_TLS(X(dlock_test_redis_tls, "redis TLS tests"))     /* tls_test.c */                    \
     X(dlock_test_redis_sentinel, "redis Sentinel tests")               /* sentinel_test.c */               \
     X(dlock_test_redis_cluster, "redis Cluster tests")                 /* cluster_test.c */                \
     X(dlock_test_redis_sync, "redis sync tests")                       /* sync_test.c */                   \

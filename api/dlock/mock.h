@@ -22,6 +22,14 @@
  * Thread-safety: everything here is thread-safe. Scripts run one at a time
  * per store (a store-wide mutex), as on a Redis server.
  *
+ * Linking: the mock is its own library, libdlock-mock (pkg-config
+ * dlock-mock, CMake dlock::mock or dlock::mock_static), which needs
+ * libdlock; libdlock alone carries no Lua and knows no "mock:" URL.
+ * Loading libdlock-mock registers the "mock" URL scheme (a constructor);
+ * its pkg-config and CMake flags keep it linked even where nothing else
+ * names it (--as-needed; a static link: dlock-mock.pc's static_libs). A
+ * program linked by other means calls dlock_mock_register() once.
+ *
  * What the mock runs (a server's replies, error texts, WRONGTYPE checks,
  * empty containers deleted; checked against a real server by
  * tests/backends/mock/differential_test.c):
@@ -99,6 +107,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Registers the "mock" URL scheme with the backend registry
+ * (dlock_backend_register), if not done yet; loading libdlock-mock does it
+ * already. 0, or DLOCK_EINVAL when another backend took the scheme first
+ * (DLOCK_ENOMEM: the registry is full). Any thread; idempotent. */
+DLOCK_API int dlock_mock_register(void);
 
 /* ---- the virtual clock -------------------------------------------------- */
 

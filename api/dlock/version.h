@@ -45,6 +45,19 @@ DLOCK_API const char *dlock_version(void);
 /* The running library's DLOCK_VERSION_NUMBER. */
 DLOCK_API int dlock_version_number(void);
 
+/* The optional parts the running library was built with, as words
+ * separated by one space, in this order: "tls" (rediss:// URLs, on
+ * OpenSSL's libssl), "yaml" (the Redisson YAML configuration, on libyaml);
+ * "" when it has neither (make WITH_TLS=0 WITH_YAML=0). A call that needs
+ * a part left out fails with DLOCK_ENOTSUP and a detail saying so (a
+ * rediss:// URL when the backend is made, dlock_client_from_redisson_yaml_*).
+ * Static storage. */
+DLOCK_API const char *dlock_version_info(void);
+
+/* 1 if the running library was built with the part named (a word of
+ * dlock_version_info()), else 0 (NULL or an unknown name included). */
+DLOCK_API int dlock_version_has(const char *part);
+
 #ifdef __cplusplus
 }
 #endif

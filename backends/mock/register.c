@@ -3,14 +3,24 @@
  * "mock://") is a private store of its own on the real-time clock,
  * "mock://NAME" the store a test registered under NAME
  * (dlock_mock_store_register).
+ *
+ * The mock is a library of its own (libdlock-mock), so that a production
+ * binary linked to libdlock alone carries no Lua. It registers its scheme
+ * through the public registry (dlock_backend_register) when it is loaded
+ * (the constructor below) and again, harmlessly, at each
+ * dlock_mock_register() call: a static link or --as-needed keeps a
+ * library only when something refers to it, which dlock-mock.pc and the
+ * CMake targets see to (-u dlock_mock_register for an archive,
+ * --no-as-needed for the shared library).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dlock/mock.h"
+#include "dlock/sys/backend.h"
 
 #include "core/errbuf.h"
-#include "core/registry.h"
 
 static int open_mock(void *arg, dlock_backend **out, const char *url,
                      const void *options, char *errbuf, size_t errlen)
@@ -38,8 +48,21 @@ static int open_mock(void *arg, dlock_backend **out, const char *url,
     return rc;
 }
 
-void dlock__backend_register_mock(void);
-void dlock__backend_register_mock(void)
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int registered_rc;
+
+static void register_once(void)
 {
-    dlock__backend_register("mock", open_mock, NULL);
+    registered_rc = dlock_backend_register("mock", open_mock, NULL);
+}
+
+int dlock_mock_register(void)
+{
+    pthread_once(&once, register_once);
+    return registered_rc;
+}
+
+__attribute__((constructor)) static void register_on_load(void)
+{
+    dlock_mock_register();
 }

@@ -25,8 +25,6 @@
 #include "dlock/sys/backend.h"
 #include "dlock/sys/clock.h"
 
-#include "core/background.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +202,7 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
     me.sig = s;
     me.deadline = deadline_ms;
     me.fired = 0;
-    me.background = dlock__thread_is_background();
+    me.background = dlock_clock_thread_is_background();
     me.prev = NULL;
     me.next = vc->sleepers;
     if (vc->sleepers != NULL)

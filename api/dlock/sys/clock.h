@@ -105,6 +105,13 @@ DLOCK_API int dlock_clock_sleep_until(dlock_clock *c, dlock_signal *s, int64_t d
 DLOCK_API void dlock_clock_done(dlock_clock *c, dlock_signal *s);
 DLOCK_API void dlock_clock_busy(dlock_clock *c, dlock_signal *s);
 
+/* Whether the calling thread is one of dlock's own long-lived threads (a
+ * client's watchdog) rather than an application's: for a clock written
+ * outside libdlock that counts the application's sleepers apart (the
+ * mock's virtual clock, in libdlock-mock: dlock_vclock_waiters). 1 or 0;
+ * any thread, never blocks. */
+DLOCK_API int dlock_clock_thread_is_background(void);
+
 #ifdef __cplusplus
 }
 #endif
