@@ -1,0 +1,405 @@
+/*
+ * Simulator: the fault backend (tests/sim/fault.h).
+ *
+ * It is a plain backend of the public interface: every slot it does not
+ * change forwards to the wrapped one (tests/harness/wrap_backend.c). It
+ * has no eval_send/eval_receive, so the lock objects call eval_until, and
+ * a call it fails returns at once: on a single thread, with nothing real
+ * to wait for, "the reply never came" is the deadline having passed.
+ *
+ * A late script is the request that reached the server after its caller
+ * gave up: it runs when the driver's clock reaches its time, on the
+ * wrapped backend, and its reply goes nowhere. The force-unlock scripts
+ * are only ever refused or lost before they run, never late or run
+ * unseen: the checkers end every hold at a force unlock's start, which is
+ * only true of one that ran then.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/mock.h"
+#include "tests/harness/wrap_backend.h"
+#include "tests/sim/fault.h"
+#include "tests/sim/queue.h"
+
+typedef struct late_script {
+    dlock_backend *inner; /* the client's wrapped backend */
+    const dlock_script *script;
+    size_t nkeys, nargs;
+    char **argv;
+    size_t *argvlen;
+} late_script;
+
+typedef struct sim_sub sim_sub;
+
+/* What a queue item carries: a late script, or a delayed message. */
+typedef struct pending {
+    late_script *late; /* or: */
+    sim_sub *sub;      /* a delayed message for this listener */
+    char *channel, *msg;
+    size_t len;
+} pending;
+
+struct sim_faults {
+    sim_rng rng;
+    sim_fault_rates r;
+    dlock_vclock *clock;
+    int on;
+    sim_queue q; /* items: p = a pending */
+    uint64_t count;
+    int64_t last;
+    void (*log)(void *arg, int client, const char *what, const char *name);
+    void *log_arg;
+};
+
+struct sim_sub {
+    sim_faults *f;
+    int client;
+    dlock_subscription *inner;
+    dlock_message_fn fn;
+    void *arg;
+};
+
+typedef struct fault_backend {
+    dlock_test_wrap w; /* first */
+    sim_faults *f;
+    int client;
+} fault_backend;
+
+/* ---- the queue ------------------------------------------------------------ */
+
+static void push(sim_faults *f, int64_t due, pending *p)
+{
+    sim_item it = {0};
+
+    it.due = due;
+    it.p = p;
+    sim_queue_push(&f->q, it);
+}
+
+static void pending_free(pending *p)
+{
+    size_t i;
+
+    if (p->late) {
+        for (i = 0; i < p->late->nkeys + p->late->nargs; i++)
+            free(p->late->argv[i]);
+        free(p->late->argv);
+        free(p->late->argvlen);
+        free(p->late);
+    }
+    free(p->channel);
+    free(p->msg);
+    free(p);
+}
+
+static void drop_item(sim_item *it)
+{
+    pending_free(it->p);
+}
+
+/* ---- the shared part ------------------------------------------------------ */
+
+sim_faults *sim_faults_new(uint64_t seed, const sim_fault_rates *rates,
+                           dlock_vclock *clock)
+{
+    sim_faults *f = calloc(1, sizeof(*f));
+
+    if (!f)
+        return NULL;
+    f->rng.s = seed ^ 0x5deece66dULL;
+    f->r = *rates;
+    f->clock = clock;
+    f->on = 1;
+    f->last = -1;
+    return f;
+}
+
+void sim_faults_free(sim_faults *f)
+{
+    if (!f)
+        return;
+    sim_queue_fini(&f->q, drop_item);
+    free(f);
+}
+
+void sim_faults_enable(sim_faults *f, int on)
+{
+    f->on = on;
+}
+
+uint64_t sim_faults_count(const sim_faults *f)
+{
+    return f->count;
+}
+
+int64_t sim_faults_last(const sim_faults *f)
+{
+    return f->last;
+}
+
+int64_t sim_faults_next(const sim_faults *f)
+{
+    return sim_queue_next(&f->q);
+}
+
+void sim_faults_set_log(sim_faults *f,
+                        void (*log)(void *arg, int client, const char *what,
+                                    const char *name),
+                        void *arg)
+{
+    f->log = log;
+    f->log_arg = arg;
+}
+
+/* Whether the fault of rate strikes now; logs it when it does. */
+static int strike(sim_faults *f, int rate, int client, const char *what,
+                  const char *name)
+{
+    if (!f->on || !sim_rng_chance(&f->rng, rate))
+        return 0;
+    f->count++;
+    f->last = dlock_vclock_now(f->clock);
+    if (f->log)
+        f->log(f->log_arg, client, what, name);
+    return 1;
+}
+
+int sim_faults_tick(sim_faults *f)
+{
+    int64_t now = dlock_vclock_now(f->clock);
+    int n = 0;
+
+    while (sim_queue_next(&f->q) <= now) {
+        pending *p = sim_queue_pop(&f->q).p;
+
+        if (p->late) {
+            dlock_reply *r = NULL;
+
+            if (dlock_backend_eval(p->late->inner, &r, p->late->script, p->late->nkeys,
+                                   p->late->nargs, (const char *const *)p->late->argv,
+                                   p->late->argvlen, NULL, 0) == 0)
+                dlock_reply_free(r);
+        } else if (p->sub) {
+            p->sub->fn(p->sub->arg, p->channel, p->msg, p->len);
+        }
+        pending_free(p);
+        n++;
+    }
+    return n;
+}
+
+/* ---- eval ----------------------------------------------------------------- */
+
+static int is_force(const dlock_script *s)
+{
+    return s->name && strstr(s->name, "force_unlock") != NULL;
+}
+
+static char *dup_bytes(const char *s, size_t len)
+{
+    char *d = malloc(len + 1);
+
+    if (!d)
+        abort();
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+static void schedule_late(fault_backend *fb, const dlock_script *s, size_t nkeys,
+                          size_t nargs, const char *const *argv, const size_t *argvlen)
+{
+    sim_faults *f = fb->f;
+    late_script *l = calloc(1, sizeof(*l));
+    pending *p = calloc(1, sizeof(*p));
+    size_t i, n = nkeys + nargs;
+
+    if (!l || !p || !(l->argv = calloc(n + 1, sizeof(char *))) ||
+        !(l->argvlen = calloc(n + 1, sizeof(size_t))))
+        abort();
+    l->inner = fb->w.inner;
+    l->script = s;
+    l->nkeys = nkeys;
+    l->nargs = nargs;
+    for (i = 0; i < n; i++) {
+        l->argvlen[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+        l->argv[i] = dup_bytes(argv[i], l->argvlen[i]);
+    }
+    p->late = l;
+    push(f, dlock_vclock_now(f->clock) + sim_rng_range(&f->rng, 1, f->r.late_max_ms), p);
+}
+
+/* The planted bugs (sim_fault_rates.plant): what a broken library would
+ * have answered. */
+static void plant(sim_faults *f, const dlock_script *s, dlock_reply *r)
+{
+    if (f->r.plant == 1 && strcmp(s->name, "reentrant_acquire") == 0 &&
+        r->type == DLOCK_REPLY_INTEGER) {
+        r->type = DLOCK_REPLY_NIL;
+        r->integer = 0;
+    } else if (f->r.plant == 2 && strcmp(s->name, "fenced_acquire") == 0 &&
+               r->type == DLOCK_REPLY_ARRAY && r->n == 2 &&
+               r->elems[0]->integer == 1 && r->elems[1]->integer > 1) {
+        r->elems[1]->integer -= 1;
+    }
+}
+
+static int fault_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script *s,
+                            size_t nkeys, size_t nargs, const char *const *argv,
+                            const size_t *argvlen, int64_t deadline_ms, char *errbuf,
+                            size_t errlen)
+{
+    fault_backend *fb = (fault_backend *)b;
+    sim_faults *f = fb->f;
+    int rc, force = is_force(s);
+
+    *out = NULL;
+    if (strike(f, f->r.refuse, fb->client, "refuse", s->name)) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "sim: connection refused");
+        return DLOCK_ECONN;
+    }
+    if (strike(f, f->r.lose_request, fb->client, "lose-request", s->name)) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "sim: request lost");
+        return DLOCK_ETIMEDOUT;
+    }
+    if (!force && strike(f, f->r.late, fb->client, "late", s->name)) {
+        schedule_late(fb, s, nkeys, nargs, argv, argvlen);
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "sim: request late");
+        return DLOCK_ETIMEDOUT;
+    }
+    rc = dlock_backend_eval_until(fb->w.inner, out, s, nkeys, nargs, argv, argvlen,
+                                  deadline_ms, errbuf, errlen);
+    if (rc == 0 && *out)
+        plant(f, s, *out);
+    if (rc == 0 && !force &&
+        strike(f, f->r.lose_reply, fb->client, "lose-reply", s->name)) {
+        dlock_reply_free(*out);
+        *out = NULL;
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "sim: reply lost");
+        return DLOCK_ETIMEDOUT;
+    }
+    return rc;
+}
+
+/* ---- pub/sub -------------------------------------------------------------- */
+
+static void queue_message(sim_sub *sub, const char *channel, const char *msg,
+                          size_t len)
+{
+    sim_faults *f = sub->f;
+    pending *p = calloc(1, sizeof(*p));
+
+    if (!p)
+        abort();
+    p->sub = sub;
+    p->channel = dup_bytes(channel, strlen(channel));
+    p->msg = dup_bytes(msg, len);
+    p->len = len;
+    push(f, dlock_vclock_now(f->clock) + sim_rng_range(&f->rng, 0, f->r.msg_delay_max_ms),
+         p);
+}
+
+static void on_message(void *arg, const char *channel, const char *msg, size_t len)
+{
+    sim_sub *sub = arg;
+    sim_faults *f = sub->f;
+
+    if (strike(f, f->r.msg_drop, sub->client, "msg-drop", channel))
+        return;
+    if (strike(f, f->r.msg_delay, sub->client, "msg-delay", channel)) {
+        queue_message(sub, channel, msg, len);
+        return;
+    }
+    if (strike(f, f->r.msg_dup, sub->client, "msg-dup", channel))
+        queue_message(sub, channel, msg, len);
+    sub->fn(sub->arg, channel, msg, len);
+}
+
+static int fault_subscribe_until(dlock_backend *b, dlock_subscription **out,
+                                 const char *channel, dlock_message_fn fn, void *arg,
+                                 int64_t deadline_ms, char *errbuf, size_t errlen)
+{
+    fault_backend *fb = (fault_backend *)b;
+    sim_sub *sub;
+    int rc;
+
+    *out = NULL;
+    if (strike(fb->f, fb->f->r.refuse, fb->client, "refuse-subscribe", channel)) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "sim: connection refused");
+        return DLOCK_ECONN;
+    }
+    if (!(sub = calloc(1, sizeof(*sub))))
+        return DLOCK_ENOMEM;
+    sub->f = fb->f;
+    sub->client = fb->client;
+    sub->fn = fn;
+    sub->arg = arg;
+    rc = dlock_backend_subscribe_until(fb->w.inner, &sub->inner, channel, on_message,
+                                       sub, deadline_ms, errbuf, errlen);
+    if (rc != 0) {
+        free(sub);
+        return rc;
+    }
+    *out = (dlock_subscription *)sub;
+    return 0;
+}
+
+static int fault_subscribe(dlock_backend *b, dlock_subscription **out,
+                           const char *channel, dlock_message_fn fn, void *arg)
+{
+    return fault_subscribe_until(b, out, channel, fn, arg, INT64_MAX, NULL, 0);
+}
+
+static int not_for(const sim_item *it, void *sub)
+{
+    return ((pending *)it->p)->sub != sub;
+}
+
+/* After it, the listener is never called again: its delayed messages go. */
+static void fault_unsubscribe(dlock_backend *b, dlock_subscription *s)
+{
+    fault_backend *fb = (fault_backend *)b;
+    sim_sub *sub = (sim_sub *)s;
+
+    dlock_backend_unsubscribe(fb->w.inner, sub->inner);
+    sim_queue_filter(&fb->f->q, not_for, sub, drop_item);
+    free(sub);
+}
+
+static const dlock_backend_methods fault_methods = {
+    .version = 4,
+    .name = "sim-fault",
+    .eval = dlock_test_wrap_eval_by_until,
+    .subscribe = fault_subscribe,
+    .unsubscribe = fault_unsubscribe,
+    .clock = dlock_test_wrap_clock,
+    .free = dlock_test_wrap_free,
+    .eval_until = fault_eval_until,
+    .subscribe_until = fault_subscribe_until,
+    .reconnects = dlock_test_wrap_reconnects,
+    .publish_command = dlock_test_wrap_publish_command,
+    .key_slot = dlock_test_wrap_key_slot,
+};
+
+int sim_fault_backend_new(dlock_backend **out, sim_faults *f, dlock_backend *inner,
+                          int client)
+{
+    fault_backend *fb = calloc(1, sizeof(*fb));
+
+    *out = NULL;
+    if (!fb)
+        return DLOCK_ENOMEM;
+    fb->w.base.methods = &fault_methods;
+    fb->w.inner = inner;
+    fb->f = f;
+    fb->client = client;
+    *out = &fb->w.base;
+    return 0;
+}
