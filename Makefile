@@ -275,10 +275,10 @@ $(BUILD)/samples/async_lock: samples/async_lock.c $(BUILD)/libdlock.a
 # fast fault cases); make check-all both in one run.
 CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
               $(BUILD)/samples/cluster_lock
-check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
 
-check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
 
 check-matrix: $(CHECK_DEPS)

@@ -40,7 +40,7 @@ endif
 
 # A few seconds: the self-tests and 2 s of seeds from a fixed start.
 simulate-smoke: $(SIM_BIN)
-	@$(SIM_BIN) --self-test > $(BUILD)/simulate-smoke.out 2>&1 && \
+	@$(SIM_BIN) --self-test --ops 400 > $(BUILD)/simulate-smoke.out 2>&1 && \
 	  $(SIM_BIN) --seed 1 --seconds 2 >> $(BUILD)/simulate-smoke.out 2>&1 || \
 	  { cat $(BUILD)/simulate-smoke.out; echo "simulate-smoke: failed"; exit 1; }; \
 	  tail -n 1 $(BUILD)/simulate-smoke.out

@@ -431,9 +431,29 @@ static void check_fencing(ctx *c)
 
 /* ---- fair order ----------------------------------------------------------------- */
 
+/* Whether b's owner may have a place in the queue from before (an
+ * earlier wait of its on the object that did not end in a grant: its
+ * give-up may have been lost or late): the queue keeps an owner's place,
+ * so b then comes back to it, ahead of waiters that came meanwhile. */
+static int ghost_before(const sim_history *h, const size_t *start, const sim_event *b,
+                        size_t until)
+{
+    size_t k;
+
+    for (k = 0; k < until; k++) {
+        const sim_event *x = &h->ev[k];
+
+        if (x->kind == SIM_EV_DONE && x->op == SIM_OP_LOCK && x->obj == b->obj &&
+            who(x) == who(b) && x->rc != 0 && h->ev[start[x->id]].wait != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* A fair lock's waiter A that started before waiter B, waited, and was
  * live throughout (no fault, pause, cancel or force unlock anywhere while
- * it waited) is granted before B. */
+ * it waited) is granted before B, unless B's owner had a place in the
+ * queue from before (ghost_before). */
 static void check_fair(ctx *c, const size_t *start)
 {
     const sim_history *h = c->h;
@@ -469,7 +489,7 @@ static void check_fair(ctx *c, const size_t *start)
                 b->obj != a->obj || who(b) == who(a))
                 continue;
             bs = &h->ev[start[b->id]];
-            if (bs->t <= as->t)
+            if (bs->t <= as->t || ghost_before(h, start, b, start[a->id]))
                 continue;
             fail(c, SIM_CHECK_FAIR, "%s: a later waiter granted before a live earlier one",
                  h->obj[a->obj].name);

@@ -18,6 +18,9 @@
  *   --self-test      plant each bug the checkers exist for; each must be
  *                    caught (exit 1 otherwise)
  *   --no-shrink
+ *   --plant N        run with planted bug N (SIM_PLANT_*: 1, 2, 7 or 8, the
+ *                    ones made in the run): shows a failure, its report
+ *                    and its shrinking
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@
 
 #include "tests/sim/sim.h"
 
-#define DEFAULT_OPS 400
+#define DEFAULT_OPS 2000
 
 /* Which fault kinds --faults keeps, one bit each, in this order: refused
  * calls, lost requests, lost replies, late requests, dropped, duplicated
@@ -145,6 +148,19 @@ static long long faults_mask(const sim_config *c)
     return m;
 }
 
+/* The command that replays c, overrides included. */
+static void print_replay(const sim_config *c)
+{
+    fprintf(stderr,
+            "sim: replay: make simulate SEED=%llu SIM_ARGS=\"--clients %d --owners %d "
+            "--ops %lld --types 0x%x --faults 0x%llx",
+            (unsigned long long)c->seed, c->clients, c->owners, (long long)c->ops,
+            c->types, faults_mask(c));
+    if (c->plant)
+        fprintf(stderr, " --plant %d", c->plant);
+    fprintf(stderr, "\"\n");
+}
+
 /* Runs c and checks it: the failed checkers' bits. */
 static int run_checked(const sim_config *c, int verbose, sim_history *h)
 {
@@ -194,13 +210,10 @@ static void shrink(sim_config c, int failed)
     }
     fprintf(stderr,
             "sim: smallest failing schedule (%s): seed %llu, %d client(s), %d owner(s), "
-            "%lld operations, types 0x%x, faults 0x%llx\n"
-            "sim: replay: make simulate SEED=%llu SIM_ARGS=\"--clients %d --owners %d "
-            "--ops %lld --types 0x%x --faults 0x%llx\"\n",
+            "%lld operations, types 0x%x, faults 0x%llx\n",
             check_names(failed, names, sizeof(names)), (unsigned long long)c.seed,
-            c.clients, c.owners, (long long)c.ops, c.types, faults_mask(&c),
-            (unsigned long long)c.seed, c.clients, c.owners, (long long)c.ops, c.types,
-            faults_mask(&c));
+            c.clients, c.owners, (long long)c.ops, c.types, faults_mask(&c));
+    print_replay(&c);
 }
 
 static const char *const plant_names[SIM_PLANT_COUNT] = {
@@ -212,7 +225,7 @@ static const int plant_catches[SIM_PLANT_COUNT] = {
     SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS};
 
 /* Each planted bug must be caught by its checker on some seed of the
- * first 50 (most are on the first). */
+ * first 50 that passes without it (most are on the first). */
 static int self_test(int64_t ops)
 {
     int p, bad = 0;
@@ -227,6 +240,13 @@ static int self_test(int64_t ops)
             int f;
 
             sim_config_from_seed(&c, seed, ops);
+            /* the seed passes without the bug */
+            if (sim_run(&c, &h) != 0)
+                return 1;
+            f = sim_check(&h, 0);
+            sim_history_free(&h);
+            if (f != 0)
+                continue;
             c.plant = p;
             if (sim_run(&c, &h) != 0)
                 return 1;
@@ -275,7 +295,7 @@ int main(int argc, char **argv)
     long long ops = DEFAULT_OPS, total_ops = 0, total_faults = 0, runs = 0;
     overrides ov = {0, 0, -1, -1, 0};
     const char *history = NULL;
-    int trace = 0, selftest = 0, noshrink = 0, failed_seeds = 0, i;
+    int trace = 0, selftest = 0, noshrink = 0, failed_seeds = 0, plant = 0, i;
     unsigned long long s;
 
     for (i = 1; i < argc; i++) {
@@ -308,11 +328,13 @@ int main(int argc, char **argv)
             selftest = 1;
         else if (!strcmp(a, "--no-shrink"))
             noshrink = 1;
+        else if (!strcmp(a, "--plant") && v)
+            plant = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: dlock_sim [--seed N] [--seeds K | --seconds S] "
                             "[--ops N] [--clients N] [--owners N] [--types MASK] "
                             "[--faults MASK] [--no-pauses] [--history FILE] [--trace] "
-                            "[--self-test] [--no-shrink]\n");
+                            "[--self-test] [--no-shrink] [--plant N]\n");
             return 2;
         }
     }
@@ -339,6 +361,9 @@ int main(int argc, char **argv)
             break;
         sim_config_from_seed(&c, s, ops);
         apply(&c, &ov);
+        if (plant == SIM_PLANT_GRANT_BUSY || plant == SIM_PLANT_TOKEN_LOW ||
+            plant == SIM_PLANT_NO_EXPIRY || plant == SIM_PLANT_STUCK)
+            c.plant = plant;
         failed = run_checked(&c, 1, &h);
         if (failed < 0)
             return 2;
@@ -369,7 +394,7 @@ int main(int argc, char **argv)
                     failed & (1 << 30) ? "determinism"
                                        : check_names(failed, names, sizeof(names)));
             print_tail(&h, 30);
-            fprintf(stderr, "sim: replay: make simulate SEED=%llu\n", s);
+            print_replay(&c);
             if (!noshrink && !(failed & (1 << 30)))
                 shrink(c, failed);
             failed_seeds++;

@@ -722,6 +722,29 @@ static void plant_store(world *w)
         dlock_reply_free(r);
 }
 
+/* FNV-1a over every event's fields, in order: what the rendered lines
+ * say (sim_event_render prints nothing else), without printing them. */
+static uint64_t history_hash(const sim_history *h)
+{
+    uint64_t hash = 1469598103934665603ULL;
+    size_t i, k;
+
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i];
+        int64_t f[13] = {e->t, e->kind, e->client, e->owner, e->obj, e->op, e->id,
+                         e->rc, e->value, e->wait, e->lease, e->n, e->paused};
+
+        for (k = 0; k < 13; k++) {
+            uint64_t v = (uint64_t)f[k];
+            int b;
+
+            for (b = 0; b < 8; b++, v >>= 8)
+                hash = (hash ^ (v & 0xff)) * 1099511628211ULL;
+        }
+    }
+    return hash;
+}
+
 int sim_run(const sim_config *cfg, sim_history *h)
 {
     world w;
@@ -812,21 +835,7 @@ out:
     sim_faults_free(w.faults);
     dlock_mock_store_free(w.store);
     dlock_vclock_free(w.vc);
-    {
-        size_t i;
-        char line[256];
-        uint64_t hash = 1469598103934665603ULL;
-
-        for (i = 0; i < h->n; i++) {
-            const char *p;
-
-            sim_event_render(h, &h->ev[i], line, sizeof(line));
-            for (p = line; *p; p++)
-                hash = (hash ^ (unsigned char)*p) * 1099511628211ULL;
-            hash = (hash ^ '\n') * 1099511628211ULL;
-        }
-        h->hash = hash;
-    }
+    h->hash = history_hash(h);
     return rc;
 }
 
