@@ -30,6 +30,7 @@
 
 #include "dlock/errors.h"
 #include "dlock/times.h"
+#include "tests/sim/grow.h"
 #include "tests/sim/sim.h"
 
 #define OWNERS (SIM_MAX_CLIENTS * SIM_MAX_OWNERS)
@@ -171,12 +172,7 @@ static void check_callbacks(ctx *c, const size_t *start, int64_t nids)
 
 static void add_hold(holds *hs, hold h)
 {
-    if (hs->n == hs->cap) {
-        hs->cap = hs->cap ? hs->cap * 2 : 256;
-        hs->v = realloc(hs->v, hs->cap * sizeof(*hs->v));
-        if (!hs->v)
-            abort();
-    }
+    hs->v = sim_grow(hs->v, &hs->cap, hs->n, sizeof(*hs->v));
     hs->v[hs->n++] = h;
 }
 
@@ -562,12 +558,7 @@ int sim_check(const sim_history *h, int verbose)
 
 static sim_event *insert(sim_history *h, size_t at, const sim_event *e)
 {
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 64;
-        h->ev = realloc(h->ev, h->cap * sizeof(*h->ev));
-        if (!h->ev)
-            abort();
-    }
+    h->ev = sim_grow(h->ev, &h->cap, h->n, sizeof(*h->ev));
     memmove(&h->ev[at + 1], &h->ev[at], (h->n - at) * sizeof(*h->ev));
     h->n++;
     h->ev[at] = *e;

@@ -1,6 +1,7 @@
 /* Simulator: the due-time queue (tests/sim/queue.h). */
 #include <stdlib.h>
 
+#include "tests/sim/grow.h"
 #include "tests/sim/queue.h"
 
 static int before(const sim_item *a, const sim_item *b)
@@ -28,12 +29,7 @@ void sim_queue_push(sim_queue *q, sim_item it)
 {
     size_t i;
 
-    if (q->n == q->cap) {
-        q->cap = q->cap ? q->cap * 2 : 64;
-        q->q = realloc(q->q, q->cap * sizeof(*q->q));
-        if (!q->q)
-            abort();
-    }
+    q->q = sim_grow(q->q, &q->cap, q->n, sizeof(*q->q));
     it.seq = q->seq++;
     i = q->n++;
     while (i > 0 && before(&it, &q->q[(i - 1) / 2])) {

@@ -36,6 +36,7 @@
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/spin_lock.h"
+#include "tests/sim/grow.h"
 #include "tests/sim/queue.h"
 #include "tests/sim/rng.h"
 #include "tests/sim/sim.h"
@@ -121,12 +122,7 @@ static sim_event *record(world *w, int kind, int client, int owner, int obj)
     sim_history *h = w->h;
     sim_event *e;
 
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 1024;
-        h->ev = realloc(h->ev, h->cap * sizeof(*h->ev));
-        if (!h->ev)
-            abort();
-    }
+    h->ev = sim_grow(h->ev, &h->cap, h->n, sizeof(*h->ev));
     e = &h->ev[h->n++];
     memset(e, 0, sizeof(*e));
     e->t = now(w);
@@ -189,12 +185,7 @@ static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_
     sim_event *e;
     int rc;
 
-    if (w->nops == w->capops) {
-        w->capops = w->capops ? w->capops * 2 : 1024;
-        w->ops = realloc(w->ops, w->capops * sizeof(*w->ops));
-        if (!w->ops)
-            abort();
-    }
+    w->ops = sim_grow(w->ops, &w->capops, w->nops, sizeof(*w->ops));
     s = &w->ops[w->nops++];
     s->client = ci;
     s->owner = oi;
