@@ -23,8 +23,13 @@
 #include "tests/sim/fault.h"
 #include "tests/sim/queue.h"
 
+typedef struct fault_backend fault_backend;
+
 typedef struct late_script {
-    dlock_backend *inner; /* the client's wrapped backend */
+    fault_backend *fb;
+    int replay;      /* 1: a write replicated to fb's replica; 0: a late
+                      * request to fb's store */
+    uint64_t epoch;  /* the primary's: a failover drops what is in flight */
     const dlock_script *script;
     size_t nkeys, nargs;
     char **argv;
@@ -41,11 +46,16 @@ typedef struct pending {
     size_t len;
 } pending;
 
+#define MAX_BACKENDS 16
+
 struct sim_faults {
     sim_rng rng;
     sim_fault_rates r;
     dlock_vclock *clock;
     int on;
+    uint64_t epoch;                  /* failovers so far */
+    fault_backend *fbs[MAX_BACKENDS]; /* the ones with a replica */
+    int nfbs;
     sim_queue q; /* items: p = a pending */
     uint64_t count;
     int64_t last;
@@ -59,15 +69,23 @@ struct sim_sub {
     dlock_subscription *inner;
     dlock_message_fn fn;
     void *arg;
+    char *channel;
+    sim_sub *next; /* in its backend's list */
 };
 
-typedef struct fault_backend {
-    dlock_test_wrap w; /* first */
+struct fault_backend {
+    dlock_test_wrap w; /* first; w.inner: the primary's backend */
     sim_faults *f;
     int client;
-} fault_backend;
+    dlock_backend *replica; /* the replica's (NULL: none, or failed over) */
+    dlock_backend *old;     /* the primary's before the failover */
+    sim_sub *subs;
+};
 
 /* ---- the queue ------------------------------------------------------------ */
+
+static void replicate(fault_backend *fb, const dlock_script *s, size_t nkeys,
+                      size_t nargs, const char *const *argv, const size_t *argvlen);
 
 static void push(sim_faults *f, int64_t due, pending *p)
 {
@@ -174,13 +192,19 @@ int sim_faults_tick(sim_faults *f)
     while (sim_queue_next(&f->q) <= now) {
         pending *p = sim_queue_pop(&f->q).p;
 
-        if (p->late) {
+        if (p->late && p->late->epoch == f->epoch) {
+            late_script *l = p->late;
+            dlock_backend *to = l->replay ? l->fb->replica : l->fb->w.inner;
             dlock_reply *r = NULL;
 
-            if (dlock_backend_eval(p->late->inner, &r, p->late->script, p->late->nkeys,
-                                   p->late->nargs, (const char *const *)p->late->argv,
-                                   p->late->argvlen, NULL, 0) == 0)
+            if (to && dlock_backend_eval(to, &r, l->script, l->nkeys, l->nargs,
+                                         (const char *const *)l->argv, l->argvlen, NULL,
+                                         0) == 0) {
                 dlock_reply_free(r);
+                if (!l->replay)
+                    replicate(l->fb, l->script, l->nkeys, l->nargs,
+                              (const char *const *)l->argv, l->argvlen);
+            }
         } else if (p->sub) {
             p->sub->fn(p->sub->arg, p->channel, p->msg, p->len);
         }
@@ -208,8 +232,9 @@ static char *dup_bytes(const char *s, size_t len)
     return d;
 }
 
-static void schedule_late(fault_backend *fb, const dlock_script *s, size_t nkeys,
-                          size_t nargs, const char *const *argv, const size_t *argvlen)
+static void schedule_late(fault_backend *fb, int replay, int64_t delay,
+                          const dlock_script *s, size_t nkeys, size_t nargs,
+                          const char *const *argv, const size_t *argvlen)
 {
     sim_faults *f = fb->f;
     late_script *l = calloc(1, sizeof(*l));
@@ -219,7 +244,9 @@ static void schedule_late(fault_backend *fb, const dlock_script *s, size_t nkeys
     if (!l || !p || !(l->argv = calloc(n + 1, sizeof(char *))) ||
         !(l->argvlen = calloc(n + 1, sizeof(size_t))))
         abort();
-    l->inner = fb->w.inner;
+    l->fb = fb;
+    l->replay = replay;
+    l->epoch = f->epoch;
     l->script = s;
     l->nkeys = nkeys;
     l->nargs = nargs;
@@ -228,7 +255,29 @@ static void schedule_late(fault_backend *fb, const dlock_script *s, size_t nkeys
         l->argv[i] = dup_bytes(argv[i], l->argvlen[i]);
     }
     p->late = l;
-    push(f, dlock_vclock_now(f->clock) + sim_rng_range(&f->rng, 1, f->r.late_max_ms), p);
+    push(f, dlock_vclock_now(f->clock) + delay, p);
+}
+
+/* A write that ran on the primary goes to the replica: at once when
+ * writes are synced (WAIT), else after the replication lag (and is lost
+ * if the primary fails over first). The replica runs the script itself,
+ * later: its leases run from then (a replica of Redis gets absolute
+ * expiry times), which only keeps its holds longer. */
+static void replicate(fault_backend *fb, const dlock_script *s, size_t nkeys,
+                      size_t nargs, const char *const *argv, const size_t *argvlen)
+{
+    sim_faults *f = fb->f;
+    dlock_reply *r = NULL;
+
+    if (!fb->replica || dlock_script_no_writes(s))
+        return;
+    if (f->r.failover_sync) {
+        if (dlock_backend_eval(fb->replica, &r, s, nkeys, nargs, argv, argvlen, NULL, 0) == 0)
+            dlock_reply_free(r);
+        return;
+    }
+    schedule_late(fb, 1, sim_rng_range(&f->rng, 0, f->r.repl_lag_max_ms), s, nkeys, nargs,
+                  argv, argvlen);
 }
 
 /* The planted bugs (sim_fault_rates.plant): what a broken library would
@@ -267,13 +316,16 @@ static int fault_eval_until(dlock_backend *b, dlock_reply **out, const dlock_scr
         return DLOCK_ETIMEDOUT;
     }
     if (!force && strike(f, f->r.late, fb->client, "late", s->name)) {
-        schedule_late(fb, s, nkeys, nargs, argv, argvlen);
+        schedule_late(fb, 0, sim_rng_range(&f->rng, 1, f->r.late_max_ms), s, nkeys, nargs,
+                      argv, argvlen);
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "sim: request late");
         return DLOCK_ETIMEDOUT;
     }
     rc = dlock_backend_eval_until(fb->w.inner, out, s, nkeys, nargs, argv, argvlen,
                                   deadline_ms, errbuf, errlen);
+    if (rc == 0)
+        replicate(fb, s, nkeys, nargs, argv, argvlen);
     if (rc == 0 && *out)
         plant(f, s, *out);
     if (rc == 0 && !force &&
@@ -341,12 +393,16 @@ static int fault_subscribe_until(dlock_backend *b, dlock_subscription **out,
     sub->client = fb->client;
     sub->fn = fn;
     sub->arg = arg;
+    sub->channel = dup_bytes(channel, strlen(channel));
     rc = dlock_backend_subscribe_until(fb->w.inner, &sub->inner, channel, on_message,
                                        sub, deadline_ms, errbuf, errlen);
     if (rc != 0) {
+        free(sub->channel);
         free(sub);
         return rc;
     }
+    sub->next = fb->subs;
+    fb->subs = sub;
     *out = (dlock_subscription *)sub;
     return 0;
 }
@@ -368,9 +424,72 @@ static void fault_unsubscribe(dlock_backend *b, dlock_subscription *s)
     fault_backend *fb = (fault_backend *)b;
     sim_sub *sub = (sim_sub *)s;
 
-    dlock_backend_unsubscribe(fb->w.inner, sub->inner);
+    sim_sub **pp = &fb->subs;
+
+    while (*pp != sub)
+        pp = &(*pp)->next;
+    *pp = sub->next;
+    if (sub->inner)
+        dlock_backend_unsubscribe(fb->w.inner, sub->inner);
     sim_queue_filter(&fb->f->q, not_for, sub, drop_item);
+    free(sub->channel);
     free(sub);
+}
+
+/* ---- failover ---------------------------------------------------------------- */
+
+static int current(const sim_item *it, void *f)
+{
+    const pending *p = it->p;
+
+    return !p->late || p->late->epoch == ((sim_faults *)f)->epoch;
+}
+
+void sim_faults_failover(sim_faults *f)
+{
+    int i;
+
+    f->epoch++;
+    f->count++;
+    f->last = dlock_vclock_now(f->clock);
+    /* the requests in flight and the writes not yet replicated are lost */
+    sim_queue_filter(&f->q, current, f, drop_item);
+    for (i = 0; i < f->nfbs; i++) {
+        fault_backend *fb = f->fbs[i];
+        sim_sub *sub;
+
+        if (!fb->replica)
+            continue;
+        fb->old = fb->w.inner;
+        fb->w.inner = fb->replica;
+        fb->replica = NULL;
+        /* the subscriptions follow, and each listener is told that
+         * messages may have been lost (the backend's empty message) */
+        for (sub = fb->subs; sub; sub = sub->next) {
+            pending *p = calloc(1, sizeof(*p));
+
+            dlock_backend_unsubscribe(fb->old, sub->inner);
+            sub->inner = NULL;
+            if (dlock_backend_subscribe_until(fb->w.inner, &sub->inner, sub->channel,
+                                              on_message, sub, INT64_MAX, NULL, 0) != 0)
+                sub->inner = NULL;
+            if (!p)
+                abort();
+            p->sub = sub;
+            p->channel = dup_bytes(sub->channel, strlen(sub->channel));
+            p->msg = dup_bytes("", 0);
+            push(f, dlock_vclock_now(f->clock), p);
+        }
+    }
+}
+
+static void fault_free(dlock_backend *b)
+{
+    fault_backend *fb = (fault_backend *)b;
+
+    dlock_backend_free(fb->replica);
+    dlock_backend_free(fb->old);
+    dlock_test_wrap_free(b);
 }
 
 static const dlock_backend_methods fault_methods = {
@@ -380,7 +499,7 @@ static const dlock_backend_methods fault_methods = {
     .subscribe = fault_subscribe,
     .unsubscribe = fault_unsubscribe,
     .clock = dlock_test_wrap_clock,
-    .free = dlock_test_wrap_free,
+    .free = fault_free,
     .eval_until = fault_eval_until,
     .subscribe_until = fault_subscribe_until,
     .reconnects = dlock_test_wrap_reconnects,
@@ -389,7 +508,7 @@ static const dlock_backend_methods fault_methods = {
 };
 
 int sim_fault_backend_new(dlock_backend **out, sim_faults *f, dlock_backend *inner,
-                          int client)
+                          dlock_backend *replica, int client)
 {
     fault_backend *fb = calloc(1, sizeof(*fb));
 
@@ -400,6 +519,12 @@ int sim_fault_backend_new(dlock_backend **out, sim_faults *f, dlock_backend *inn
     fb->w.inner = inner;
     fb->f = f;
     fb->client = client;
+    fb->replica = replica;
+    if (replica) {
+        if (f->nfbs == MAX_BACKENDS)
+            abort();
+        f->fbs[f->nfbs++] = fb;
+    }
     *out = &fb->w.base;
     return 0;
 }

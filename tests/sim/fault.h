@@ -3,8 +3,9 @@
  * interface (dlock/sys/backend.h) and, from the run's seed, refuses calls
  * (a refused connection), loses a request before the script ran or its
  * reply after it ran, lets a request arrive late (the script runs after the
- * caller gave up), and drops, delays, reorders and duplicates pub/sub
- * messages. Single-threaded: the simulator's driver calls
+ * caller gave up), drops, delays, reorders and duplicates pub/sub
+ * messages, and fails a replicated store over to its replica (the writes
+ * not yet replicated lost, unless writes are synced). Single-threaded: the simulator's driver calls
  * sim_faults_tick to run what came due (late scripts, delayed messages).
  */
 #ifndef DLOCK_SIM_FAULT_H
@@ -24,6 +25,11 @@ typedef struct sim_fault_rates {
     int late;         /* DLOCK_ETIMEDOUT, the script runs up to late_max_ms later */
     int msg_drop, msg_dup, msg_delay; /* a pub/sub message */
     int64_t late_max_ms, msg_delay_max_ms;
+    /* Replication to the replica (backends made with one): 1 synced (each
+     * write reaches the replica before its reply, as with WAIT), 0 after
+     * a lag of up to repl_lag_max_ms. */
+    int failover_sync;
+    int64_t repl_lag_max_ms;
     /* A planted bug, for the checkers' self-tests: 1 grants every refused
      * exclusive acquisition (a busy reply turned into nil), 2 hands out
      * fencing tokens one too low. 0: none. */
@@ -52,8 +58,14 @@ void sim_faults_set_log(sim_faults *f, void (*log)(void *arg, int client,
                                                    const char *what, const char *name),
                         void *arg);
 
-/* A backend that wraps inner (taking it) for client number client. */
+/* A backend that wraps inner (taking it) for client number client;
+ * replica (taken too; may be NULL): a backend on the replica's store,
+ * which every write that ran reaches (sim_fault_rates.failover_sync). */
 int sim_fault_backend_new(dlock_backend **out, sim_faults *f, dlock_backend *inner,
-                          int client);
+                          dlock_backend *replica, int client);
+/* The primary fails over to the replica: every backend with a replica
+ * talks to it from now on (its subscriptions moved, each listener given
+ * an empty message), and what was not replicated yet is lost. */
+void sim_faults_failover(sim_faults *f);
 
 #endif /* DLOCK_SIM_FAULT_H */

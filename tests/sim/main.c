@@ -33,8 +33,9 @@
 
 /* Which fault kinds --faults keeps, one bit each, in this order: refused
  * calls, lost requests, lost replies, late requests, dropped, duplicated
- * and delayed messages, client pauses. */
-enum { F_REFUSE, F_LOSE_REQ, F_LOSE_REPLY, F_LATE, F_DROP, F_DUP, F_DELAY, F_PAUSE, F_KINDS };
+ * and delayed messages, client pauses, a failover. */
+enum { F_REFUSE, F_LOSE_REQ, F_LOSE_REPLY, F_LATE, F_DROP, F_DUP, F_DELAY, F_PAUSE, F_FAILOVER,
+       F_KINDS };
 
 typedef struct overrides {
     int clients, owners;
@@ -52,7 +53,8 @@ static int *rate_of(sim_config *c, int k)
     case F_DROP: return &c->rates.msg_drop;
     case F_DUP: return &c->rates.msg_dup;
     case F_DELAY: return &c->rates.msg_delay;
-    default: return &c->pause_rate;
+    case F_PAUSE: return &c->pause_rate;
+    default: return &c->failover;
     }
 }
 
@@ -70,14 +72,19 @@ void sim_config_from_seed(sim_config *c, uint64_t seed, int64_t ops)
     /* each kind off, rare or frequent: schedules with one fault kind
      * alone are as likely as storms of all of them */
     for (k = 0; k < F_KINDS; k++) {
-        static const int lo[F_KINDS] = {20, 20, 20, 20, 100, 100, 100, 5};
-        static const int hi[F_KINDS] = {300, 300, 300, 300, 2000, 2000, 2000, 60};
+        static const int lo[F_KINDS] = {20, 20, 20, 20, 100, 100, 100, 5, 1};
+        static const int hi[F_KINDS] = {300, 300, 300, 300, 2000, 2000, 2000, 60, 1};
         int64_t pick = sim_rng_range(&r, 0, 2);
 
         *rate_of(c, k) = pick == 0 ? 0 : pick == 1 ? lo[k] : hi[k];
     }
     c->rates.late_max_ms = 500;
     c->rates.msg_delay_max_ms = 300;
+    /* two thirds of the seeds fail over (above), half of those with
+     * synced writes */
+    c->failover_at = sim_rng_range(&r, ops / 4, 3 * ops / 4) + 1;
+    c->rates.failover_sync = (int)sim_rng_range(&r, 0, 1);
+    c->rates.repl_lag_max_ms = 200;
     c->pause_max_ms = 6000;
 }
 
@@ -293,6 +300,7 @@ int main(int argc, char **argv)
     unsigned long long seed = 1, seeds = 0;
     double seconds = 0, t0;
     long long ops = DEFAULT_OPS, total_ops = 0, total_faults = 0, runs = 0;
+    long long total_reported = 0;
     overrides ov = {0, 0, -1, -1, 0};
     const char *history = NULL;
     int trace = 0, selftest = 0, noshrink = 0, failed_seeds = 0, plant = 0, i;
@@ -370,6 +378,7 @@ int main(int argc, char **argv)
         runs++;
         total_ops += count_ops(&h);
         total_faults += (long long)h.faults;
+        total_reported += h.reported;
         if (trace)
             print_tail(&h, h.n);
         if (history && write_history(&h, history) != 0)
@@ -407,8 +416,9 @@ int main(int argc, char **argv)
         double cpu = cpu_seconds() - t0;
 
         printf("sim: %lld run(s) from seed %llu: %lld operations, %lld faults, %d failed; "
+               "%lld violation(s) reported where not promised (unsynced failover); "
                "%.2f CPU s, %.0f operations per CPU second\n",
-               runs, seed, total_ops, total_faults, failed_seeds, cpu,
+               runs, seed, total_ops, total_faults, failed_seeds, total_reported, cpu,
                cpu > 0 ? (double)total_ops / cpu : 0.0);
     }
     return failed_seeds ? 1 : 0;

@@ -22,6 +22,9 @@ typedef struct sim_config {
     int64_t ops;          /* operations started before the quiet end */
     sim_fault_rates rates;
     int pause_rate;       /* per 10 000 workload steps: a client pauses */
+    int failover;         /* 1: the store fails over to its replica once */
+    int64_t failover_at;  /* ... failover_at operations started; synced or
+                           * not: rates.failover_sync */
     int64_t pause_max_ms;
     uint32_t types;       /* SIM_T_* bits: which objects the run uses */
     /* 1: a planted bug for the checkers' self-tests (see check.c):
@@ -113,6 +116,11 @@ typedef struct sim_history {
     int probe_failures;
     char probe_detail[256];
     uint64_t faults;
+    /* when the store failed over with writes not synced (-1: it did not):
+     * from then on neither exclusion nor the order of fencing tokens is
+     * promised (api/dlock/fenced.h); both are reported, not asserted */
+    int64_t unsynced_failover;
+    int reported; /* violations reported, not asserted */
 } sim_history;
 
 /* One line of the history, as printed and hashed. */

@@ -99,8 +99,9 @@ typedef struct world {
     sim_history *h;
     sim_rng rng;
     dlock_vclock *vc;
-    dlock_mock_store *store;
+    dlock_mock_store *store, *replica; /* replica: NULL without failover */
     sim_faults *faults;
+    int failed_over;
     client_st cl[SIM_MAX_CLIENTS];
     sim_queue q;
     op_st *ops;
@@ -380,6 +381,15 @@ static void act(world *w, int ci, int oi)
         release_step(w, ci, oi);
         return;
     }
+    if (cfg->failover && !w->failed_over && w->started >= cfg->failover_at) {
+        sim_event *e = record(w, SIM_EV_FAULT, -1, -1, -1);
+
+        w->failed_over = 1;
+        sim_faults_failover(w->faults);
+        e->value = ('F' << 8) | (cfg->rates.failover_sync ? 'S' : 'U');
+        if (!cfg->rates.failover_sync)
+            w->h->unsynced_failover = e->t;
+    }
     if (sim_rng_chance(&w->rng, cfg->pause_rate)) {
         int64_t d = sim_rng_range(&w->rng, 1, cfg->pause_max_ms);
         sim_event *e = record(w, SIM_EV_PAUSE, ci, -1, -1);
@@ -496,7 +506,7 @@ static int make_client(world *w, int ci)
 {
     client_st *c = &w->cl[ci];
     dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
-    dlock_backend *mb, *fb;
+    dlock_backend *mb, *fb, *rb = NULL;
     int i, rc;
 
     /* no watchdog period within a run; no real-time slice */
@@ -504,8 +514,13 @@ static int make_client(world *w, int ci)
     opts.loop_slice_ms = 0;
     if ((rc = dlock_mock_backend_new(&mb, w->store)) != 0)
         return rc;
-    if ((rc = sim_fault_backend_new(&fb, w->faults, mb, ci)) != 0) {
+    if (w->replica && (rc = dlock_mock_backend_new(&rb, w->replica)) != 0) {
         dlock_backend_free(mb);
+        return rc;
+    }
+    if ((rc = sim_fault_backend_new(&fb, w->faults, mb, rb, ci)) != 0) {
+        dlock_backend_free(mb);
+        dlock_backend_free(rb);
         return rc;
     }
     if ((rc = dlock_client_new(&c->c, fb, &opts)) != 0) {
@@ -657,7 +672,8 @@ static int quiet(world *w)
 static void count_leftovers(world *w)
 {
     sim_history *h = w->h;
-    size_t dbsize = dlock_mock_store_dbsize(w->store), persistent = 0;
+    dlock_mock_store *store = w->failed_over ? w->replica : w->store;
+    size_t dbsize = dlock_mock_store_dbsize(store), persistent = 0;
     int i;
 
     for (i = 0; i < h->nobj; i++) {
@@ -671,7 +687,7 @@ static void count_leftovers(world *w)
             snprintf(key, sizeof(key), "redisson_lock_token:{%s}", h->obj[i].name);
         else
             continue;
-        if (dlock_mock_store_command(w->store, &r, 2, argv, NULL) == 0) {
+        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
             persistent += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
             dlock_reply_free(r);
         }
@@ -687,7 +703,7 @@ static void count_leftovers(world *w)
 
             if (h->obj[i].type == SIM_T_SEMAPHORE)
                 continue;
-            if (dlock_mock_store_command(w->store, &r, 2, argv, NULL) == 0) {
+            if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
                 if (r->type == DLOCK_REPLY_INTEGER && r->integer != -2)
                     off += (size_t)snprintf(h->leftover_detail + off,
                                             sizeof(h->leftover_detail) - off,
@@ -706,10 +722,10 @@ static void plant_store(world *w)
     dlock_reply *r = NULL;
 
     if (w->cfg->plant == SIM_PLANT_NO_EXPIRY &&
-        dlock_mock_store_command(w->store, &r, 3, set, NULL) == 0)
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 3, set, NULL) == 0)
         dlock_reply_free(r);
     if (w->cfg->plant == SIM_PLANT_STUCK &&
-        dlock_mock_store_command(w->store, &r, 4, hset, NULL) == 0)
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 4, hset, NULL) == 0)
         dlock_reply_free(r);
 }
 
@@ -750,6 +766,7 @@ int sim_run(const sim_config *cfg, sim_history *h)
     w.rng.s = cfg->seed;
     uuid_rng.s = cfg->seed ^ 0xa5a5a5a5a5a5a5a5ULL;
     h->slack_ms = 50; /* DLOCK_CLIENT_OPTIONS_INIT's budget_slack_ms */
+    h->unsynced_failover = -1;
     h->late_max_ms = rates.late_max_ms;
     add_objects(&w);
     if (cfg->plant == SIM_PLANT_GRANT_BUSY)
@@ -758,6 +775,8 @@ int sim_run(const sim_config *cfg, sim_history *h)
         rates.plant = 2;
     if (dlock_vclock_new(&w.vc, 1000) != 0 ||
         dlock_mock_store_new(&w.store, dlock_vclock_clock(w.vc)) != 0 ||
+        (cfg->failover &&
+         dlock_mock_store_new(&w.replica, dlock_vclock_clock(w.vc)) != 0) ||
         !(w.faults = sim_faults_new(cfg->seed, &rates, w.vc))) {
         fprintf(stderr, "sim: out of memory\n");
         rc = -1;
@@ -825,6 +844,7 @@ out:
     free(w.ops);
     sim_faults_free(w.faults);
     dlock_mock_store_free(w.store);
+    dlock_mock_store_free(w.replica);
     dlock_vclock_free(w.vc);
     h->hash = history_hash(h);
     return rc;
