@@ -73,8 +73,18 @@ struct sim_sub {
     sim_sub *next; /* in its backend's list */
 };
 
+/* A client's clock, off the store's by a constant (clock skew): its
+ * times and the wall times it writes into the store (a fair waiter's
+ * deadline) are offset; durations are not. */
+typedef struct skew_clock {
+    dlock_clock base; /* first */
+    dlock_clock *inner;
+    int64_t offset;
+} skew_clock;
+
 struct fault_backend {
     dlock_test_wrap w; /* first; w.inner: the primary's backend */
+    skew_clock skew;   /* used when skew.inner is set */
     sim_faults *f;
     int client;
     dlock_backend *replica; /* the replica's (NULL: none, or failed over) */
@@ -483,6 +493,66 @@ void sim_faults_failover(sim_faults *f)
     }
 }
 
+/* ---- clock skew ------------------------------------------------------------- */
+
+static int64_t skew_now(dlock_clock *c)
+{
+    skew_clock *k = (skew_clock *)c;
+
+    return dlock_clock_now(k->inner) + k->offset;
+}
+
+static int64_t skew_wall(dlock_clock *c)
+{
+    skew_clock *k = (skew_clock *)c;
+
+    return dlock_clock_wall(k->inner) + k->offset;
+}
+
+static int skew_sleep(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
+{
+    skew_clock *k = (skew_clock *)c;
+
+    return dlock_clock_sleep_until(k->inner, s,
+                                   deadline_ms == INT64_MAX ? INT64_MAX
+                                                            : deadline_ms - k->offset);
+}
+
+static void skew_done(dlock_clock *c, dlock_signal *s)
+{
+    dlock_clock_done(((skew_clock *)c)->inner, s);
+}
+
+static void skew_busy(dlock_clock *c, dlock_signal *s)
+{
+    dlock_clock_busy(((skew_clock *)c)->inner, s);
+}
+
+/* The backend owns the skewed clock: it lives as long as the backend. */
+static void skew_ref(dlock_clock *c)
+{
+    (void)c;
+}
+
+static const dlock_clock_methods skew_methods = {1, skew_now, skew_wall, skew_sleep,
+                                                 skew_done, skew_ref, skew_ref, skew_busy};
+
+static dlock_clock *fault_clock(dlock_backend *b)
+{
+    fault_backend *fb = (fault_backend *)b;
+
+    return fb->skew.inner ? &fb->skew.base : dlock_test_wrap_clock(b);
+}
+
+void sim_fault_backend_skew(dlock_backend *b, int64_t offset_ms)
+{
+    fault_backend *fb = (fault_backend *)b;
+
+    fb->skew.base.methods = &skew_methods;
+    fb->skew.inner = dlock_test_wrap_clock(b);
+    fb->skew.offset = offset_ms;
+}
+
 static void fault_free(dlock_backend *b)
 {
     fault_backend *fb = (fault_backend *)b;
@@ -498,7 +568,7 @@ static const dlock_backend_methods fault_methods = {
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = fault_subscribe,
     .unsubscribe = fault_unsubscribe,
-    .clock = dlock_test_wrap_clock,
+    .clock = fault_clock,
     .free = fault_free,
     .eval_until = fault_eval_until,
     .subscribe_until = fault_subscribe_until,

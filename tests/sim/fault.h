@@ -63,6 +63,9 @@ void sim_faults_set_log(sim_faults *f, void (*log)(void *arg, int client,
  * which every write that ran reaches (sim_fault_rates.failover_sync). */
 int sim_fault_backend_new(dlock_backend **out, sim_faults *f, dlock_backend *inner,
                           dlock_backend *replica, int client);
+/* Client b's clock runs offset_ms off the store's from now on (call it
+ * before making the client: it reads its backend's clock once). */
+void sim_fault_backend_skew(dlock_backend *b, int64_t offset_ms);
 /* The primary fails over to the replica: every backend with a replica
  * talks to it from now on (its subscriptions moved, each listener given
  * an empty message), and what was not replicated yet is lost. */

@@ -23,6 +23,8 @@ typedef struct sim_config {
     sim_fault_rates rates;
     int pause_rate;       /* per 10 000 workload steps: a client pauses */
     int failover;         /* 1: the store fails over to its replica once */
+    int skew;             /* > 0: each client's clock is off the store's by
+                           * up to this many ms, either way */
     int64_t failover_at;  /* ... failover_at operations started; synced or
                            * not: rates.failover_sync */
     int64_t pause_max_ms;

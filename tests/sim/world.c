@@ -523,6 +523,13 @@ static int make_client(world *w, int ci)
         dlock_backend_free(rb);
         return rc;
     }
+    if (w->cfg->skew > 0) {
+        sim_event *e = record(w, SIM_EV_FAULT, ci, -1, -1);
+
+        e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
+        e->value = ('C' << 8) | 'K';
+        sim_fault_backend_skew(fb, e->n);
+    }
     if ((rc = dlock_client_new(&c->c, fb, &opts)) != 0) {
         dlock_backend_free(fb);
         return rc;
@@ -893,8 +900,12 @@ void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_
                  (long long)e->value);
         break;
     case SIM_EV_FAULT:
-        snprintf(buf, len, "%lld c%d fault %c%c", (long long)e->t, e->client,
-                 (char)(e->value >> 8), (char)(e->value & 0xff));
+        if (e->value == (('C' << 8) | 'K'))
+            snprintf(buf, len, "%lld c%d fault clock offset %lld", (long long)e->t,
+                     e->client, (long long)e->n);
+        else
+            snprintf(buf, len, "%lld c%d fault %c%c", (long long)e->t, e->client,
+                     (char)(e->value >> 8), (char)(e->value & 0xff));
         break;
     default:
         snprintf(buf, len, "%lld phase %lld", (long long)e->t, (long long)e->value);
