@@ -67,7 +67,7 @@ void uuid_generate_random(uuid_t out)
 
 /* ---- the run's state -------------------------------------------------------- */
 
-enum { IT_ACT, IT_CANCEL, IT_WRITE, IT_RESUME };
+enum { IT_ACT, IT_CANCEL, IT_WRITE, IT_RESUME, IT_PROBE };
 
 typedef struct owner_st {
     char id[DLOCK_OWNER_MAX];
@@ -613,6 +613,9 @@ static int settle(world *w)
                     e->rc = dlock_op_cancel(c->lp, c->own[it.b].dop);
                 }
                 break;
+            case IT_PROBE:
+                probe_next(w);
+                break;
             default: /* IT_RESUME: the loop runs again below */
                 break;
             }
@@ -821,7 +824,10 @@ int sim_run(const sim_config *cfg, sim_history *h)
             record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 2;
             limit = now(&w) + (int64_t)cfg->clients * h->nobj * (PROBE_WAIT_MS + 1000) +
                     60000;
-            probe_next(&w);
+            /* after the longest lease: a hold an owner does not know it has
+             * (its acquisition's reply was lost) has run out; its own
+             * read hold would make its write probe EDEADLK */
+            schedule(&w, now(&w) + LEASE_MAX_MS + 1, IT_PROBE, 0, 0, 0);
             continue;
         }
         if (w.phase == 3)
