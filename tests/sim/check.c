@@ -12,7 +12,8 @@
  *    extension sets the lease's end (shorter too), and one that may have
  *    run lowers it to what it would have set, and bounds what a later one
  *    sets; an unlock that may have run late ends the owner's holds
- *    granted before it could have run.
+ *    granted before it could have run, and an extension that may have
+ *    run late bounds their lease as it would have set it.
  * Exclusive holds of one name (every lock but a read lock, whose holds
  * only exclude writers) never overlap between owners; a semaphore's holds
  * never add up to more than its permits. The design promises both under
@@ -188,8 +189,10 @@ static void build_holds(const sim_history *h, const size_t *start, holds *out)
 {
     /* the open hold of (object, owner): index into out, or -1 */
     static long open[NOBJ][OWNERS];
-    /* until when an unlock that may have run late can end a new hold */
-    static int64_t late_unlock[NOBJ][OWNERS];
+    /* until when an unlock that may have run late can end a new hold, and
+     * an extension shorten one (to its lease, least of them) */
+    static int64_t late_unlock[NOBJ][OWNERS], late_extend[NOBJ][OWNERS];
+    static int64_t late_lease[NOBJ][OWNERS];
     size_t i;
     int o, w;
 
@@ -197,6 +200,8 @@ static void build_holds(const sim_history *h, const size_t *start, holds *out)
         for (w = 0; w < OWNERS; w++) {
             open[o][w] = -1;
             late_unlock[o][w] = INT64_MIN;
+            late_extend[o][w] = INT64_MIN;
+            late_lease[o][w] = INT64_MAX;
         }
     for (i = 0; i < h->n; i++) {
         const sim_event *e = &h->ev[i], *s;
@@ -229,6 +234,11 @@ static void build_holds(const sim_history *h, const size_t *start, holds *out)
                 nh.ev = i;
                 if (late_unlock[e->obj][k] > s->t)
                     nh.end = nh.start; /* it may have been undone at once */
+                if (late_extend[e->obj][k] > s->t) {
+                    /* run after the grant, it sets what is left */
+                    nh.lease_end = min64(nh.lease_end, s->t + late_lease[e->obj][k]);
+                    nh.amb_floor = s->t + late_lease[e->obj][k];
+                }
                 add_hold(out, nh);
                 open[e->obj][k] = (long)out->n - 1;
             }
@@ -260,6 +270,12 @@ static void build_holds(const sim_history *h, const size_t *start, holds *out)
             else if (hd && ambiguous(e->rc)) {
                 hd->lease_end = min64(hd->lease_end, s->t + s->lease);
                 hd->amb_floor = min64(hd->amb_floor, s->t + s->lease);
+            }
+            if (ambiguous(e->rc)) {
+                if (late_extend[e->obj][k] <= s->t)
+                    late_lease[e->obj][k] = INT64_MAX;
+                late_extend[e->obj][k] = s->t + h->late_max_ms + 1;
+                late_lease[e->obj][k] = min64(late_lease[e->obj][k], s->lease);
             }
             break;
         case SIM_OP_FORCE:
@@ -445,11 +461,17 @@ static void check_fencing(ctx *c)
                 top[e->obj] = e->value;
             }
             grant[e->obj][who(e)] = (int64_t)i;
-        } else if (e->kind == SIM_EV_WRITE && e->rc == 0) {
+        } else if (e->kind == SIM_EV_WRITE && e->rc == 0 && grant[e->obj][who(e)] >= 0) {
             int64_t g = grant[e->obj][who(e)];
 
             if (written_by[e->obj] >= 0 && written_by[e->obj] != who(e) &&
-                g < written_grant[e->obj]) {
+                g < written_grant[e->obj] && h->unsynced_failover >= 0 &&
+                h->ev[g].t < h->unsynced_failover &&
+                h->ev[written_grant[e->obj]].t >= h->unsynced_failover) {
+                /* the newer hold may have been given the same token again */
+                c->reported++;
+            } else if (written_by[e->obj] >= 0 && written_by[e->obj] != who(e) &&
+                       g < written_grant[e->obj]) {
                 fail(c, SIM_CHECK_FENCING,
                      "%s: a stale token (%lld) accepted after a newer holder wrote",
                      h->obj[e->obj].name, (long long)e->value);
@@ -467,10 +489,11 @@ static void check_fencing(ctx *c)
 
 /* ---- fair order ----------------------------------------------------------------- */
 
-/* Whether b's owner may have a place in the queue from before (an
- * earlier wait of its on the object that did not end in a grant: its
- * give-up may have been lost or late): the queue keeps an owner's place,
- * so b then comes back to it, ahead of waiters that came meanwhile. */
+/* Whether b's owner may have a place in the queue, or the lock itself,
+ * from before (an earlier wait of its on the object that did not end in
+ * a grant: its give-up may have been lost or late; an attempt whose
+ * answer was lost): the queue keeps an owner's place, and a holder
+ * re-enters, so b then goes ahead of waiters that came meanwhile. */
 static int ghost_before(const sim_history *h, const size_t *start, const sim_event *b,
                         size_t until)
 {
@@ -480,7 +503,8 @@ static int ghost_before(const sim_history *h, const size_t *start, const sim_eve
         const sim_event *x = &h->ev[k];
 
         if (x->kind == SIM_EV_DONE && x->op == SIM_OP_LOCK && x->obj == b->obj &&
-            who(x) == who(b) && x->rc != 0 && h->ev[start[x->id]].wait != 0)
+            who(x) == who(b) && x->rc != 0 &&
+            (h->ev[start[x->id]].wait != 0 || ambiguous(x->rc)))
             return 1;
     }
     return 0;
