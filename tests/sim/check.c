@@ -229,7 +229,7 @@ static void build_holds(const sim_history *h, const size_t *start, holds *out)
                 nh.start = e->t;
                 nh.end = INT64_MAX;
                 nh.lease_end = e->op == SIM_OP_LOCK ? s->t + s->lease : INT64_MAX;
-                nh.n = s->n;
+                nh.n = e->op == SIM_OP_LOCK ? 1 : s->n; /* a lock: one permit */
                 nh.amb_floor = INT64_MAX;
                 nh.ev = i;
                 if (late_unlock[e->obj][k] > s->t)
@@ -308,6 +308,13 @@ static int by_start(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+/* A semaphore's holds (plain or as a lock) are counted against its
+ * permits, not excluded from each other. */
+static int counted(const sim_history *h, int obj)
+{
+    return h->obj[obj].type == SIM_T_SEMAPHORE || h->obj[obj].type == SIM_T_SEMLOCK;
+}
+
 static int shared(const sim_history *h, const hold *a)
 {
     return h->obj[a->obj].type == SIM_T_READ;
@@ -330,13 +337,13 @@ static void check_exclusion(ctx *c, holds *hs)
     for (i = 0; i < hs->n; i++) {
         const hold *a = &hs->v[i];
 
-        if (h->obj[a->obj].type == SIM_T_SEMAPHORE || a->end <= a->start)
+        if (counted(h, a->obj) || a->end <= a->start)
             continue;
         for (j = i + 1; j < hs->n && hs->v[j].start < a->end; j++) {
             const hold *b = &hs->v[j];
 
             if (b->end <= b->start || b->who == a->who ||
-                h->obj[b->obj].type == SIM_T_SEMAPHORE || !same_name(h, a->obj, b->obj) ||
+                counted(h, b->obj) || !same_name(h, a->obj, b->obj) ||
                 (shared(h, a) && shared(h, b)))
                 continue;
             if (across_failover(h, a) || across_failover(h, b)) {
@@ -412,7 +419,7 @@ static void check_permits(ctx *c, const holds *hs)
     int o;
 
     for (o = 0; o < c->h->nobj; o++)
-        if (c->h->obj[o].type == SIM_T_SEMAPHORE && !over_permits(c, hs, o, 0) &&
+        if (counted(c->h, o) && !over_permits(c, hs, o, 0) &&
             c->h->unsynced_failover >= 0 && over_permits(c, hs, o, 1))
             c->reported++;
 }
@@ -593,9 +600,11 @@ static void check_liveness(ctx *c, const size_t *start)
          * failover of unsynced writes (a release lost) */
         if (e->op == SIM_OP_SEM_ACQ && (ambiguous(e->rc) || h->unsynced_failover >= 0))
             sem_unsure[e->obj] = 1;
+        if (h->obj[e->obj].type == SIM_T_SEMLOCK && h->unsynced_failover >= 0)
+            sem_unsure[e->obj] = 1;
         if (!probing || (e->op != SIM_OP_LOCK && e->op != SIM_OP_SEM_ACQ) || e->rc == 0)
             continue;
-        if (e->op == SIM_OP_SEM_ACQ && sem_unsure[e->obj])
+        if (sem_unsure[e->obj])
             continue;
         fail(c, SIM_CHECK_LIVENESS, "after the faults, %s not granted within its budget (%s)",
              h->obj[e->obj].name, dlock_errname(e->rc));

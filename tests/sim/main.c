@@ -190,7 +190,7 @@ static void shrink(sim_config c, int failed)
         int f;
 
         progress = 0;
-        for (k = 0; k < 5 + F_KINDS + 7 && !progress; k++) {
+        for (k = 0; k < 5 + F_KINDS + SIM_T_KINDS && !progress; k++) {
             t = c;
             if (k == 0 && t.clients > 1)
                 t.clients--;

@@ -45,7 +45,10 @@ enum {
     SIM_T_FENCED = 1 << 4,
     SIM_T_SEMAPHORE = 1 << 5,
     SIM_T_SPIN = 1 << 6,
-    SIM_T_ALL = (1 << 7) - 1
+    SIM_T_SIMPLE = 1 << 7,
+    SIM_T_SEMLOCK = 1 << 8, /* the semaphore as a lock, 2 permits */
+    SIM_T_KINDS = 9,
+    SIM_T_ALL = (1 << SIM_T_KINDS) - 1
 };
 
 /* Planted bugs: each must make one checker fail. */

@@ -35,6 +35,7 @@
 #include "dlock/fair.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
+#include "dlock/simple_lock.h"
 #include "dlock/spin_lock.h"
 #include "tests/sim/grow.h"
 #include "tests/sim/queue.h"
@@ -477,6 +478,8 @@ static const char *type_name(uint32_t t)
     case SIM_T_WRITE: return "write";
     case SIM_T_FENCED: return "fenced";
     case SIM_T_SEMAPHORE: return "semaphore";
+    case SIM_T_SIMPLE: return "simple";
+    case SIM_T_SEMLOCK: return "semaphore-lock";
     default: return "spin";
     }
 }
@@ -486,7 +489,7 @@ static void add_objects(world *w)
     static const struct { uint32_t t; const char *name; } all[] = {
         {SIM_T_REENTRANT, "r0"}, {SIM_T_FAIR, "f0"}, {SIM_T_READ, "w0"},
         {SIM_T_WRITE, "w0"}, {SIM_T_FENCED, "x0"}, {SIM_T_SEMAPHORE, "s0"},
-        {SIM_T_SPIN, "p0"},
+        {SIM_T_SPIN, "p0"}, {SIM_T_SIMPLE, "m0"}, {SIM_T_SEMLOCK, "q0"},
     };
     size_t i;
 
@@ -498,7 +501,7 @@ static void add_objects(world *w)
         o = &w->h->obj[w->h->nobj++];
         o->name = all[i].name;
         o->type = all[i].t;
-        o->permits = all[i].t == SIM_T_SEMAPHORE ? 3 : 0;
+        o->permits = all[i].t == SIM_T_SEMAPHORE ? 3 : all[i].t == SIM_T_SEMLOCK ? 2 : 0;
     }
 }
 
@@ -550,6 +553,20 @@ static int make_client(world *w, int ci)
         case SIM_T_WRITE: rc = dlock_rwlock_write_new(&c->lk[i], c->c, o->name); break;
         case SIM_T_FENCED: rc = dlock_fenced_new(&c->lk[i], c->c, o->name); break;
         case SIM_T_SPIN: rc = dlock_spin_lock_new(&c->lk[i], c->c, o->name, NULL); break;
+        case SIM_T_SIMPLE: rc = dlock_simple_lock_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_SEMLOCK:
+            rc = dlock_semaphore_lock_new(&c->lk[i], c->c, o->name);
+            if (rc == 0 && ci == 0) {
+                /* its permits: the count of the plain semaphore of the name */
+                dlock_semaphore *s = NULL;
+                int set;
+
+                rc = dlock_semaphore_new(&s, c->c, o->name);
+                if (rc == 0)
+                    rc = dlock_semaphore_try_set_permits(s, &set, o->permits);
+                dlock_semaphore_free(s);
+            }
+            break;
         default:
             rc = dlock_semaphore_new(&c->sem[i], c->c, o->name);
             if (rc == 0 && ci == 0) {
@@ -691,7 +708,7 @@ static void count_leftovers(world *w)
         const char *argv[2] = {"EXISTS", key};
         dlock_reply *r;
 
-        if (h->obj[i].type == SIM_T_SEMAPHORE)
+        if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
             snprintf(key, sizeof(key), "%s", h->obj[i].name);
         else if (h->obj[i].type == SIM_T_FENCED)
             snprintf(key, sizeof(key), "redisson_lock_token:{%s}", h->obj[i].name);
@@ -711,7 +728,7 @@ static void count_leftovers(world *w)
             const char *argv[2] = {"PTTL", h->obj[i].name};
             dlock_reply *r;
 
-            if (h->obj[i].type == SIM_T_SEMAPHORE)
+            if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
                 continue;
             if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
                 if (r->type == DLOCK_REPLY_INTEGER && r->integer != -2)
