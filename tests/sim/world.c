@@ -12,13 +12,21 @@
  * no real-time slice (loop_slice_ms 0); clients get their UUIDs from the
  * run (uuid_generate_random below replaces libuuid's in this program);
  * the watchdogs never wake (their period is beyond any run: the workload
- * gives every lock a lease and extends it itself); the mock delivers
- * pub/sub on the publishing call; every choice comes from the seed.
+ * gives every lock a lease and extends it itself, so lease-0 holds, which
+ * only the watchdog's own thread renews, are not simulated); the mock
+ * delivers pub/sub on the publishing call (the fault backend's delayed
+ * messages come from the driver); every choice comes from the seed.
+ *
+ * Faults (tests/sim/fault.c): lost, late and refused calls, lost, late
+ * and duplicated messages, a failover to a replica store, clock skew;
+ * and, here, client pauses: no loop turn for that client, its owners'
+ * steps wait.
  *
  * Phases: the workload (faults on) until cfg->ops operations started;
  * the quiet end (faults off, owners release what they hold, every late
- * script runs); the liveness probe (each client takes and releases every
- * object in turn, each with a budget of PROBE_WAIT_MS); the end (an hour
+ * script runs); the liveness probe, after the longest lease (each client
+ * takes and releases every object in turn, each with a budget of
+ * PROBE_WAIT_MS); the end (an hour
  * of virtual time, then the keys left in the store are counted).
  */
 #include <stdio.h>
