@@ -373,7 +373,7 @@ CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
 # them further with DLOCK_TEST_ONLY): no install, header, bench or fuzz
 # check.
 ifeq ($(CASE),)
-check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
 else
 check: $(CHECK_DEPS)
@@ -381,7 +381,7 @@ check: $(CHECK_DEPS)
 	  $(BUILD)/tests/dlock_tests
 endif
 
-check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke
+check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
 
 check-matrix: $(CHECK_DEPS)
@@ -501,7 +501,7 @@ clean:
 	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) build-minimal $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk mk/sim.mk
 
 # (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
 -include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)

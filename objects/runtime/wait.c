@@ -198,11 +198,23 @@ __attribute__((noinline)) static int roll_back(dlock_rlock *l, dlock_op *op,
 
 /* An xorshift64* generator per wait, seeded from the clock and the wait's
  * address: jitter needs no quality, only that waiters started together do
- * not poll in step. */
-static uint64_t jitter_seed(const void *w)
+ * not poll in step. On another clock than the real one (the virtual clock
+ * of a test or of the simulator, tests/sim/) from that clock's time and
+ * the owner id instead, which tell two waiters apart as well: there a run
+ * must not depend on real time or addresses, so that a seed replays the
+ * same schedule. */
+static uint64_t jitter_seed(const void *w, dlock_clock *clk, const char *owner)
 {
     struct timespec ts;
+    uint64_t h;
+    const char *p;
 
+    if (clk != dlock_clock_realtime()) {
+        h = (uint64_t)dlock_clock_now(clk) * 0x9e3779b97f4a7c15ULL;
+        for (p = owner ? owner : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        return h | 1;
+    }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ((uint64_t)(uintptr_t)w ^ (uint64_t)ts.tv_nsec ^
             ((uint64_t)ts.tv_sec << 32)) | 1;
@@ -344,7 +356,7 @@ static int loop_begin(wait_state *w)
     w->ls.own = w->l->client->backend;
     if (w->poll) {
         poll_bounds(w->spec, &w->poll_step, &w->poll_max);
-        w->rng = jitter_seed(w);
+        w->rng = jitter_seed(w, w->clk, w->op ? w->op->owner : NULL);
     }
     if (dlock_signal_init(&w->sig) != 0)
         return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");

@@ -41,6 +41,9 @@ typedef struct dlock__wake_chan {
     dlock__wake_entry *head, *tail;
     size_t n, npending, ninflight;
     int64_t tat;               /* the floor's bucket */
+    uint64_t messages;         /* how many have come: a refused waiter
+                                * hands a count wake on only to those
+                                * that have not tried since the last */
     struct dlock__wake_chan *next; /* in its bucket */
 } wake_chan;
 
@@ -160,7 +163,8 @@ static void hand_out(wake_chan *ch, int64_t k, const dlock__wake_entry *skip)
             }
         }
     for (e = ch->head; e && k > 0; e = e->next)
-        if (e->state == E_ASLEEP && e != skip) {
+        if (e->state == E_ASLEEP && e != skip &&
+            (skip == NULL || e->tried != ch->messages)) {
             wake(ch, e);
             k--;
         }
@@ -194,6 +198,7 @@ static void on_message(void *arg, const char *channel, const char *message, size
 
     (void)channel;
     pthread_mutex_lock(&ch->mu);
+    ch->messages++;
     hand_out(ch, budget(ch->wake, message, len), NULL);
     pthread_mutex_unlock(&ch->mu);
 }
@@ -235,6 +240,7 @@ out:
         ch->wake = DLOCK_WAKE_EVERY; /* two rules on one channel: the safe one */
     e->chan = ch;
     e->sig = sig;
+    e->tried = ch->messages; /* its first attempts come after them */
     e->state = E_PENDING;
     e->prev = ch->tail;
     e->next = NULL;
@@ -335,9 +341,14 @@ int dlock__wake_refused(dlock__wakes *t, dlock__wake_entry *e, int64_t now)
         set_state(ch, e, E_ASLEEP);
         /* A lock's refusal means a holder, whose release will publish:
          * the next would be refused too. Permits are different: this
-         * one may have wanted more than the next does. */
-        if (e->held && ch->wake == DLOCK_WAKE_COUNT)
+         * one may have wanted more than the next does. But each waiter
+         * tries once per message: handed on to those that tried since
+         * it came, the wake would go round them for as long as they wait
+         * (all wanting more than there is), a script call per turn. */
+        if (e->held && ch->wake == DLOCK_WAKE_COUNT) {
+            e->tried = ch->messages;
             hand_out(ch, 1, e);
+        }
     }
     e->held = 0;
     pthread_mutex_unlock(&ch->mu);

@@ -68,6 +68,8 @@ typedef struct dlock__wake_entry {
     int wakes;     /* a wake given and not yet spent by an attempt */
     int held;      /* the attempt under way (or retried) spends a wake */
     int listening; /* the channel's subscription was confirmed */
+    uint64_t tried; /* the channel's message count at its last refused
+                     * attempt that spent a wake */
 } dlock__wake_entry;
 
 /* A client's queues: a hash table of channels with waiters. */

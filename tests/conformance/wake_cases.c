@@ -433,6 +433,70 @@ static void wake_async_cancelled_passes_on(void **state)
     pthread_mutex_destroy(&a->ch.mu);
 }
 
+/* Two operations wait for 2 permits each of a semaphore that has none; a
+ * release of 1 wakes the first, which is refused and hands the wake on
+ * to the second, refused too: there it stops, each waiter having tried
+ * once for that message. (The wake used to go round them for as long as
+ * they waited: a script call per turn, floored at one per 25 ms on the
+ * real clock, and on the virtual clock a busy loop in which no time ever
+ * passed; the simulator's seed 4 found it, tests/sim/.) */
+static void on_sem(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    (void)op;
+    *(int *)arg = r->rc;
+}
+
+static void wake_semaphore_refusals_stop(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_semaphore *giver = NULL, *s = NULL;
+    dlock_loop *lp = NULL;
+    dlock_op_id ops[2];
+    int rcs[2] = {1, 1}, i, k;
+    uint64_t base, refused;
+    int64_t end;
+
+    assert_int_equal(dlock_semaphore_new(&giver, fx->c2, fx->name), 0);
+    dlock_fx_keep(fx, giver, free_sem);
+    assert_int_equal(dlock_semaphore_try_set_permits(giver, NULL, 0), 0);
+    assert_int_equal(dlock_semaphore_new(&s, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, s, free_sem);
+    assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
+    dlock_fx_keep(fx, lp, free_loop);
+    base = busy(fx->c1);
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(dlock_semaphore_acquire_async(lp, &ops[i], s, 2, 60000, on_sem,
+                                                       &rcs[i]),
+                         0);
+        /* asleep once it made its two attempts */
+        end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+        while (busy(fx->c1) < base + 2 * (uint64_t)(i + 1) && dlock_fx_real_ms() < end)
+            assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 10) >= 0);
+        assert_true(busy(fx->c1) >= base + 2 * (uint64_t)(i + 1));
+    }
+    base = busy(fx->c1);
+    assert_int_equal(dlock_semaphore_release(giver, 1), 0);
+    if (fx->is_mock) {
+        for (k = 0; k < 100; k++)
+            assert_true(dlock_loop_run(lp, 0) >= 0);
+    } else {
+        end = dlock_fx_real_ms() + 300;
+        while (dlock_fx_real_ms() < end)
+            assert_true(dlock_loop_run(lp, 10) >= 0);
+    }
+    refused = busy(fx->c1) - base;
+    assert_true(refused <= 2);
+    assert_int_equal(rcs[0], 1);
+    assert_int_equal(rcs[1], 1);
+    for (i = 0; i < 2; i++)
+        assert_int_equal(dlock_op_cancel(lp, ops[i]), 0);
+    end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+    while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end)
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 10) >= 0);
+    assert_int_equal(rcs[0], DLOCK_ECANCELED);
+    assert_int_equal(rcs[1], DLOCK_ECANCELED);
+}
+
 /* ---- the group ------------------------------------------------------------ */
 
 static const struct CMUnitTest wake_cases[] = {
@@ -441,6 +505,7 @@ static const struct CMUnitTest wake_cases[] = {
     DLOCK_FX_CASE(wake_write_unlock_wakes_every_reader),
     DLOCK_FX_CASE(wake_async_one_per_release),
     DLOCK_FX_CASE(wake_async_cancelled_passes_on),
+    DLOCK_FX_CASE(wake_semaphore_refusals_stop),
 };
 
 int dlock_test_wake(const char *backend);

@@ -1,0 +1,738 @@
+/*
+ * Simulator: the checkers on a run's history (tests/sim/sim.h).
+ *
+ * Holds are rebuilt from the history as intervals that lie inside the
+ * store's true holds, whatever the faults did, so that two of them
+ * overlapping is a real violation, never an artefact of the model:
+ *  - a hold starts at its grant's callback (the script ran before);
+ *  - it ends at the start of its owner's unlock, at the start of a force
+ *    unlock that ran, or at the lease's end counted from the start of the
+ *    request that set it, whichever comes first. A request whose answer
+ *    was lost may have run (then, or up to late_max_ms later): an
+ *    extension sets the lease's end (shorter too), and one that may have
+ *    run lowers it to what it would have set, and bounds what a later one
+ *    sets; an unlock that may have run late ends the owner's holds
+ *    granted before it could have run, and an extension that may have
+ *    run late bounds their lease as it would have set it.
+ * Exclusive holds of one name (every lock but a read lock, whose holds
+ * only exclude writers) never overlap between owners; a semaphore's holds
+ * never add up to more than its permits. The design promises both under
+ * every fault this simulator injects (lost and late requests and replies,
+ * lost and duplicated messages, pauses past the lease: a lease ends a
+ * hold). Then the fencing tokens: every grant's token is above all tokens
+ * granted before it, and the guarded resource never accepts a write from
+ * a hold older than one whose write it already accepted. Then the fair
+ * queue's order, liveness after the quiet end, the keys left, and every
+ * operation's callback exactly once within its budget plus the slack.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlock/errors.h"
+#include "dlock/times.h"
+#include "tests/sim/grow.h"
+#include "tests/sim/sim.h"
+
+#define OWNERS (SIM_MAX_CLIENTS * SIM_MAX_OWNERS)
+#define NOBJ 16
+
+typedef struct hold {
+    int obj, who;
+    int64_t start, end, lease_end, n;
+    int64_t amb_floor; /* the least end an extension that may have run sets */
+    size_t ev; /* the grant's event */
+} hold;
+
+typedef struct holds {
+    hold *v;
+    size_t n, cap;
+} holds;
+
+typedef struct ctx {
+    const sim_history *h;
+    int verbose, shown;
+    int reported; /* not promised: after an unsynced failover, fair order
+                   * under clock skew */
+    unsigned failed; /* SIM_CHECK_* bits */
+} ctx;
+
+static void fail(ctx *c, unsigned bit, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#include <stdarg.h>
+
+static void fail(ctx *c, unsigned bit, const char *fmt, ...)
+{
+    va_list ap;
+
+    c->failed |= bit;
+    if (!c->verbose || c->shown++ >= 5)
+        return;
+    fprintf(stderr, "sim: violation: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void show(ctx *c, size_t i)
+{
+    char line[256];
+
+    if (!c->verbose || c->shown > 5 || i >= c->h->n)
+        return;
+    sim_event_render(c->h, &c->h->ev[i], line, sizeof(line));
+    fprintf(stderr, "    %s\n", line);
+}
+
+static int who(const sim_event *e)
+{
+    return e->client * SIM_MAX_OWNERS + e->owner;
+}
+
+static int ambiguous(int rc)
+{
+    return rc == DLOCK_ETIMEDOUT || rc == DLOCK_ECONN;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Index of each operation's START event (ids are dense from 0). */
+static size_t *index_starts(const sim_history *h, int64_t *nids)
+{
+    size_t i, *start;
+    int64_t n = 0;
+
+    for (i = 0; i < h->n; i++)
+        if (h->ev[i].kind == SIM_EV_START && h->ev[i].id + 1 > n)
+            n = h->ev[i].id + 1;
+    start = malloc((size_t)(n + 1) * sizeof(*start));
+    if (!start)
+        abort();
+    for (i = 0; i < (size_t)n; i++)
+        start[i] = (size_t)-1;
+    for (i = 0; i < h->n; i++)
+        if (h->ev[i].kind == SIM_EV_START)
+            start[h->ev[i].id] = i;
+    *nids = n;
+    return start;
+}
+
+/* ---- callbacks: exactly once, within budget + slack ------------------------ */
+
+static void check_callbacks(ctx *c, const size_t *start, int64_t nids)
+{
+    const sim_history *h = c->h;
+    int *count = calloc((size_t)nids + 1, sizeof(int));
+    size_t i;
+    int64_t id;
+
+    if (!count)
+        abort();
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i], *s;
+        int64_t budget;
+
+        if (e->kind != SIM_EV_DONE)
+            continue;
+        if (e->id < 0 || e->id >= nids || start[e->id] == (size_t)-1) {
+            fail(c, SIM_CHECK_CALLBACK, "a callback for an operation never started");
+            show(c, i);
+            continue;
+        }
+        if (++count[e->id] == 2) {
+            fail(c, SIM_CHECK_CALLBACK, "operation #%lld called back twice",
+                 (long long)e->id);
+            show(c, start[e->id]);
+            show(c, i);
+        }
+        s = &h->ev[start[e->id]];
+        if (s->wait == DLOCK_WAIT_FOREVER)
+            continue;
+        budget = s->wait + h->slack_ms + e->paused;
+        if (e->t - s->t > budget) {
+            fail(c, SIM_CHECK_CALLBACK,
+                 "operation #%lld called back after %lld ms, budget %lld + slack",
+                 (long long)e->id, (long long)(e->t - s->t), (long long)s->wait);
+            show(c, start[e->id]);
+            show(c, i);
+        }
+    }
+    for (id = 0; id < nids; id++)
+        if (start[id] != (size_t)-1 && count[id] == 0) {
+            fail(c, SIM_CHECK_CALLBACK, "operation #%lld never called back",
+                 (long long)id);
+            show(c, start[id]);
+        }
+    free(count);
+}
+
+/* ---- holds ------------------------------------------------------------------- */
+
+static void add_hold(holds *hs, hold h)
+{
+    hs->v = sim_grow(hs->v, &hs->cap, hs->n, sizeof(*hs->v));
+    hs->v[hs->n++] = h;
+}
+
+static int same_name(const sim_history *h, int a, int b)
+{
+    return strcmp(h->obj[a].name, h->obj[b].name) == 0;
+}
+
+/* Rebuilds the holds (see the top). */
+static void build_holds(const sim_history *h, const size_t *start, holds *out)
+{
+    /* the open hold of (object, owner): index into out, or -1 */
+    static long open[NOBJ][OWNERS];
+    /* until when an unlock that may have run late can end a new hold, and
+     * an extension shorten one (to its lease, least of them) */
+    static int64_t late_unlock[NOBJ][OWNERS], late_extend[NOBJ][OWNERS];
+    static int64_t late_lease[NOBJ][OWNERS];
+    size_t i;
+    int o, w;
+
+    for (o = 0; o < NOBJ; o++)
+        for (w = 0; w < OWNERS; w++) {
+            open[o][w] = -1;
+            late_unlock[o][w] = INT64_MIN;
+            late_extend[o][w] = INT64_MIN;
+            late_lease[o][w] = INT64_MAX;
+        }
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i], *s;
+        hold *hd;
+        int k;
+
+        if (e->kind != SIM_EV_DONE || e->obj < 0 || start[e->id] == (size_t)-1)
+            continue;
+        s = &h->ev[start[e->id]];
+        k = who(e);
+        hd = open[e->obj][k] >= 0 ? &out->v[open[e->obj][k]] : NULL;
+        switch (e->op) {
+        case SIM_OP_LOCK:
+        case SIM_OP_SEM_ACQ:
+            if (e->rc != 0)
+                break;
+            if (hd && e->op == SIM_OP_LOCK)
+                break; /* a re-entry: the lease is never shortened by it */
+            {
+                hold nh;
+
+                memset(&nh, 0, sizeof(nh));
+                nh.obj = e->obj;
+                nh.who = k;
+                nh.start = e->t;
+                nh.end = INT64_MAX;
+                nh.lease_end = e->op == SIM_OP_LOCK ? s->t + s->lease : INT64_MAX;
+                nh.n = e->op == SIM_OP_LOCK ? 1 : s->n; /* a lock: one permit */
+                nh.amb_floor = INT64_MAX;
+                nh.ev = i;
+                if (late_unlock[e->obj][k] > s->t)
+                    nh.end = nh.start; /* it may have been undone at once */
+                if (late_extend[e->obj][k] > s->t) {
+                    /* run after the grant, it sets what is left */
+                    nh.lease_end = min64(nh.lease_end, s->t + late_lease[e->obj][k]);
+                    nh.amb_floor = s->t + late_lease[e->obj][k];
+                }
+                add_hold(out, nh);
+                open[e->obj][k] = (long)out->n - 1;
+            }
+            break;
+        case SIM_OP_UNLOCK:
+            if (ambiguous(e->rc))
+                late_unlock[e->obj][k] = s->t + h->late_max_ms + 1;
+            if (hd) {
+                hd->end = min64(hd->end, s->t);
+                open[e->obj][k] = -1;
+            }
+            break;
+        case SIM_OP_SEM_REL: {
+            /* each acquisition is a hold of its own; the owner releases
+             * all it holds at once */
+            size_t j;
+
+            for (j = out->n; j-- > 0;)
+                if (out->v[j].obj == e->obj && out->v[j].who == k)
+                    out->v[j].end = min64(out->v[j].end, s->t);
+            open[e->obj][k] = -1;
+            break;
+        }
+        case SIM_OP_EXTEND:
+            /* an extension sets what is left of the lease (shorter too);
+             * one that may have run, late, may set it after */
+            if (hd && e->rc == 0)
+                hd->lease_end = min64(s->t + s->lease, hd->amb_floor);
+            else if (hd && ambiguous(e->rc)) {
+                hd->lease_end = min64(hd->lease_end, s->t + s->lease);
+                hd->amb_floor = min64(hd->amb_floor, s->t + s->lease);
+            }
+            if (ambiguous(e->rc)) {
+                if (late_extend[e->obj][k] <= s->t)
+                    late_lease[e->obj][k] = INT64_MAX;
+                late_extend[e->obj][k] = s->t + h->late_max_ms + 1;
+                late_lease[e->obj][k] = min64(late_lease[e->obj][k], s->lease);
+            }
+            break;
+        case SIM_OP_FORCE:
+            if (e->rc != 0)
+                break;
+            for (o = 0; o < h->nobj; o++) {
+                if (!same_name(h, o, e->obj))
+                    continue;
+                for (w = 0; w < OWNERS; w++)
+                    if (open[o][w] >= 0) {
+                        hold *x = &out->v[open[o][w]];
+
+                        x->end = min64(x->end, s->t);
+                        open[o][w] = -1;
+                    }
+            }
+            break;
+        }
+    }
+    for (i = 0; i < out->n; i++)
+        out->v[i].end = min64(out->v[i].end, out->v[i].lease_end);
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const hold *x = a, *y = b;
+
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* A semaphore's holds (plain or as a lock) are counted against its
+ * permits, not excluded from each other. */
+static int counted(const sim_history *h, int obj)
+{
+    return h->obj[obj].type == SIM_T_SEMAPHORE || h->obj[obj].type == SIM_T_SEMLOCK;
+}
+
+static int shared(const sim_history *h, const hold *a)
+{
+    return h->obj[a->obj].type == SIM_T_READ;
+}
+
+/* A hold that began on the primary and lasted past an unsynced failover:
+ * the replica may never have heard of it. */
+static int across_failover(const sim_history *h, const hold *a)
+{
+    return h->unsynced_failover >= 0 && a->start < h->unsynced_failover &&
+           a->end > h->unsynced_failover;
+}
+
+static void check_exclusion(ctx *c, holds *hs)
+{
+    const sim_history *h = c->h;
+    size_t i, j;
+
+    qsort(hs->v, hs->n, sizeof(*hs->v), by_start);
+    for (i = 0; i < hs->n; i++) {
+        const hold *a = &hs->v[i];
+
+        if (counted(h, a->obj) || a->end <= a->start)
+            continue;
+        for (j = i + 1; j < hs->n && hs->v[j].start < a->end; j++) {
+            const hold *b = &hs->v[j];
+
+            if (b->end <= b->start || b->who == a->who ||
+                counted(h, b->obj) || !same_name(h, a->obj, b->obj) ||
+                (shared(h, a) && shared(h, b)))
+                continue;
+            if (across_failover(h, a) || across_failover(h, b)) {
+                c->reported++;
+                continue;
+            }
+            fail(c, SIM_CHECK_EXCLUSION,
+                 "%s held by two owners at once: [%lld, %lld) and [%lld, %lld)",
+                 h->obj[a->obj].name, (long long)a->start, (long long)a->end,
+                 (long long)b->start, (long long)b->end);
+            show(c, a->ev);
+            show(c, b->ev);
+        }
+    }
+}
+
+typedef struct edge {
+    int64_t t;
+    int64_t d;
+} edge;
+
+static int by_time(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d); /* ends (negative) first */
+}
+
+/* Whether the holds of semaphore o (those across an unsynced failover
+ * too, with all) ever add up to more than its permits; 1 if so (and
+ * reported when unless all is 0). */
+static int over_permits(ctx *c, const holds *hs, int o, int all)
+{
+    const sim_history *h = c->h;
+    edge *ev;
+    size_t i, n = 0;
+    int64_t sum = 0;
+    int over = 0;
+
+    if (!(ev = malloc(2 * hs->n * sizeof(*ev) + 1)))
+        abort();
+    for (i = 0; i < hs->n; i++) {
+        if (hs->v[i].obj != o || hs->v[i].end <= hs->v[i].start ||
+            (!all && h->unsynced_failover >= 0 && hs->v[i].end > h->unsynced_failover))
+            continue;
+        ev[n].t = hs->v[i].start;
+        ev[n++].d = hs->v[i].n;
+        ev[n].t = hs->v[i].end;
+        ev[n++].d = -hs->v[i].n;
+    }
+    qsort(ev, n, sizeof(*ev), by_time);
+    for (i = 0; i < n && !over; i++) {
+        sum += ev[i].d;
+        if (sum > h->obj[o].permits) {
+            over = 1;
+            if (!all)
+                fail(c, SIM_CHECK_PERMITS, "%s: %lld permits held at t=%lld, of %lld",
+                     h->obj[o].name, (long long)sum, (long long)ev[i].t,
+                     (long long)h->obj[o].permits);
+        }
+    }
+    free(ev);
+    return over;
+}
+
+/* Never more permits held than there are; holds that last past an
+ * unsynced failover are reported (the count itself may have gone back:
+ * an acquisition lost, its release kept). */
+static void check_permits(ctx *c, const holds *hs)
+{
+    int o;
+
+    for (o = 0; o < c->h->nobj; o++)
+        if (counted(c->h, o) && !over_permits(c, hs, o, 0) &&
+            c->h->unsynced_failover >= 0 && over_permits(c, hs, o, 1))
+            c->reported++;
+}
+
+/* ---- fencing -------------------------------------------------------------------- */
+
+static void check_fencing(ctx *c)
+{
+    const sim_history *h = c->h;
+    int64_t top[NOBJ], written_grant[NOBJ];
+    int64_t grant[NOBJ][OWNERS];
+    int written_by[NOBJ];
+    size_t i;
+    int o, w;
+
+    for (o = 0; o < NOBJ; o++) {
+        top[o] = 0;
+        written_grant[o] = INT64_MIN;
+        written_by[o] = -1;
+        for (w = 0; w < OWNERS; w++)
+            grant[o][w] = INT64_MIN;
+    }
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i];
+
+        if (e->kind == SIM_EV_FAULT && e->t == h->unsynced_failover &&
+            (e->value >> 8) == 'F') {
+            /* the counter may go back (api/dlock/fenced.h): from here on,
+             * a token not above the last is reported */
+            for (o = 0; o < NOBJ; o++)
+                top[o] = -top[o] - 1;
+            continue;
+        }
+        if (e->obj < 0 || h->obj[e->obj].type != SIM_T_FENCED)
+            continue;
+        if (e->kind == SIM_EV_DONE && e->op == SIM_OP_LOCK && e->rc == 0) {
+            if (top[e->obj] < 0) { /* the first grant after the failover */
+                if (e->value <= -top[e->obj] - 1)
+                    c->reported++;
+                top[e->obj] = e->value;
+            } else if (e->value <= top[e->obj]) {
+                fail(c, SIM_CHECK_FENCING, "%s: token %lld granted after token %lld",
+                     h->obj[e->obj].name, (long long)e->value, (long long)top[e->obj]);
+                show(c, i);
+            } else {
+                top[e->obj] = e->value;
+            }
+            grant[e->obj][who(e)] = (int64_t)i;
+        } else if (e->kind == SIM_EV_WRITE && e->rc == 0 && grant[e->obj][who(e)] >= 0) {
+            int64_t g = grant[e->obj][who(e)];
+
+            if (written_by[e->obj] >= 0 && written_by[e->obj] != who(e) &&
+                g < written_grant[e->obj] && h->unsynced_failover >= 0 &&
+                h->ev[g].t < h->unsynced_failover &&
+                h->ev[written_grant[e->obj]].t >= h->unsynced_failover) {
+                /* the newer hold may have been given the same token again */
+                c->reported++;
+            } else if (written_by[e->obj] >= 0 && written_by[e->obj] != who(e) &&
+                       g < written_grant[e->obj]) {
+                fail(c, SIM_CHECK_FENCING,
+                     "%s: a stale token (%lld) accepted after a newer holder wrote",
+                     h->obj[e->obj].name, (long long)e->value);
+                show(c, (size_t)g);
+                show(c, (size_t)written_grant[e->obj]);
+                show(c, i);
+            }
+            if (g >= written_grant[e->obj]) {
+                written_grant[e->obj] = g;
+                written_by[e->obj] = who(e);
+            }
+        }
+    }
+}
+
+/* ---- fair order ----------------------------------------------------------------- */
+
+/* Whether b's owner may have a place in the queue, or the lock itself,
+ * from before (an earlier wait of its on the object that did not end in
+ * a grant: its give-up may have been lost or late; an attempt whose
+ * answer was lost): the queue keeps an owner's place, and a holder
+ * re-enters, so b then goes ahead of waiters that came meanwhile. */
+static int ghost_before(const sim_history *h, const size_t *start, const sim_event *b,
+                        size_t until)
+{
+    size_t k;
+
+    for (k = 0; k < until; k++) {
+        const sim_event *x = &h->ev[k];
+
+        if (x->kind == SIM_EV_DONE && x->op == SIM_OP_LOCK && x->obj == b->obj &&
+            who(x) == who(b) && x->rc != 0 &&
+            (h->ev[start[x->id]].wait != 0 || ambiguous(x->rc)))
+            return 1;
+    }
+    return 0;
+}
+
+/* A fair lock's waiter A that started before waiter B, waited, and was
+ * live throughout (no fault, pause, cancel or force unlock anywhere while
+ * it waited) is granted before B, unless B's owner had a place in the
+ * queue from before (ghost_before). */
+static void check_fair(ctx *c, const size_t *start)
+{
+    const sim_history *h = c->h;
+    size_t i, j, k;
+    int skewed = 0;
+
+    /* A waiter's deadline in the queue is its client's wall time: a
+     * client whose clock runs ahead takes a waiter of a client behind for
+     * dead and goes first. Under clock skew the order is reported only. */
+    for (i = 0; i < h->n; i++)
+        skewed |= h->ev[i].kind == SIM_EV_FAULT && h->ev[i].value == (('C' << 8) | 'K') &&
+                  h->ev[i].n != 0;
+
+    for (i = 0; i < h->n; i++) {
+        const sim_event *a = &h->ev[i], *as;
+        int quiet = 1;
+
+        if (a->kind != SIM_EV_DONE || a->op != SIM_OP_LOCK || a->rc != 0 || a->obj < 0 ||
+            h->obj[a->obj].type != SIM_T_FAIR)
+            continue;
+        as = &h->ev[start[a->id]];
+        if (a->t <= as->t + 1)
+            continue; /* did not wait */
+        for (k = start[a->id]; k < i && quiet; k++) {
+            const sim_event *x = &h->ev[k];
+
+            quiet = !(x->kind == SIM_EV_FAULT || x->kind == SIM_EV_PAUSE ||
+                      x->kind == SIM_EV_CANCEL ||
+                      (x->kind == SIM_EV_START && x->op == SIM_OP_FORCE));
+        }
+        /* pauses that began earlier and still run */
+        for (k = 0; k < start[a->id] && quiet; k++)
+            if (h->ev[k].kind == SIM_EV_PAUSE && h->ev[k].value > as->t)
+                quiet = 0;
+        if (!quiet)
+            continue;
+        for (j = start[a->id] + 1; j < i; j++) {
+            const sim_event *b = &h->ev[j], *bs;
+
+            if (b->kind != SIM_EV_DONE || b->op != SIM_OP_LOCK || b->rc != 0 ||
+                b->obj != a->obj || who(b) == who(a))
+                continue;
+            bs = &h->ev[start[b->id]];
+            if (bs->t <= as->t || ghost_before(h, start, b, start[a->id]))
+                continue;
+            if (skewed) {
+                c->reported++;
+                continue;
+            }
+            fail(c, SIM_CHECK_FAIR, "%s: a later waiter granted before a live earlier one",
+                 h->obj[a->obj].name);
+            show(c, start[a->id]);
+            show(c, start[b->id]);
+            show(c, j);
+            show(c, i);
+        }
+    }
+}
+
+/* ---- liveness and what is left ------------------------------------------------------ */
+
+static void check_liveness(ctx *c, const size_t *start)
+{
+    const sim_history *h = c->h;
+    size_t i;
+    int probing = 0, sem_unsure[NOBJ] = {0};
+
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i];
+
+        if (e->kind == SIM_EV_PHASE && e->value == 2)
+            probing = 1;
+        if (e->kind != SIM_EV_DONE)
+            continue;
+        /* a semaphore acquisition whose answer was lost may have taken
+         * permits that nobody gives back (they have no lease); so may a
+         * failover of unsynced writes (a release lost) */
+        if (e->op == SIM_OP_SEM_ACQ && (ambiguous(e->rc) || h->unsynced_failover >= 0))
+            sem_unsure[e->obj] = 1;
+        if (h->obj[e->obj].type == SIM_T_SEMLOCK && h->unsynced_failover >= 0)
+            sem_unsure[e->obj] = 1;
+        if (!probing || (e->op != SIM_OP_LOCK && e->op != SIM_OP_SEM_ACQ) || e->rc == 0)
+            continue;
+        if (sem_unsure[e->obj])
+            continue;
+        fail(c, SIM_CHECK_LIVENESS, "after the faults, %s not granted within its budget (%s)",
+             h->obj[e->obj].name, dlock_errname(e->rc));
+        show(c, start[e->id]);
+        show(c, i);
+    }
+    if (h->probe_failures)
+        fail(c, SIM_CHECK_LIVENESS, "%s", h->probe_detail);
+}
+
+int sim_check(const sim_history *h, int verbose)
+{
+    ctx c;
+    holds hs = {0};
+    int64_t nids;
+    size_t *start = index_starts(h, &nids);
+
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    c.verbose = verbose;
+    check_callbacks(&c, start, nids);
+    build_holds(h, start, &hs);
+    check_exclusion(&c, &hs);
+    check_permits(&c, &hs);
+    check_fencing(&c);
+    check_fair(&c, start);
+    check_liveness(&c, start);
+    if (h->leftover > 0)
+        fail(&c, SIM_CHECK_EXPIRY, "%d key(s) left without expiry: %s", h->leftover,
+             h->leftover_detail);
+    free(hs.v);
+    free(start);
+    ((sim_history *)h)->reported = c.reported;
+    return (int)c.failed;
+}
+
+/* ---- planted history bugs ---------------------------------------------------------------- */
+
+static sim_event *insert(sim_history *h, size_t at, const sim_event *e)
+{
+    h->ev = sim_grow(h->ev, &h->cap, h->n, sizeof(*h->ev));
+    memmove(&h->ev[at + 1], &h->ev[at], (h->n - at) * sizeof(*h->ev));
+    h->n++;
+    h->ev[at] = *e;
+    return &h->ev[at];
+}
+
+static int64_t next_id(const sim_history *h)
+{
+    int64_t n = 0;
+    size_t i;
+
+    for (i = 0; i < h->n; i++)
+        if (h->ev[i].id + 1 > n)
+            n = h->ev[i].id + 1;
+    return n;
+}
+
+int sim_plant_history(sim_history *h, int plant)
+{
+    int64_t nids;
+    size_t *start = index_starts(h, &nids), i, j;
+    int rc = -1;
+
+    for (i = 0; i < h->n && rc != 0; i++) {
+        sim_event *e = &h->ev[i];
+
+        if (e->kind != SIM_EV_DONE || start[e->id] == (size_t)-1)
+            continue;
+        switch (plant) {
+        case SIM_PLANT_SEM_OVER:
+            /* an acquisition granted more permits than there are */
+            if (e->op == SIM_OP_SEM_ACQ && e->rc == 0) {
+                h->ev[start[e->id]].n = h->obj[e->obj].permits + 1;
+                rc = 0;
+            }
+            break;
+        case SIM_PLANT_DOUBLE_CB:
+            if (e->op == SIM_OP_UNLOCK) {
+                sim_event d = *e;
+
+                insert(h, i + 1, &d);
+                rc = 0;
+            }
+            break;
+        case SIM_PLANT_LATE_CB:
+            if (h->ev[start[e->id]].wait > 0) {
+                e->t = h->ev[start[e->id]].t + h->ev[start[e->id]].wait + h->slack_ms +
+                       e->paused + 1;
+                rc = 0;
+            }
+            break;
+        case SIM_PLANT_FAIR_SWAP:
+            /* a waiter that came later, granted (with no lease left to
+             * hold it) before a live one that had waited */
+            if (e->op == SIM_OP_LOCK && e->rc == 0 && h->obj[e->obj].type == SIM_T_FAIR &&
+                e->t >= h->ev[start[e->id]].t + 3) {
+                sim_event s = h->ev[start[e->id]], d = *e;
+                int64_t id = next_id(h);
+                size_t at;
+
+                /* clear the faults out of A's wait, as the checker asks */
+                for (j = start[e->id]; j < i; j++)
+                    if (h->ev[j].kind == SIM_EV_FAULT || h->ev[j].kind == SIM_EV_PAUSE ||
+                        h->ev[j].kind == SIM_EV_CANCEL)
+                        h->ev[j].kind = SIM_EV_PHASE;
+                s.client = (e->client + 1) % SIM_MAX_CLIENTS;
+                s.t += 1;
+                s.id = id;
+                s.lease = 0;
+                d.client = s.client;
+                d.id = id;
+                d.t = e->t - 1;
+                at = start[e->id] + 1;
+                while (at < h->n && h->ev[at].t < s.t)
+                    at++;
+                insert(h, at, &s);
+                at = i + 1; /* A's DONE moved one on */
+                while (at > 0 && h->ev[at - 1].t > d.t)
+                    at--;
+                insert(h, at, &d);
+                rc = 0;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    free(start);
+    return rc;
+}

@@ -1,0 +1,945 @@
+/*
+ * Simulator: one run (tests/sim/sim.h).
+ *
+ * Clients: each a dlock_client on its own fault backend over a mock
+ * backend of the one store, with a dlock_loop in poll mode. Owners: a few
+ * per client, each a sequential actor (one operation in flight) with an
+ * explicit owner id, whose next step the seed chooses when its last
+ * callback came. Time moves only here, from one due thing to the next, so
+ * a run costs what its operations cost, whatever its virtual length.
+ *
+ * What keeps a run a function of its seed: one thread; the loops run with
+ * no real-time slice (loop_slice_ms 0); clients get their UUIDs from the
+ * run (uuid_generate_random below replaces libuuid's in this program);
+ * the watchdogs never wake (their period is beyond any run: the workload
+ * gives every lock a lease and extends it itself, so lease-0 holds, which
+ * only the watchdog's own thread renews, are not simulated); the mock
+ * delivers pub/sub on the publishing call (the fault backend's delayed
+ * messages come from the driver); every choice comes from the seed.
+ *
+ * Faults (tests/sim/fault.c): lost, late and refused calls, lost, late
+ * and duplicated messages, a failover to a replica store, clock skew;
+ * and, here, client pauses: no loop turn for that client, its owners'
+ * steps wait.
+ *
+ * Phases: the workload (faults on) until cfg->ops operations started;
+ * the quiet end (faults off, owners release what they hold, every late
+ * script runs); the liveness probe, after the longest lease (each client
+ * takes and releases every object in turn, each with a budget of
+ * PROBE_WAIT_MS); the end (an hour
+ * of virtual time, then the keys left in the store are counted).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uuid/uuid.h>
+
+#include "dlock/async.h"
+#include "dlock/client.h"
+#include "dlock/fenced.h"
+#include "dlock/mock.h"
+#include "dlock/reentrant.h"
+#include "dlock/fair.h"
+#include "dlock/rwlock.h"
+#include "dlock/semaphore.h"
+#include "dlock/simple_lock.h"
+#include "dlock/spin_lock.h"
+#include "tests/sim/grow.h"
+#include "tests/sim/queue.h"
+#include "tests/sim/rng.h"
+#include "tests/sim/sim.h"
+
+#define PROBE_WAIT_MS 20000
+#define LEASE_MIN_MS 200
+#define LEASE_MAX_MS 3000
+#define MAX_OBJ 16
+/* Loop runs within one virtual millisecond past which the run is a busy
+ * loop (far more than every operation of a run taking a step). */
+#define SPIN_LIMIT 200000
+
+/* ---- identities ---------------------------------------------------------- */
+
+static sim_rng uuid_rng;
+
+/* The clients' UUIDs, from the run's seed (libuuid's would differ between
+ * two runs of one seed, and the store's hash order with them). */
+void uuid_generate_random(uuid_t out)
+{
+    uint64_t a = sim_rng_next(&uuid_rng), b = sim_rng_next(&uuid_rng);
+
+    memcpy(out, &a, 8);
+    memcpy(out + 8, &b, 8);
+    out[6] = (unsigned char)((out[6] & 0x0f) | 0x40);
+    out[8] = (unsigned char)((out[8] & 0x3f) | 0x80);
+}
+
+/* ---- the run's state -------------------------------------------------------- */
+
+enum { IT_ACT, IT_CANCEL, IT_WRITE, IT_RESUME, IT_PROBE };
+
+typedef struct owner_st {
+    char id[DLOCK_OWNER_MAX];
+    int64_t op;        /* the operation in flight (-1: none) */
+    dlock_op_id dop;
+    int idle;          /* quiet end: nothing left to release */
+    int held[MAX_OBJ];
+    int64_t token[MAX_OBJ];
+    int64_t permits[MAX_OBJ];
+} owner_st;
+
+typedef struct client_st {
+    dlock_client *c;
+    dlock_loop *lp;
+    dlock_rlock *lk[MAX_OBJ];
+    dlock_semaphore *sem[MAX_OBJ];
+    owner_st own[SIM_MAX_OWNERS];
+    int64_t paused_until, paused_total;
+} client_st;
+
+typedef struct op_st {
+    int client, owner, obj, op;
+    int64_t start, paused0;
+    int64_t wait, lease, n;
+} op_st;
+
+typedef struct world {
+    const sim_config *cfg;
+    sim_history *h;
+    sim_rng rng;
+    dlock_vclock *vc;
+    dlock_mock_store *store, *replica; /* replica: NULL without failover */
+    sim_faults *faults;
+    int failed_over;
+    client_st cl[SIM_MAX_CLIENTS];
+    sim_queue q;
+    op_st *ops;
+    size_t nops, capops;
+    int64_t started;
+    int phase;
+    int probe_client, probe_obj, probe_step; /* the probe's place */
+    int64_t res_max[MAX_OBJ]; /* the guarded resource: highest token seen */
+    int spinning;             /* settle gave up: see SPIN_LIMIT */
+} world;
+
+static int64_t now(world *w)
+{
+    return dlock_vclock_now(w->vc);
+}
+
+static sim_event *record(world *w, int kind, int client, int owner, int obj)
+{
+    sim_history *h = w->h;
+    sim_event *e;
+
+    h->ev = sim_grow(h->ev, &h->cap, h->n, sizeof(*h->ev));
+    e = &h->ev[h->n++];
+    memset(e, 0, sizeof(*e));
+    e->t = now(w);
+    e->kind = kind;
+    e->client = client;
+    e->owner = owner;
+    e->obj = obj;
+    e->id = -1;
+    return e;
+}
+
+static void log_fault(void *arg, int client, const char *what, const char *name)
+{
+    world *w = arg;
+    sim_event *e = record(w, SIM_EV_FAULT, client, -1, -1);
+
+    /* the fault's kind, by its first letters (the line stays short) */
+    e->value = (int64_t)(((unsigned char)what[0] << 8) | (unsigned char)what[strlen(what) - 1]);
+    (void)name;
+}
+
+static void schedule(world *w, int64_t due, int kind, int client, int owner, int64_t x)
+{
+    sim_item it = {0};
+
+    it.due = due;
+    it.kind = kind;
+    it.a = client;
+    it.b = owner;
+    it.x = x;
+    sim_queue_push(&w->q, it);
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+static void act(world *w, int ci, int oi);
+
+static void done(void *arg, dlock_op_id dop, const dlock_result *r);
+
+typedef struct cb_arg {
+    world *w;
+    int64_t id;
+} cb_arg;
+
+static void next_step(world *w, int ci, int oi, int64_t think)
+{
+    schedule(w, now(w) + think, IT_ACT, ci, oi, 0);
+}
+
+/* Starts op on obj for the owner; records it. */
+static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_t lease,
+                 int64_t n)
+{
+    client_st *c = &w->cl[ci];
+    owner_st *o = &c->own[oi];
+    const sim_object *so = &w->h->obj[obj];
+    int64_t id = (int64_t)w->nops;
+    cb_arg *a;
+    op_st *s;
+    sim_event *e;
+    int rc;
+
+    w->ops = sim_grow(w->ops, &w->capops, w->nops, sizeof(*w->ops));
+    s = &w->ops[w->nops++];
+    s->client = ci;
+    s->owner = oi;
+    s->obj = obj;
+    s->op = op;
+    s->start = now(w);
+    s->paused0 = c->paused_total;
+    s->wait = wait;
+    s->lease = lease;
+    s->n = n;
+    e = record(w, SIM_EV_START, ci, oi, obj);
+    e->op = op;
+    e->id = id;
+    e->wait = wait;
+    e->lease = lease;
+    e->n = n;
+    if (!(a = malloc(sizeof(*a))))
+        abort();
+    a->w = w;
+    a->id = id;
+    switch (op) {
+    case SIM_OP_LOCK:
+        rc = so->type == SIM_T_FENCED
+                 ? dlock_fenced_lock_async(c->lp, &o->dop, c->lk[obj], o->id, wait, lease,
+                                           done, a)
+                 : dlock_lock_async(c->lp, &o->dop, c->lk[obj], o->id, wait, lease, done, a);
+        break;
+    case SIM_OP_UNLOCK:
+        rc = dlock_unlock_async(c->lp, &o->dop, c->lk[obj], o->id, done, a);
+        break;
+    case SIM_OP_EXTEND:
+        rc = dlock_extend_async(c->lp, &o->dop, c->lk[obj], o->id, lease, done, a);
+        break;
+    case SIM_OP_FORCE:
+        rc = dlock_force_unlock_async(c->lp, &o->dop, c->lk[obj], done, a);
+        break;
+    case SIM_OP_SEM_ACQ:
+        rc = dlock_semaphore_acquire_async(c->lp, &o->dop, c->sem[obj], n, wait, done, a);
+        break;
+    default:
+        rc = dlock_semaphore_release_async(c->lp, &o->dop, c->sem[obj], n, done, a);
+        break;
+    }
+    if (rc != 0) {
+        /* refused at once: its own line, and no callback will come */
+        free(a);
+        e = record(w, SIM_EV_DONE, ci, oi, obj);
+        e->op = op;
+        e->id = id;
+        e->rc = rc;
+        e->value = -1;
+        return rc;
+    }
+    o->op = id;
+    w->started++;
+    return 0;
+}
+
+static void guarded_write(world *w, int ci, int oi, int obj)
+{
+    owner_st *o = &w->cl[ci].own[oi];
+    sim_event *e;
+
+    if (!o->held[obj])
+        return;
+    e = record(w, SIM_EV_WRITE, ci, oi, obj);
+    e->value = o->token[obj];
+    /* the resource keeps the highest token it saw and refuses a lower one */
+    if (o->token[obj] >= w->res_max[obj]) {
+        w->res_max[obj] = o->token[obj];
+        e->rc = 0;
+    } else {
+        e->rc = 1;
+    }
+}
+
+static void probe_next(world *w);
+
+static void done(void *arg, dlock_op_id dop, const dlock_result *r)
+{
+    cb_arg *a = arg;
+    world *w = a->w;
+    op_st *s = &w->ops[a->id];
+    client_st *c = &w->cl[s->client];
+    owner_st *o = &c->own[s->owner];
+    sim_event *e = record(w, SIM_EV_DONE, s->client, s->owner, s->obj);
+    int64_t think;
+
+    (void)dop;
+    e->op = s->op;
+    e->id = a->id;
+    e->rc = r->rc;
+    e->value = r->value;
+    e->paused = c->paused_total - s->paused0;
+    free(a);
+    o->op = -1;
+    switch (s->op) {
+    case SIM_OP_LOCK:
+        if (r->rc == 0) {
+            o->held[s->obj] = 1;
+            o->token[s->obj] = r->value;
+            if (w->h->obj[s->obj].type == SIM_T_FENCED)
+                schedule(w, now(w) + sim_rng_range(&w->rng, 0, 20), IT_WRITE, s->client,
+                         s->owner, s->obj);
+        }
+        break;
+    case SIM_OP_UNLOCK:
+        o->held[s->obj] = 0;
+        break;
+    case SIM_OP_SEM_ACQ:
+        if (r->rc == 0)
+            o->permits[s->obj] += s->n;
+        break;
+    case SIM_OP_SEM_REL:
+        o->permits[s->obj] -= s->n;
+        break;
+    default:
+        break;
+    }
+    if (w->phase == 2) {
+        probe_next(w);
+        return;
+    }
+    think = sim_rng_range(&w->rng, 0, 100);
+    if (r->rc == 0 && (s->op == SIM_OP_LOCK || s->op == SIM_OP_SEM_ACQ))
+        think = sim_rng_range(&w->rng, 0, LEASE_MAX_MS); /* hold it a while */
+    next_step(w, s->client, s->owner, think);
+}
+
+/* A wait; forever only where a lease bounds what it waits for (a
+ * semaphore's permits have none: one taken by an acquisition whose
+ * answer was lost is gone for good). */
+static int64_t pick_wait(world *w, int forever_ok)
+{
+    int64_t r = sim_rng_range(&w->rng, 0, forever_ok ? 99 : 94);
+
+    if (r < 25)
+        return 0;
+    if (r < 70)
+        return sim_rng_range(&w->rng, 1, 500);
+    if (r < 95)
+        return sim_rng_range(&w->rng, 500, 4000);
+    return DLOCK_WAIT_FOREVER;
+}
+
+static int64_t pick_lease(world *w)
+{
+    return sim_rng_range(&w->rng, LEASE_MIN_MS, LEASE_MAX_MS);
+}
+
+/* The quiet end: release what the owner holds, one thing per step. */
+static void release_step(world *w, int ci, int oi)
+{
+    owner_st *o = &w->cl[ci].own[oi];
+    int i;
+
+    for (i = 0; i < w->h->nobj; i++) {
+        if (o->held[i]) {
+            start(w, ci, oi, i, SIM_OP_UNLOCK, 0, 0, 0);
+            return;
+        }
+        if (o->permits[i] > 0) {
+            start(w, ci, oi, i, SIM_OP_SEM_REL, 0, 0, o->permits[i]);
+            return;
+        }
+    }
+    o->idle = 1;
+}
+
+static void act(world *w, int ci, int oi)
+{
+    client_st *c = &w->cl[ci];
+    owner_st *o = &c->own[oi];
+    const sim_config *cfg = w->cfg;
+    int obj, rc;
+    int64_t r;
+
+    if (o->op >= 0)
+        return; /* a late step: the owner has one operation at a time */
+    if (c->paused_until > now(w)) {
+        schedule(w, c->paused_until, IT_ACT, ci, oi, 0);
+        return;
+    }
+    if (w->phase >= 1) {
+        release_step(w, ci, oi);
+        return;
+    }
+    if (w->started >= cfg->ops) {
+        w->phase = 1;
+        record(w, SIM_EV_PHASE, -1, -1, -1)->value = 1;
+        sim_faults_enable(w->faults, 0);
+        release_step(w, ci, oi);
+        return;
+    }
+    if (cfg->failover && !w->failed_over && w->started >= cfg->failover_at) {
+        sim_event *e = record(w, SIM_EV_FAULT, -1, -1, -1);
+
+        w->failed_over = 1;
+        sim_faults_failover(w->faults);
+        e->value = ('F' << 8) | (cfg->rates.failover_sync ? 'S' : 'U');
+        if (!cfg->rates.failover_sync)
+            w->h->unsynced_failover = e->t;
+    }
+    if (sim_rng_chance(&w->rng, cfg->pause_rate)) {
+        int64_t d = sim_rng_range(&w->rng, 1, cfg->pause_max_ms);
+        sim_event *e = record(w, SIM_EV_PAUSE, ci, -1, -1);
+
+        c->paused_until = now(w) + d;
+        c->paused_total += d;
+        e->value = c->paused_until;
+        schedule(w, c->paused_until, IT_RESUME, ci, -1, 0);
+        schedule(w, c->paused_until, IT_ACT, ci, oi, 0);
+        return;
+    }
+    obj = (int)sim_rng_range(&w->rng, 0, w->h->nobj - 1);
+    r = sim_rng_range(&w->rng, 0, 99);
+    if (w->h->obj[obj].type == SIM_T_SEMAPHORE) {
+        if (o->permits[obj] > 0 && r < 60)
+            rc = start(w, ci, oi, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]);
+        else
+            rc = start(w, ci, oi, obj, SIM_OP_SEM_ACQ, pick_wait(w, 0), 0,
+                       sim_rng_range(&w->rng, 1, 2));
+    } else if (o->held[obj]) {
+        if (r < 55)
+            rc = start(w, ci, oi, obj, SIM_OP_UNLOCK, 0, 0, 0);
+        else if (r < 80)
+            rc = start(w, ci, oi, obj, SIM_OP_EXTEND, 0, pick_lease(w), 0);
+        else if (r < 97) {
+            guarded_write(w, ci, oi, obj);
+            next_step(w, ci, oi, sim_rng_range(&w->rng, 0, 500));
+            return;
+        } else
+            rc = start(w, ci, oi, obj, SIM_OP_FORCE, 0, 0, 0);
+    } else if (r < 3) {
+        rc = start(w, ci, oi, obj, SIM_OP_FORCE, 0, 0, 0);
+    } else {
+        int64_t wait = pick_wait(w, 1);
+
+        rc = start(w, ci, oi, obj, SIM_OP_LOCK, wait, pick_lease(w), 0);
+        if (rc == 0 && wait != 0 && sim_rng_chance(&w->rng, 800))
+            schedule(w, now(w) + sim_rng_range(&w->rng, 0, wait > 0 ? wait : 5000),
+                     IT_CANCEL, ci, oi, o->op);
+    }
+    if (rc != 0)
+        next_step(w, ci, oi, sim_rng_range(&w->rng, 1, 100));
+}
+
+/* ---- the liveness probe ------------------------------------------------------ */
+
+static void probe_next(world *w)
+{
+    while (w->probe_client < w->cfg->clients) {
+        int ci = w->probe_client, obj = w->probe_obj;
+        owner_st *o = &w->cl[ci].own[0];
+        int sem = w->h->obj[obj].type == SIM_T_SEMAPHORE;
+
+        if (w->probe_step == 0) {
+            w->probe_step = 1;
+            if ((sem ? start(w, ci, 0, obj, SIM_OP_SEM_ACQ, PROBE_WAIT_MS, 0, 1)
+                     : start(w, ci, 0, obj, SIM_OP_LOCK, PROBE_WAIT_MS, 1000, 0)) == 0)
+                return;
+        }
+        if (w->probe_step == 1) {
+            w->probe_step = 2;
+            if (o->held[obj] && start(w, ci, 0, obj, SIM_OP_UNLOCK, 0, 0, 0) == 0)
+                return;
+            if (o->permits[obj] > 0 &&
+                start(w, ci, 0, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]) == 0)
+                return;
+        }
+        w->probe_step = 0;
+        if (++w->probe_obj == w->h->nobj) {
+            w->probe_obj = 0;
+            w->probe_client++;
+        }
+    }
+    w->phase = 3;
+}
+
+/* ---- set-up ------------------------------------------------------------------- */
+
+static const char *type_name(uint32_t t)
+{
+    switch (t) {
+    case SIM_T_REENTRANT: return "reentrant";
+    case SIM_T_FAIR: return "fair";
+    case SIM_T_READ: return "read";
+    case SIM_T_WRITE: return "write";
+    case SIM_T_FENCED: return "fenced";
+    case SIM_T_SEMAPHORE: return "semaphore";
+    case SIM_T_SIMPLE: return "simple";
+    case SIM_T_SEMLOCK: return "semaphore-lock";
+    default: return "spin";
+    }
+}
+
+static void add_objects(world *w)
+{
+    static const struct { uint32_t t; const char *name; } all[] = {
+        {SIM_T_REENTRANT, "r0"}, {SIM_T_FAIR, "f0"}, {SIM_T_READ, "w0"},
+        {SIM_T_WRITE, "w0"}, {SIM_T_FENCED, "x0"}, {SIM_T_SEMAPHORE, "s0"},
+        {SIM_T_SPIN, "p0"}, {SIM_T_SIMPLE, "m0"}, {SIM_T_SEMLOCK, "q0"},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        sim_object *o;
+
+        if (!(w->cfg->types & all[i].t))
+            continue;
+        o = &w->h->obj[w->h->nobj++];
+        o->name = all[i].name;
+        o->type = all[i].t;
+        o->permits = all[i].t == SIM_T_SEMAPHORE ? 3 : all[i].t == SIM_T_SEMLOCK ? 2 : 0;
+    }
+}
+
+static int make_client(world *w, int ci)
+{
+    client_st *c = &w->cl[ci];
+    dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_backend *mb, *fb, *rb = NULL;
+    int i, rc;
+
+    /* no watchdog period within a run; no real-time slice */
+    opts.watchdog_timeout_ms = DLOCK_TIME_MAX_MS;
+    opts.loop_slice_ms = 0;
+    if ((rc = dlock_mock_backend_new(&mb, w->store)) != 0)
+        return rc;
+    if (w->replica && (rc = dlock_mock_backend_new(&rb, w->replica)) != 0) {
+        dlock_backend_free(mb);
+        return rc;
+    }
+    if ((rc = sim_fault_backend_new(&fb, w->faults, mb, rb, ci)) != 0) {
+        dlock_backend_free(mb);
+        dlock_backend_free(rb);
+        return rc;
+    }
+    if (w->cfg->skew > 0) {
+        sim_event *e = record(w, SIM_EV_FAULT, ci, -1, -1);
+
+        e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
+        e->value = ('C' << 8) | 'K';
+        sim_fault_backend_skew(fb, e->n);
+    }
+    if ((rc = dlock_client_new(&c->c, fb, &opts)) != 0) {
+        dlock_backend_free(fb);
+        return rc;
+    }
+    if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0)
+        return rc;
+    for (i = 0; i < w->cfg->owners; i++) {
+        snprintf(c->own[i].id, sizeof(c->own[i].id), "%s:o%d", dlock_client_id(c->c), i);
+        c->own[i].op = -1;
+    }
+    for (i = 0; i < w->h->nobj && rc == 0; i++) {
+        const sim_object *o = &w->h->obj[i];
+
+        switch (o->type) {
+        case SIM_T_REENTRANT: rc = dlock_reentrant_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_FAIR: rc = dlock_fair_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_READ: rc = dlock_rwlock_read_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_WRITE: rc = dlock_rwlock_write_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_FENCED: rc = dlock_fenced_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_SPIN: rc = dlock_spin_lock_new(&c->lk[i], c->c, o->name, NULL); break;
+        case SIM_T_SIMPLE: rc = dlock_simple_lock_new(&c->lk[i], c->c, o->name); break;
+        case SIM_T_SEMLOCK:
+            rc = dlock_semaphore_lock_new(&c->lk[i], c->c, o->name);
+            if (rc == 0 && ci == 0) {
+                /* its permits: the count of the plain semaphore of the name */
+                dlock_semaphore *s = NULL;
+                int set;
+
+                rc = dlock_semaphore_new(&s, c->c, o->name);
+                if (rc == 0)
+                    rc = dlock_semaphore_try_set_permits(s, &set, o->permits);
+                dlock_semaphore_free(s);
+            }
+            break;
+        default:
+            rc = dlock_semaphore_new(&c->sem[i], c->c, o->name);
+            if (rc == 0 && ci == 0) {
+                int set;
+
+                rc = dlock_semaphore_try_set_permits(c->sem[i], &set, o->permits);
+            }
+            break;
+        }
+    }
+    return rc;
+}
+
+static void free_clients(world *w)
+{
+    int ci, i;
+
+    for (ci = 0; ci < SIM_MAX_CLIENTS; ci++) {
+        client_st *c = &w->cl[ci];
+
+        dlock_loop_free(c->lp);
+        for (i = 0; i < MAX_OBJ; i++) {
+            dlock_rlock_free(c->lk[i]);
+            dlock_semaphore_free(c->sem[i]);
+        }
+        dlock_client_free(c->c);
+    }
+}
+
+/* ---- the driver ---------------------------------------------------------------- */
+
+/* Runs every loop that has work, until none has (one loop's script may
+ * wake another's waiter). How many loop runs that took. */
+static int settle(world *w)
+{
+    int ci, any, n = 0;
+
+    do {
+        any = 0;
+        any += sim_faults_tick(w->faults);
+        while (sim_queue_next(&w->q) <= now(w)) {
+            sim_item it = sim_queue_pop(&w->q);
+            client_st *c = &w->cl[it.a];
+
+            any = 1;
+            switch (it.kind) {
+            case IT_ACT:
+                act(w, it.a, it.b);
+                break;
+            case IT_WRITE:
+                if (c->paused_until > now(w))
+                    schedule(w, c->paused_until, IT_WRITE, it.a, it.b, it.x);
+                else
+                    guarded_write(w, it.a, it.b, (int)it.x);
+                break;
+            case IT_CANCEL:
+                if (c->own[it.b].op == it.x && c->paused_until <= now(w)) {
+                    sim_event *e = record(w, SIM_EV_CANCEL, it.a, it.b, -1);
+
+                    e->id = it.x;
+                    e->rc = dlock_op_cancel(c->lp, c->own[it.b].dop);
+                }
+                break;
+            case IT_PROBE:
+                probe_next(w);
+                break;
+            default: /* IT_RESUME: the loop runs again below */
+                break;
+            }
+        }
+        for (ci = 0; ci < w->cfg->clients; ci++) {
+            client_st *c = &w->cl[ci];
+
+            if (c->paused_until > now(w))
+                continue;
+            while (dlock_loop_timeout_ms(c->lp) == 0) {
+                dlock_loop_run(c->lp, 0);
+                any = 1;
+                if (++n > SPIN_LIMIT) {
+                    /* work at every turn and no time passing: on a real
+                     * clock, a busy loop */
+                    w->spinning = 1;
+                    return n;
+                }
+            }
+        }
+    } while (any);
+    return n;
+}
+
+static int64_t next_due(world *w)
+{
+    int64_t t = sim_queue_next(&w->q), f = sim_faults_next(w->faults);
+    int ci;
+
+    if (f < t)
+        t = f;
+    for (ci = 0; ci < w->cfg->clients; ci++) {
+        client_st *c = &w->cl[ci];
+        int64_t d;
+
+        if (c->paused_until > now(w))
+            continue; /* its resume item is in the queue */
+        d = dlock_loop_timeout_ms(c->lp);
+        if (d >= 0 && now(w) + d < t)
+            t = now(w) + d;
+    }
+    return t;
+}
+
+static int quiet(world *w)
+{
+    int ci, oi;
+
+    if (sim_faults_next(w->faults) != INT64_MAX)
+        return 0;
+    for (ci = 0; ci < w->cfg->clients; ci++) {
+        if (dlock_loop_pending(w->cl[ci].lp) > 0)
+            return 0;
+        for (oi = 0; oi < w->cfg->owners; oi++)
+            if (!w->cl[ci].own[oi].idle)
+                return 0;
+    }
+    return 1;
+}
+
+/* The keys left after the run: the semaphores' counts and the fencing
+ * counters persist by design; anything else left an hour after the last
+ * operation has no expiry. */
+static void count_leftovers(world *w)
+{
+    sim_history *h = w->h;
+    dlock_mock_store *store = w->failed_over ? w->replica : w->store;
+    size_t dbsize = dlock_mock_store_dbsize(store), persistent = 0;
+    int i;
+
+    for (i = 0; i < h->nobj; i++) {
+        char key[128];
+        const char *argv[2] = {"EXISTS", key};
+        dlock_reply *r;
+
+        if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
+            snprintf(key, sizeof(key), "%s", h->obj[i].name);
+        else if (h->obj[i].type == SIM_T_FENCED)
+            snprintf(key, sizeof(key), "redisson_lock_token:{%s}", h->obj[i].name);
+        else
+            continue;
+        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
+            persistent += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
+            dlock_reply_free(r);
+        }
+    }
+    h->leftover = (int)(dbsize - persistent);
+    if (h->leftover > 0) {
+        /* name the lock keys still there */
+        size_t off = 0;
+
+        for (i = 0; i < h->nobj && off < sizeof(h->leftover_detail) - 80; i++) {
+            const char *argv[2] = {"PTTL", h->obj[i].name};
+            dlock_reply *r;
+
+            if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
+                continue;
+            if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
+                if (r->type == DLOCK_REPLY_INTEGER && r->integer != -2)
+                    off += (size_t)snprintf(h->leftover_detail + off,
+                                            sizeof(h->leftover_detail) - off,
+                                            "%s (pttl %lld) ", h->obj[i].name,
+                                            (long long)r->integer);
+                dlock_reply_free(r);
+            }
+        }
+    }
+}
+
+static void plant_store(world *w)
+{
+    const char *set[3] = {"SET", "r0", "stuck"};
+    const char *hset[4] = {"HSET", "r0", "nobody:1", "1"};
+    dlock_reply *r = NULL;
+
+    if (w->cfg->plant == SIM_PLANT_NO_EXPIRY &&
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 3, set, NULL) == 0)
+        dlock_reply_free(r);
+    if (w->cfg->plant == SIM_PLANT_STUCK &&
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 4, hset, NULL) == 0)
+        dlock_reply_free(r);
+}
+
+/* FNV-1a over every event's fields, in order: what the rendered lines
+ * say (sim_event_render prints nothing else), without printing them. */
+static uint64_t history_hash(const sim_history *h)
+{
+    uint64_t hash = 1469598103934665603ULL;
+    size_t i, k;
+
+    for (i = 0; i < h->n; i++) {
+        const sim_event *e = &h->ev[i];
+        int64_t f[13] = {e->t, e->kind, e->client, e->owner, e->obj, e->op, e->id,
+                         e->rc, e->value, e->wait, e->lease, e->n, e->paused};
+
+        for (k = 0; k < 13; k++) {
+            uint64_t v = (uint64_t)f[k];
+            int b;
+
+            for (b = 0; b < 8; b++, v >>= 8)
+                hash = (hash ^ (v & 0xff)) * 1099511628211ULL;
+        }
+    }
+    return hash;
+}
+
+int sim_run(const sim_config *cfg, sim_history *h)
+{
+    world w;
+    sim_fault_rates rates = cfg->rates;
+    int ci, oi, rc = 0;
+    int64_t limit;
+
+    memset(&w, 0, sizeof(w));
+    memset(h, 0, sizeof(*h));
+    w.cfg = cfg;
+    w.h = h;
+    w.rng.s = cfg->seed;
+    uuid_rng.s = cfg->seed ^ 0xa5a5a5a5a5a5a5a5ULL;
+    h->slack_ms = 50; /* DLOCK_CLIENT_OPTIONS_INIT's budget_slack_ms */
+    h->unsynced_failover = -1;
+    h->late_max_ms = rates.late_max_ms;
+    add_objects(&w);
+    if (cfg->plant == SIM_PLANT_GRANT_BUSY)
+        rates.plant = 1;
+    else if (cfg->plant == SIM_PLANT_TOKEN_LOW)
+        rates.plant = 2;
+    if (dlock_vclock_new(&w.vc, 1000) != 0 ||
+        dlock_mock_store_new(&w.store, dlock_vclock_clock(w.vc)) != 0 ||
+        (cfg->failover &&
+         dlock_mock_store_new(&w.replica, dlock_vclock_clock(w.vc)) != 0) ||
+        !(w.faults = sim_faults_new(cfg->seed, &rates, w.vc))) {
+        fprintf(stderr, "sim: out of memory\n");
+        rc = -1;
+        goto out;
+    }
+    sim_faults_enable(w.faults, 0);
+    sim_faults_set_log(w.faults, log_fault, &w);
+    for (ci = 0; ci < cfg->clients && rc == 0; ci++)
+        rc = make_client(&w, ci);
+    if (rc != 0) {
+        fprintf(stderr, "sim: set-up failed: %s\n", dlock_strerror(rc));
+        rc = -1;
+        goto out;
+    }
+    sim_faults_enable(w.faults, 1);
+    for (ci = 0; ci < cfg->clients; ci++)
+        for (oi = 0; oi < cfg->owners; oi++)
+            schedule(&w, now(&w) + sim_rng_range(&w.rng, 0, 50), IT_ACT, ci, oi, 0);
+    limit = INT64_MAX;
+    for (;;) {
+        int64_t t;
+
+        settle(&w);
+        if (w.spinning) {
+            record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 8;
+            h->probe_failures++;
+            snprintf(h->probe_detail, sizeof(h->probe_detail),
+                     "a loop kept running at t=%lld without time passing (a busy loop)",
+                     (long long)now(&w));
+            break;
+        }
+        if (w.phase == 1 && quiet(&w)) {
+            w.phase = 2;
+            plant_store(&w);
+            record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 2;
+            limit = now(&w) + (int64_t)cfg->clients * h->nobj * (PROBE_WAIT_MS + 1000) +
+                    60000;
+            /* after the longest lease: a hold an owner does not know it has
+             * (its acquisition's reply was lost) has run out; its own
+             * read hold would make its write probe EDEADLK */
+            schedule(&w, now(&w) + LEASE_MAX_MS + 1, IT_PROBE, 0, 0, 0);
+            continue;
+        }
+        if (w.phase == 3)
+            break;
+        t = next_due(&w);
+        if (t == INT64_MAX || t > limit) {
+            /* nothing left to happen, yet the run has not ended: stuck */
+            record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 9;
+            h->probe_failures++;
+            snprintf(h->probe_detail, sizeof(h->probe_detail),
+                     "stuck in phase %d at t=%lld", w.phase, (long long)now(&w));
+            break;
+        }
+        if (t > now(&w))
+            dlock_vclock_advance(w.vc, t - now(&w));
+    }
+    if (!w.spinning) {
+        dlock_vclock_advance(w.vc, 3600 * 1000);
+        settle(&w);
+    }
+    record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 3;
+    count_leftovers(&w);
+    h->faults = sim_faults_count(w.faults);
+out:
+    free_clients(&w);
+    sim_queue_fini(&w.q, NULL);
+    free(w.ops);
+    sim_faults_free(w.faults);
+    dlock_mock_store_free(w.store);
+    dlock_mock_store_free(w.replica);
+    dlock_vclock_free(w.vc);
+    h->hash = history_hash(h);
+    return rc;
+}
+
+void sim_history_free(sim_history *h)
+{
+    free(h->ev);
+    h->ev = NULL;
+    h->n = h->cap = 0;
+}
+
+/* ---- rendering ------------------------------------------------------------------ */
+
+static const char *const op_names[SIM_OP_COUNT] = {"lock", "unlock", "extend", "force",
+                                                   "acquire", "release"};
+
+void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_t len)
+{
+    const char *obj = e->obj >= 0 ? h->obj[e->obj].name : "-";
+    const char *ty = e->obj >= 0 ? type_name(h->obj[e->obj].type) : "-";
+
+    switch (e->kind) {
+    case SIM_EV_START:
+        snprintf(buf, len, "%lld c%d.o%d start #%lld %s %s %s wait=%lld lease=%lld n=%lld",
+                 (long long)e->t, e->client, e->owner, (long long)e->id, op_names[e->op],
+                 ty, obj, (long long)e->wait, (long long)e->lease, (long long)e->n);
+        break;
+    case SIM_EV_DONE:
+        snprintf(buf, len, "%lld c%d.o%d done #%lld %s %s %s rc=%s value=%lld paused=%lld",
+                 (long long)e->t, e->client, e->owner, (long long)e->id, op_names[e->op],
+                 ty, obj, dlock_errname(e->rc), (long long)e->value,
+                 (long long)e->paused);
+        break;
+    case SIM_EV_WRITE:
+        snprintf(buf, len, "%lld c%d.o%d write %s token=%lld %s", (long long)e->t,
+                 e->client, e->owner, obj, (long long)e->value,
+                 e->rc == 0 ? "accepted" : "refused");
+        break;
+    case SIM_EV_CANCEL:
+        snprintf(buf, len, "%lld c%d.o%d cancel #%lld rc=%s", (long long)e->t, e->client,
+                 e->owner, (long long)e->id, dlock_errname(e->rc));
+        break;
+    case SIM_EV_PAUSE:
+        snprintf(buf, len, "%lld c%d pause until %lld", (long long)e->t, e->client,
+                 (long long)e->value);
+        break;
+    case SIM_EV_FAULT:
+        if (e->value == (('C' << 8) | 'K'))
+            snprintf(buf, len, "%lld c%d fault clock offset %lld", (long long)e->t,
+                     e->client, (long long)e->n);
+        else
+            snprintf(buf, len, "%lld c%d fault %c%c", (long long)e->t, e->client,
+                     (char)(e->value >> 8), (char)(e->value & 0xff));
+        break;
+    default:
+        snprintf(buf, len, "%lld phase %lld", (long long)e->t, (long long)e->value);
+        break;
+    }
+}
