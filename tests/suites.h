@@ -82,6 +82,7 @@
     /* tests/core/ */                                                                                      \
     X(dlock_test_core_fmt, "core formatting tests")                    /* fmt_test.c */                    \
     X(dlock_test_core_fiber, "core fiber tests")                       /* fiber_test.c */                  \
+    X(dlock_test_core_wait, "core wait tests")                         /* wait_test.c */                   \
     /* tests/backends/mock/ */                                                                             \
     X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
     X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "core/wait.h"
 
 typedef struct ps_channel {
     dlock_subscription *head; /* listeners, newest first */
@@ -141,7 +142,7 @@ void dlock__pubsub_unsubscribe(dlock_subscription *s)
     if (ch->head == NULL)
         dlock__dict_remove(&ps->channels, s->chan);
     while (s->busy > 0)
-        pthread_cond_wait(&ps->idle, &ps->mutex);
+        dlock__wait_pin(&ps->idle, &ps->mutex);
     pthread_mutex_unlock(&ps->mutex);
     free(s);
 }

@@ -17,6 +17,7 @@
 #include "transport.h"
 
 #include "core/fiber.h"
+#include "core/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -86,91 +87,12 @@ int dlock__redis_sock_lost(const dlock__redis_sock *s, const char *why,
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* In a loop's fiber: the loop's report that fd is ready is taken as
- * poll's (it is one: epoll's). The callers come here when the socket
- * would block, so the fiber parks at once; after an early resume or past
- * the deadline it looks itself. */
-static int fiber_poll_until(int fd, short events, int64_t deadline_ms)
-{
-    int ev = (events & POLLOUT) ? DLOCK__FIBER_WRITE : DLOCK__FIBER_READ;
-
-    for (;;) {
-        struct pollfd p;
-        int r = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
-                    ? DLOCK_ETIMEDOUT
-                    : dlock__fiber_wait_fd(fd, ev, deadline_ms);
-        /* Past the deadline: this look at the socket is the last. */
-        int last_look = r == DLOCK_ETIMEDOUT;
-
-        if (r == 1)
-            return 1;
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        switch (poll(&p, 1, 0)) {
-        case 1:
-            return 1;
-        case 0:
-            if (last_look)
-                return 0;
-            break;
-        default:
-            if (errno != EINTR)
-                return -1;
-        }
-    }
-}
-
-void dlock__redis_nap(int64_t ms)
-{
-    int64_t until = dlock__redis_now_ms() + ms;
-
-    if (!dlock__fiber_current()) {
-        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-        return;
-    }
-    /* a timed nap of the fiber (resumed early: nap on) */
-    while (dlock__redis_now_ms() < until)
-        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, until);
-}
-
-int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
-{
-    if (dlock__fiber_current())
-        return fiber_poll_until(fd, events, deadline_ms);
-    for (;;) {
-        int64_t left = deadline_ms == INT64_MAX
-                           ? -1 : deadline_ms - dlock__redis_now_ms();
-        struct pollfd p;
-        int n;
-
-        /* Past the deadline, one look without waiting: what has already
-         * come is taken (a caller that read other nodes' replies first
-         * finds this one waiting). */
-        if (deadline_ms != INT64_MAX && left < 0)
-            left = 0;
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-        if (n == 0 && deadline_ms != INT64_MAX &&
-            dlock__redis_now_ms() >= deadline_ms)
-            return 0;
-    }
-}
-
 /* Waits for events on fd until deadline_ms: 0, DLOCK_ETIMEDOUT or
  * DLOCK_ECONN (poll failed; detail written). */
 static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadline_ms,
                    char *errbuf, size_t errlen)
 {
-    int n = dlock__redis_poll_until(t->s.fd, events, deadline_ms);
+    int n = dlock__wait_fd(t->s.fd, events, deadline_ms);
 
     if (n > 0)
         return 0;
@@ -246,7 +168,7 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
         socklen_t elen = sizeof e;
         int n = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
                     ? 0
-                    : dlock__redis_poll_until(fd, POLLOUT, deadline_ms);
+                    : dlock__wait_fd(fd, POLLOUT, deadline_ms);
         if (n == 0) {
             close(fd);
             *err = ETIMEDOUT;
@@ -592,18 +514,12 @@ int dlock__redis_transport_pending(const dlock__redis_transport *t)
 
 int dlock__redis_transport_stale(dlock__redis_transport *t)
 {
-    struct pollfd p;
     int n;
 
     /* Anything buffered at all, even part of a record, was not asked for. */
     if (t->tls && dlock__redis_tls_buffered(t->tls))
         return 1;
-    p.fd = t->s.fd;
-    p.events = POLLIN;
-    p.revents = 0;
-    do {
-        n = poll(&p, 1, 0);
-    } while (n < 0 && errno == EINTR);
+    n = dlock__wait_fd(t->s.fd, POLLIN, 0); /* a look, no wait */
     if (n == 0)
         return 0;
     if (n < 0 || !t->tls)

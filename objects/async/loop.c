@@ -55,6 +55,7 @@
 
 #include "core/background.h"
 #include "core/thread_name.h"
+#include "core/wait.h"
 #include "objects/runtime/client.h"
 
 enum aop_state {
@@ -997,8 +998,6 @@ void dlock_loop_free(dlock_loop *lp)
         return;
     }
     for (;;) {
-        struct pollfd p = {lp->epfd, POLLIN, 0};
-
         run_due(lp);
         pthread_mutex_lock(&lp->mu);
         left = lp->pending;
@@ -1008,7 +1007,7 @@ void dlock_loop_free(dlock_loop *lp)
         /* What is left is an unlock or a read in flight elsewhere (a
          * blocking thread reads its reply), or a wait about to see its
          * cancel: short real-time naps until it reports. */
-        poll(&p, 1, 10);
+        dlock__wait_fd(lp->epfd, POLLIN, dlock__wait_now_ms() + 10);
     }
     if (lp->mode == M_HOOKS) {
         if (lp->timer_armed != -1)
