@@ -15,7 +15,10 @@
 #include "fiber.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A single timed wait never aims further than this: the timespec stays far
  * from overflow for absurd deadlines, and the callers loop anyway. */
@@ -229,6 +232,97 @@ int dlock__wait_fds(struct pollfd *p, nfds_t n, int64_t deadline_ms)
         if (fiber && r == 0)
             fiber_nap(deadline_ms);
     }
+}
+
+/* A call run on a helper thread for a fiber (dlock__wait_offload); freed
+ * by whichever of the two sides looks last. */
+typedef struct offload {
+    void (*fn)(void *arg);
+    void (*drop)(void *arg);
+    void *arg;
+    int pipefd[2]; /* the helper writes a byte when fn returned */
+    pthread_mutex_t mu;
+    int done, abandoned;
+} offload;
+
+static void offload_free(offload *o)
+{
+    close(o->pipefd[0]);
+    close(o->pipefd[1]);
+    pthread_mutex_destroy(&o->mu);
+    free(o);
+}
+
+static void *offload_main(void *p)
+{
+    offload *o = p;
+    char b = 1;
+    int abandoned;
+
+    o->fn(o->arg);
+    pthread_mutex_lock(&o->mu);
+    o->done = 1;
+    abandoned = o->abandoned;
+    if (!abandoned && write(o->pipefd[1], &b, 1) < 0) {
+        /* a full or closed pipe: the fiber looks at done anyway */
+    }
+    pthread_mutex_unlock(&o->mu);
+    if (abandoned) {
+        o->drop(o->arg);
+        offload_free(o);
+    }
+    return NULL;
+}
+
+int dlock__wait_offload(void (*fn)(void *arg), void *arg, void (*drop)(void *arg),
+                        int64_t deadline_ms)
+{
+    offload *o;
+    pthread_attr_t a;
+    pthread_t t;
+    int started, done;
+
+    if (!dlock__fiber_current() || !(o = calloc(1, sizeof *o))) {
+        fn(arg);
+        return 0;
+    }
+    o->fn = fn;
+    o->drop = drop;
+    o->arg = arg;
+    if (pipe2(o->pipefd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        free(o);
+        fn(arg);
+        return 0;
+    }
+    pthread_mutex_init(&o->mu, NULL);
+    started = pthread_attr_init(&a) == 0;
+    if (started) {
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&t, &a, offload_main, o) == 0;
+        pthread_attr_destroy(&a);
+    }
+    if (!started) {
+        offload_free(o);
+        fn(arg);
+        return 0;
+    }
+    for (;;) {
+        int gave_up = 0;
+
+        pthread_mutex_lock(&o->mu);
+        done = o->done;
+        if (!done && past(deadline_ms))
+            o->abandoned = gave_up = 1;
+        pthread_mutex_unlock(&o->mu);
+        /* gave up: o is the helper's now (not to be read again) */
+        if (done || gave_up)
+            break;
+        dlock__wait_fd(o->pipefd[0], POLLIN, deadline_ms);
+    }
+    if (!done)
+        return DLOCK_ETIMEDOUT; /* the helper frees o */
+    offload_free(o);
+    return 0;
 }
 
 int dlock_backend_wait_fd(int fd, int events, int64_t deadline_ms)

@@ -75,4 +75,14 @@ int dlock__wait_fds(struct pollfd *p, nfds_t n, int64_t deadline_ms);
 /* Waits ms (a fiber naps, resumed early: naps on). */
 void dlock__wait_nap(int64_t ms);
 
+/* Runs fn(arg), a call that blocks and has no wait of its own to hand
+ * over (a host name's lookup: getaddrinfo). On a plain thread it is
+ * called here (0). In a fiber it runs on a helper thread while the fiber
+ * waits for it until deadline_ms: 0 once it returned (arg is the
+ * caller's again), or DLOCK_ETIMEDOUT: the caller leaves arg to the
+ * helper, which calls drop(arg) once fn returns (arg must then hold
+ * everything fn reads). When no thread can be started, fn runs here. */
+int dlock__wait_offload(void (*fn)(void *arg), void *arg, void (*drop)(void *arg),
+                        int64_t deadline_ms);
+
 #endif /* DLOCK_CORE_WAIT_H */

@@ -203,11 +203,44 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
     return fd;
 }
 
+/* A host name's lookup, which may block for seconds (a slow resolver):
+ * in a loop's fiber it runs on a helper thread (dlock__wait_offload),
+ * which owns it if the connect's deadline passes first, so it holds its
+ * own copy of what getaddrinfo reads. */
+typedef struct lookup {
+    char port[16];
+    struct addrinfo *res;
+    int g, err; /* getaddrinfo's result, and errno after it */
+    char host[]; /* the URL's, copied */
+} lookup;
+
+static void lookup_run(void *arg)
+{
+    lookup *k = arg;
+    struct addrinfo hints;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    k->g = getaddrinfo(k->host, k->port, &hints, &k->res);
+    k->err = errno;
+}
+
+static void lookup_free(void *arg)
+{
+    lookup *k = arg;
+
+    if (k->g == 0 && k->res)
+        freeaddrinfo(k->res);
+    free(k);
+}
+
 static int open_socket(dlock__redis_transport *t, const dlock__redis_url *u,
                        int64_t deadline_ms, char *errbuf, size_t errlen)
 {
-    struct addrinfo hints, *res = NULL, *ai;
-    char port[16];
+    struct addrinfo *res = NULL, *ai;
+    size_t hlen;
+    lookup *k;
     int err = 0, g;
 
     if (u->is_unix) {
@@ -218,19 +251,37 @@ static int open_socket(dlock__redis_transport *t, const dlock__redis_url *u,
         t->s.fd = connect_one(AF_UNIX, (struct sockaddr *)&a, sizeof a,
                             deadline_ms, &err);
     } else {
-        memset(&hints, 0, sizeof hints);
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        snprintf(port, sizeof port, "%d", u->port);
-        g = getaddrinfo(u->host, port, &hints, &res);
+        hlen = strlen(u->host);
+        k = malloc(sizeof *k + hlen + 1);
+        if (!k) {
+            dlock__redis_errf(errbuf, errlen, "redis %s: cannot connect: out of memory",
+                              t->s.where);
+            return DLOCK_ENOMEM;
+        }
+        memcpy(k->host, u->host, hlen + 1);
+        snprintf(k->port, sizeof k->port, "%d", u->port);
+        k->res = NULL;
+        k->g = EAI_AGAIN;
+        k->err = 0;
+        if (dlock__wait_offload(lookup_run, k, lookup_free, deadline_ms) != 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: cannot connect: the host's lookup did not "
+                              "end in time",
+                              t->s.where);
+            return DLOCK_ETIMEDOUT;
+        }
+        g = k->g;
+        res = k->res;
         if (g != 0) {
             dlock__redis_errf(errbuf, errlen,
                               "redis %s: cannot connect: cannot resolve the "
                               "host: %s",
                               t->s.where,
-                              g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+                              g == EAI_SYSTEM ? strerror(k->err) : gai_strerror(g));
+            free(k);
             return g == EAI_MEMORY ? DLOCK_ENOMEM : DLOCK_ECONN;
         }
+        free(k);
         for (ai = res; ai; ai = ai->ai_next) {
             t->s.fd = connect_one(ai->ai_family, ai->ai_addr, ai->ai_addrlen,
                                 deadline_ms, &err);
