@@ -74,6 +74,7 @@
     X(dlock_test_names, "reserved names", ROWS_ALL)                    /* name_cases.c */            \
     X(dlock_test_async, "async", ROWS_ALL | ROW_TRIMMED_TOO)           /* async_cases.c */ \
     X(dlock_test_wake, "wake", ROWS_ALL)                               /* wake_cases.c */ \
+    X(dlock_test_loop_close, "loop close", ROW_MOCK | ROW_REDIS)             /* loop_close_cases.c */ \
     X(dlock_test_cpp, "C++", ROWS_PLAIN)                               /* cpp_cases.cpp (api/dlock.hpp) */ \
     X(dlock_test_prometheus, "prometheus", ROW_MOCK | ROW_REDIS)       /* prometheus_cases.c; its names are not under the ACL row's prefix */
 
