@@ -122,22 +122,20 @@ void dlock__wait_pin(pthread_cond_t *cv, pthread_mutex_t *mu)
     pthread_cond_wait(cv, mu);
 }
 
-/* One look at fd without waiting: 1 ready, 0 not, -1 failed. */
-static int look(int fd, short events)
+/* poll(2) of fd for up to timeout_ms: 1 ready, 0 not (a signal's EINTR
+ * too: the callers look again), -1 failed. */
+static int poll_one(int fd, short events, int timeout_ms)
 {
-    for (;;) {
-        struct pollfd p;
-        int n;
+    struct pollfd p;
+    int n;
 
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        n = poll(&p, 1, 0);
-        if (n >= 0)
-            return n > 0;
-        if (errno != EINTR)
-            return -1;
-    }
+    p.fd = fd;
+    p.events = events;
+    p.revents = 0;
+    n = poll(&p, 1, timeout_ms);
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    return n > 0;
 }
 
 /* In a fiber: the loop may resume it early (the fd's readiness is then
@@ -155,7 +153,7 @@ static int fiber_wait_fd(int fd, short events, int64_t deadline_ms)
 
         if (r == 1)
             return 1;
-        n = look(fd, events);
+        n = poll_one(fd, events, 0);
         if (n != 0)
             return n;
         /* Past the deadline: that look was the last. */
@@ -169,18 +167,11 @@ int dlock__wait_fd(int fd, short events, int64_t deadline_ms)
     if (dlock__fiber_current())
         return fiber_wait_fd(fd, events, deadline_ms);
     for (;;) {
-        struct pollfd p;
-        int n;
+        int n = poll_one(fd, events, poll_ms(deadline_ms));
 
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        n = poll(&p, 1, poll_ms(deadline_ms));
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-        if (n == 0 && past(deadline_ms))
+        if (n != 0)
+            return n;
+        if (past(deadline_ms))
             return 0;
     }
 }

@@ -73,6 +73,39 @@ static int closed_count(closing *c)
     return n;
 }
 
+static void closing_init(closing *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+}
+
+/* l2 takes the lock for the case; l1 waits for it on lp twice, the first
+ * wait for first_ms, the second forever, called back into c. */
+static void two_waits(dlock_loop *lp, dlock_rlock *l1, dlock_rlock *l2, closing *c,
+                      int64_t first_ms)
+{
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w1", first_ms, 0, on_wait, c), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w2", DLOCK_WAIT_FOREVER, 0, on_wait, c),
+                     0);
+}
+
+/* Runs the poll-mode lp until *flag is set (lp may be gone then). */
+static void run_until_set(dlock_fx *fx, dlock_loop *lp, const int *flag)
+{
+    int64_t end = dlock_fx_real_ms() + WAIT_MS;
+
+    while (*flag == 0 && dlock_fx_real_ms() < end)
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+}
+
+/* The lock is free again once l2 lets go: no wait of l1 kept it. */
+static void release_holder(dlock_rlock *l1, dlock_rlock *l2)
+{
+    assert_int_equal(dlock_unlock(l2), 0);
+    assert_int_equal(held_by_none(l1), 1);
+}
+
 /* A poll-mode loop with two waits for a lock held elsewhere: the close
  * returns at once without calling back, a second close is refused, and
  * the following runs end both waits (DLOCK_ECANCELED), then free the
@@ -84,14 +117,10 @@ static void loop_close_poll_mode(void **state)
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
     dlock_loop *lp = NULL;
     closing c;
-    int64_t end;
 
-    memset(&c, 0, sizeof c);
-    pthread_mutex_init(&c.mu, NULL);
+    closing_init(&c);
     assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
-    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w1", DLOCK_WAIT_FOREVER, 0, on_wait, &c), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w2", DLOCK_WAIT_FOREVER, 0, on_wait, &c), 0);
+    two_waits(lp, l1, l2, &c, DLOCK_WAIT_FOREVER);
     assert_true(dlock_loop_run(lp, 0) >= 0);
     c.in_close = 1;
     assert_int_equal(dlock_loop_close(lp, on_closed, &c), 0);
@@ -99,20 +128,15 @@ static void loop_close_poll_mode(void **state)
     assert_int_equal(c.closed, 0);
     assert_int_equal(c.calls, 0);
     assert_int_equal(dlock_loop_close(lp, on_closed, &c), DLOCK_EINVAL);
-    end = dlock_fx_real_ms() + WAIT_MS;
-    while (c.closed == 0 && dlock_fx_real_ms() < end)
-        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
-    /* lp is gone */
+    run_until_set(fx, lp, &c.closed); /* lp is gone */
     assert_int_equal(c.closed, 1);
     assert_int_equal(c.closed_in_close, 0);
     assert_int_equal(c.calls, 2);
     assert_int_equal(c.rc, DLOCK_ECANCELED);
     assert_int_equal(c.closed_after_cb, 1);
-    assert_int_equal(dlock_unlock(l2), 0);
-    assert_int_equal(held_by_none(l1), 1);
+    release_holder(l1, l2);
     /* a loop with nothing pending closes at its next run */
-    memset(&c, 0, sizeof c);
-    pthread_mutex_init(&c.mu, NULL);
+    closing_init(&c);
     assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
     assert_int_equal(dlock_loop_close(lp, on_closed, &c), 0);
     assert_int_equal(c.closed, 0);
@@ -132,12 +156,9 @@ static void loop_close_own_thread(void **state)
     closing c;
     int64_t end;
 
-    memset(&c, 0, sizeof c);
-    pthread_mutex_init(&c.mu, NULL);
+    closing_init(&c);
     assert_int_equal(dlock_loop_new_thread(&lp, fx->c1), 0);
-    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w1", DLOCK_WAIT_FOREVER, 0, on_wait, &c), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w2", DLOCK_WAIT_FOREVER, 0, on_wait, &c), 0);
+    two_waits(lp, l1, l2, &c, DLOCK_WAIT_FOREVER);
     assert_int_equal(dlock_loop_close(lp, on_closed, &c), 0);
     end = dlock_fx_real_ms() + WAIT_MS;
     while (closed_count(&c) == 0 && dlock_fx_real_ms() < end)
@@ -148,7 +169,7 @@ static void loop_close_own_thread(void **state)
     assert_int_equal(c.rc, DLOCK_ECANCELED);
     assert_int_equal(c.closed_after_cb, 1);
     pthread_mutex_unlock(&c.mu);
-    assert_int_equal(dlock_unlock(l2), 0);
+    release_holder(l1, l2);
 }
 
 /* dlock_loop_free from a callback is deferred: the run that called back
@@ -161,25 +182,17 @@ static void loop_free_in_callback(void **state)
     dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
     dlock_loop *lp = NULL;
     closing c;
-    int64_t end;
 
-    memset(&c, 0, sizeof c);
-    pthread_mutex_init(&c.mu, NULL);
+    closing_init(&c);
     assert_int_equal(dlock_loop_new(&lp, fx->c1, NULL), 0);
     c.lp = lp;
     c.free_in_cb = 1;
-    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
     /* the first to be called back times out at once; the other waits */
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "t", 0, 0, on_wait, &c), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, l1, "w", DLOCK_WAIT_FOREVER, 0, on_wait, &c), 0);
-    end = dlock_fx_real_ms() + WAIT_MS;
-    while (c.calls == 0 && dlock_fx_real_ms() < end)
-        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
-    /* the run that called back freed lp */
+    two_waits(lp, l1, l2, &c, 0);
+    run_until_set(fx, lp, &c.calls); /* the run that called back freed lp */
     assert_int_equal(c.calls, 2);
     assert_int_equal(c.rc, DLOCK_ECANCELED);
-    assert_int_equal(dlock_unlock(l2), 0);
-    assert_int_equal(held_by_none(l1), 1);
+    release_holder(l1, l2);
 }
 
 static const struct CMUnitTest loop_close_cases[] = {
