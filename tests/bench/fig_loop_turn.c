@@ -261,9 +261,10 @@ static void turn_rows(const bench_config *cfg, bench_backend which, int pool, co
               mine.longest_call_ns / 1e6, base.longest_gap_ns / 1e6,
               mine.longest_gap_ns / 1e6, pairs_per_s(&base), pairs_per_s(&mine),
               pairs_per_s(&base) > 0 ? pairs_per_s(&mine) / pairs_per_s(&base) : 0,
-              bench_verdict(1, mine.longest_call_ns <= 5000000 &&
-                                   mine.longest_gap_ns <= 20000000 &&
-                                   pairs_per_s(&mine) >= pairs_per_s(&base) * 0.95));
+              bench_verdict(1, mine.longest_gap_ns <= 20000000 &&
+                                   (pool > 0 || /* 11f's goal is the gap alone */
+                                    (mine.longest_call_ns <= 5000000 &&
+                                     pairs_per_s(&mine) >= pairs_per_s(&base) * 0.95))));
     bench_row("  sliced: %ld calls, p99 %.1f ms, %ld above 5 ms, the longest's CPU %.1f ms; "
               "errors: baseline %ld, sliced %ld", mine.calls, p99, mine.calls_over,
               mine.longest_cpu_ns / 1e6, base.errors, mine.errors);
