@@ -24,6 +24,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,15 @@ static void lookup_run(void *arg)
     k->err = errno;
 }
 
+/* Whether host is an address literal: getaddrinfo then answers without
+ * asking anyone, and no helper thread is worth starting. */
+static int numeric_host(const char *host)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
+
 static void lookup_free(void *arg)
 {
     lookup *k = arg;
@@ -263,7 +273,9 @@ static int open_socket(dlock__redis_transport *t, const dlock__redis_url *u,
         k->res = NULL;
         k->g = EAI_AGAIN;
         k->err = 0;
-        if (dlock__wait_offload(lookup_run, k, lookup_free, deadline_ms) != 0) {
+        if (numeric_host(k->host))
+            lookup_run(k);
+        else if (dlock__wait_offload(lookup_run, k, lookup_free, deadline_ms) != 0) {
             dlock__redis_errf(errbuf, errlen,
                               "redis %s: cannot connect: the host's lookup did not "
                               "end in time",
