@@ -318,16 +318,12 @@ int dlock__wait_offload(void (*fn)(void *arg), void *arg, void (*drop)(void *arg
 
 int dlock_backend_wait_fd(int fd, int events, int64_t deadline_ms)
 {
-    short ev = 0;
     int n;
 
-    if (events & DLOCK_WAIT_READ)
-        ev |= POLLIN;
-    if (events & DLOCK_WAIT_WRITE)
-        ev |= POLLOUT;
-    if (fd < 0 || !ev || (events & ~(DLOCK_WAIT_READ | DLOCK_WAIT_WRITE)))
+    /* one at a time: a fiber is parked in the loop's poller for one */
+    if (fd < 0 || (events != DLOCK_WAIT_READ && events != DLOCK_WAIT_WRITE))
         return DLOCK_EINVAL;
-    n = dlock__wait_fd(fd, ev, deadline_ms);
+    n = dlock__wait_fd(fd, events == DLOCK_WAIT_READ ? POLLIN : POLLOUT, deadline_ms);
     return n < 0 ? DLOCK_ECONN : n;
 }
 

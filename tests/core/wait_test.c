@@ -45,6 +45,8 @@ static void test_plain_thread(void **state)
     assert_int_equal(dlock_backend_wait_fd(-1, DLOCK_WAIT_READ, 0), DLOCK_EINVAL);
     assert_int_equal(dlock_backend_wait_fd(p[0], 0, 0), DLOCK_EINVAL);
     assert_int_equal(dlock_backend_wait_fd(p[0], 4, 0), DLOCK_EINVAL);
+    assert_int_equal(dlock_backend_wait_fd(p[0], DLOCK_WAIT_READ | DLOCK_WAIT_WRITE, 0),
+                     DLOCK_EINVAL);
     close(p[0]);
     close(p[1]);
 }

@@ -300,16 +300,16 @@ DLOCK_API int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
 
 /* ---- waiting for a socket ---------------------------------------------- */
 
-/* What dlock_backend_wait_fd waits for (one or both). */
+/* What dlock_backend_wait_fd waits for (one of them). */
 #define DLOCK_WAIT_READ 1
 #define DLOCK_WAIT_WRITE 2
 
-/* Waits until fd is ready for events (DLOCK_WAIT_READ, DLOCK_WAIT_WRITE or
- * both, as poll(2)'s POLLIN and POLLOUT; an error or a hang-up counts as
- * ready) or until deadline_ms, a time of dlock_clock_now on
+/* Waits until fd is ready for events (DLOCK_WAIT_READ or DLOCK_WAIT_WRITE,
+ * as poll(2)'s POLLIN and POLLOUT; an error or a hang-up counts as ready)
+ * or until deadline_ms, a time of dlock_clock_now on
  * dlock_clock_realtime() (CLOCK_MONOTONIC, in ms; INT64_MAX: no deadline).
  * A deadline already past is one look without waiting. Returns 1 (ready),
- * 0 (the deadline passed first), DLOCK_EINVAL (fd < 0, or no event asked)
+ * 0 (the deadline passed first), DLOCK_EINVAL (fd < 0, or not one event)
  * or DLOCK_ECONN (poll failed; errno says why).
  *
  * The one call a backend's slots should wait for their sockets with: on a
