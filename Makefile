@@ -166,7 +166,7 @@ $(TEST_OBJ): CFLAGS_ALL += $(TEST_DEFS)
 CXXFLAGS_TEST = -std=c++17 -Wall -Wextra -Werror $(OPT) $(SANITIZE) -Iapi -I. $(CXXFLAGS)
 SAMPLES   := $(patsubst samples/%.c,$(BUILD)/samples/%,$(wildcard samples/*.c))
 
-.PHONY: all check check-all check-matrix run-suite demo asan tsan install uninstall install-check clean headers-check FORCE
+.PHONY: all check check-all check-matrix run-suite demo asan tsan install uninstall install-check clean headers-check waits-check FORCE
 CMAKE_FILES := $(BUILD)/cmake/dlockConfig.cmake $(BUILD)/cmake/dlockConfigVersion.cmake
 COMPLETIONS := $(BUILD)/completion/bash/dlock $(BUILD)/completion/zsh/_dlock
 all: $(BUILD)/libdlock.a $(BUILD)/libdlock.so $(BUILD)/dlock.pc $(CMAKE_FILES) $(BUILD)/dlock \
@@ -373,7 +373,7 @@ CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
 # them further with DLOCK_TEST_ONLY): no install, header, bench or fuzz
 # check.
 ifeq ($(CASE),)
-check: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
+check: $(CHECK_DEPS) headers-check waits-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
 else
 check: $(CHECK_DEPS)
@@ -381,7 +381,7 @@ check: $(CHECK_DEPS)
 	  $(BUILD)/tests/dlock_tests
 endif
 
-check-all: $(CHECK_DEPS) headers-check bench-smoke fuzz-smoke simulate-smoke
+check-all: $(CHECK_DEPS) headers-check waits-check bench-smoke fuzz-smoke simulate-smoke
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
 
 check-matrix: $(CHECK_DEPS)
@@ -393,6 +393,12 @@ run-suite:
 	echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE))"; \
 	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE) \
 	  $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
+
+# No blocking call (a condition wait, poll, a sleep) in the library outside
+# its waiting service, core/wait.c, but the few tests/waits/check.sh allows
+# and says why: a loop's fiber must never block the loop's thread.
+waits-check:
+	@sh tests/waits/check.sh
 
 # Every public header compiles on its own, as C99 and as C++ (<dlock.hpp>,
 # the C++ interface: as C++17 with -Wshadow -pedantic) (a typedef

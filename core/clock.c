@@ -12,6 +12,7 @@
 
 #include "background.h"
 #include "fiber.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -127,11 +128,6 @@ static int64_t rt_wall_ms(dlock_clock *c)
     return timespec_ms(&ts);
 }
 
-/* A single timed wait never aims further than this: it keeps the timespec
- * arithmetic far from overflow for absurd deadlines, and the loop in
- * rt_sleep_until simply waits again. */
-#define RT_MAX_WAIT_MS (24LL * 3600 * 1000)
-
 static int rt_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
 {
     int rc = 0;
@@ -140,23 +136,12 @@ static int rt_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
         return DLOCK_EINVAL;
     pthread_mutex_lock(&s->mutex);
     while (!s->raised) {
-        int64_t now, until;
-        struct timespec ts;
-
-        if (deadline_ms == INT64_MAX) {
-            pthread_cond_wait(&s->cond, &s->mutex);
-            continue;
-        }
-        now = rt_now_ms(c);
-        if (now >= deadline_ms) {
+        /* the signal's condition and rt_now_ms are both CLOCK_MONOTONIC */
+        if (dlock__wait_cond(&s->cond, &s->mutex, deadline_ms) == DLOCK_ETIMEDOUT &&
+            !s->raised) {
             rc = DLOCK_ETIMEDOUT;
             break;
         }
-        until = deadline_ms - now > RT_MAX_WAIT_MS ? now + RT_MAX_WAIT_MS
-                                                   : deadline_ms;
-        ts.tv_sec = (time_t)(until / 1000);
-        ts.tv_nsec = (long)(until % 1000) * 1000000L;
-        pthread_cond_timedwait(&s->cond, &s->mutex, &ts);
     }
     if (s->raised) {
         s->raised = 0;

@@ -114,6 +114,45 @@ static void test_libuv(void **state)
     dlock_client_free(c);
 }
 
+static void count_closed(void *arg)
+{
+    ++*(int *)arg;
+}
+
+/* dlock_loop_close on a libuv loop: uv_run alone (no dlock call by the
+ * application) ends the wait, frees the dlock loop, which closes the
+ * adapter's handles, and calls on_closed: the uv loop then closes. */
+static void test_libuv_close(void **state)
+{
+    uv_loop_t loop;
+    dlock_client *c = mock_client();
+    dlock_loop *lp = NULL;
+    dlock_rlock *l = NULL;
+    calls waiter = {0, 1};
+    int closed = 0;
+    int64_t end = dlock_fx_real_ms() + CASE_REAL_MS;
+
+    (void)state;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(dlock_loop_new_libuv(&lp, c, &loop), 0);
+    assert_int_equal(dlock_reentrant_new(&l, c, "adapter-libuv-close"), 0);
+    assert_int_equal(dlock_lock_as(l, "holder", 0), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "waiter", DLOCK_WAIT_FOREVER, 0, done,
+                                      &waiter), 0);
+    assert_int_equal(dlock_loop_close(lp, count_closed, &closed), 0);
+    assert_int_equal(closed, 0);
+    while (!closed && dlock_fx_real_ms() < end)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(closed, 1);
+    assert_int_equal(waiter.n, 1);
+    assert_int_equal(waiter.rc, DLOCK_ECANCELED);
+    uv_run(&loop, UV_RUN_DEFAULT); /* the handles' closes */
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(dlock_unlock_as(l, "holder"), 0);
+    dlock_rlock_free(l);
+    dlock_client_free(c);
+}
+
 /* ---- libevent ------------------------------------------------------------- */
 
 #ifdef DLOCK_TEST_NO_LIBEVENT
@@ -185,6 +224,7 @@ int dlock_test_async_adapters(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_libuv),
+        cmocka_unit_test(test_libuv_close),
         cmocka_unit_test(test_libevent),
         cmocka_unit_test(test_libev),
     };

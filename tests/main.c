@@ -290,10 +290,11 @@ static void run_conformance_on_redis(const char *name, int row)
     stop_server();
 }
 
-/* The reentrant lock's conformance cases (that lock type only: ~18 s) and
- * the wake-up group once more with the connection mode that is not the
- * default (pooled: multiplex=0 in the URL), so both modes run real lock
- * traffic, waits and wake-ups included. */
+/* The reentrant lock's conformance cases (that lock type only: ~18 s), the
+ * wake-up group and the asynchronous groups once more with the connection
+ * mode that is not the default (pooled: multiplex=0 in the URL), so both
+ * modes run real lock traffic, waits and wake-ups included, and a loop's
+ * operations queue for the pool's connections on their fibers. */
 static void run_reentrant_pooled(void)
 {
     char url[256];
@@ -315,6 +316,10 @@ static void run_reentrant_pooled(void)
     dlock_test_conformance_type(&reentrant_type, "redis-pool", NULL);
     dlock_test_set_phase("wake on redis-pool");
     dlock_test_wake("redis-pool"); /* one subscription per channel, pooled */
+    dlock_test_set_phase("async on redis-pool");
+    dlock_test_async("redis-pool");
+    dlock_test_set_phase("loop close on redis-pool");
+    dlock_test_loop_close("redis-pool");
     dlock_fx_set_redis_url(NULL);
     stop_server();
 }

@@ -88,6 +88,7 @@
     X(dlock_test_names, "reserved names", ROWS_ALL)                    /* name_cases.c */            \
     X(dlock_test_async, "async", ROWS_ALL | ROW_TRIMMED_TOO)           /* async_cases.c */ \
     X(dlock_test_wake, "wake", ROWS_ALL)                               /* wake_cases.c */ \
+    X(dlock_test_loop_close, "loop close", ROW_MOCK | ROW_REDIS)             /* loop_close_cases.c */ \
     X(dlock_test_cpp, "C++", ROWS_PLAIN)                               /* cpp_cases.cpp (api/dlock.hpp) */ \
     X(dlock_test_prometheus, "prometheus", ROW_MOCK | ROW_REDIS)       /* prometheus_cases.c; its names are not under the ACL row's prefix */
 
@@ -99,6 +100,7 @@
     X(dlock_test_core_utf8, "core utf8 tests")                         /* utf8_test.c */                   \
     X(dlock_test_core_edit_distance, "core edit distance tests")       /* edit_distance_test.c */          \
     X(dlock_test_core_url_param, "core url parameter tests")           /* url_param_test.c */              \
+    X(dlock_test_core_wait, "core wait tests")                         /* wait_test.c */                   \
     /* tests/backends/mock/ */                                                                             \
     X(dlock_test_mock_store, "mock store tests")                       /* store_test.c */                  \
     X(dlock_test_mock_clock, "mock clock tests")                       /* vclock_test.c */                 \

@@ -197,9 +197,29 @@ DLOCK_API int dlock_loop_new_thread(dlock_loop **out, dlock_client *c);
  * first), other operations (unlocks) finish, bounded by the client's
  * command timeout. Their callbacks run here (on the caller's thread, which
  * must be the loop's, or any thread for dlock_loop_new_thread's, whose
- * thread it joins). Not from inside a callback (it would free the loop
- * under it: then nothing is done). NULL ok. */
+ * thread it joins). So it may block the caller up to the command timeout
+ * (a stalled server): dlock_loop_close does not. NULL ok; a loop already
+ * closing (dlock_loop_close) is left to finish.
+ * From inside one of lp's callbacks it is deferred, as hiredis's
+ * redisAsyncFree: it cancels the waits and returns at once, and the dlock
+ * call that ran the callback (dlock_loop_run, an on_* call) completes the
+ * free before it returns (blocking as above); a dlock_loop_new_thread
+ * loop's thread frees it once its work is done. lp must not be used after
+ * the callback returns. */
 DLOCK_API void dlock_loop_free(dlock_loop *lp);
+
+/* Closes lp without blocking, as uv_close: the waits end with
+ * DLOCK_ECANCELED (a wait started afterwards, from a callback, too),
+ * other operations (unlocks) go on to their end; the application keeps
+ * running the loop as before (dlock_loop_run, the on_* calls; a
+ * dlock_loop_new_thread loop runs itself), and once nothing is pending,
+ * at the end of one of those calls (on the loop's thread), lp is freed
+ * (hook mode: schedule_timer(-1), del_read and cleanup called) and then
+ * on_closed(arg) is called (NULL: none), never from inside this call.
+ * From then on lp must not be used: do not call dlock_loop_free on it.
+ * Any thread, and from inside lp's callbacks. 0, or DLOCK_EINVAL (lp
+ * NULL, closing or being freed already). */
+DLOCK_API int dlock_loop_close(dlock_loop *lp, void (*on_closed)(void *arg), void *arg);
 
 /* Poll mode: a file descriptor that is readable while the loop has work
  * (a started or woken operation, a reply arrived on a socket an operation

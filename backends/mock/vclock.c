@@ -124,29 +124,18 @@ static void pending_add(dlock_vclock *vc, dlock_signal *s)
     vc->pending[vc->npending++] = s;
 }
 
-static void mono_deadline(struct timespec *ts, int64_t ms_from_now)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms_from_now / 1000);
-    ts->tv_nsec += (long)(ms_from_now % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Waits until every woken thread has settled, or gives up on them after
  * VCLOCK_SETTLE_MS of real time (a thread blocked elsewhere must not hang the
  * test; forgetting it keeps later steps from waiting on it again). */
 static void wait_settled(dlock_vclock *vc)
 {
-    struct timespec ts;
+    int64_t until;
 
     if (vc->npending == 0)
         return;
-    mono_deadline(&ts, VCLOCK_SETTLE_MS);
+    until = dlock_clock_now(dlock_clock_realtime()) + VCLOCK_SETTLE_MS;
     while (vc->npending > 0) {
-        if (pthread_cond_timedwait(&vc->changed, &vc->mutex, &ts) == ETIMEDOUT) {
+        if (dlock_backend_wait_cond(&vc->changed, &vc->mutex, until) == DLOCK_ETIMEDOUT) {
             vc->npending = 0;
             break;
         }
@@ -219,7 +208,7 @@ static int vc_sleep_until(dlock_clock *c, dlock_signal *s, int64_t deadline_ms)
      * lost. No real-time timeout: only advance or a message ends this. */
     pthread_mutex_lock(&s->mutex);
     while (!s->raised)
-        pthread_cond_wait(&s->cond, &s->mutex);
+        dlock_backend_wait_cond(&s->cond, &s->mutex, INT64_MAX);
     s->raised = 0;
     pthread_mutex_unlock(&s->mutex);
 
@@ -348,7 +337,7 @@ int dlock_vclock_advance(dlock_vclock *vc, int64_t ms)
     lock_lists(vc);
     /* Two advances interleaving their steps would make both meaningless. */
     while (vc->advancing)
-        pthread_cond_wait(&vc->changed, &vc->mutex);
+        dlock_backend_wait_cond(&vc->changed, &vc->mutex, INT64_MAX);
     vc->advancing = 1;
     /* INT64_MAX stays unreachable: it means "no deadline". */
     target = ms > INT64_MAX - 1 - vc->now ? INT64_MAX - 1 : vc->now + ms;
@@ -406,7 +395,7 @@ static int get_count(dlock_vclock *vc, int waiters_only)
 
 static int wait_count(dlock_vclock *vc, int n, int64_t timeout_real_ms, int waiters_only)
 {
-    struct timespec ts;
+    int64_t until;
     int rc = 0;
 
     if (vc == NULL)
@@ -416,10 +405,10 @@ static int wait_count(dlock_vclock *vc, int n, int64_t timeout_real_ms, int wait
     /* Keeps the timespec arithmetic in range; nobody waits a year. */
     if (timeout_real_ms > 365LL * 24 * 3600 * 1000)
         timeout_real_ms = 365LL * 24 * 3600 * 1000;
-    mono_deadline(&ts, timeout_real_ms);
+    until = dlock_clock_now(dlock_clock_realtime()) + timeout_real_ms;
     lock_lists(vc);
     while (count(vc, waiters_only) < n) {
-        if (pthread_cond_timedwait(&vc->changed, &vc->mutex, &ts) == ETIMEDOUT) {
+        if (dlock_backend_wait_cond(&vc->changed, &vc->mutex, until) == DLOCK_ETIMEDOUT) {
             rc = count(vc, waiters_only) >= n ? 0 : DLOCK_ETIMEDOUT;
             break;
         }

@@ -491,7 +491,7 @@ static cnode *redirect_target(dlock__redis_cluster *c,
         pthread_mutex_lock(&c->mu);
         while (c->done_gen < want && !c->stopping &&
                dlock__redis_now_ms() < deadline_ms)
-            dlock__redis_cond_wait_until(&c->refreshed, &c->mu, deadline_ms);
+            dlock__wait_cond(&c->refreshed, &c->mu, deadline_ms);
         n = find_node(c, redir->host, redir->port);
     }
     if (n)
@@ -574,7 +574,7 @@ int dlock__redis_cluster_eval(dlock__redis_cluster *c,
         if (!(redir.refused || dlock__redis_unsent(detail)) ||
             dlock__redis_now_ms() + backoff >= retry_until)
             break;
-        dlock__redis_nap(backoff);
+        dlock__wait_nap(backoff);
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
     if (rc != 0)
@@ -798,7 +798,7 @@ int dlock__redis_cluster_subscribe(dlock__redis_cluster *c,
             dlock__redis_now_ms() + backoff >= retry_until)
             break;
         want_refresh(c);
-        dlock__redis_nap(backoff);
+        dlock__wait_nap(backoff);
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
     free(s->channel);
@@ -921,7 +921,7 @@ static void *run(void *arg)
         p.fd = c->pipefd[0];
         p.events = POLLIN;
         p.revents = 0;
-        if (poll(&p, 1, dlock__redis_poll_ms(due - now)) > 0)
+        if (dlock__wait_fds(&p, 1, due) > 0)
             dlock__redis_pipe_drain(c->pipefd[0]);
     }
     return NULL;
@@ -955,7 +955,7 @@ int dlock__redis_cluster_new(dlock__redis_cluster **out,
         dlock__redis_errf(errbuf, errlen, "out of memory");
         return DLOCK_ENOMEM;
     }
-    if (dlock__redis_cond_init(&c->refreshed) != 0) {
+    if (dlock__wait_cond_init(&c->refreshed) != 0) {
         pthread_mutex_destroy(&c->move_mu);
         pthread_mutex_destroy(&c->mu);
         free(c);

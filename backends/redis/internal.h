@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/wait.h"
 #include "dlock/errors.h"
 #include "url.h"
 
@@ -71,44 +72,6 @@ static inline int64_t dlock__redis_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A condition variable whose timed waits follow CLOCK_MONOTONIC, so a
- * wall-clock step never stretches or cuts a time budget. */
-static inline int dlock__redis_cond_init(pthread_cond_t *cv)
-{
-    pthread_condattr_t a;
-    int rc;
-    if (pthread_condattr_init(&a) != 0)
-        return -1;
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    rc = pthread_cond_init(cv, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? 0 : -1;
-}
-
-/* Waits on cv until deadline_ms (monotonic); INT64_MAX waits untimed. */
-static inline void dlock__redis_cond_wait_until(pthread_cond_t *cv,
-                                                pthread_mutex_t *mu,
-                                                int64_t deadline_ms)
-{
-    struct timespec ts;
-    if (deadline_ms == INT64_MAX) {
-        pthread_cond_wait(cv, mu);
-        return;
-    }
-    ts.tv_sec = (time_t)(deadline_ms / 1000);
-    ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
-    pthread_cond_timedwait(cv, mu, &ts);
-}
-
-/* A wait in ms as poll() takes it: 0 when already due, at most a minute
- * (the loops look again anyway). */
-static inline int dlock__redis_poll_ms(int64_t ms)
-{
-    if (ms < 0)
-        return 0;
-    return ms > 60000 ? 60000 : (int)ms;
 }
 
 /* now + ms, or INT64_MAX when ms is 0 ("no limit"). */

@@ -584,7 +584,7 @@ static int read_replies(dlock__redis_mux *m, lane *l, mux_req *me,
              * already there is taken (the caller of a split call may come
              * to read late, having read other nodes first). */
             if (!ready)
-                ready = dlock__redis_poll_until(p.fd, p.events, until) > 0;
+                ready = dlock__wait_fd(p.fd, p.events, until) > 0;
             if (ready) {
                 pthread_mutex_lock(&s->io);
                 detail[0] = '\0';
@@ -660,7 +660,7 @@ int dlock__redis_mux_submit(dlock__redis_mux *m, const dlock__redis_cmdbuf *b,
 
     *out = NULL;
     me = dlock__zalloc(sizeof *me + (size_t)nreplies * sizeof me->replies[0]);
-    if (!me || dlock__redis_cond_init(&me->cv) != 0) {
+    if (!me || dlock__wait_cond_init(&me->cv) != 0) {
         free(me);
         dlock__redis_errf(errbuf, errlen, "redis %s: out of memory",
                           cfg->url.where);
@@ -740,19 +740,9 @@ static dlock_signal *fiber_signal(mux_req *me)
 
 static void wait_woken(lane *l, mux_req *me, int64_t until)
 {
-    if (!dlock__fiber_current()) {
-        dlock__redis_cond_wait_until(&me->cv, &l->mu, until);
-        return;
-    }
-    me->in_fiber = fiber_signal(me) != NULL;
-    pthread_mutex_unlock(&l->mu);
-    if (me->fsig) {
-        dlock__fiber_sleep(me->fsig, until);
-    } else {
-        int64_t nap = dlock__redis_now_ms() + 1;
-        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, nap < until ? nap : until);
-    }
-    pthread_mutex_lock(&l->mu);
+    if (dlock__fiber_current())
+        me->in_fiber = fiber_signal(me) != NULL;
+    dlock__wait_cond_or(&me->cv, &l->mu, me->in_fiber ? me->fsig : NULL, until);
     me->in_fiber = 0;
 }
 
@@ -776,8 +766,7 @@ static void fiber_wait_readable(lane *l, mux_req *me, int64_t until)
 {
     dlock__redis_transport *t = l->s->c->t;
     int fd = dlock__redis_transport_fd(t);
-    int ev = (dlock__redis_transport_events(t) & POLLOUT) ? DLOCK__FIBER_WRITE
-                                                          : DLOCK__FIBER_READ;
+    short ev = dlock__redis_transport_events(t);
 
     if (!fiber_signal(me)) {
         wait_woken(l, me, until); /* a short nap, then a look */
@@ -785,7 +774,7 @@ static void fiber_wait_readable(lane *l, mux_req *me, int64_t until)
     }
     me->in_fiber = 1;
     lane_unlock(l); /* wake-ups owed go out first */
-    dlock__fiber_wait_fd_or(me->fsig, fd, ev, until);
+    dlock__wait_fd_or(me->fsig, fd, ev, until);
     pthread_mutex_lock(&l->mu);
     me->in_fiber = 0;
 }

@@ -72,7 +72,7 @@ int dlock__redis_pool_new(dlock__redis_pool **out,
         free(p);
         return DLOCK_ENOMEM;
     }
-    if (dlock__redis_cond_init(&p->freed) != 0) {
+    if (dlock__wait_cond_init(&p->freed) != 0) {
         pthread_mutex_destroy(&p->mu);
         free(p->idle);
         free(p);
@@ -122,12 +122,9 @@ static void tell_freed(dlock__redis_pool *p)
 static void fiber_wait_until(dlock__redis_pool *p, int64_t deadline)
 {
     fiber_waiter w;
-    int64_t nap = dlock__redis_now_ms() + 1;
 
     if (dlock__fiber_canceled() || dlock_signal_init(&w.sig) != 0) {
-        pthread_mutex_unlock(&p->mu);
-        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, nap < deadline ? nap : deadline);
-        pthread_mutex_lock(&p->mu);
+        dlock__wait_cond(&p->freed, &p->mu, deadline); /* a nap */
         return;
     }
     w.next = NULL;
@@ -137,9 +134,7 @@ static void fiber_wait_until(dlock__redis_pool *p, int64_t deadline)
     else
         p->fibers = &w;
     p->fibers_tail = &w;
-    pthread_mutex_unlock(&p->mu);
-    dlock__fiber_sleep(&w.sig, deadline);
-    pthread_mutex_lock(&p->mu);
+    dlock__wait_cond_or(&p->freed, &p->mu, &w.sig, deadline);
     if (w.listed) {
         fiber_waiter **q = &p->fibers, *prev = NULL;
 
@@ -291,7 +286,7 @@ int dlock__redis_pool_acquire(dlock__redis_pool *p, dlock__redis_conn **out,
         if (dlock__fiber_current())
             fiber_wait_until(p, deadline);
         else
-            dlock__redis_cond_wait_until(&p->freed, &p->mu, deadline);
+            dlock__wait_cond(&p->freed, &p->mu, deadline);
     }
 }
 

@@ -628,14 +628,10 @@ static int read_replies(dlock__redis_subscriber *s)
     }
 }
 
-/* Sleeps until woken or timeout_ms passes (-1: no timeout). */
-static void wait_pipe(dlock__redis_subscriber *s, int timeout_ms)
+/* Sleeps until woken or deadline_ms passes (INT64_MAX: no deadline). */
+static void wait_pipe(dlock__redis_subscriber *s, int64_t deadline_ms)
 {
-    struct pollfd p;
-    p.fd = s->pipefd[0];
-    p.events = POLLIN;
-    p.revents = 0;
-    if (poll(&p, 1, timeout_ms) > 0)
+    if (dlock__wait_fd(s->pipefd[0], POLLIN, deadline_ms) > 0)
         dlock__redis_pipe_drain(s->pipefd[0]);
 }
 
@@ -704,14 +700,14 @@ static void *run(void *arg)
             if (s->nlisteners == 0) {
                 reconcile(s); /* frees what listeners left behind */
                 pthread_mutex_unlock(&s->mu);
-                wait_pipe(s, -1);
+                wait_pipe(s, INT64_MAX);
                 pthread_mutex_lock(&s->mu);
                 continue;
             }
             now = dlock__redis_now_ms();
             if (s->failures > 0 && now < s->retry_at_ms) {
                 pthread_mutex_unlock(&s->mu);
-                wait_pipe(s, dlock__redis_poll_ms(s->retry_at_ms - now));
+                wait_pipe(s, s->retry_at_ms);
                 pthread_mutex_lock(&s->mu);
                 continue;
             }
@@ -755,8 +751,7 @@ static void *run(void *arg)
             p[1].fd = s->pipefd[0];
             p[1].events = POLLIN;
             p[1].revents = 0;
-            n = poll(p, 2, pending ? 0
-                           : due == INT64_MAX ? -1 : dlock__redis_poll_ms(due - now));
+            n = dlock__wait_fds(p, 2, pending ? 0 : due);
             if (n > 0 && p[1].revents)
                 dlock__redis_pipe_drain(s->pipefd[0]);
             if (pending || (n > 0 && p[0].revents))
@@ -794,7 +789,7 @@ int dlock__redis_subscriber_new(dlock__redis_subscriber **out,
         goto fail;
     if (pthread_mutex_init(&s->mu, NULL) != 0)
         goto fail;
-    if (dlock__redis_cond_init(&s->cv) != 0) {
+    if (dlock__wait_cond_init(&s->cv) != 0) {
         pthread_mutex_destroy(&s->mu);
         goto fail;
     }
@@ -967,7 +962,7 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
             break;
         }
         if (!l->fsig) {
-            dlock__redis_cond_wait_until(&s->cv, &s->mu, deadline);
+            dlock__wait_cond(&s->cv, &s->mu, deadline);
             continue;
         }
         if (dlock__fiber_canceled()) {
@@ -977,9 +972,7 @@ int dlock__redis_subscriber_add(dlock__redis_subscriber *s,
             dlock__redis_errf(errbuf, errlen, "canceled while subscribing");
             break;
         }
-        pthread_mutex_unlock(&s->mu);
-        dlock__fiber_sleep(&fsig, deadline);
-        pthread_mutex_lock(&s->mu);
+        dlock__wait_cond_or(&s->cv, &s->mu, &fsig, deadline);
     }
     if (l->fsig) {
         if (l->fprev)
@@ -1032,7 +1025,7 @@ void dlock__redis_subscriber_remove(dlock__redis_subscriber *s,
                     in_snapshot = 1;
         if (!in_snapshot)
             break;
-        pthread_cond_wait(&s->cv, &s->mu);
+        dlock__wait_pin(&s->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
     free(l);

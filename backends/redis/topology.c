@@ -417,9 +417,7 @@ static void *watch(void *arg)
             pending = dlock__redis_transport_pending(w->t);
             np = 2;
         }
-        if (poll(p, (nfds_t)np, pending ? 0
-                               : due == INT64_MAX ? -1
-                                                  : dlock__redis_poll_ms(due - now)) > 0 &&
+        if (dlock__wait_fds(p, (nfds_t)np, pending ? 0 : due) > 0 &&
             p[0].revents)
             dlock__redis_pipe_drain(t->pipefd[0]);
         if (w && (pending || p[1].revents)) {

@@ -17,12 +17,14 @@
 #include "transport.h"
 
 #include "core/fiber.h"
+#include "core/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,91 +88,12 @@ int dlock__redis_sock_lost(const dlock__redis_sock *s, const char *why,
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* In a loop's fiber: the loop's report that fd is ready is taken as
- * poll's (it is one: epoll's). The callers come here when the socket
- * would block, so the fiber parks at once; after an early resume or past
- * the deadline it looks itself. */
-static int fiber_poll_until(int fd, short events, int64_t deadline_ms)
-{
-    int ev = (events & POLLOUT) ? DLOCK__FIBER_WRITE : DLOCK__FIBER_READ;
-
-    for (;;) {
-        struct pollfd p;
-        int r = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
-                    ? DLOCK_ETIMEDOUT
-                    : dlock__fiber_wait_fd(fd, ev, deadline_ms);
-        /* Past the deadline: this look at the socket is the last. */
-        int last_look = r == DLOCK_ETIMEDOUT;
-
-        if (r == 1)
-            return 1;
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        switch (poll(&p, 1, 0)) {
-        case 1:
-            return 1;
-        case 0:
-            if (last_look)
-                return 0;
-            break;
-        default:
-            if (errno != EINTR)
-                return -1;
-        }
-    }
-}
-
-void dlock__redis_nap(int64_t ms)
-{
-    int64_t until = dlock__redis_now_ms() + ms;
-
-    if (!dlock__fiber_current()) {
-        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-        return;
-    }
-    /* a timed nap of the fiber (resumed early: nap on) */
-    while (dlock__redis_now_ms() < until)
-        dlock__fiber_wait_fd(-1, DLOCK__FIBER_READ, until);
-}
-
-int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms)
-{
-    if (dlock__fiber_current())
-        return fiber_poll_until(fd, events, deadline_ms);
-    for (;;) {
-        int64_t left = deadline_ms == INT64_MAX
-                           ? -1 : deadline_ms - dlock__redis_now_ms();
-        struct pollfd p;
-        int n;
-
-        /* Past the deadline, one look without waiting: what has already
-         * come is taken (a caller that read other nodes' replies first
-         * finds this one waiting). */
-        if (deadline_ms != INT64_MAX && left < 0)
-            left = 0;
-        p.fd = fd;
-        p.events = events;
-        p.revents = 0;
-        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-        if (n > 0)
-            return 1;
-        if (n < 0 && errno != EINTR)
-            return -1;
-        if (n == 0 && deadline_ms != INT64_MAX &&
-            dlock__redis_now_ms() >= deadline_ms)
-            return 0;
-    }
-}
-
 /* Waits for events on fd until deadline_ms: 0, DLOCK_ETIMEDOUT or
  * DLOCK_ECONN (poll failed; detail written). */
 static int wait_fd(const dlock__redis_transport *t, short events, int64_t deadline_ms,
                    char *errbuf, size_t errlen)
 {
-    int n = dlock__redis_poll_until(t->s.fd, events, deadline_ms);
+    int n = dlock__wait_fd(t->s.fd, events, deadline_ms);
 
     if (n > 0)
         return 0;
@@ -246,7 +169,7 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
         socklen_t elen = sizeof e;
         int n = deadline_ms != INT64_MAX && dlock__redis_now_ms() >= deadline_ms
                     ? 0
-                    : dlock__redis_poll_until(fd, POLLOUT, deadline_ms);
+                    : dlock__wait_fd(fd, POLLOUT, deadline_ms);
         if (n == 0) {
             close(fd);
             *err = ETIMEDOUT;
@@ -281,11 +204,53 @@ static int connect_one(int family, const struct sockaddr *addr, socklen_t alen,
     return fd;
 }
 
+/* A host name's lookup, which may block for seconds (a slow resolver):
+ * in a loop's fiber it runs on a helper thread (dlock__wait_offload),
+ * which owns it if the connect's deadline passes first, so it holds its
+ * own copy of what getaddrinfo reads. */
+typedef struct lookup {
+    char port[16];
+    struct addrinfo *res;
+    int g, err; /* getaddrinfo's result, and errno after it */
+    char host[]; /* the URL's, copied */
+} lookup;
+
+static void lookup_run(void *arg)
+{
+    lookup *k = arg;
+    struct addrinfo hints;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    k->g = getaddrinfo(k->host, k->port, &hints, &k->res);
+    k->err = errno;
+}
+
+/* Whether host is an address literal: getaddrinfo then answers without
+ * asking anyone, and no helper thread is worth starting. */
+static int numeric_host(const char *host)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+}
+
+static void lookup_free(void *arg)
+{
+    lookup *k = arg;
+
+    if (k->g == 0 && k->res)
+        freeaddrinfo(k->res);
+    free(k);
+}
+
 static int open_socket(dlock__redis_transport *t, const dlock__redis_url *u,
                        int64_t deadline_ms, char *errbuf, size_t errlen)
 {
-    struct addrinfo hints, *res = NULL, *ai;
-    char port[16];
+    struct addrinfo *res = NULL, *ai;
+    size_t hlen;
+    lookup *k;
     int err = 0, g;
 
     if (u->is_unix) {
@@ -296,19 +261,39 @@ static int open_socket(dlock__redis_transport *t, const dlock__redis_url *u,
         t->s.fd = connect_one(AF_UNIX, (struct sockaddr *)&a, sizeof a,
                             deadline_ms, &err);
     } else {
-        memset(&hints, 0, sizeof hints);
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        snprintf(port, sizeof port, "%d", u->port);
-        g = getaddrinfo(u->host, port, &hints, &res);
+        hlen = strlen(u->host);
+        k = malloc(sizeof *k + hlen + 1);
+        if (!k) {
+            dlock__redis_errf(errbuf, errlen, "redis %s: cannot connect: out of memory",
+                              t->s.where);
+            return DLOCK_ENOMEM;
+        }
+        memcpy(k->host, u->host, hlen + 1);
+        snprintf(k->port, sizeof k->port, "%d", u->port);
+        k->res = NULL;
+        k->g = EAI_AGAIN;
+        k->err = 0;
+        if (numeric_host(k->host))
+            lookup_run(k);
+        else if (dlock__wait_offload(lookup_run, k, lookup_free, deadline_ms) != 0) {
+            dlock__redis_errf(errbuf, errlen,
+                              "redis %s: cannot connect: the host's lookup did not "
+                              "end in time",
+                              t->s.where);
+            return DLOCK_ETIMEDOUT;
+        }
+        g = k->g;
+        res = k->res;
         if (g != 0) {
             dlock__redis_errf(errbuf, errlen,
                               "redis %s: cannot connect: cannot resolve the "
                               "host: %s",
                               t->s.where,
-                              g == EAI_SYSTEM ? strerror(errno) : gai_strerror(g));
+                              g == EAI_SYSTEM ? strerror(k->err) : gai_strerror(g));
+            free(k);
             return g == EAI_MEMORY ? DLOCK_ENOMEM : DLOCK_ECONN;
         }
+        free(k);
         for (ai = res; ai; ai = ai->ai_next) {
             t->s.fd = connect_one(ai->ai_family, ai->ai_addr, ai->ai_addrlen,
                                 deadline_ms, &err);
@@ -592,18 +577,12 @@ int dlock__redis_transport_pending(const dlock__redis_transport *t)
 
 int dlock__redis_transport_stale(dlock__redis_transport *t)
 {
-    struct pollfd p;
     int n;
 
     /* Anything buffered at all, even part of a record, was not asked for. */
     if (t->tls && dlock__redis_tls_buffered(t->tls))
         return 1;
-    p.fd = t->s.fd;
-    p.events = POLLIN;
-    p.revents = 0;
-    do {
-        n = poll(&p, 1, 0);
-    } while (n < 0 && errno == EINTR);
+    n = dlock__wait_fd(t->s.fd, POLLIN, 0); /* a look, no wait */
     if (n == 0)
         return 0;
     if (n < 0 || !t->tls)

@@ -103,7 +103,7 @@ int dlock__redis_transport_read(dlock__redis_transport *t, char *buf,
  * The wait is a blocking recv() when the socket's own timeout ends it no
  * more than DLOCK__REDIS_SHARED_SLACK_MS after deadline_ms (one system call
  * instead of poll() + recv()), else (and always in a fiber)
- * dlock__redis_poll_until. 0 with *got bytes (0: the wait
+ * dlock__wait_fd (core/wait.h). 0 with *got bytes (0: the wait
  * ended with nothing), DLOCK_ECONN or DLOCK_ENOTSUP. */
 #define DLOCK__REDIS_SHARED_SLACK_MS 5
 int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
@@ -112,16 +112,6 @@ int dlock__redis_transport_read_shared(const dlock__redis_transport *t,
                                        size_t errlen);
 int dlock__redis_transport_tls(const dlock__redis_transport *t);
 
-/* poll() of one fd until deadline_ms (monotonic; INT64_MAX: no limit; past
- * it, one look without waiting): 1 ready, 0 the deadline passed, -1 poll
- * failed (errno). In a fiber of a dlock_loop (core/fiber.h) the wait is the
- * loop's, not the thread's: the fiber yields until the loop sees the fd
- * ready, so an operation waiting for a reply never blocks the loop. Every
- * wait of the backend for a socket goes through it. */
-int dlock__redis_poll_until(int fd, short events, int64_t deadline_ms);
-/* Sleeps ms milliseconds: a retry's back-off. In a loop's fiber the
- * fiber naps, not the loop's thread. */
-void dlock__redis_nap(int64_t ms);
 
 /* For a poll() loop of one's own (the subscriber): the socket, the events
  * to wait for before the next read_now (POLLIN, plus POLLOUT while TLS

@@ -66,6 +66,7 @@
 
 #include "core/background.h"
 #include "core/thread_name.h"
+#include "core/wait.h"
 #include "objects/runtime/client.h"
 
 enum aop_state {
@@ -119,6 +120,11 @@ struct dlock_loop {
     size_t capped;    /* how many of those are pending */
     int woken;        /* a wake-up is on its way (efd written / hook called) */
     int freeing;
+    /* dlock_loop_close's (or dlock_loop_free's from a callback, deferred:
+     * free_deferred): the loop frees itself once its work is done */
+    int closing, free_deferred;
+    void (*on_closed)(void *arg);
+    void *closed_arg;
 
     /* the loop's thread's */
     fifo turns, done;
@@ -428,6 +434,10 @@ int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
     *slot = o;
     lp->pending++;
     o->state = A_QUEUED;
+    /* A wait started while the loop closes (from a callback) ends at once:
+     * it would hold the close open for its whole budget. */
+    if (o->is_wait && lp->freeing)
+        __atomic_store_n(&o->canceled, 1, __ATOMIC_RELEASE);
     fifo_push(&lp->incoming, o);
     if (id)
         *id = o->id;
@@ -1006,6 +1016,8 @@ static void rearm(dlock_loop *lp)
 
 /* ---- the loop's thread (dlock_loop_new_thread) ------------------------------------ */
 
+static void closed(dlock_loop *lp);
+
 static void *thread_main(void *arg)
 {
     dlock_loop *lp = arg;
@@ -1036,6 +1048,12 @@ static void *thread_main(void *arg)
         }
     }
     dlock_clock_done(lp->clock, &lp->tsig);
+    /* Closed (dlock_loop_close, or freed from its own callback): nobody
+     * joins this thread; it frees the loop itself. */
+    if (lp->closing) {
+        pthread_detach(pthread_self());
+        closed(lp);
+    }
     return NULL;
 }
 
@@ -1202,27 +1220,58 @@ static void cancel_all(dlock_loop *lp)
     wake_locked(lp);
 }
 
-void dlock_loop_free(dlock_loop *lp)
+/* Starts a free or a close (mutex held): waits cancelled, no new wait
+ * lasts, a loop thread told to stop once its work is done. 0, or
+ * DLOCK_EINVAL when one was started already. */
+static int begin_close(dlock_loop *lp)
 {
-    size_t left;
-
-    if (!lp || dlock__in_callback())
-        return;
-    pthread_mutex_lock(&lp->mu);
+    if (lp->freeing)
+        return DLOCK_EINVAL;
     __atomic_store_n(&lp->freeing, 1, __ATOMIC_RELEASE);
     cancel_all(lp);
     if (lp->mode == M_THREAD)
         lp->stop = 1;
-    pthread_mutex_unlock(&lp->mu);
-    if (lp->mode == M_THREAD) {
-        pthread_join(lp->thread, NULL);
-        dlock_signal_destroy(&lp->tsig);
-        loop_release(lp);
-        return;
-    }
-    for (;;) {
-        struct pollfd p = {lp->epfd, POLLIN, 0};
+    return 0;
+}
 
+/* The application's loop lets go of a loop in hook mode. */
+static void drop_hooks(dlock_loop *lp)
+{
+    if (lp->mode != M_HOOKS)
+        return;
+    if (lp->timer_armed != -1)
+        lp->hooks.schedule_timer(lp->hooks.data, -1);
+    if (lp->epfd_watched)
+        lp->hooks.del_read(lp->hooks.data, lp->epfd);
+    if (lp->hooks.cleanup)
+        lp->hooks.cleanup(lp->hooks.data);
+}
+
+/* A closed loop's end (its work done, on its thread): freed, then its
+ * on_closed called, as an application's callback. */
+static void closed(dlock_loop *lp)
+{
+    void (*fn)(void *arg) = lp->on_closed;
+    void *arg = lp->closed_arg;
+
+    drop_hooks(lp);
+    if (lp->mode == M_THREAD)
+        dlock_signal_destroy(&lp->tsig);
+    loop_release(lp);
+    if (fn) {
+        dlock__callback_enter();
+        fn(arg);
+        dlock__callback_leave();
+    }
+}
+
+/* Completes every pending operation on the caller's thread (poll and hook
+ * modes), then frees lp. */
+static void drain_and_free(dlock_loop *lp)
+{
+    size_t left;
+
+    for (;;) {
         run_due(lp);
         pthread_mutex_lock(&lp->mu);
         left = lp->pending;
@@ -1232,17 +1281,78 @@ void dlock_loop_free(dlock_loop *lp)
         /* What is left is an unlock or a read in flight elsewhere (a
          * blocking thread reads its reply), or a wait about to see its
          * cancel: short real-time naps until it reports. */
-        poll(&p, 1, 10);
+        dlock__wait_fd(lp->epfd, POLLIN, dlock__wait_now_ms() + 10);
     }
-    if (lp->mode == M_HOOKS) {
-        if (lp->timer_armed != -1)
-            lp->hooks.schedule_timer(lp->hooks.data, -1);
-        if (lp->epfd_watched)
-            lp->hooks.del_read(lp->hooks.data, lp->epfd);
-        if (lp->hooks.cleanup)
-            lp->hooks.cleanup(lp->hooks.data);
-    }
+    drop_hooks(lp);
     loop_release(lp);
+}
+
+void dlock_loop_free(dlock_loop *lp)
+{
+    int rc;
+
+    if (!lp)
+        return;
+    pthread_mutex_lock(&lp->mu);
+    if (dlock__in_callback()) {
+        /* Deferred: the dlock call running this callback finishes the
+         * free before it returns (a loop thread: once its work is done). */
+        if (begin_close(lp) == 0)
+            lp->closing = lp->free_deferred = 1;
+        pthread_mutex_unlock(&lp->mu);
+        return;
+    }
+    rc = begin_close(lp);
+    pthread_mutex_unlock(&lp->mu);
+    if (rc != 0)
+        return; /* closing already (it frees itself), or being freed */
+    if (lp->mode == M_THREAD) {
+        pthread_join(lp->thread, NULL);
+        dlock_signal_destroy(&lp->tsig);
+        loop_release(lp);
+        return;
+    }
+    drain_and_free(lp);
+}
+
+int dlock_loop_close(dlock_loop *lp, void (*on_closed)(void *arg), void *arg)
+{
+    int rc;
+
+    if (!lp)
+        return DLOCK_EINVAL;
+    pthread_mutex_lock(&lp->mu);
+    rc = begin_close(lp);
+    if (rc == 0) {
+        lp->closing = 1;
+        lp->on_closed = on_closed;
+        lp->closed_arg = arg;
+        wake_locked(lp); /* the next turn looks, even with nothing pending */
+    }
+    pthread_mutex_unlock(&lp->mu);
+    return rc;
+}
+
+/* At the end of a call into the loop (dlock_loop_run, an on_* call):
+ * a close whose work is done, or a deferred free, ends the loop here.
+ * 1 when lp is gone. */
+static int end_of_call(dlock_loop *lp)
+{
+    size_t left;
+
+    if (!lp->closing)
+        return 0;
+    if (lp->free_deferred) {
+        drain_and_free(lp);
+        return 1;
+    }
+    pthread_mutex_lock(&lp->mu);
+    left = lp->pending;
+    pthread_mutex_unlock(&lp->mu);
+    if (left > 0)
+        return 0;
+    closed(lp);
+    return 1;
 }
 
 int dlock_loop_fd(dlock_loop *lp)
@@ -1301,6 +1411,7 @@ int dlock_loop_run(dlock_loop *lp, int64_t max_wait_ms)
         n = run_due(lp);
     }
     rearm(lp);
+    end_of_call(lp);
     return n;
 }
 
@@ -1311,6 +1422,7 @@ void dlock_loop_on_fd(dlock_loop *lp, int fd, int events)
         return;
     run_due(lp);
     rearm(lp);
+    end_of_call(lp);
 }
 
 void dlock_loop_on_timer(dlock_loop *lp)
@@ -1320,6 +1432,7 @@ void dlock_loop_on_timer(dlock_loop *lp)
     lp->timer_armed = -1;
     run_due(lp);
     rearm(lp);
+    end_of_call(lp);
 }
 
 void dlock_loop_on_wakeup(dlock_loop *lp)

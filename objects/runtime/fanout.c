@@ -22,6 +22,7 @@
 #include "objects/runtime/fanout.h"
 
 #include "core/fiber.h"
+#include "core/wait.h"
 
 #define STACK_WORKERS 16
 
@@ -64,7 +65,7 @@ static void *worker_main(void *arg)
         job *j;
 
         while (!w->job && !w->quit)
-            pthread_cond_wait(&w->cv, &w->mu);
+            dlock__wait_cond(&w->cv, &w->mu, INT64_MAX);
         if (!w->job)
             break;
         j = w->job;
@@ -261,7 +262,7 @@ void dlock__fanout(size_t n, dlock__fanout_fn fn, void *ctx)
             run(&j, i);
     pthread_mutex_lock(&j.mu);
     while (j.left > 0)
-        pthread_cond_wait(&j.cv, &j.mu);
+        dlock__wait_cond(&j.cv, &j.mu, INT64_MAX);
     pthread_mutex_unlock(&j.mu);
     pthread_cond_destroy(&j.cv);
     pthread_mutex_destroy(&j.mu);

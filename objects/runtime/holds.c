@@ -27,6 +27,7 @@
 #include "objects/runtime/metrics.h"
 #include "core/alloc.h"
 #include "core/log.h"
+#include "core/wait.h"
 
 #define INITIAL_BUCKETS 64
 
@@ -539,7 +540,7 @@ void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l)
     /* Never on the watchdog thread while l is pinned: it unpins before
      * calling anything of the application's (on_lost). */
     while (h->renewing == l)
-        pthread_cond_wait(&h->renewed, &h->mutex);
+        dlock__wait_pin(&h->renewed, &h->mutex);
     /* Always the first of the chain: removing it promotes the next. */
     while (*(chain = find_chain(h, l)) != NULL) {
         e = *chain;

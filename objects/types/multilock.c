@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "dlock/multilock.h"
+#include "core/wait.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/op.h"
 #include "objects/runtime/base.h"
@@ -87,10 +88,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
             break;
         /* Budget left (a member gave up early): start again after a short
          * real-time pause, so that contenders do not meet in step. */
-        {
-            struct timespec ts = {0, (long)(1 + rand_r(&seed) % 10) * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        dlock__wait_nap(1 + rand_r(&seed) % 10);
     }
     dlock__op_cap_restore(op, outer);
     if (rc == DLOCK_EBUSY && wait_ms != 0)

@@ -30,6 +30,7 @@
 
 #include "dlock/fenced.h"
 #include "dlock/redlock.h"
+#include "core/wait.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/fanout.h"
 #include "objects/runtime/holds.h"
@@ -357,9 +358,7 @@ static void split_pause(attempt_state *a)
 {
     /* Real time even on a virtual clock: a pause the test would have to
      * advance through would only slow it down. */
-    struct timespec ts = {0, (long)(rand_r(&a->seed) % (SPLIT_RETRY_MS / 3 + 1)) * 1000000L};
-
-    nanosleep(&ts, NULL);
+    dlock__wait_nap(rand_r(&a->seed) % (SPLIT_RETRY_MS / 3 + 1));
 }
 
 static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,

@@ -267,6 +267,9 @@ void bench_fig_handoff(const bench_config *cfg, bench_raw *raw);
 /* Figure 11d (fig_loop_turn.c): how long one dlock call holds up the
  * application's loop. */
 void bench_fig_loop_turn(const bench_config *cfg);
+/* Figure 11f (fig_loop_turn.c): the same with 1 000 operations in flight
+ * on a pool of 8 connections (multiplex=0). */
+void bench_fig_loop_pool(const bench_config *cfg);
 /* The kernel's limit on a process's mappings (vm.max_map_count; each
  * asynchronous operation in flight holds a fiber, two mappings); 0 when
  * unknown. */

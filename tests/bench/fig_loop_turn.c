@@ -18,6 +18,9 @@
  * call runs until nothing is left) and at its default, in the same run, on
  * the mock and on Redis. Goals (default slice): longest call <= 5 ms,
  * longest tick gap <= 20 ms, pairs/s not below the baseline's.
+ * And 11f: the chains' load with 1 000 in flight on a pooled client
+ * (multiplex=0, 8 connections) on Redis: operations queue for a connection
+ * on their fibers, which must not hold the loop's thread (goal: the same).
  * And 11e: N waits of 500 ms for locks held elsewhere, started at once on
  * one loop: each is called back within its budget (counted from its
  * starter) plus the client's budget_slack_ms.
@@ -34,6 +37,9 @@
 #define TICK_MS 10
 #define CHAINS 10000
 #define STARTS 100000
+#define POOL_CHAINS 1000 /* 11f: in flight on */
+#define POOL_CONNS 8     /* connections */
+#define POOL_WAIT_MS 10000
 
 /* The application's loop: dlock's fd and timer (the hooks), its own tick,
  * and what it measures. */
@@ -132,6 +138,7 @@ typedef struct chain {
     host *h;
     dlock_rlock *l;
     int64_t end_ns; /* chains: start no pair after; starts: 0, one pair */
+    int64_t wait_ms; /* each lock's: 0, or on a pool its queue's budget */
     long *pairs, *errors;
     int *live;
 } chain;
@@ -159,15 +166,17 @@ static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
     else
         ++*c->pairs;
     if (bench_now_ns() >= c->end_ns ||
-        dlock_lock_async(c->h->lp, NULL, c->l, NULL, 0, BENCH_LEASE_MS, on_locked, c) != 0)
+        dlock_lock_async(c->h->lp, NULL, c->l, NULL, c->wait_ms, BENCH_LEASE_MS, on_locked,
+                         c) != 0)
         --*c->live;
 }
 
 /* One run on a hook-mode loop of a client of which (loop_slice_ms
- * slice_ms), added to h: n chains for run_ms (> 0), or n one-shot pairs
- * (run_ms 0). 0, or -1 when it could not run. */
-static int turn_run(const bench_config *cfg, bench_backend which, int64_t slice_ms, int n,
-                    int run_ms, int round, host *h)
+ * slice_ms; pool > 0: pooled, that many connections), added to h: n
+ * chains for run_ms (> 0), or n one-shot pairs (run_ms 0). 0, or -1 when
+ * it could not run. */
+static int turn_run(const bench_config *cfg, bench_backend which, int pool, int64_t slice_ms,
+                    int n, int run_ms, int round, host *h)
 {
     dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_client *c = NULL;
@@ -181,16 +190,19 @@ static int turn_run(const bench_config *cfg, bench_backend which, int64_t slice_
     h->fd = -1;
     h->timer_ns = -1;
     o.loop_slice_ms = slice_ms;
-    if (!ch || bench_client_new(&c, cfg, which, 0, &o, NULL) != 0 ||
+    if (!ch || bench_client_new(&c, cfg, which, pool, &o, NULL) != 0 ||
         dlock_loop_new(&h->lp, c, &hooks) != 0)
         goto out;
     bench_loop_room(h->lp, n);
     for (i = 0; i < n; i++) {
         char name[80];
 
-        snprintf(name, sizeof name, "bench:turn:%lld:%d:%d:%d", (long long)slice_ms, round,
-                 n, i);
-        ch[i] = (chain){h, NULL, 0, &h->pairs, &h->errors, &live};
+        snprintf(name, sizeof name, "bench:turn:%d:%lld:%d:%d:%d", pool, (long long)slice_ms,
+                 round, n, i);
+        /* Uncontended locks: a wait budget is only what a borrower on
+         * a pool spends queueing for a connection (with none it has
+         * budget_slack_ms, which 1 000 queued behind 8 overrun). */
+        ch[i] = (chain){h, NULL, 0, pool > 0 ? POOL_WAIT_MS : 0, &h->pairs, &h->errors, &live};
         if (dlock_reentrant_new(&ch[i].l, c, name) != 0)
             goto out;
     }
@@ -200,7 +212,7 @@ static int turn_run(const bench_config *cfg, bench_backend which, int64_t slice_
     h->last_tick_ns = t0;
     for (i = 0; i < n; i++) {
         ch[i].end_ns = end;
-        if (dlock_lock_async(h->lp, NULL, ch[i].l, NULL, 0, BENCH_LEASE_MS, on_locked,
+        if (dlock_lock_async(h->lp, NULL, ch[i].l, NULL, ch[i].wait_ms, BENCH_LEASE_MS, on_locked,
                              &ch[i]) == 0)
             live++;
     }
@@ -225,7 +237,7 @@ static double pairs_per_s(const host *h)
 }
 
 /* rounds alternating runs of each side, the baseline first. */
-static void turn_rows(const bench_config *cfg, bench_backend which, const char *load,
+static void turn_rows(const bench_config *cfg, bench_backend which, int pool, const char *load,
                       int n, int run_ms, int rounds)
 {
     static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
@@ -237,8 +249,8 @@ static void turn_rows(const bench_config *cfg, bench_backend which, const char *
     memset(&base, 0, sizeof base);
     memset(&mine, 0, sizeof mine);
     for (r = 0; r < rounds && ok; r++)
-        ok = turn_run(cfg, which, 0, n, run_ms, r, &base) == 0 &&
-             turn_run(cfg, which, defaults.loop_slice_ms, n, run_ms, r, &mine) == 0;
+        ok = turn_run(cfg, which, pool, 0, n, run_ms, r, &base) == 0 &&
+             turn_run(cfg, which, pool, defaults.loop_slice_ms, n, run_ms, r, &mine) == 0;
     if (!ok) {
         bench_row("%-6s %-7s %7d  not run (no client or loop)", bench_backend_name(which),
                   load, n);
@@ -250,15 +262,17 @@ static void turn_rows(const bench_config *cfg, bench_backend which, const char *
               mine.longest_call_ns / 1e6, base.longest_gap_ns / 1e6,
               mine.longest_gap_ns / 1e6, pairs_per_s(&base), pairs_per_s(&mine),
               pairs_per_s(&base) > 0 ? pairs_per_s(&mine) / pairs_per_s(&base) : 0,
-              bench_verdict(1, mine.longest_call_ns <= 5000000 &&
-                                   mine.longest_gap_ns <= 20000000 &&
-                                   pairs_per_s(&mine) >= pairs_per_s(&base) * 0.95));
+              bench_verdict(1, mine.longest_gap_ns <= 20000000 &&
+                                   (pool > 0 || /* 11f's goal is the gap alone */
+                                    (mine.longest_call_ns <= 5000000 &&
+                                     pairs_per_s(&mine) >= pairs_per_s(&base) * 0.95))));
     bench_row("  sliced: %ld calls, p99 %.1f ms, %ld above 5 ms, the longest's CPU %.1f ms; "
               "errors: baseline %ld, sliced %ld", mine.calls, p99, mine.calls_over,
               mine.longest_cpu_ns / 1e6, base.errors, mine.errors);
     bench_json_begin(&j, "async_loop_turn");
     bench_json_str(&j, "backend", bench_backend_name(which));
     bench_json_str(&j, "load", load);
+    bench_json_int(&j, "pool", pool);
     bench_json_int(&j, "n", n);
     bench_json_int(&j, "rounds", rounds);
     bench_json_int(&j, "slice_ms", defaults.loop_slice_ms);
@@ -380,8 +394,8 @@ void bench_fig_loop_turn(const bench_config *cfg)
                   "store  load          N   call ms (0 / dflt)  tick gap ms (0 / dflt)  "
                   "pairs/s (0 / dflt)    ratio  target");
     for (i = 0; i < sizeof backends / sizeof backends[0]; i++) {
-        turn_rows(cfg, backends[i], "chains", CHAINS, RUN_MS / ROUNDS, ROUNDS);
-        turn_rows(cfg, backends[i], "starts",
+        turn_rows(cfg, backends[i], 0, "chains", CHAINS, RUN_MS / ROUNDS, ROUNDS);
+        turn_rows(cfg, backends[i], 0, "starts",
                   backends[i] == BENCH_REDIS && redis_starts < STARTS ? redis_starts : STARTS,
                   0, 2);
     }
@@ -391,4 +405,14 @@ void bench_fig_loop_turn(const bench_config *cfg)
                   "     N  wait ms     p50 ms     p99 ms     max ms  timed out  target");
     budget_row(cfg, 10000);
     budget_row(cfg, redis_starts < 30000 ? redis_starts : 30000);
+}
+
+void bench_fig_loop_pool(const bench_config *cfg)
+{
+    bench_heading("11f. async loop turns on a pool: K = 1 000 lock+unlock chains in flight on "
+                  "a pooled client (multiplex=0, 8 connections), redis, beside the 10 ms "
+                  "timer; as 11d (goal: tick gap <= 20 ms)",
+                  "store  load          N   call ms (0 / dflt)  tick gap ms (0 / dflt)  "
+                  "pairs/s (0 / dflt)    ratio  target");
+    turn_rows(cfg, BENCH_REDIS, POOL_CONNS, "pool 8", POOL_CHAINS, RUN_MS / ROUNDS, ROUNDS);
 }

@@ -39,7 +39,8 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster", "async", "loop_turn", "handoff"};
+                                      "cluster", "async", "loop_turn", "loop_pool",
+                                      "handoff"};
 
 static void on_alarm(int sig)
 {
@@ -125,7 +126,7 @@ static void usage(void)
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
                     "FIGURE: uncontended scaling contended mock memory watchdog holds tls "
-                    "sync redlock many_threads cluster async handoff\n");
+                    "sync redlock many_threads cluster async loop_turn loop_pool handoff\n");
 }
 
 int main(int argc, char **argv)
@@ -257,6 +258,8 @@ int main(int argc, char **argv)
         bench_fig_handoff(&cfg, raw);
     if (wanted(only, "loop_turn"))
         bench_fig_loop_turn(&cfg);
+    if (wanted(only, "loop_pool"))
+        bench_fig_loop_pool(&cfg);
     if (wanted(only, "cluster"))
         bench_fig_cluster(&cfg);
 

@@ -15,6 +15,7 @@
 
 #include "../types.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -336,6 +337,54 @@ DLOCK_API int dlock_backend_eval_receive(dlock_backend *b, dlock_pending *p,
                                          dlock_reply **out, char *errbuf,
                                          size_t errlen);
 /* dlock_backend_free: api/dlock/backend.h */
+
+/* ---- waiting for a socket ---------------------------------------------- */
+
+/* What dlock_backend_wait_fd waits for (one of them). */
+#define DLOCK_WAIT_READ 1
+#define DLOCK_WAIT_WRITE 2
+
+/* Waits until fd is ready for events (DLOCK_WAIT_READ or DLOCK_WAIT_WRITE,
+ * as poll(2)'s POLLIN and POLLOUT; an error or a hang-up counts as ready)
+ * or until deadline_ms, a time of dlock_clock_now on
+ * dlock_clock_realtime() (CLOCK_MONOTONIC, in ms; INT64_MAX: no deadline).
+ * A deadline already past is one look without waiting. Returns 1 (ready),
+ * 0 (the deadline passed first), DLOCK_EINVAL (fd < 0, or not one event)
+ * or DLOCK_ECONN (poll failed; errno says why).
+ *
+ * The one call a backend's slots should wait for their sockets with: on a
+ * plain thread it blocks the thread (poll); when the slot runs for an
+ * asynchronous operation (api/dlock/async.h: on the loop's thread, in the
+ * operation's fiber) it does not block: the operation is parked, the
+ * loop's thread goes on with the others and resumes it when the loop's
+ * poller sees fd ready or the deadline comes. So a backend written outside
+ * the library that waits only through this (and never with poll, select,
+ * a blocking recv or a sleep of its own) never stalls a loop.
+ *
+ * fd stays the caller's: it is only borrowed for the call, must stay open
+ * until the call returns, and may be any pollable descriptor (a socket, a
+ * pipe). While parked, the loop may run other operations on the same
+ * thread, some perhaps calling into the same backend: hold no lock of the
+ * backend's across the call (the blocking thread of another operation
+ * would then wait for it, or the loop's thread would deadlock). A backend
+ * that waits for a reply another caller reads should use a deadline and
+ * look again. Any thread. */
+DLOCK_API int dlock_backend_wait_fd(int fd, int events, int64_t deadline_ms);
+
+/* With mu held: waits until cv is signalled or deadline_ms passes (the
+ * deadline as dlock_backend_wait_fd's) and returns with mu held again: 0,
+ * or DLOCK_ETIMEDOUT once the deadline is past; DLOCK_EINVAL for a NULL
+ * cv or mu. As pthread_cond_wait, it may return early: look at the
+ * condition again. cv should be initialised to time its waits on
+ * CLOCK_MONOTONIC (pthread_condattr_setclock) when a deadline is given.
+ * On a plain thread it blocks the thread (pthread_cond_timedwait); in an
+ * asynchronous operation's fiber the thread never waits on cv: mu is
+ * released, the operation is parked a millisecond at a time (the loop goes
+ * on) and mu retaken, so the waker needs nothing more than its
+ * pthread_cond_signal or _broadcast. The same rule as above: hold no other
+ * lock across the call. Any thread. */
+DLOCK_API int dlock_backend_wait_cond(pthread_cond_t *cv, pthread_mutex_t *mu,
+                                      int64_t deadline_ms);
 
 /* ---- the registry: backends found by URL scheme ----------------------- */
 

@@ -298,6 +298,42 @@ static void test_libuv_over_redis(void **state)
     dlock_client_free(c);
 }
 
+/* A lazy client of a host name ("localhost"): its first connect runs in
+ * the operation's fiber, whose lookup goes to a helper thread
+ * (dlock__wait_offload) while the fiber parks; the operation gets its lock
+ * on both connection modes. */
+static void test_host_name_in_fiber(void **state)
+{
+    int multiplex;
+
+    (void)state;
+    for (multiplex = 0; multiplex <= 1; multiplex++) {
+        dlock_client *c = NULL;
+        dlock_rlock *l = NULL;
+        dlock_loop *lp = NULL;
+        calls got = {0, -1}, unlocked = {0, -1};
+        char url[128], err[256];
+
+        snprintf(url, sizeof url, "redis://localhost:%d?lazy_connect=1&multiplex=%d",
+                 dlock_test_redis_port(srv), multiplex);
+        assert_int_equal(dlock_client_connect(&c, url, NULL, err, sizeof err), 0);
+        assert_int_equal(dlock_loop_new(&lp, c, NULL), 0);
+        assert_int_equal(dlock_reentrant_new(&l, c, "async-io:host-name"), 0);
+        assert_int_equal(dlock_lock_async(lp, NULL, l, "h", CALL_BUDGET_MS, 0, done, &got), 0);
+        run_until(lp, &got, 1);
+        if (got.rc != 0)
+            print_message("multiplex=%d: %s\n", multiplex, dlock_errname(got.rc));
+        assert_int_equal(got.n, 1);
+        assert_int_equal(got.rc, 0);
+        assert_int_equal(dlock_unlock_async(lp, NULL, l, "h", done, &unlocked), 0);
+        run_until(lp, &unlocked, 1);
+        assert_int_equal(unlocked.rc, 0);
+        dlock_loop_free(lp);
+        dlock_rlock_free(l);
+        dlock_client_free(c);
+    }
+}
+
 int dlock_test_redis_async_io(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +342,7 @@ int dlock_test_redis_async_io(void)
         cmocka_unit_test(test_small_pool_many_ops),
         cmocka_unit_test(test_thread_beside_parked_fiber),
         cmocka_unit_test(test_libuv_over_redis),
+        cmocka_unit_test(test_host_name_in_fiber),
     };
     return DLOCK_RUN_REDIS_GROUP("redis_async_io", tests, &srv);
 }
