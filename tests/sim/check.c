@@ -320,12 +320,26 @@ static int shared(const sim_history *h, const hold *a)
     return h->obj[a->obj].type == SIM_T_READ;
 }
 
+/* The index of the unsynced failover's event (h->n if none). */
+static size_t failover_event(const sim_history *h)
+{
+    size_t i;
+
+    for (i = 0; h->unsynced_failover >= 0 && i < h->n; i++)
+        if (h->ev[i].kind == SIM_EV_FAULT && h->ev[i].t == h->unsynced_failover &&
+            (h->ev[i].value >> 8) == 'F')
+            return i;
+    return h->n;
+}
+
 /* A hold that began on the primary and lasted past an unsynced failover:
- * the replica may never have heard of it. */
+ * the replica may never have heard of it. "Began before" is by the
+ * history's order, not its time: a grant and the failover can fall in
+ * the same virtual millisecond, the grant's callback first. */
 static int across_failover(const sim_history *h, const hold *a)
 {
-    return h->unsynced_failover >= 0 && a->start < h->unsynced_failover &&
-           a->end > h->unsynced_failover;
+    return h->unsynced_failover >= 0 && a->start <= h->unsynced_failover &&
+           a->ev < failover_event(h) && a->end > h->unsynced_failover;
 }
 
 static void check_exclusion(ctx *c, holds *hs)
@@ -517,10 +531,56 @@ static int ghost_before(const sim_history *h, const size_t *start, const sim_eve
     return 0;
 }
 
+/* Whether a fault hit c's client while c ran (its start to its done):
+ * then an attempt of c may have run at the store more than once (a lost
+ * reply, then the retry; a late request), and a grant counts twice. */
+static int faulted(const sim_history *h, const size_t *start, const sim_event *c)
+{
+    size_t k;
+
+    for (k = start[c->id]; k < h->n && &h->ev[k] != c; k++)
+        if (h->ev[k].kind == SIM_EV_FAULT && h->ev[k].client == c->client)
+            return 1;
+    return 0;
+}
+
+/* Whether b's owner may still hold b's lock when b starts: then b
+ * re-enters (the lock is reentrant) without queueing. Counted from the
+ * owner's grants and releases of the object before b (a grant whose
+ * attempts a fault hit counts twice: the store may have run one of them
+ * twice, so one unlock leaves it held); an unlock or extension that found
+ * the hold lost, and a force unlock that ran, end all of its holds. A
+ * lease that ran out is not counted as an end (the model stays on the
+ * side of never reporting a false violation). */
+static int holds_before(const sim_history *h, const size_t *start, const sim_event *b)
+{
+    size_t k;
+    int64_t n = 0;
+
+    for (k = 0; k < start[b->id]; k++) {
+        const sim_event *x = &h->ev[k];
+
+        if (x->kind != SIM_EV_DONE || x->obj != b->obj)
+            continue;
+        if (x->op == SIM_OP_FORCE && x->rc == 0)
+            n = 0;
+        else if (who(x) != who(b))
+            continue;
+        else if (x->op == SIM_OP_LOCK && x->rc == 0)
+            n += faulted(h, start, x) ? 2 : 1;
+        else if (x->op == SIM_OP_UNLOCK && x->rc == 0 && n > 0)
+            n--;
+        else if ((x->op == SIM_OP_UNLOCK || x->op == SIM_OP_EXTEND) && x->rc == DLOCK_ELOST)
+            n = 0;
+    }
+    return n > 0;
+}
+
 /* A fair lock's waiter A that started before waiter B, waited, and was
  * live throughout (no fault, pause, cancel or force unlock anywhere while
  * it waited) is granted before B, unless B's owner had a place in the
- * queue from before (ghost_before). */
+ * queue from before (ghost_before) or held the lock already and
+ * re-entered (holds_before). */
 static void check_fair(ctx *c, const size_t *start)
 {
     const sim_history *h = c->h;
@@ -564,7 +624,8 @@ static void check_fair(ctx *c, const size_t *start)
                 b->obj != a->obj || who(b) == who(a))
                 continue;
             bs = &h->ev[start[b->id]];
-            if (bs->t <= as->t || ghost_before(h, start, b, start[a->id]))
+            if (bs->t <= as->t || ghost_before(h, start, b, start[a->id]) ||
+                holds_before(h, start, b))
                 continue;
             if (skewed) {
                 c->reported++;

@@ -83,7 +83,7 @@ void sim_config_from_seed(sim_config *c, uint64_t seed, int64_t ops)
     c->rates.msg_delay_max_ms = 300;
     /* two thirds of the seeds fail over (above), half of those with
      * synced writes */
-    c->failover_at = sim_rng_range(&r, ops / 4, 3 * ops / 4) + 1;
+    c->failover_permille = (int)sim_rng_range(&r, 250, 750);
     c->rates.failover_sync = (int)sim_rng_range(&r, 0, 1);
     c->rates.repl_lag_max_ms = 200;
     c->pause_max_ms = 6000;
@@ -177,7 +177,19 @@ static int run_checked(const sim_config *c, int verbose, sim_history *h)
     return sim_check(h, verbose);
 }
 
-/* Fewer of everything while it still fails; prints the smallest. */
+/* The run that c's replay line (print_replay) makes: built from the
+ * seed again, with the line's overrides. */
+static void replay_config(const sim_config *c, sim_config *out)
+{
+    overrides o = {c->clients, c->owners, (long long)c->types, faults_mask(c), c->ops};
+
+    sim_config_from_seed(out, c->seed, c->ops);
+    apply(out, &o);
+    out->plant = c->plant;
+}
+
+/* Fewer of everything while it still fails; prints the smallest, and
+ * checks that its replay line fails alike. */
 static void shrink(sim_config c, int failed)
 {
     int progress = 1, k, tries = 0;
@@ -222,6 +234,18 @@ static void shrink(sim_config c, int failed)
             check_names(failed, names, sizeof(names)), (unsigned long long)c.seed,
             c.clients, c.owners, (long long)c.ops, c.types, faults_mask(&c));
     print_replay(&c);
+    {
+        sim_config r;
+        sim_history h;
+        int f;
+
+        replay_config(&c, &r);
+        f = run_checked(&r, 0, &h);
+        sim_history_free(&h);
+        if (!(f > 0 && (f & failed)))
+            fprintf(stderr, "sim: the replay line above does NOT fail alike (a defect of the "
+                            "simulator: the run depends on more than its line)\n");
+    }
 }
 
 static const char *const plant_names[SIM_PLANT_COUNT] = {

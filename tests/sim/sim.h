@@ -25,8 +25,10 @@ typedef struct sim_config {
     int failover;         /* 1: the store fails over to its replica once */
     int skew;             /* > 0: each client's clock is off the store's by
                            * up to this many ms, either way */
-    int64_t failover_at;  /* ... failover_at operations started; synced or
-                           * not: rates.failover_sync */
+    int failover_permille; /* ... when this share (per mille) of ops has
+                            * started; synced or not: rates.failover_sync.
+                            * A share, not a count: a replay with fewer
+                            * --ops (the shrinker's) draws the same run */
     int64_t pause_max_ms;
     uint32_t types;       /* SIM_T_* bits: which objects the run uses */
     /* 1: a planted bug for the checkers' self-tests (see check.c):

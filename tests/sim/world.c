@@ -390,7 +390,8 @@ static void act(world *w, int ci, int oi)
         release_step(w, ci, oi);
         return;
     }
-    if (cfg->failover && !w->failed_over && w->started >= cfg->failover_at) {
+    if (cfg->failover && !w->failed_over &&
+        w->started >= cfg->ops * cfg->failover_permille / 1000 + 1) {
         sim_event *e = record(w, SIM_EV_FAULT, -1, -1, -1);
 
         w->failed_over = 1;
