@@ -507,7 +507,8 @@ clean:
 	rm -rf $(sort build build-asan build-tsan build-fuzz $(FIBER_BUILDS) build-minimal $(BUILD) $(FUZZ_BUILD))
 
 # ---- the test, benchmark and fuzzing halves -----------------------------------
-include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk mk/sim.mk
+include mk/bench.mk mk/faults.mk mk/fuzz.mk mk/fibers.mk mk/valkey.mk mk/minimal.mk mk/deb.mk mk/sim.mk \
+        mk/abi.mk
 
 # (Not Valkey's, built in $(BUILD)/valkey by its own make: mk/valkey.mk.)
 -include $(shell find $(BUILD) -path $(BUILD)/valkey -prune -o -name '*.d' -print 2>/dev/null)
