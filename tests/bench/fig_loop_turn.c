@@ -60,6 +60,9 @@ typedef struct host {
     size_t ncall, capcall;
     long pairs, errors;      /* over the side's runs */
     long refused;            /* starts refused (each an error too) */
+    int last_error;          /* the last failed operation's code */
+    int64_t burst_ns;        /* the application's bursts of starters */
+    long burst_starts;       /* and how many starters they called */
     int64_t elapsed_ns;
 } host;
 
@@ -163,6 +166,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
 
     (void)op;
     if (r->rc != 0 || dlock_unlock_async(c->h->lp, NULL, c->l, r->owner, on_unlocked, c) != 0) {
+        c->h->last_error = r->rc;
         ++*c->errors;
         --*c->live;
     }
@@ -173,9 +177,10 @@ static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
     chain *c = arg;
 
     (void)op;
-    if (r->rc != 0)
+    if (r->rc != 0) {
+        c->h->last_error = r->rc;
         ++*c->errors;
-    else
+    } else
         ++*c->pairs;
     if (bench_now_ns() >= c->end_ns) {
         --*c->live;
@@ -235,6 +240,8 @@ static int turn_run(const bench_config *cfg, bench_backend which, int pool, int6
             h->refused++;
         count_call(h, bench_now_ns() - s0, bench_thread_cpu_ns() - c0);
     }
+    h->burst_ns += bench_now_ns() - t0;
+    h->burst_starts += n;
     /* The ticks from the end of the burst (the application's own work);
      * the pairs per second over the burst and the rest. */
     h->tick_ns = bench_now_ns() + (int64_t)TICK_MS * 1000000;
@@ -290,10 +297,13 @@ static void turn_rows(const bench_config *cfg, bench_backend which, int pool, co
                                     (mine.longest_call_ns <= 5000000 && mine.refused == 0 &&
                                      pairs_per_s(&mine) >= pairs_per_s(&base) * 0.95))));
     bench_row("  sliced: %ld calls, p99 %.1f ms, %ld above 5 ms, the longest's CPU %.1f ms, "
-              "the most CPU of a call %.1f ms; errors: baseline %ld, sliced %ld; starts "
-              "refused: baseline %ld, sliced %ld", mine.calls, p99, mine.calls_over,
-              mine.longest_cpu_ns / 1e6, mine.most_cpu_ns / 1e6, base.errors, mine.errors,
-              base.refused, mine.refused);
+              "the most CPU of a call %.1f ms; a starter of the burst %.1f us; errors: "
+              "baseline %ld (%s), sliced %ld (%s); starts refused: baseline %ld, sliced %ld",
+              mine.calls, p99, mine.calls_over, mine.longest_cpu_ns / 1e6,
+              mine.most_cpu_ns / 1e6,
+              mine.burst_starts > 0 ? (double)mine.burst_ns / 1e3 / (double)mine.burst_starts : 0,
+              base.errors, base.last_error ? dlock_errname(base.last_error) : "-", mine.errors,
+              mine.last_error ? dlock_errname(mine.last_error) : "-", base.refused, mine.refused);
     bench_json_begin(&j, "async_loop_turn");
     bench_json_str(&j, "backend", bench_backend_name(which));
     bench_json_str(&j, "load", load);
@@ -309,6 +319,9 @@ static void turn_rows(const bench_config *cfg, bench_backend which, int pool, co
     bench_json_num(&j, "p99_call_ms", p99);
     bench_json_num(&j, "longest_call_cpu_ms", mine.longest_cpu_ns / 1e6);
     bench_json_num(&j, "most_call_cpu_ms", mine.most_cpu_ns / 1e6);
+    bench_json_num(&j, "burst_start_us", mine.burst_starts > 0
+                                             ? (double)mine.burst_ns / 1e3 / (double)mine.burst_starts
+                                             : 0);
     bench_json_num(&j, "baseline_longest_call_ms", base.longest_call_ns / 1e6);
     bench_json_num(&j, "baseline_longest_tick_gap_ms", base.longest_gap_ns / 1e6);
     bench_json_num(&j, "baseline_pairs_per_s", pairs_per_s(&base));
