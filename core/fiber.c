@@ -340,9 +340,13 @@ static void ctx_swap(fctx *from, fctx *to)
 /* Stacks are mapped CHUNK at a time, each with a guard page below it, and
  * reused: a chunk is unmapped (one system call, and one flush of the
  * other CPUs' TLBs, for CHUNK stacks) only when all its stacks are free
- * and more than KEEP_FREE stacks would stay free without it. A loop with
- * thousands of operations in flight then costs no mapping or unmapping
- * per operation. */
+ * and more than KEEP_FREE stacks, and at least as many as are in use,
+ * would stay free without it. A loop with thousands of operations in
+ * flight then costs no mapping or unmapping per operation, even when
+ * they finish in waves (a slice's worth of fibers freed before the
+ * callbacks start the next ones): a fresh chunk costs CHUNK + 1 system
+ * calls and a page fault or two on each stack's first use, which a
+ * reused stack has paid already. */
 #define CHUNK 64
 #define KEEP_FREE 1024
 
@@ -389,6 +393,7 @@ static __thread int callback_depth;
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static chunk *partial;      /* chunks with a free slot */
 static size_t free_slots;   /* in them */
+static size_t all_slots;    /* in every chunk mapped */
 
 static size_t page_size(void)
 {
@@ -464,6 +469,7 @@ static int stack_take(dlock__fiber *f)
         pthread_mutex_lock(&pool_mu);
         partial_add(fresh);
         free_slots += CHUNK;
+        all_slots += CHUNK;
     }
     c = partial;
     f->chunk = c;
@@ -487,9 +493,11 @@ static void stack_give(dlock__fiber *f)
         partial_add(c);
     c->idle[c->nfree++] = (unsigned char)f->slot;
     free_slots++;
-    if (c->nfree == CHUNK && free_slots - CHUNK >= KEEP_FREE) {
+    if (c->nfree == CHUNK && free_slots - CHUNK >= KEEP_FREE &&
+        free_slots - CHUNK >= all_slots - free_slots) {
         partial_remove(c);
         free_slots -= CHUNK;
+        all_slots -= CHUNK;
         unmap = c;
     }
     pthread_mutex_unlock(&pool_mu);

@@ -5,7 +5,9 @@
  * thread (core/fiber.h). The loop keeps four lists:
  *  - incoming: started, not yet run (filled by starters, any thread);
  *  - ready: woken (a raised signal, a cancel, a socket): resume;
- *  - due: the timers run out (after ready: a slice takes news first);
+ *  - spent: the timers run out of waits whose budget has ended (first,
+ *    with their callbacks: a timed-out wait is not late behind new work);
+ *  - due: the other timers run out (after ready: a slice takes news first);
  *  - turns: fibers that sent a request and read its reply once every
  *    ready fiber sent its own (one round trip for the whole batch);
  *  - done: finished, callback to call.
@@ -128,6 +130,7 @@ struct dlock_loop {
 
     /* the loop's thread's */
     fifo turns, done;
+    fifo spent;          /* timers of waits whose budget ended: first */
     fifo due;            /* timers run out, behind ready and incoming */
     dlock__worker reserve[RESERVE];
     dlock__worker *idle; /* the reserved fibers free now */
@@ -427,6 +430,8 @@ int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
         return DLOCK_ENOMEM;
     }
     o->carried.start_ms = dlock_clock_now(lp->clock);
+    o->budget_end_ms = o->is_wait && o->wait_ms > 0 ? o->carried.start_ms + o->wait_ms
+                                                    : INT64_MAX;
     pthread_mutex_lock(&lp->mu);
     o->id = ++lp->next_id;
     slot = id_slot(lp, o->id);
@@ -852,14 +857,16 @@ static void step_list(dlock_loop *lp, fifo *q, int64_t end)
 }
 
 /* Calls the callbacks of what finished, with no lock held, until the
- * slice ends (after one at least). */
-static int deliver(dlock_loop *lp, int64_t end)
+ * slice ends (after one at least, and through's whatever the slice:
+ * NULL for none). */
+static int deliver(dlock_loop *lp, int64_t end, const dlock__aop *through)
 {
     dlock__aop *o;
     dlock_rlock *gone;
-    int n = 0;
+    int n = 0, owed = through != NULL;
 
-    while (!(n > 0 && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
+    while (!(n > 0 && !owed && slice_over(end)) && (o = fifo_pop(&lp->done)) != NULL) {
+        owed = owed && o != through;
         pthread_mutex_lock(&lp->mu);
         *id_slot(lp, o->id) = o->hnext;
         pthread_mutex_unlock(&lp->mu);
@@ -884,7 +891,9 @@ static int deliver(dlock_loop *lp, int64_t end)
     return n;
 }
 
-/* Moves the due timers to ready (the loop's thread). */
+/* Moves the due timers to ready (the loop's thread): those of waits
+ * whose budget has ended to spent (they time out: run first), the others
+ * to due. */
 static void due_timers(dlock_loop *lp)
 {
     int64_t now = dlock_clock_now(lp->clock);
@@ -896,10 +905,28 @@ static void due_timers(dlock_loop *lp)
         pthread_mutex_lock(&lp->mu);
         if (o->state == A_PARKED) {
             o->state = A_READY;
-            fifo_push(&lp->due, o);
+            fifo_push(now >= o->budget_end_ms ? &lp->spent : &lp->due, o);
         }
         pthread_mutex_unlock(&lp->mu);
     }
+}
+
+/* Steps the waits whose budget ended (lp->spent) until the slice ends
+ * (after one at least; the rest stays for the next run, first again);
+ * the last of them that finished (in done), or NULL. */
+static const dlock__aop *step_spent(dlock_loop *lp, int64_t end)
+{
+    const dlock__aop *last = NULL;
+    dlock__aop *o;
+
+    while ((o = fifo_pop(&lp->spent)) != NULL) {
+        step(lp, o);
+        if (lp->done.tail == o)
+            last = o;
+        if (slice_over(end))
+            break;
+    }
+    return last;
 }
 
 /* Whether work is left that can run now (the loop's thread). */
@@ -907,7 +934,7 @@ static int work_left(dlock_loop *lp)
 {
     int work;
 
-    if (lp->turns.head || lp->done.head || lp->due.head)
+    if (lp->turns.head || lp->done.head || lp->due.head || lp->spent.head)
         return 1;
     pthread_mutex_lock(&lp->mu);
     work = lp->ready.head || lp->incoming.head;
@@ -956,8 +983,16 @@ static int run_due(dlock_loop *lp)
          * whose time came: when a slice cannot take everything, the
          * operations with news go first. */
         fifo_append(&batch, &lp->due);
-        if (!batch.head && !lp->turns.head && !lp->done.head)
+        if (!batch.head && !lp->turns.head && !lp->done.head && !lp->spent.head)
             break;
+        /* Before all of them, the waits whose budget ended, and their
+         * callbacks: a timed-out wait is called back at its time, not
+         * after the steps and callbacks of whatever became ready since. */
+        if (lp->spent.head) {
+            const dlock__aop *last = step_spent(lp, end);
+
+            n += deliver(lp, end, last);
+        }
         /* Every ready fiber first (they send), for half the slice at
          * most, then the turns, a previous run's and these (they read the
          * replies of the batch): reads are never starved by a flood of
@@ -966,7 +1001,7 @@ static int run_due(dlock_loop *lp)
         step_list(lp, &batch, end == INT64_MAX ? end : end - lp->slice_us / 2);
         fifo_append(&turns, &lp->turns);
         step_list(lp, &turns, end);
-        over = batch.head != NULL || turns.head != NULL;
+        over = batch.head != NULL || turns.head != NULL || lp->spent.head != NULL;
         /* What the slice left goes back in front, in its order. */
         fifo_prepend(&lp->turns, &turns);
         if (batch.head) {
@@ -974,7 +1009,7 @@ static int run_due(dlock_loop *lp)
             fifo_prepend(&lp->ready, &batch);
             pthread_mutex_unlock(&lp->mu);
         }
-        n += deliver(lp, end);
+        n += deliver(lp, end, NULL);
         over = over || slice_over(end);
     }
     if (over && work_left(lp)) {
@@ -1370,7 +1405,7 @@ int64_t dlock_loop_timeout_ms(dlock_loop *lp)
     pthread_mutex_lock(&lp->mu);
     work = lp->incoming.head || lp->ready.head || lp->woken;
     pthread_mutex_unlock(&lp->mu);
-    if (work || lp->turns.head || lp->done.head || lp->due.head)
+    if (work || lp->turns.head || lp->done.head || lp->due.head || lp->spent.head)
         return 0;
     wake = next_wake(lp);
     if (wake == INT64_MAX)

@@ -64,6 +64,7 @@ struct dlock__aop {
     int io_ready;        /* the set reported io_fd ready */
     dlock__aop *io_next; /* in the loop's list of socket waits */
     int64_t wake_ms;
+    int64_t budget_end_ms; /* a wait's start + wait_ms (INT64_MAX: none) */
     size_t heap_i;       /* its place in the timer heap, or (size_t)-1 */
     dlock__aop *next;    /* in one of the loop's FIFOs */
     dlock__aop *hnext;   /* in the id table */

@@ -267,6 +267,9 @@ void bench_fig_handoff(const bench_config *cfg, bench_raw *raw);
 /* Figure 11d (fig_loop_turn.c): how long one dlock call holds up the
  * application's loop. */
 void bench_fig_loop_turn(const bench_config *cfg);
+/* Figure 11e (fig_loop_turn.c): how late waits are called back after
+ * their starter + wait, thousands pending on one loop. */
+void bench_fig_loop_budget(const bench_config *cfg);
 /* Figure 11f (fig_loop_turn.c): the same with 1 000 operations in flight
  * on a pool of 8 connections (multiplex=0). */
 void bench_fig_loop_pool(const bench_config *cfg);

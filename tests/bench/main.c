@@ -39,7 +39,8 @@
 static const char *const figures[] = {"uncontended", "scaling", "contended",
                                       "mock", "memory", "watchdog", "holds",
                                       "tls", "sync", "redlock", "many_threads",
-                                      "cluster", "async", "loop_turn", "loop_pool",
+                                      "cluster", "async", "loop_turn", "loop_budget",
+                                      "loop_pool",
                                       "handoff"};
 
 static void on_alarm(int sig)
@@ -126,7 +127,8 @@ static void usage(void)
     fprintf(stderr, "usage: dlock_bench [--scripts DIR] [--redis URL] [--only FIGURE]"
                     " [--rounds N] [--round-ms MS]\n"
                     "FIGURE: uncontended scaling contended mock memory watchdog holds tls "
-                    "sync redlock many_threads cluster async loop_turn loop_pool handoff\n");
+                    "sync redlock many_threads cluster async loop_turn loop_budget loop_pool "
+                    "handoff\n");
 }
 
 int main(int argc, char **argv)
@@ -258,6 +260,8 @@ int main(int argc, char **argv)
         bench_fig_handoff(&cfg, raw);
     if (wanted(only, "loop_turn"))
         bench_fig_loop_turn(&cfg);
+    if (wanted(only, "loop_budget"))
+        bench_fig_loop_budget(&cfg);
     if (wanted(only, "loop_pool"))
         bench_fig_loop_pool(&cfg);
     if (wanted(only, "cluster"))

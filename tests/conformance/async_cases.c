@@ -967,6 +967,72 @@ static void async_run_is_a_slice(void **state)
     assert_int_equal(dlock_loop_pending(lp), 0);
 }
 
+/* A wait whose budget ended is called back before the work that became
+ * ready meanwhile: its timer, due in the same run as a crowd of new
+ * operations (far more than one slice can take), goes first, and so does
+ * its callback. Before, due timers queued behind every ready and new
+ * operation: the wait was called back after all 2 000 on the mock, after
+ * 191 of 500 on Redis; now after none. */
+#define CROWD 2000
+
+typedef struct crowd {
+    int calls, failed;
+    int before_wait; /* the crowd's callbacks before the wait's (-1: none) */
+    seen wait;
+} crowd;
+
+static void crowd_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    crowd *c = arg;
+
+    (void)op;
+    c->calls++;
+    c->failed += r->rc != 0;
+}
+
+static void crowd_wait_done(void *arg, dlock_op_id op, const dlock_result *r)
+{
+    crowd *c = arg;
+
+    c->before_wait = c->calls;
+    on_done(&c->wait, op, r);
+}
+
+static void async_spent_budgets_go_first(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l1 = dlock_fx_lock(fx, fx->c1, fx->name);
+    dlock_rlock *l2 = dlock_fx_lock(fx, fx->c2, fx->name);
+    /* kept before the loop, which teardown frees first (it may still
+     * call back after a failed assertion) */
+    crowd *c = dlock_fx_keep(fx, calloc(1, sizeof(crowd)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+    /* On Redis each start and reply costs more: fewer still fill many
+     * slices. */
+    int i, many = fx->is_mock ? CROWD : CROWD / 4;
+    int64_t wait = fx->is_mock ? 1000 : 300, end;
+
+    c->before_wait = -1;
+    assert_int_equal(dlock_lock(l2, HOLDER_LEASE_MS), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l1, NULL, wait, 0, crowd_wait_done, c), 0);
+    run_idle(fx, lp, &c->wait, 0); /* its first attempt: refused, it sleeps */
+    dlock_fx_advance(fx, wait);    /* its budget is spent */
+    for (i = 0; i < many; i++)
+        assert_int_equal(dlock_is_locked_async(lp, NULL, l1, crowd_done, c), 0);
+    end = dlock_fx_real_ms() + 4 * REDIS_WAIT_MS;
+    while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end)
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+    assert_int_equal(c->wait.calls, 1);
+    assert_int_equal(c->wait.rc, DLOCK_ETIMEDOUT);
+    assert_int_equal(c->calls, many);
+    assert_int_equal(c->failed, 0);
+    if (c->before_wait >= many / 10)
+        print_message("the timed-out wait was called back after %d of %d new operations\n",
+                      c->before_wait, many);
+    assert_true(c->before_wait >= 0 && c->before_wait < many / 10);
+    assert_int_equal(dlock_unlock(l2), 0);
+}
+
 /* ---- hook mode and the loop's own thread ----------------------------------------- */
 
 /* A loop of the test's own, on poll(): the hooks record what dlock asks. */
@@ -1143,6 +1209,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_run_is_a_slice),
     DLOCK_FX_CASE(async_budget_from_starter),
     DLOCK_FX_CASE(async_details_are_their_own),
+    DLOCK_FX_CASE(async_spent_budgets_go_first),
     DLOCK_FX_CASE(async_hook_mode),
     DLOCK_FX_CASE(async_own_thread),
 };
