@@ -120,7 +120,7 @@
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \
     X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
-    DLOCK_TEST_IF_YAML(X(dlock_test_redisson_yaml, "redisson yaml tests")) /* core/config_yaml_test.c */ \
+    DLOCK_TEST_IF_YAML(X(dlock_test_redisson_yaml, "redisson yaml tests")) /* backends/redis/redisson_yaml_test.c */ \
     X(dlock_test_build_options, "build options tests")                 /* build_options_test.c */          \
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* types/redlock_test.c */          \
