@@ -86,10 +86,11 @@ SANITIZE  ?=
 # lua5.1-cjson and lua5.1-bitop: the cjson and bit libraries Redis embeds in
 # its script environment (the mock offers them too); Debian's lua-cjson-dev
 # and lua-bitop-dev, linked like lua5.1 itself. yaml-0.1: libyaml (Debian's
-# libyaml-dev), the Redisson YAML configuration's parser (core/config_yaml.c).
+# libyaml-dev), the Redisson YAML configuration's parser
+# (backends/redis/redisson_yaml.c).
 # The optional parts (make WITH_TLS=0 WITH_YAML=0: the minimal build,
 # .ci/run's `make check-minimal`): each switch picks a file, the part's own
-# or its stub (backends/redis/tls_none.c, core/config_yaml_none.c: calls
+# or its stub (backends/redis/tls_none.c, backends/redis/redisson_yaml_none.c: calls
 # that need it fail with DLOCK_ENOTSUP), and drops its library;
 # dlock_version_info() and `dlock --version` say which are in.
 WITH_TLS  ?= 1
@@ -130,7 +131,7 @@ FRAGMENTS := $(wildcard objects/scripts/*.luainc)
 LIB_SRC   := $(sort $(wildcard core/*.c objects/runtime/*.c objects/report/*.c objects/types/*.c objects/async/*.c \
                                backends/redis/*.c codecs/*.c))
 LIB_SRC   := $(filter-out $(if $(filter 1,$(WITH_TLS)),backends/redis/tls_none.c,backends/redis/tls.c) \
-                          $(if $(filter 1,$(WITH_YAML)),core/config_yaml_none.c,core/config_yaml.c),$(LIB_SRC))
+                          $(if $(filter 1,$(WITH_YAML)),backends/redis/redisson_yaml_none.c,backends/redis/redisson_yaml.c),$(LIB_SRC))
 # One object per script (gen/scripts/<name>.c): editing a script rebuilds
 # that object alone; gen/scripts.h, the declarations everyone includes,
 # changes only when the set of scripts does.
@@ -156,7 +157,7 @@ TEST_SRC  := $(sort $(wildcard tests/*.c tests/harness/*.c tests/conformance/*.c
 # An optional part left out (WITH_TLS=0, WITH_YAML=0): its suite's file too,
 # and the test program knows (tests/suites.h: DLOCK_TEST_IF_TLS).
 TEST_SRC  := $(filter-out $(if $(filter 1,$(WITH_TLS)),,tests/backends/redis/tls_test.c) \
-                          $(if $(filter 1,$(WITH_YAML)),,tests/core/config_yaml_test.c),$(TEST_SRC))
+                          $(if $(filter 1,$(WITH_YAML)),,tests/backends/redis/redisson_yaml_test.c),$(TEST_SRC))
 TEST_DEFS := $(if $(filter 1,$(WITH_TLS)),,-DDLOCK_TEST_NO_TLS) $(if $(filter 1,$(WITH_YAML)),,-DDLOCK_TEST_NO_YAML)
 # The C++ interface's cases (api/dlock.hpp), compiled as C++17 with
 # warnings as errors, in the same test program (linked with libstdc++).

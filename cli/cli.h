@@ -157,42 +157,36 @@ void cli_url_endpoint(const char *url, char *out, size_t len);
 int cli_connect_set_used(dlock_client **set, size_t max, size_t *n, const cli_common *co,
                          dlock_client_options *used);
 
-/* The lock types a name is taken as (dlock run's --fair, --read,
- * --write, --fenced, --semaphore, --redlock; the simple lock only for
- * status). */
-typedef enum cli_flavour {
-    CLI_REENTRANT,
-    CLI_FAIR,
-    CLI_READ,
-    CLI_WRITE,
-    CLI_FENCED,
-    CLI_SEMAPHORE, /* the semaphore as a lock */
-    CLI_SIMPLE,
-    CLI_REDLOCK
-} cli_flavour;
-/* A handle of flavour f (not CLI_REDLOCK) on the lock called name: the
- * library's code. */
-int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavour f);
-/* cli_connect, then a handle on the lock called name of flavour f (not
- * CLI_REDLOCK). 0, or the exit code after the message (nothing left to
+/* The lock types a name is taken as are the library's, by name
+ * (dlock_lock_new: "reentrant", "fair", "rwlock_read"...; dlock run's
+ * --fair, --read, --write, --fenced, --semaphore pick one; the Redlock is
+ * made apart). */
+/* cli_connect, then a handle on the lock called name of the lock type
+ * called type. 0, or the exit code after the message (nothing left to
  * free). */
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
-                  const dlock_client_options *opts, const char *name, cli_flavour f);
+                  const dlock_client_options *opts, const char *name, const char *type);
 /* The same with the options used (cli_connect_used). */
 int cli_open_lock_used(dlock_client **c, dlock_rlock **l, const cli_common *co,
                        const dlock_client_options *opts, dlock_client_options *used,
-                       const char *name, cli_flavour f);
+                       const char *name, const char *type);
 
 /* cli/objects.c. What is stored under name (dlock_object_kind): 0, or the
  * library's code with its detail in err. */
 int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
                 size_t errlen);
-/* A kind in words ("read-write lock"). */
+/* A kind in words ("read-write lock"; dlock_object_kind_what, or the kind
+ * itself when the library does not know it). */
 const char *cli_kind_what(const char *kind);
-/* Before dlock run takes name as flavour f: 0 when what is stored there
- * fits (or the server cannot be asked now), else the exit code after the
- * message ("'x' is a read-write lock, not a reentrant lock": CLI_USAGE). */
-int cli_check_kind(dlock_client *c, const char *name, cli_flavour f);
+/* Before dlock run takes name as a lock of the type called type: 0 when
+ * what is stored there fits (dlock_lock_type_takes; or the server cannot
+ * be asked now), else the exit code after the message ("'x' is a
+ * read-write lock, not a reentrant lock": CLI_USAGE). */
+int cli_check_kind(dlock_client *c, const char *name, const char *type);
+/* The i-th lock type acting on what is stored under a name of kind
+ * (dlock_object_kind_lock), a name holding nothing or a plain hash taken
+ * as a reentrant lock, or as a fair one when fair; NULL past the last. */
+const char *cli_kind_lock(const char *kind, int fair, size_t i);
 /* The state document of whatever is stored under name (fair: read a plain
  * hash as a fair lock), with "kind" (dlock_object_kind's) and the holders'
  * owner descriptions. 0 and *out (the caller's), or the library's code

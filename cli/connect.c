@@ -423,44 +423,21 @@ int cli_connect_nodes(dlock_client **set, size_t max, size_t *n, const cli_commo
     return rc;
 }
 
-int cli_lock_new(dlock_rlock **out, dlock_client *c, const char *name, cli_flavour f)
-{
-    switch (f) {
-    case CLI_FAIR:
-        return dlock_fair_new(out, c, name);
-    case CLI_READ:
-        return dlock_rwlock_read_new(out, c, name);
-    case CLI_WRITE:
-        return dlock_rwlock_write_new(out, c, name);
-    case CLI_FENCED:
-        return dlock_fenced_new(out, c, name);
-    case CLI_SEMAPHORE:
-        return dlock_semaphore_lock_new(out, c, name);
-    case CLI_SIMPLE:
-        return dlock_simple_lock_new(out, c, name);
-    case CLI_REENTRANT:
-        return dlock_reentrant_new(out, c, name);
-    default:
-        *out = NULL;
-        return DLOCK_EINVAL;
-    }
-}
-
 int cli_open_lock(dlock_client **c, dlock_rlock **l, const cli_common *co,
-                  const dlock_client_options *opts, const char *name, cli_flavour f)
+                  const dlock_client_options *opts, const char *name, const char *type)
 {
-    return cli_open_lock_used(c, l, co, opts, NULL, name, f);
+    return cli_open_lock_used(c, l, co, opts, NULL, name, type);
 }
 
 int cli_open_lock_used(dlock_client **c, dlock_rlock **l, const cli_common *co,
                        const dlock_client_options *opts, dlock_client_options *used,
-                       const char *name, cli_flavour f)
+                       const char *name, const char *type)
 {
     int rc = cli_connect_used(c, co, opts, used);
 
     if (rc != 0)
         return rc;
-    rc = cli_lock_new(l, *c, name, f);
+    rc = dlock_lock_new(l, *c, type, name);
     if (rc != 0) {
         dlock_client *made = *c;
         *c = NULL;

@@ -16,30 +16,18 @@
 
 /* ---- kinds ------------------------------------------------------------------- */
 
-static const struct {
-    const char *kind, *what;
-} kind_names[] = {
-    {"none", "nothing"},
-    {"reentrant", "reentrant lock"},
-    {"fair", "fair lock"},
-    {"fenced", "fenced lock"},
-    {"rwlock", "read-write lock"},
-    {"semaphore_lock", "semaphore held as a lock"},
-    {"permit_semaphore", "permit-expiring semaphore"},
-    {"counter", "semaphore or latch count"},
-    {"simple", "simple lock"},
-    {"string", "string that is no dlock object"},
-    {"other", "key of another Redis type"},
-};
-
 const char *cli_kind_what(const char *kind)
 {
-    size_t i;
+    const char *what = dlock_object_kind_what(kind);
 
-    for (i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
-        if (strcmp(kind_names[i].kind, kind) == 0)
-            return kind_names[i].what;
-    return kind;
+    return what ? what : kind ? kind : "?";
+}
+
+const char *cli_kind_lock(const char *kind, int fair, size_t i)
+{
+    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0)
+        return i == 0 ? (fair ? "fair" : "reentrant") : NULL;
+    return dlock_object_kind_lock(kind, i);
 }
 
 int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
@@ -66,61 +54,12 @@ int cli_kind_of(dlock_client *c, const char *name, const char **kind, char *err,
     return rc;
 }
 
-/* Which stored kinds each flavour of lock takes: the empty name, and the
- * layouts it shares (a fair lock with no queue is a plain hash; a fenced
- * lock's hash is a reentrant one; the semaphore as a lock counts on the
- * plain semaphore's count). */
-static const char *const takes_reentrant[] = {"none", "reentrant", NULL};
-static const char *const takes_fair[] = {"none", "reentrant", "fair", NULL};
-static const char *const takes_fenced[] = {"none", "reentrant", "fenced", NULL};
-static const char *const takes_rwlock[] = {"none", "rwlock", NULL};
-static const char *const takes_semaphore[] = {"none", "counter", "semaphore_lock", NULL};
-
-static const char *flavour_kind(cli_flavour f)
+int cli_check_kind(dlock_client *c, const char *name, const char *type)
 {
-    switch (f) {
-    case CLI_FAIR:
-        return "fair";
-    case CLI_FENCED:
-        return "fenced";
-    case CLI_READ:
-    case CLI_WRITE:
-        return "rwlock";
-    case CLI_SEMAPHORE:
-        return "semaphore_lock";
-    default:
-        return "reentrant";
-    }
-}
-
-int cli_check_kind(dlock_client *c, const char *name, cli_flavour f)
-{
-    const char *const *ok;
     const char *kind;
     char err[512];
-    size_t i;
     int rc;
 
-    switch (f) {
-    case CLI_FAIR:
-        ok = takes_fair;
-        break;
-    case CLI_FENCED:
-        ok = takes_fenced;
-        break;
-    case CLI_READ:
-    case CLI_WRITE:
-        ok = takes_rwlock;
-        break;
-    case CLI_SEMAPHORE:
-        ok = takes_semaphore;
-        break;
-    case CLI_REDLOCK:
-        return 0; /* its keys are on every node: each node's own script says */
-    default:
-        ok = takes_reentrant;
-        break;
-    }
     rc = cli_kind_of(c, name, &kind, err, sizeof err);
     /* A server that cannot be reached now: the acquisition waits for it
      * (and a wrong type then fails it with the library's detail). */
@@ -131,22 +70,21 @@ int cli_check_kind(dlock_client *c, const char *name, cli_flavour f)
         snprintf(what, sizeof what, "cannot tell what '%.64s' is", name);
         return cli_failed(what, rc, err);
     }
-    for (i = 0; ok[i]; i++)
-        if (strcmp(ok[i], kind) == 0)
-            return 0;
+    if (dlock_lock_type_takes(type, kind))
+        return 0;
     cli_error("'%s' is a %s, not a %s", name, cli_kind_what(kind),
-              cli_kind_what(flavour_kind(f)));
+              cli_kind_what(dlock_lock_type_kind(type)));
     return CLI_USAGE;
 }
 
 /* ---- state documents ------------------------------------------------------- */
 
-/* The state of the lock of flavour f called name. */
-static int lock_state(dlock_client *c, const char *name, cli_flavour f, json_t **doc,
+/* The state of the lock of the type called type called name. */
+static int lock_state(dlock_client *c, const char *name, const char *type, json_t **doc,
                       char *err, size_t errlen)
 {
     dlock_rlock *l;
-    int rc = cli_lock_new(&l, c, name, f);
+    int rc = dlock_lock_new(&l, c, type, name);
 
     if (rc != 0) {
         snprintf(err, errlen, "%s", dlock_strerror(rc));
@@ -156,6 +94,44 @@ static int lock_state(dlock_client *c, const char *name, cli_flavour f, json_t *
         snprintf(err, errlen, "%s", dlock_errmsg(l));
     dlock_rlock_free(l);
     return rc;
+}
+
+/* The half named by mode ("rwlock_" + "write"), else the last one. */
+static const char *half_of(const char *kind, const char *mode)
+{
+    const char *type, *last = NULL;
+    size_t i, n;
+
+    for (i = 0; (type = dlock_object_kind_lock(kind, i)) != NULL; i++) {
+        n = strlen(type);
+        if (mode && n > strlen(mode) && strcmp(type + n - strlen(mode), mode) == 0 &&
+            type[n - strlen(mode) - 1] == '_')
+            return type;
+        last = type;
+    }
+    return last;
+}
+
+/* The state of the lock stored under name as kind. A kind acted on by
+ * several lock types (the read-write lock's halves): each half reports the
+ * whole lock (mode, readers, writer), and the lock's TTL and holders are
+ * those of the half its mode names ("write"), else of the last one. */
+static int lock_state_of_kind(dlock_client *c, const char *name, const char *kind,
+                              int fair, json_t **doc, char *err, size_t errlen)
+{
+    const char *first = cli_kind_lock(kind, fair, 0), *half;
+    json_t *mode;
+    int rc = lock_state(c, name, first, doc, err, errlen);
+
+    if (rc != 0 || !cli_kind_lock(kind, fair, 1))
+        return rc;
+    mode = json_object_get(*doc, "mode");
+    half = half_of(kind, json_is_string(mode) ? json_string_value(mode) : NULL);
+    if (!half || strcmp(half, first) == 0)
+        return 0;
+    json_decref(*doc);
+    *doc = NULL;
+    return lock_state(c, name, half, doc, err, errlen);
 }
 
 int cli_object_state(dlock_client *c, const char *name, int fair, json_t **out,
@@ -168,27 +144,8 @@ int cli_object_state(dlock_client *c, const char *name, int fair, json_t **out,
     *out = NULL;
     if ((rc = cli_kind_of(c, name, &kind, err, errlen)) != 0)
         return rc;
-    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0) {
-        rc = lock_state(c, name, fair ? CLI_FAIR : CLI_REENTRANT, &doc, err, errlen);
-    } else if (strcmp(kind, "fair") == 0) {
-        rc = lock_state(c, name, CLI_FAIR, &doc, err, errlen);
-    } else if (strcmp(kind, "fenced") == 0) {
-        rc = lock_state(c, name, CLI_FENCED, &doc, err, errlen);
-    } else if (strcmp(kind, "rwlock") == 0) {
-        /* Either half reports the whole lock (mode, readers, writer); the
-         * lock's TTL and holders are those of the half in use. */
-        rc = lock_state(c, name, CLI_READ, &doc, err, errlen);
-        if (rc == 0 && json_is_string(json_object_get(doc, "mode")) &&
-            strcmp(json_string_value(json_object_get(doc, "mode")), "write") == 0) {
-            json_decref(doc);
-            doc = NULL;
-            rc = lock_state(c, name, CLI_WRITE, &doc, err, errlen);
-        }
-    } else if (strcmp(kind, "semaphore_lock") == 0) {
-        rc = lock_state(c, name, CLI_SEMAPHORE, &doc, err, errlen);
-    } else if (strcmp(kind, "simple") == 0) {
-        rc = lock_state(c, name, CLI_SIMPLE, &doc, err, errlen);
-    } else if (strcmp(kind, "permit_semaphore") == 0) {
+    if (cli_kind_lock(kind, fair, 0)) {
+        rc = lock_state_of_kind(c, name, kind, fair, &doc, err, errlen);    } else if (strcmp(kind, "permit_semaphore") == 0) {
         dlock_permit_semaphore *p;
         if ((rc = dlock_permit_semaphore_new(&p, c, name)) == 0) {
             if ((rc = dlock_permit_semaphore_state(p, &doc)) != 0)

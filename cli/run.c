@@ -105,7 +105,11 @@ typedef struct run_opts {
                              * watchdog_timeout_ms (a configuration's) */
     int64_t kill_after_ms;  /* --kill-after */
     int has_kill_after;     /* given: refused when it does not fit */
-    cli_flavour flavour;    /* --fair, --read, --write, --semaphore, --redlock */
+    const char *type;       /* the lock type by the library's name
+                             * (dlock_lock_new), or "redlock"; NULL:
+                             * "reentrant" (--fair, --read, --write,
+                             * --semaphore, --fenced, --redlock) */
+    const char *type_opt;   /* the option that chose it */
     int fenced;             /* --fenced: a fencing token for COMMAND */
     int64_t permits;        /* --semaphore N */
     int64_t fair_slack_ms;  /* --fair-slack; 0: the library's default */
@@ -220,15 +224,24 @@ static int parse_exit_code(const char *opt, const char *arg, int *out)
     return 0;
 }
 
-static const char *const flavour_opts[] = {"", "--fair", "--read", "--write", "",
-                                           "--semaphore", "", "--redlock"};
+/* The lock type run takes: "reentrant" unless an option chose another. */
+static const char *type_of(const run_opts *o)
+{
+    return o->type ? o->type : "reentrant";
+}
+
+static int is_type(const run_opts *o, const char *type)
+{
+    return strcmp(type_of(o), type) == 0;
+}
 
 /* One lock type only. */
-static int set_flavour(run_opts *o, cli_flavour f, const char *opt)
+static int set_type(run_opts *o, const char *type, const char *opt)
 {
-    if (o->flavour != CLI_REENTRANT && o->flavour != f)
-        return cli_usage("%s and %s: one lock type at a time", flavour_opts[o->flavour], opt);
-    o->flavour = f;
+    if (o->type && strcmp(o->type, type) != 0)
+        return cli_usage("%s and %s: one lock type at a time", o->type_opt, opt);
+    o->type = type;
+    o->type_opt = opt;
     return 0;
 }
 
@@ -256,18 +269,18 @@ static int run_option(int c, run_opts *o, char **argv)
         o->has_kill_after = 1;
         return parse_duration_opt("--kill-after", optarg, &o->kill_after_ms);
     case 'f':
-        return set_flavour(o, CLI_FAIR, "--fair");
+        return set_type(o, "fair", "--fair");
     case 'r':
-        return set_flavour(o, CLI_READ, "--read");
+        return set_type(o, "rwlock_read", "--read");
     case 'W':
-        return set_flavour(o, CLI_WRITE, "--write");
+        return set_type(o, "rwlock_write", "--write");
     case 'R':
-        return set_flavour(o, CLI_REDLOCK, "--redlock");
+        return set_type(o, "redlock", "--redlock");
     case 'S': {
         char err[256];
         if (cli_parse_count(optarg, 1, DLOCK_PERMITS_MAX, &o->permits, err, sizeof err) != 0)
             return cli_usage("--semaphore: %s", err);
-        return set_flavour(o, CLI_SEMAPHORE, "--semaphore");
+        return set_type(o, "semaphore_lock", "--semaphore");
     }
     case 'F':
         o->fenced = 1;
@@ -372,12 +385,12 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return cli_usage("run: no lock NAME given");
     if (optind >= argc)
         return cli_usage("run: no COMMAND given (dlock run NAME -- COMMAND ...)");
-    if (o->fenced && o->flavour != CLI_REENTRANT && o->flavour != CLI_REDLOCK)
+    if (o->fenced && o->type && !is_type(o, "redlock"))
         return cli_usage("--fenced and %s: a fencing token comes with the fenced lock "
-                         "or the Redlock", flavour_opts[o->flavour]);
-    if (o->fenced && o->flavour == CLI_REENTRANT)
-        o->flavour = CLI_FENCED;
-    if (o->fair_slack_ms && o->flavour != CLI_FAIR)
+                         "or the Redlock", o->type_opt);
+    if (o->fenced && !o->type)
+        o->type = "fenced";
+    if (o->fair_slack_ms && !is_type(o, "fair"))
         return cli_usage("--fair-slack is for --fair");
     o->command = argv + optind;
     return 0;
@@ -408,7 +421,7 @@ static void on_log(void *arg, int level, const char *msg)
 }
 
 /* Before the wait, on the acquisition thread (its round trips count in
- * --wait): what is stored under the name must fit the flavour, and with
+ * --wait): what is stored under the name must fit the lock type, and with
  * --semaphore N the count is set to N if it has none, or a count that
  * differs is said. 0, or the exit code after the message. */
 static int prepare(run_state *st)
@@ -418,10 +431,10 @@ static int prepare(run_state *st)
     json_t *doc;
     int rc, set = 0;
 
-    if (o->flavour == CLI_REDLOCK)
+    if (is_type(o, "redlock"))
         return 0;
-    if ((rc = cli_check_kind(st->client, o->name, o->flavour)) != 0 ||
-        o->flavour != CLI_SEMAPHORE)
+    if ((rc = cli_check_kind(st->client, o->name, type_of(o))) != 0 ||
+        !is_type(o, "semaphore_lock"))
         return rc;
     if ((rc = dlock_semaphore_new(&s, st->client, o->name)) != 0)
         return cli_failed("cannot make the semaphore", rc, NULL);
@@ -500,14 +513,14 @@ static void *acquire_main(void *arg)
     certain = t_call + lease;
     if (refused)
         ;
-    else if (o->flavour == CLI_FENCED)
+    else if (is_type(o, "fenced"))
         rc = o->has_wait ? dlock_fenced_try_lock_as(st->lock, &st->token, st->owner,
                                                     wait, lease)
                          : dlock_fenced_lock_as(st->lock, &st->token, st->owner, lease);
     else
         rc = o->has_wait ? dlock_try_lock_as(st->lock, st->owner, wait, lease)
                          : dlock_lock_as(st->lock, st->owner, lease);
-    if (rc == 0 && !refused && o->fenced && o->flavour == CLI_REDLOCK)
+    if (rc == 0 && !refused && o->fenced && is_type(o, "redlock"))
         rc = dlock_redlock_token_as(st->lock, &st->token, st->owner);
     /* The checks may have spent the whole --wait, leaving one attempt:
      * refused, it is still the wait that ran out. */
@@ -628,7 +641,7 @@ static int wait_signal(const sigset_t *set, siginfo_t *info, int64_t wake_at)
 static void say_not_had(const run_opts *o, int rc, const char *holder)
 {
     char wait[64], by[700] = "";
-    int sem = o->flavour == CLI_SEMAPHORE;
+    int sem = is_type(o, "semaphore_lock");
 
     cli_format_duration(o->wait_ms, wait, sizeof wait);
     if (holder && holder[0])
@@ -657,11 +670,11 @@ static void progress(run_state *st, int64_t waited)
     cli_format_duration(waited - waited % 1000, dur, sizeof dur);
     if (warn[0])
         cli_error("still waiting for %s '%s' after %s: the server is unreachable (%s)",
-                  st->o->flavour == CLI_SEMAPHORE ? "a permit of semaphore" : "lock",
+                  is_type(st->o, "semaphore_lock") ? "a permit of semaphore" : "lock",
                   st->o->name, dur, warn);
     else
         cli_error("still waiting for %s '%s' after %s",
-                  st->o->flavour == CLI_SEMAPHORE ? "a permit of semaphore" : "lock",
+                  is_type(st->o, "semaphore_lock") ? "a permit of semaphore" : "lock",
                   st->o->name, dur);
 }
 
@@ -1275,7 +1288,7 @@ static void take_lease(run_opts *o, const dlock_client_options *used)
         o->renew_ms = used->watchdog_timeout_ms;
 }
 
-/* The client(s) and the lock of o's flavour (prepare checks it against
+/* The client(s) and the lock of o's type (prepare checks it against
  * what is stored under the name, on the acquisition thread). 0, or the
  * exit code after the message (nothing left). */
 static int open_lock(run_state *st, run_opts *o, cli_common *co)
@@ -1283,7 +1296,7 @@ static int open_lock(run_state *st, run_opts *o, cli_common *co)
     dlock_client_options d, used;
     int rc;
 
-    if (o->flavour == CLI_REDLOCK) {
+    if (is_type(o, "redlock")) {
         if ((rc = cli_connect_set_used(st->clients, DLOCK_REDLOCK_MAX_NODES, &st->nclients,
                                        co, &used)) != 0)
             return rc;
@@ -1305,7 +1318,7 @@ static int open_lock(run_state *st, run_opts *o, cli_common *co)
     if (o->fair_slack_ms)
         d.fair_wait_slack_ms = o->fair_slack_ms;
     if ((rc = cli_open_lock_used(&st->client, &st->lock, co, &d, &used, o->name,
-                                 o->flavour)) != 0)
+                                 type_of(o))) != 0)
         return rc;
     take_lease(o, &used);
     st->clients[0] = st->client;

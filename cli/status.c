@@ -369,9 +369,8 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
     dlock_client *c;
     dlock_rlock *l;
     char what[128], err[512];
-    const char *kind;
-    cli_flavour flavours[2];
-    size_t n, i;
+    const char *kind, *type;
+    size_t i;
     int rc, existed;
 
     memset(&a, 0, sizeof a);
@@ -393,27 +392,13 @@ static int lock_command(int argc, char **argv, const cli_common *co, int is_unlo
         dlock_client_free(c);
         return rc;
     }
-    n = 0;
-    if (strcmp(kind, "none") == 0 || strcmp(kind, "reentrant") == 0)
-        flavours[n++] = a.fair ? CLI_FAIR : CLI_REENTRANT;
-    else if (strcmp(kind, "fair") == 0)
-        flavours[n++] = CLI_FAIR;
-    else if (strcmp(kind, "fenced") == 0)
-        flavours[n++] = CLI_FENCED;
-    else if (strcmp(kind, "rwlock") == 0) {
-        flavours[n++] = CLI_WRITE;
-        flavours[n++] = CLI_READ;
-    } else if (strcmp(kind, "semaphore_lock") == 0)
-        flavours[n++] = CLI_SEMAPHORE;
-    else if (strcmp(kind, "simple") == 0)
-        flavours[n++] = CLI_SIMPLE;
-    if (n == 0) {
+    if (!cli_kind_lock(kind, a.fair, 0)) {
         cli_error("'%s' is a %s, not a lock", a.name, cli_kind_what(kind));
         dlock_client_free(c);
         return CLI_USAGE;
     }
-    for (i = 0, rc = 0; i < n && rc == 0; i++) {
-        if ((rc = cli_lock_new(&l, c, a.name, flavours[i])) != 0) {
+    for (i = 0, rc = 0; (type = cli_kind_lock(kind, a.fair, i)) != NULL && rc == 0; i++) {
+        if ((rc = dlock_lock_new(&l, c, type, a.name)) != 0) {
             rc = cli_failed("cannot make the lock", rc, NULL);
             break;
         }
@@ -482,9 +467,9 @@ int cli_fair(int argc, char **argv, const cli_common *common)
         return cli_usage("fair: expected NAME clear-dead");
     if (strcmp(argv[optind + 1], clear_dead) != 0)
         return cli_usage("fair: unknown action '%s' (%s)", argv[optind + 1], clear_dead);
-    if ((rc = cli_open_lock(&c, &l, &co, NULL, argv[optind], CLI_FAIR)) != 0)
+    if ((rc = cli_open_lock(&c, &l, &co, NULL, argv[optind], "fair")) != 0)
         return rc;
-    if ((rc = cli_check_kind(c, argv[optind], CLI_FAIR)) == 0) {
+    if ((rc = cli_check_kind(c, argv[optind], "fair")) == 0) {
         rc = dlock_fair_clear_dead(l, &dropped);
         if (rc != 0) {
             char what[128];

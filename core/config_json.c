@@ -28,59 +28,26 @@
 #include "config_json.h"
 #include "wipe.h"
 
-/* The fields: the url, another string (a TLS path or name; max > 0: at most
- * max bytes), a flag (a boolean, or 0/1), or an integer within [min, max]. */
-enum { F_URL, F_URLS, F_STR, F_FLAG, F_I64, F_INT };
-
-typedef struct field {
-    const char *name;
-    int kind;
-    size_t offset; /* in dlock__config */
-    int64_t min, max;
-} field;
-
 /* Every integer field but pool_size, sync_replicas, connections,
- * max_reply_bytes and cluster_max_nodes is a duration: DLOCK_TIME_MAX_MS
- * at most. */
+ * max_reply_bytes, cluster_max_nodes and metrics_names_max is a duration:
+ * DLOCK_TIME_MAX_MS at most. */
 #define I64(name, where, min) \
-    {name, F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
-#define STR(name, where) {name, F_STR, offsetof(dlock__config, where), 0, 0}
+    {name, DLOCK__F_I64, offsetof(dlock__config, where), min, DLOCK_TIME_MAX_MS}
 
-static const field fields[] = {
-    {"url", F_URL, 0, 0, 0},
-    {"urls", F_URLS, 0, 1, DLOCK_CONFIG_MAX_URLS},
-    I64("connect_timeout_ms", redis.connect_timeout_ms, 0),
-    I64("command_timeout_ms", redis.command_timeout_ms, 0),
-    {"pool_size", F_INT, offsetof(dlock__config, redis.pool_size), 1, 4096},
-    I64("reconnect_min_ms", redis.reconnect_min_ms, 0),
-    I64("reconnect_max_ms", redis.reconnect_max_ms, 0),
+/* core's own keys: the URL(s) and the client options (offsets in
+ * dlock__config). Every other key is a backend's (core/config.h). */
+static const dlock__config_field fields[] = {
+    {"url", DLOCK__F_URL, 0, 0, 0},
+    {"urls", DLOCK__F_URLS, 0, 1, DLOCK_CONFIG_MAX_URLS},
     I64("watchdog_timeout_ms", client.watchdog_timeout_ms, 3),
     I64("max_hold_ms", client.max_hold_ms, 0),
     I64("fair_wait_slack_ms", client.fair_wait_slack_ms, 1),
     I64("budget_slack_ms", client.budget_slack_ms, 0),
-    STR("tls_cacert", redis.tls_cacert),
-    STR("tls_cacertdir", redis.tls_cacertdir),
-    STR("tls_cert", redis.tls_cert),
-    STR("tls_key", redis.tls_key),
-    STR("tls_sni", redis.tls_sni),
-    {"tls_insecure", F_FLAG, offsetof(dlock__config, redis.tls_insecure), 0, 1},
-    STR("sentinel_user", redis.sentinel_user),
-    STR("sentinel_password", redis.sentinel_password),
-    {"sync_replicas", F_INT, offsetof(dlock__config, redis.sync_replicas), -1,
-     DLOCK_SYNC_REPLICAS_MAX},
-    I64("sync_timeout_ms", redis.sync_timeout_ms, 1),
-    {"multiplex", F_FLAG, offsetof(dlock__config, redis.multiplex), 0, 1},
-    {"connections", F_INT, offsetof(dlock__config, redis.connections), 1, 64},
-    {"lazy_connect", F_FLAG, offsetof(dlock__config, redis.lazy_connect), 0, 1},
-    {"max_reply_bytes", F_I64, offsetof(dlock__config, redis.max_reply_bytes),
-     DLOCK_REDIS_MAX_REPLY_MIN, DLOCK_REDIS_MAX_REPLY_LIMIT},
-    {"cluster_max_nodes", F_INT, offsetof(dlock__config, redis.cluster_max_nodes), 1,
-     DLOCK_REDIS_CLUSTER_NODES_LIMIT},
     I64("fair_waiter_timeout_ms", client.fair_waiter_timeout_ms, 0),
-    {"describe_owner", F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
-    {"client_name", F_STR, offsetof(dlock__config, client.client_name), 0,
+    {"describe_owner", DLOCK__F_FLAG, offsetof(dlock__config, client.describe_owner), 0, 1},
+    {"client_name", DLOCK__F_STR, offsetof(dlock__config, client.client_name), 0,
      DLOCK_CLIENT_NAME_MAX},
-    {"metrics_names_max", F_I64, offsetof(dlock__config, client.metrics_names_max), 0,
+    {"metrics_names_max", DLOCK__F_I64, offsetof(dlock__config, client.metrics_names_max), 0,
      DLOCK_METRICS_NAMES_MAX},
     I64("loop_slice_ms", client.loop_slice_ms, 0),
 };
@@ -162,31 +129,76 @@ static const char *type_name(const json_t *v)
     }
 }
 
-static const field *find(const char *key)
+/* A field and the struct it writes: core's (out itself) or a part's
+ * options. */
+typedef struct found {
+    const dlock__config_field *f;
+    char *base;
+} found;
+
+/* Calls each(f, base, arg) on every field, core's first, then each part's
+ * in the order the backends registered them, until it returns nonzero. */
+static void each_field(const dlock__config *c,
+                       int (*each)(const dlock__config_field *f, char *base, void *arg),
+                       void *arg)
 {
-    size_t i;
+    size_t i, k;
 
     for (i = 0; i < NFIELDS; i++)
-        if (strcmp(fields[i].name, key) == 0)
-            return &fields[i];
-    return NULL;
+        if (each(&fields[i], (char *)c, arg))
+            return;
+    for (k = 0; k < c->nparts; k++)
+        for (i = 0; i < c->parts[k].bc->nfields; i++)
+            if (each(&c->parts[k].bc->fields[i], c->parts[k].opts, arg))
+                return;
+}
+
+typedef struct search {
+    const char *key;
+    found hit;
+    size_t best_d;
+} search;
+
+static int is_named(const dlock__config_field *f, char *base, void *arg)
+{
+    search *s = arg;
+
+    if (strcmp(f->name, s->key) != 0)
+        return 0;
+    s->hit.f = f;
+    s->hit.base = base;
+    return 1;
+}
+
+static int is_nearer(const dlock__config_field *f, char *base, void *arg)
+{
+    search *s = arg;
+    size_t d = dlock__edit_distance(s->key, f->name);
+
+    if (d < s->best_d) {
+        s->hit.f = f;
+        s->best_d = d;
+    }
+    return 0;
+}
+
+/* The field called key (hit.f NULL: none). */
+static found find(const dlock__config *c, const char *key)
+{
+    search s = {key, {NULL, NULL}, 0};
+
+    each_field(c, is_named, &s);
+    return s.hit;
 }
 
 /* The field whose name is within 2 edits of key (the nearest), or NULL:
  * what a misspelt field is told to be, since key itself is not quoted. */
-static const field *nearest(const char *key)
+static const dlock__config_field *nearest(const dlock__config *c, const char *key)
 {
-    const field *best = NULL;
-    size_t i, d, best_d = 3;
+    search s = {key, {NULL, NULL}, 3};
 
-    for (i = 0; i < NFIELDS; i++) {
-        d = dlock__edit_distance(key, fields[i].name);
-        if (d < best_d) {
-            best = &fields[i];
-            best_d = d;
-        }
-    }
-    return best;
+    each_field(c, is_nearer, &s);
+    return s.hit.f;
 }
 
 /* Jansson's syntax errors, by how its text starts: the kind of error, in
@@ -222,8 +234,8 @@ static const struct {
 /* The message of a syntax error in text[0..len): its position and its
  * kind. A field given twice is named when dlock knows the name (Jansson
  * stops right after the key, its closing quote at position - 1). */
-static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
-                       const char *text, size_t len)
+static int syntax_fail(const dlock__config *c, char *errbuf, size_t errlen,
+                       const json_error_t *err, const char *text, size_t len)
 {
     const char *kind = "invalid JSON";
     size_t i;
@@ -233,7 +245,7 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
     int line = err->line < 1 ? 1 : err->line, column = err->column < 1 ? 1 : err->column;
 
     if (json_error_code(err) == json_error_duplicate_key) {
-        const field *f = NULL;
+        const dlock__config_field *f = NULL;
         size_t end = (size_t)err->position, start = end > 0 ? end - 1 : 0;
         char key[65];
         if (end >= 2 && end <= len && text[end - 1] == '"') {
@@ -242,7 +254,7 @@ static int syntax_fail(char *errbuf, size_t errlen, const json_error_t *err,
             if (start > 0 && end - 1 - start < sizeof(key)) {
                 memcpy(key, text + start, end - 1 - start);
                 key[end - 1 - start] = '\0';
-                f = find(key);
+                f = find(c, key).f;
             }
         }
         if (f)
@@ -285,13 +297,13 @@ static int field_fail(char *errbuf, size_t errlen, const char *text, size_t len,
                              p.line, p.column, key, detail);
 }
 
-static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf,
-                     size_t errlen, const char *text, size_t len)
+/* Sets field f of base (out or a part's options) from v. */
+static int set_field(dlock__config *out, const dlock__config_field *f, char *base, json_t *v,
+                     char *errbuf, size_t errlen, const char *text, size_t len)
 {
-    char *base = (char *)out;
     json_int_t n;
 
-    if (f->kind == F_URL) {
+    if (f->kind == DLOCK__F_URL) {
         if (!json_is_string(v))
             return field_fail(errbuf, errlen, text, len, f->name,
                               "expected a string (a backend URL), got %s", type_name(v));
@@ -299,7 +311,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         out->url = strdup(json_string_value(v));
         return out->url ? 0 : dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     }
-    if (f->kind == F_URLS) {
+    if (f->kind == DLOCK__F_URLS) {
         size_t i, count = json_is_array(v) ? json_array_size(v) : 0;
         if (count < (size_t)f->min || count > (size_t)f->max)
             return field_fail(errbuf, errlen, text, len, f->name,
@@ -324,7 +336,7 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         }
         return 0;
     }
-    if (f->kind == F_STR) {
+    if (f->kind == DLOCK__F_STR) {
         const char **slot = (const char **)(base + f->offset);
         char *copy;
         if (!json_is_string(v) || json_string_length(v) == 0)
@@ -344,13 +356,13 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         *slot = copy;
         return 0;
     }
-    if (f->kind == F_FLAG && json_is_boolean(v)) {
+    if (f->kind == DLOCK__F_FLAG && json_is_boolean(v)) {
         *(int *)(base + f->offset) = json_is_true(v);
         return 0;
     }
     if (!json_is_integer(v))
         return field_fail(errbuf, errlen, text, len, f->name,
-                          f->kind == F_FLAG ? "expected true, false, 0 or 1, got %s"
+                          f->kind == DLOCK__F_FLAG ? "expected true, false, 0 or 1, got %s"
                                             : "expected an integer, got %s",
                           type_name(v));
     n = json_integer_value(v);
@@ -360,38 +372,11 @@ static int set_field(dlock__config *out, const field *f, json_t *v, char *errbuf
         return field_fail(errbuf, errlen, text, len, f->name,
                           "out of range (%lld..%lld)", (long long)f->min,
                           (long long)f->max);
-    if (f->kind == F_INT || f->kind == F_FLAG)
+    if (f->kind == DLOCK__F_INT || f->kind == DLOCK__F_FLAG)
         *(int *)(base + f->offset) = (int)n;
     else
         *(int64_t *)(base + f->offset) = (int64_t)n;
     return 0;
-}
-
-/* The URLs may hold passwords, sentinel_password is one. */
-void dlock__config_fini(dlock__config *c)
-{
-    if (c) {
-        size_t i;
-        for (i = 0; i < c->nurls; i++)
-            dlock__wipe_free(c->urls[i]);
-        free(c->urls);
-        c->urls = NULL;
-        c->nurls = 0;
-        dlock__wipe_free(c->url);
-        free((char *)c->redis.tls_cacert);
-        free((char *)c->redis.tls_cacertdir);
-        free((char *)c->redis.tls_cert);
-        free((char *)c->redis.tls_key);
-        free((char *)c->redis.tls_sni);
-        free((char *)c->redis.sentinel_user);
-        dlock__wipe_free((char *)c->redis.sentinel_password);
-        free((char *)c->client.client_name);
-        c->client.client_name = NULL;
-        c->redis.sentinel_user = c->redis.sentinel_password = NULL;
-        c->url = NULL;
-        c->redis.tls_cacert = c->redis.tls_cacertdir = c->redis.tls_cert = NULL;
-        c->redis.tls_key = c->redis.tls_sni = NULL;
-    }
 }
 
 /* Jansson's copies of the strings (top-level values and array elements:
@@ -412,19 +397,6 @@ static void wipe_strings(json_t *root)
     }
 }
 
-void dlock__config_start(dlock__config *out, const dlock_config_defaults *d)
-{
-    static const dlock_redis_options redis_defaults = DLOCK_REDIS_OPTIONS_INIT;
-    static const dlock_client_options client_defaults = DLOCK_CLIENT_OPTIONS_INIT;
-
-    memset(out, 0, sizeof(*out));
-    out->redis = redis_defaults;
-    out->client = d && d->client ? *d->client : client_defaults;
-    out->client.version = client_defaults.version;
-    out->client.client_name = NULL;
-    out->redis.lazy_connect = d ? d->lazy_connect : -1; /* -1: the format's */
-}
-
 int dlock__config_parse(dlock__config *out, const char *text, size_t len,
                         char *errbuf, size_t errlen)
 {
@@ -439,24 +411,31 @@ int dlock__config_parse_from(dlock__config *out, const dlock_config_defaults *d,
     const char *key;
     int rc = 0;
 
-    dlock__config_start(out, d);
+    size_t i;
+
+    if (dlock__config_start(out, d) != 0)
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
     /* A duplicate field is an error (with its position) rather than a
      * silent "last one wins". */
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-    if (!root)
-        return syntax_fail(errbuf, errlen, &err, text, len);
+    if (!root) {
+        rc = syntax_fail(out, errbuf, errlen, &err, text, len);
+        dlock__config_fini(out);
+        return rc;
+    }
     if (!json_is_object(root)) {
         json_decref(root);
+        dlock__config_fini(out);
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                  "1:1: the configuration must be a JSON object");
     }
     json_object_foreach(root, key, v) {
-        const field *f = find(key);
-        if (!f) {
+        found f = find(out, key);
+        if (!f.f) {
             /* Not quoted: a quote, a comma and a quote inside a secret
              * make a field name of its rest. */
             pos p = key_position(text, len, key);
-            const field *near = nearest(key);
+            const dlock__config_field *near = nearest(out, key);
             rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                   "%d:%d: unknown field%s%s%s", p.line, p.column,
                                   near ? " (did you mean \"" : " (not a field of the "
@@ -465,7 +444,7 @@ int dlock__config_parse_from(dlock__config *out, const dlock_config_defaults *d,
                                   near ? near->name : "", near ? "\"?)" : "");
             break;
         }
-        if ((rc = set_field(out, f, v, errbuf, errlen, text, len)) != 0)
+        if ((rc = set_field(out, f.f, f.base, v, errbuf, errlen, text, len)) != 0)
             break;
     }
     if (rc == 0 && out->url && out->urls)
@@ -475,11 +454,11 @@ int dlock__config_parse_from(dlock__config *out, const dlock_config_defaults *d,
         rc = dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                "1:1: field \"url\" is required (mock:, redis://..., rediss://... "
                                "or unix://...)");
-    /* A client set connects lazily unless told otherwise (by the text or
-     * the caller's defaults): a Redlock must start with a minority of its
-     * nodes down. */
-    if (out->redis.lazy_connect == -1)
-        out->redis.lazy_connect = out->urls != NULL;
+    /* What the parts left to the format (the Redis part: a client set
+     * connects lazily unless told otherwise). */
+    for (i = 0; rc == 0 && i < out->nparts; i++)
+        if (out->parts[i].bc->finish)
+            out->parts[i].bc->finish(out->parts[i].opts, out->urls != NULL);
     wipe_strings(root);
     json_decref(root);
     if (rc != 0)

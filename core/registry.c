@@ -49,6 +49,11 @@ static void register_builtins(void)
     dlock__backends_builtin();
 }
 
+void dlock__backends_builtin_once(void)
+{
+    pthread_once(&builtin_once, register_builtins);
+}
+
 /* 1..SCHEME_MAX characters, a letter first, then letters, digits, '+', '-'
  * and '.' (RFC 3986's scheme), lower case only (one spelling per scheme)
  * unless any_case (what a message may quote as a scheme someone wrote). */
@@ -111,7 +116,7 @@ int dlock__backend_register(const char *scheme, dlock_backend_open_fn open, void
 
 int dlock_backend_register(const char *scheme, dlock_backend_open_fn open, void *arg)
 {
-    pthread_once(&builtin_once, register_builtins);
+    dlock__backends_builtin_once();
     return dlock__backend_register(scheme, open, arg);
 }
 
@@ -144,7 +149,7 @@ int dlock_backend_open(dlock_backend **out, const char *url, const void *options
     if (!out || !url)
         return dlock__fail_into(errbuf, errlen, DLOCK_EINVAL,
                                 "out and url must not be NULL");
-    pthread_once(&builtin_once, register_builtins);
+    dlock__backends_builtin_once();
     n = strcspn(url, ":");
     pthread_mutex_lock(&reg_mutex);
     e = url[n] == ':' && scheme_ok(url, n, 0) ? find(url, n) : NULL;

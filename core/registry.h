@@ -12,4 +12,9 @@
  * inside that first registration). */
 int dlock__backend_register(const char *scheme, dlock_backend_open_fn open, void *arg);
 
+/* Registers the built-in backends (their schemes, configuration parts
+ * and formats) once; what the registry's and core/config.c's readers call
+ * first. Any thread. */
+void dlock__backends_builtin_once(void);
+
 #endif /* DLOCK_CORE_REGISTRY_H */

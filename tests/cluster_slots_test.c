@@ -3,10 +3,11 @@
  * objects run on the mock wrapped in the slot check (tests/harness/
  * slot_check.h), which answers real hash slots and "spublish" and refuses
  * any script call that reaches more than one slot (its KEYS, the keys its
- * commands touch, its SPUBLISH channels). The generic conformance cases of
- * the lock types, the groups of the types with keys of their own (fair
- * queue, read-write markers, semaphore leases and permits) and the object
- * lifetime calls (Redisson parity cases) pass through it:
+ * commands touch, its SPUBLISH channels). The groups marked ROW_SLOTS in
+ * tests/suites.h pass through it (the generic conformance cases of the
+ * lock types, the groups of the types with keys of their own: fair queue,
+ * read-write markers, semaphore leases and permits; the object lifetime
+ * calls of the Redisson parity cases; the reserved names):
  * SPUBLISH wakes the waiters end to end and no script leaves its slot. Then
  * the watchdog: holds over many slots are renewed in one call per master
  * (the check's 3 masters), or in one call per slot where the server
@@ -44,10 +45,16 @@ static const char *const cluster_skips[] = {"odd_names_end_to_end", NULL};
 static const char *const stress_cases[] = {
     "mutual_exclusion", "watchdog_races_unlock", "stress_readers_and_writers",
     "sem_stress_plain", "sem_stress_plain_and_lock", NULL};
-static const dlock_fx_lock_type lock_types[] = {
-    {"reentrant", dlock_reentrant_new},
-    {"fair", dlock_fair_new},
-    {"fenced", dlock_fenced_new},
+
+/* The groups marked ROW_SLOTS in tests/suites.h: the types with keys of
+ * their own mark theirs, so a new one is checked with no line here. */
+static const struct {
+    int (*fn)(const char *backend);
+    int rows;
+} groups[] = {
+#define SLOT_GROUP(fn, what, rows) {fn, rows},
+    DLOCK_TEST_GROUPS(SLOT_GROUP)
+#undef SLOT_GROUP
 };
 
 /* Redis's own examples (cluster spec, CLUSTER KEYSLOT). */
@@ -291,15 +298,11 @@ int dlock_test_cluster_slots(void)
     dlock_fx_set_skips(stress_cases);
     slot_check_counts_reset();
     DLOCK_FX_RUN_GROUP("slot check", KIND, own_cases);
-    for (i = 0; i < sizeof(lock_types) / sizeof(lock_types[0]); i++)
-        dlock_test_conformance_type(&lock_types[i], KIND, cluster_skips);
-    dlock_test_fair(KIND);
-    dlock_test_rwlock(KIND);
-    dlock_test_semaphore(KIND);
-    dlock_test_latch(KIND);
-    dlock_test_simple(KIND);
-    dlock_test_redisson_parity(KIND);
-    dlock_test_names(KIND);
+    dlock_fx_set_conformance_skips(cluster_skips);
+    for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+        if (groups[i].rows & ROW_SLOTS)
+            groups[i].fn(KIND);
+    dlock_fx_set_conformance_skips(NULL);
     DLOCK_RUN_GROUP("cluster slots: totals", total_cases, NULL, NULL);
     dlock_fx_set_skips(NULL);
     dlock_fx_set_mock_wrapper(NULL, NULL);

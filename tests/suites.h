@@ -38,6 +38,10 @@
  * without the row's _FULL=1 variable (beside the reentrant lock's cases),
  * for a group whose subject is the transport or the topology. */
 #define ROW_TRIMMED_TOO 0x40
+/* Not a row: the group runs again on the mock behind Redis Cluster's slot
+ * check (tests/cluster_slots_test.c): a lock type with keys of its own
+ * marks its group so, and the check sees its scripts stay in one slot. */
+#define ROW_SLOTS 0x80
 /* Every conformance group runs on the ACL row, so that a command, key or
  * channel the library needs and the README's ACL line lacks fails there
  * with NOPERM (the sample runs on the redis row only: its lock name is not
@@ -69,23 +73,23 @@
  * generic cases (*) run on the reentrant, fair and fenced locks. */
 #define DLOCK_TEST_GROUPS(X)                                                                         \
     /* tests/conformance/: one file per lock type */                                                 \
-    X(dlock_test_conformance, "conformance", ROWS_ALL)                 /* reentrant_cases.c * */     \
-    X(dlock_test_semaphore, "semaphore", ROWS_ALL)                     /* semaphore_cases.c */       \
-    X(dlock_test_latch, "latch", ROWS_ALL)                             /* latch_cases.c */           \
-    X(dlock_test_fair, "fair lock", ROWS_ALL)                          /* fair_cases.c */            \
-    X(dlock_test_rwlock, "read-write lock", ROWS_ALL)                  /* rwlock_cases.c */          \
+    X(dlock_test_conformance, "conformance", ROWS_ALL | ROW_SLOTS)     /* reentrant_cases.c * */     \
+    X(dlock_test_semaphore, "semaphore", ROWS_ALL | ROW_SLOTS)         /* semaphore_cases.c */       \
+    X(dlock_test_latch, "latch", ROWS_ALL | ROW_SLOTS)                 /* latch_cases.c */           \
+    X(dlock_test_fair, "fair lock", ROWS_ALL | ROW_SLOTS)              /* fair_cases.c */            \
+    X(dlock_test_rwlock, "read-write lock", ROWS_ALL | ROW_SLOTS)      /* rwlock_cases.c */          \
     /* ... and by topic, across the types */                                                         \
     X(dlock_test_values, "values", ROWS_ALL)                           /* values_cases.c */          \
     X(dlock_test_bounds, "bounds", ROWS_ALL)                           /* bounds_cases.c */          \
     X(dlock_test_lifecycle, "lifecycle", ROWS_ALL)                     /* lifecycle_cases.c */       \
     X(dlock_test_interop, "interop", ROWS_ALL)                         /* interop_cases.c */         \
-    X(dlock_test_redisson_parity, "Redisson parity", ROWS_ALL)         /* redisson_parity_cases.c */ \
+    X(dlock_test_redisson_parity, "Redisson parity", ROWS_ALL | ROW_SLOTS) /* redisson_parity_cases.c */ \
     X(dlock_test_spin, "spin lock", ROWS_PLAIN)                        /* spin_cases.c */            \
-    X(dlock_test_simple, "simple lock", ROWS_PLAIN)                    /* simple_cases.c */          \
+    X(dlock_test_simple, "simple lock", ROWS_PLAIN | ROW_SLOTS)        /* simple_cases.c */          \
     X(dlock_test_inspection, "inspection", ROW_MOCK | ROW_REDIS | ROW_CLUSTER) /* inspection_cases.c; admin rights, not the ACL row */ \
     X(dlock_test_sample_custom_lock, "samples/custom_lock", ROW_REDIS) /* tests/sample_test.c */     \
     X(dlock_test_lease_control, "lease control", ROWS_ALL)             /* lease_control_cases.c */   \
-    X(dlock_test_names, "reserved names", ROWS_ALL)                    /* name_cases.c */            \
+    X(dlock_test_names, "reserved names", ROWS_ALL | ROW_SLOTS)        /* name_cases.c */            \
     X(dlock_test_async, "async", ROWS_ALL | ROW_TRIMMED_TOO)           /* async_cases.c */ \
     X(dlock_test_wake, "wake", ROWS_ALL)                               /* wake_cases.c */ \
     X(dlock_test_loop_close, "loop close", ROW_MOCK | ROW_REDIS)             /* loop_close_cases.c */ \
@@ -116,7 +120,7 @@
     X(dlock_test_differential, "differential test of the mock")        /* differential_test.c */           \
     /* tests/ */                                                                                           \
     X(dlock_test_bad_input, "bad-input matrix")                        /* bad_input_test.c */              \
-    DLOCK_TEST_IF_YAML(X(dlock_test_redisson_yaml, "redisson yaml tests")) /* core/config_yaml_test.c */ \
+    DLOCK_TEST_IF_YAML(X(dlock_test_redisson_yaml, "redisson yaml tests")) /* backends/redis/redisson_yaml_test.c */ \
     X(dlock_test_build_options, "build options tests")                 /* build_options_test.c */          \
     X(dlock_test_cli, "cli tests")                                     /* cli_test.c */                    \
     X(dlock_test_redlock, "redlock tests")                             /* types/redlock_test.c */          \

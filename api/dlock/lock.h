@@ -180,6 +180,17 @@ DLOCK_API const char *dlock_rlock_name(const dlock_rlock *l);
  * freed after the last of their callbacks. */
 DLOCK_API void dlock_rlock_free(dlock_rlock *l);
 
+/* A handle on the lock called name of the built-in lock type called type
+ * ("reentrant", "fair", "fenced", "rwlock_read", "rwlock_write",
+ * "semaphore_lock", "simple": the list and the kind lookups are in
+ * api/dlock/object.h), as that type's own constructor makes it (the same
+ * checks and errors; it does not touch the backend; the handle keeps c
+ * alive; the caller frees it with dlock_rlock_free). An unknown type:
+ * DLOCK_EINVAL, the reason in dlock_client_errmsg(c). For tools that take
+ * a lock type by name; code that knows its type calls its constructor. */
+DLOCK_API int dlock_lock_new(dlock_rlock **out, dlock_client *c, const char *type,
+                             const char *name);
+
 /* ---- introspection ------------------------------------------------------ */
 
 struct json_t; /* Jansson's json_t (api/dlock/codec.h) */

@@ -117,6 +117,35 @@ DLOCK_API int dlock_object_remain_ttl(dlock_object *o, int64_t *out);
 DLOCK_API int dlock_object_kind(dlock_object *o, const char **out);
 
 /*
+ * The kinds and the built-in lock types by name, for tools that act on any
+ * object (dlock(1)). Each answers from the built-in types' descriptions,
+ * with no round trip: they never block, take no lock, hold nothing, and
+ * may be called from any thread. Every string they return is static.
+ *
+ * A lock type's name is the one dlock_lock_new (api/dlock/lock.h) takes:
+ * "reentrant", "fair", "fenced", "rwlock_read", "rwlock_write",
+ * "semaphore_lock", "simple" (the spin lock, Redlock and MultiLock are
+ * made with their own constructors, which take more than a name).
+ */
+/* A kind in words ("read-write lock"); NULL for a kind not among those of
+ * dlock_object_kind (or NULL). */
+DLOCK_API const char *dlock_object_kind_what(const char *kind);
+/* The i-th (from 0) lock type that acts on data of kind, in the order a
+ * tool acts on them (a read-write lock: "rwlock_write", then
+ * "rwlock_read"); NULL past the last, and for a kind no lock type stores
+ * ("none", "counter", "string"...). */
+DLOCK_API const char *dlock_object_kind_lock(const char *kind, size_t i);
+/* The kind the data of the lock type called type is recognised as
+ * ("rwlock_read": "rwlock"); NULL for an unknown type. */
+DLOCK_API const char *dlock_lock_type_kind(const char *type);
+/* 1 when a lock of the type called type may be taken on a name holding
+ * kind: "none", its own kind, or a kind its data shares while it is
+ * idle (a fair lock takes "reentrant": its hash with an empty queue; the
+ * semaphore as a lock takes "counter"); else 0 (an unknown type or kind
+ * too). */
+DLOCK_API int dlock_lock_type_takes(const char *type, const char *kind);
+
+/*
  * The names of the objects matching pattern (Redis's glob: '*', '?', [...],
  * backslash escapes), by SCAN to the end: on Redis Cluster on every master
  * (found with CLUSTER SLOTS), elsewhere on the one server. *out: a new

@@ -1,8 +1,9 @@
 /*
  * dlock — a client from a configuration (api/dlock/config.h), JSON or
- * Redisson's YAML: the text is parsed in core/ (core/config_json.c, the
- * Jansson side; core/config_yaml.c, the libyaml side) into the same
- * options, and the client is made here, on one path for both.
+ * Redisson's YAML: the text is parsed into a configuration (core/config.h)
+ * by core/config_json.c (the Jansson side, each backend's keys into its
+ * part) or by the format the Redis backend registered (its Redisson YAML
+ * reader, on libyaml), and the client is made here, on one path for both.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "core/config_json.h"
-#include "core/config_yaml.h"
+#include "core/errbuf.h"
 #include "core/wipe.h"
 #include "dlock/config.h"
 #include "objects/runtime/client.h"
@@ -31,8 +32,20 @@ typedef struct format {
                  size_t len, char *errbuf, size_t errlen);
 } format;
 
+/* The Redisson YAML: the Redis backend's format (core/config.h). */
+static int yaml_parse(dlock__config *out, const dlock_config_defaults *d, const char *text,
+                      size_t len, char *errbuf, size_t errlen)
+{
+    dlock__config_parse_fn parse = dlock__config_format("yaml");
+
+    if (!parse)
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOTSUP,
+                                "no backend of this libdlock reads the Redisson YAML");
+    return parse(out, d, text, len, errbuf, errlen);
+}
+
 static const format json_format = {"json", dlock__config_parse_from};
-static const format yaml_format = {"yaml", dlock__redisson_yaml_parse_from};
+static const format yaml_format = {"yaml", yaml_parse};
 
 /* Where a parsed configuration's clients go: one (set NULL) or a set of
  * up to cap (out[0..*n)), and from which format, with which defaults
@@ -65,8 +78,8 @@ static int make_clients(const target *t, dlock__config *cfg, const char *where,
     }
     for (i = 0; i < count && rc == 0; i++) {
         const char *url = cfg->urls ? cfg->urls[i] : cfg->url;
-        rc = dlock__client_connect(&t->out[i], url, &cfg->redis, &cfg->client, detail,
-                                   sizeof(detail));
+        rc = dlock__client_connect(&t->out[i], url, dlock__config_backend_options(cfg),
+                                   &cfg->client, detail, sizeof(detail));
         if (rc != 0) {
             if (t->set)
                 snprintf(msg, sizeof(msg), "urls[%zu]: %s", i,

@@ -220,12 +220,21 @@ static const dlock__key_form fair_forms[] = {
      "a fair lock's waiter deadlines, redisson_lock_timeout:{N}"},
     {DLOCK__KEY_FAIR_ALIVE, DLOCK__FORM_AT_START, "a fair lock's waiter liveness, dlock_lock_alive:{N}"},
 };
+/* A hash of owners (or nothing) with a queue, deadlines or liveness set;
+ * with an empty queue it is a reentrant lock's hash. */
+static const dlock__kind fair_kind = {
+    .name = "fair", .what = "fair lock", .rank = 40, .at = DLOCK__AT_HASH | DLOCK__AT_NONE,
+    .marks = {{DLOCK__KEY_FAIR_QUEUE, ""}, {DLOCK__KEY_FAIR_DEADLINES, ""},
+              {DLOCK__KEY_FAIR_ALIVE, ""}},
+    .nmarks = 3, .also = {"reentrant"},
+};
 const dlock__type dlock__type_fair = {
     .name = "fair", .tables = {&fair_methods.m},
     .forms = fair_forms, .nforms = sizeof(fair_forms) / sizeof(fair_forms[0]),
     .keys = {{DLOCK__KEY_FAIR_QUEUE, ""}, {DLOCK__KEY_FAIR_DEADLINES, ""}, {DLOCK__KEY_FAIR_ALIVE, ""}},
     .nkeys = 3,
     .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0", .per_waiter = 1,
+    .kind = &fair_kind, .locks = {{"fair", dlock_fair_new}},
 };
 
 /* The queue, deadline and liveness keys in one allocation (*deadlines and

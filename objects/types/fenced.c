@@ -103,10 +103,17 @@ static const dlock__key_form fenced_forms[] = {
     {DLOCK__KEY_FENCED_TOKEN, DLOCK__FORM_AT_START,
      "a fenced lock's token counter, redisson_lock_token:{N}"},
 };
+/* A hash of owners and a token counter, or the counter alone (a free
+ * fenced lock); its hash is a reentrant lock's. */
+static const dlock__kind fenced_kind = {
+    .name = "fenced", .what = "fenced lock", .rank = 50, .at = DLOCK__AT_HASH | DLOCK__AT_NONE,
+    .marks = {{DLOCK__KEY_FENCED_TOKEN, ""}}, .nmarks = 1, .also = {"reentrant"},
+};
 const dlock__type dlock__type_fenced = {
     .name = "fenced", .tables = {&fenced_methods.m},
     .forms = fenced_forms, .nforms = 1,
     .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+    .kind = &fenced_kind, .locks = {{"fenced", dlock_fenced_new}},
 };
 
 int dlock_fenced_new(dlock_rlock **out, dlock_client *c, const char *name)

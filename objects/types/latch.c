@@ -39,6 +39,7 @@ static const dlock_rlock_methods latch_methods = {
 const dlock__type dlock__type_latch = {
     .name = "latch", .tables = {&latch_methods},
     .wakes = DLOCK__WAKE_ON_DELETE, .message = "0", /* awaiters re-read the count */
+    .kind = &dlock__kind_counter, .shares_kind = 1, /* a semaphore's count */
 };
 
 #define CHANNEL_PREFIX "redisson_countdownlatch__channel__"

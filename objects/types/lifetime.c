@@ -9,10 +9,8 @@
  * of a handle is that base, seen through the opaque dlock_object.
  *
  * And looking at objects from outside, for tools (dlock(1)'s status and
- * list): what is stored under a name whatever the handle's type
- * (dlock_object_kind, object_kind.lua, which knows every type's keys as
- * this file's layouts do) and the names there are (dlock_client_scan,
- * object_scan.lua and object_masters.lua).
+ * list): the names there are (dlock_client_scan, object_scan.lua and
+ * object_masters.lua); what is stored under one is kinds.c's.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -210,57 +208,7 @@ int dlock_object_remain_ttl(dlock_object *o, int64_t *out)
     return run(o, out, &dlock__script_object_remain_ttl, 0, 0, NULL);
 }
 
-/* ---- what is stored, and what there is ----------------------------------- */
-
-static const char *const kinds[] = {"none", "reentrant", "fair", "fenced", "rwlock",
-                                    "semaphore_lock", "permit_semaphore", "counter",
-                                    "simple", "string", "other"};
-
-int dlock_object_kind(dlock_object *o, const char **out)
-{
-    dlock_rlock *l = BASE(o);
-    char *keys[6];
-    const char *argv[7];
-    dlock_reply *r = NULL;
-    size_t i;
-    int rc;
-
-    if (out)
-        *out = kinds[0];
-    if (!o)
-        return DLOCK_EINVAL;
-    if (!out)
-        return dlock_rlock_fail(l, DLOCK_EINVAL, "out is NULL");
-    if ((rc = dlock__object_check(l)) != 0)
-        return rc;
-    keys[0] = dlock_rlock_key(l, DLOCK__KEY_FAIR_QUEUE, "");
-    keys[1] = dlock_rlock_key(l, DLOCK__KEY_FAIR_DEADLINES, "");
-    keys[2] = dlock_rlock_key(l, DLOCK__KEY_FAIR_ALIVE, "");
-    keys[3] = dlock_rlock_key(l, DLOCK__KEY_FENCED_TOKEN, "");
-    keys[4] = dlock_rlock_key(l, "", DLOCK__KEY_HOLDERS);
-    keys[5] = dlock_rlock_key(l, "", DLOCK__KEY_PERMIT_EXPIRIES);
-    argv[0] = l->name;
-    rc = 0;
-    for (i = 0; i < 6; i++) {
-        argv[i + 1] = keys[i];
-        if (!keys[i])
-            rc = dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory");
-    }
-    if (rc == 0)
-        rc = dlock_rlock_eval(l, NULL, &r, &dlock__script_object_kind, 7, 0, argv);
-    for (i = 0; i < 6; i++)
-        free(keys[i]);
-    if (rc != 0)
-        return rc;
-    if (r->type == DLOCK_REPLY_BULK || r->type == DLOCK_REPLY_STATUS)
-        for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-            if (strcmp(r->str, kinds[i]) == 0) {
-                *out = kinds[i];
-                dlock_reply_free(r);
-                return 0;
-            }
-    return dlock__unexpected_reply(l, &dlock__script_object_kind, r);
-}
+/* ---- what there is ------------------------------------------------------ */
 
 void dlock_names_free(char **names)
 {

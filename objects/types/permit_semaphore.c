@@ -76,11 +76,18 @@ static const dlock__key_form permit_forms[] = {
      "a permit semaphore's permit expiries, {N}:timeout"},
     {DLOCK__KEY_PERMIT_EXPIRED, DLOCK__FORM_AT_END, "a permit semaphore's expired permits, {N}:expired"},
 };
+/* Its permits' set beside the name. */
+static const dlock__kind permit_kind = {
+    .name = "permit_semaphore", .what = "permit-expiring semaphore", .rank = 30,
+    .at = DLOCK__AT_STRING | DLOCK__AT_NONE,
+    .marks = {{"", DLOCK__KEY_PERMIT_EXPIRIES}}, .nmarks = 1,
+};
 const dlock__type dlock__type_permit_semaphore = {
     .name = "permit_semaphore", .tables = {&permit_methods},
     .forms = permit_forms, .nforms = 2,
     .keys = {{"", DLOCK__KEY_PERMIT_EXPIRIES}, {"", DLOCK__KEY_PERMIT_EXPIRED}},
     .nkeys = 2,
+    .kind = &permit_kind,
 };
 
 int dlock_permit_semaphore_new(dlock_permit_semaphore **out, dlock_client *c,

@@ -97,9 +97,14 @@ int dlock__reentrant_force_unlock(dlock_rlock *l, int *existed)
 static const dlock__lock_methods reentrant_methods =
     DLOCK__HASH_LOCK_TABLE("reentrant", acquire, dlock_object_base_destroy,
                            dlock__hash_state_plain);
+/* A hash of owners, nothing else of a type ranked before it. */
+const dlock__kind dlock__kind_reentrant = {
+    .name = "reentrant", .what = "reentrant lock", .rank = 60, .at = DLOCK__AT_HASH,
+};
 const dlock__type dlock__type_reentrant = {
     .name = "reentrant", .tables = {&reentrant_methods.m},
     .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+    .kind = &dlock__kind_reentrant, .locks = {{"reentrant", dlock_reentrant_new}},
 };
 
 int dlock_reentrant_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -267,12 +267,19 @@ static const dlock__key_form rwlock_forms[] = {
     {DLOCK__KEY_READ_MARKER, DLOCK__FORM_INSIDE,
      "a read-write lock's read markers, {N}:<owner>:rwlock_timeout:<k>"},
 };
+/* A hash with the field "mode". */
+static const dlock__kind rwlock_kind = {
+    .name = "rwlock", .what = "read-write lock", .rank = 10, .at = DLOCK__AT_HASH,
+    .field = "mode",
+};
 const dlock__type dlock__type_rwlock = {
     .name = "rwlock", .tables = {&read_methods.m, &write_methods.m},
     .forms = rwlock_forms, .nforms = 1,
     .family = "rw", .derived = {"", ""}, /* the markers start with "{N}" */
     .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE,
     .message = "1", /* the write-unlock message: every waiter retries */
+    .kind = &rwlock_kind,
+    .locks = {{"rwlock_write", dlock_rwlock_write_new}, {"rwlock_read", dlock_rwlock_read_new}},
 };
 
 static int rw_new(dlock_rlock **out, dlock_client *c, const char *name,

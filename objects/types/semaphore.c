@@ -33,7 +33,15 @@ static const dlock_rlock_methods semaphore_methods = {
     .version = DLOCK_RLOCK_METHODS_VERSION, .type = "semaphore", .destroy = dlock_object_base_destroy,
     .state = state,
 };
-const dlock__type dlock__type_semaphore = {.name = "semaphore", .tables = {&semaphore_methods}};
+/* An integer string alone: a semaphore's permits or a latch's count
+ * (stored alike: the data cannot tell). */
+const dlock__kind dlock__kind_counter = {
+    .name = "counter", .what = "semaphore or latch count", .rank = 70,
+    .at = DLOCK__AT_STRING, .pattern = "^%-?%d+$",
+};
+const dlock__type dlock__type_semaphore = {
+    .name = "semaphore", .tables = {&semaphore_methods}, .kind = &dlock__kind_counter,
+};
 
 int dlock_semaphore_new(dlock_semaphore **out, dlock_client *c, const char *name)
 {

@@ -175,11 +175,19 @@ static const dlock__key_form semlock_forms[] = {
     {DLOCK__KEY_HOLDERS, DLOCK__FORM_AT_END, "a semaphore lock's holders, {N}:holders"},
     {DLOCK__KEY_LEASES, DLOCK__FORM_INSIDE, "a semaphore lock's leases, {N}:lease:<owner>"},
 };
+/* Its holders' hash beside the count (or alone); its count is a plain
+ * semaphore's. */
+static const dlock__kind semlock_kind = {
+    .name = "semaphore_lock", .what = "semaphore held as a lock", .rank = 20,
+    .at = DLOCK__AT_STRING | DLOCK__AT_NONE,
+    .marks = {{"", DLOCK__KEY_HOLDERS}}, .nmarks = 1, .also = {"counter"},
+};
 const dlock__type dlock__type_semaphore_lock = {
     .name = "semaphore_lock", .tables = {&semlock_methods.m},
     .forms = semlock_forms, .nforms = 2,
     .keys = {{"", DLOCK__KEY_HOLDERS}}, .nkeys = 1,
     .family = "lease", .derived = {"", DLOCK__KEY_LEASES},
+    .kind = &semlock_kind, .locks = {{"semaphore_lock", dlock_semaphore_lock_new}},
 };
 
 int dlock_semaphore_lock_new(dlock_rlock **out, dlock_client *c, const char *name)

@@ -35,6 +35,7 @@ static const dlock__lock_methods spin_methods =
 const dlock__type dlock__type_spin_lock = {
     .name = "spin", .tables = {&spin_methods.m},
     .wakes = DLOCK__WAKE_ON_DELETE | DLOCK__WAKE_ON_EXPIRE, .message = "0",
+    .kind = &dlock__kind_reentrant, .shares_kind = 1, /* the same hash */
 };
 
 int dlock_spin_lock_new(dlock_rlock **out, dlock_client *c, const char *name,

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include "dlock/lock.h"
 #include "dlock/sys/methods.h"
 
 /* Where a derived key's form sits in a name that would be that key
@@ -40,6 +41,38 @@ typedef struct dlock__key {
 
 #define DLOCK__TYPE_MAX_KEYS 3
 
+/* What a name may hold for a kind to be recognised (dlock__kind.at). */
+#define DLOCK__AT_NONE 1   /* nothing at the name */
+#define DLOCK__AT_HASH 2   /* a hash */
+#define DLOCK__AT_STRING 4 /* a string */
+
+/*
+ * A kind of stored data, as dlock_object_kind answers it: how
+ * object_kind.lua recognises it. The kinds of every descriptor are tried
+ * in ascending rank; the first whose every condition holds is the answer
+ * (none matching: "none", "string" or "other" by what the name holds).
+ */
+typedef struct dlock__kind {
+    const char *name; /* dlock_object_kind's answer ("fair") */
+    const char *what; /* in words ("fair lock") */
+    int rank;         /* tried in ascending order: a kind that looks like
+                       * another plus something else goes first */
+    int at;           /* DLOCK__AT_*: what the name may hold */
+    const char *field;          /* a field the name's hash has, or NULL */
+    dlock__key marks[DLOCK__TYPE_MAX_KEYS]; /* keys of which one exists */
+    size_t nmarks;                          /* (0: no such condition) */
+    const char *pattern; /* a Lua pattern the string matches, or NULL */
+    /* The other kinds a lock of this kind may be taken over, besides
+     * "none" (a fair lock's empty queue leaves a plain hash), NULL-ended. */
+    const char *also[3];
+} dlock__kind;
+
+/* A lock type the tool and dlock_lock_new make by its name. */
+typedef struct dlock__lock_maker {
+    const char *type; /* "fair", "rwlock_write" */
+    int (*make)(dlock_rlock **out, dlock_client *c, const char *name);
+} dlock__lock_maker;
+
 typedef struct dlock__type {
     const char *name; /* the method table's type */
     /* Its method tables (the read-write lock has one per half), NULL-ended:
@@ -63,7 +96,22 @@ typedef struct dlock__type {
     int wakes;           /* DLOCK__WAKE_ON_*: when its channel is told */
     const char *message; /* the message then ("0", or "1": every waiter) */
     int per_waiter;      /* a message per queued waiter (the fair lock) */
+
+    /* What its data is recognised as (dlock_object_kind), NULL: nothing
+     * of its own (a bucket is a "string"); shares_kind: the kind is
+     * another type's (a spin lock's hash is a reentrant lock's), which
+     * owns it and makes its locks. */
+    const dlock__kind *kind;
+    int shares_kind;
+    /* Its locks by type name (dlock_lock_new), in the order the tool acts
+     * on them (the write half first), NULL-ended. */
+    dlock__lock_maker locks[3];
 } dlock__type;
+
+/* The kinds two types share, defined by their owner: the reentrant
+ * lock's hash (the spin lock's too) and the semaphore's count (the
+ * latch's too). */
+extern const dlock__kind dlock__kind_reentrant, dlock__kind_counter;
 
 /* The built-in types, NULL-ended (gen/types.c, made by the Makefile). */
 extern const dlock__type *const dlock__types_builtin[];

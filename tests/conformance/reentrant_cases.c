@@ -1517,7 +1517,8 @@ int dlock_test_conformance(const char *backend)
     size_t i;
 
     for (i = 0; i < NTYPES; i++)
-        failed += dlock_test_conformance_type(&lock_types[i], backend, NULL);
+        failed += dlock_test_conformance_type(&lock_types[i], backend,
+                                              dlock_fx_conformance_skips());
     return failed;
 }
 

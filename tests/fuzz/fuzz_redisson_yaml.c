@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the Redisson YAML configuration (api/dlock/config.h),
- * through its parser (core/config_yaml.c): dlock_client_from_redisson_
+ * through its parser (backends/redis/redisson_yaml.c): dlock_client_from_redisson_
  * yaml_string would go on to connect to the address the input names.
  *
  * Besides "no crash, no leak, no UB" and "a failure says why", no part of
@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "dlock.h"
-#include "../../core/config_yaml.h"
+#include "../../backends/redis/redisson_yaml.h"
 #include "secret.h"
 
 static const char *const places[][2] = {

@@ -78,6 +78,18 @@ void dlock_fx_set_skips(const char *const *names)
     fx_skips = names;
 }
 
+static const char *const *fx_conformance_skips;
+
+void dlock_fx_set_conformance_skips(const char *const *names)
+{
+    fx_conformance_skips = names;
+}
+
+const char *const *dlock_fx_conformance_skips(void)
+{
+    return fx_conformance_skips;
+}
+
 int dlock_fx_skipped(const char *case_name)
 {
     size_t i;

@@ -157,6 +157,12 @@ const dlock_fx_lock_type *dlock_fx_lock_type_current(void);
  * (tests/kit/). */
 int dlock_test_conformance_type(const dlock_fx_lock_type *type, const char *backend,
                                 const char *const *skip);
+/* The skips the conformance group (dlock_test_conformance: the generic
+ * cases on each type that promises them) passes to
+ * dlock_test_conformance_type, NULL by default: for a run whose wrapper
+ * cannot apply a case to those types (the cluster slot check). */
+void dlock_fx_set_conformance_skips(const char *const *names);
+const char *const *dlock_fx_conformance_skips(void);
 
 /* A lock handle of the current type on client c, freed by teardown. Fails
  * the test if it cannot be made. */

@@ -1,16 +1,19 @@
 /*
- * dlock — the Redisson YAML configuration's parser (core/config_yaml.c, on
- * libyaml), which turns a redisson.yaml into the same options structs as
- * the JSON configuration (core/config_json.h); objects/runtime/config.c
- * makes the client from them, on the one path both formats share. The
- * split keeps libyaml out of objects/.
+ * Redis backend: the Redisson YAML configuration's parser
+ * (backends/redis/redisson_yaml.c, on libyaml; redisson_yaml_none.c in a
+ * build without it), which turns a redisson.yaml into a parsed
+ * configuration (core/config.h: the URL, the client options and the
+ * Redis part) as the JSON configuration does. register.c registers it as
+ * the format "yaml" (dlock__config_register_format);
+ * objects/runtime/config.c makes the client from the result, on the one
+ * path both formats share.
  */
-#ifndef DLOCK_CORE_CONFIG_YAML_H
-#define DLOCK_CORE_CONFIG_YAML_H
+#ifndef DLOCK_BACKENDS_REDIS_REDISSON_YAML_H
+#define DLOCK_BACKENDS_REDIS_REDISSON_YAML_H
 
 #include <stddef.h>
 
-#include "config_json.h"
+#include "core/config.h"
 
 /* Parses len bytes of a Redisson YAML configuration (api/dlock/config.h
  * tells what is read) into out: out->url is the dlock URL the server
@@ -37,9 +40,9 @@
 int dlock__redisson_yaml_parse(dlock__config *out, const char *text, size_t len,
                                char *errbuf, size_t errlen);
 /* The same from d's defaults (dlock__config_start) rather than the
- * library's. */
+ * library's: the format "yaml". */
 int dlock__redisson_yaml_parse_from(dlock__config *out, const dlock_config_defaults *d,
                                     const char *text, size_t len, char *errbuf,
                                     size_t errlen);
 
-#endif /* DLOCK_CORE_CONFIG_YAML_H */
+#endif /* DLOCK_BACKENDS_REDIS_REDISSON_YAML_H */

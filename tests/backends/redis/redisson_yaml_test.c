@@ -2,7 +2,7 @@
  * The Redisson YAML configuration (api/dlock/config.h): Redisson's own
  * documented examples for a single server, Sentinel and Cluster, written as
  * its configuration reference writes them, read into the settings dlock
- * makes its client from (through the parser, core/config_yaml.h: what the
+ * makes its client from (through the parser, backends/redis/redisson_yaml.h: what the
  * client was made from, URL and options, is not readable from a client),
  * and the URLs they make accepted by the backend; a client made from a
  * YAML string and from a file that takes and releases a lock on a real
@@ -13,17 +13,18 @@
  * named with its line and column, with no part of a secret in the
  * message or the log. Nothing may leak: `make asan` runs it under ASan.
  */
-#include "../harness/log_capture.h"
-#include "../harness/redis_server.h"
-#include "../harness/runner.h"
+#include "../../harness/log_capture.h"
+#include "../../harness/redis_server.h"
+#include "../../harness/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/redis/config.h"
+#include "backends/redis/redisson_yaml.h"
 #include "core/config_json.h"
-#include "core/config_yaml.h"
 #include "dlock.h"
 
 /* ---- Redisson's documented examples ------------------------------------ */
@@ -129,16 +130,16 @@ static void assert_documented_options(const dlock__config *cfg)
     static const dlock_redis_options rd = DLOCK_REDIS_OPTIONS_INIT;
     static const dlock_client_options cd = DLOCK_CLIENT_OPTIONS_INIT;
 
-    assert_int_equal(cfg->redis.connect_timeout_ms, 10000);
-    assert_int_equal(cfg->redis.command_timeout_ms, 3000);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->connect_timeout_ms, 10000);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->command_timeout_ms, 3000);
     assert_int_equal(cfg->client.watchdog_timeout_ms, cd.watchdog_timeout_ms);
-    assert_int_equal(cfg->redis.sync_replicas, rd.sync_replicas);
-    assert_int_equal(cfg->redis.lazy_connect, 0);
-    assert_int_equal(cfg->redis.pool_size, rd.pool_size);
-    assert_int_equal(cfg->redis.tls_insecure, 0);
-    assert_null(cfg->redis.tls_cacert);
-    assert_null(cfg->redis.tls_cert);
-    assert_null(cfg->redis.sentinel_password);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->sync_replicas, rd.sync_replicas);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->lazy_connect, 0);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->pool_size, rd.pool_size);
+    assert_int_equal(DLOCK__CONFIG_REDIS(cfg)->tls_insecure, 0);
+    assert_null(DLOCK__CONFIG_REDIS(cfg)->tls_cacert);
+    assert_null(DLOCK__CONFIG_REDIS(cfg)->tls_cert);
+    assert_null(DLOCK__CONFIG_REDIS(cfg)->sentinel_password);
 }
 
 static void test_single_documented(void **state)
@@ -233,16 +234,16 @@ static void test_mapped_fields(void **state)
              "lazyInitialization: yes\n",
              &cfg);
     assert_string_equal(cfg.url, "rediss://app:p%40ss%3Aw%2Frd%20%25@redis.example.com:6380/3");
-    assert_int_equal(cfg.redis.connect_timeout_ms, 1500);
-    assert_int_equal(cfg.redis.command_timeout_ms, 2500);
-    assert_string_equal(cfg.redis.tls_cacert, "/etc/redis/ca.pem");
-    assert_string_equal(cfg.redis.tls_cert, "/etc/redis/client.pem");
-    assert_string_equal(cfg.redis.tls_key, "/etc/redis/client.pem");
-    assert_int_equal(cfg.redis.tls_insecure, 0);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->connect_timeout_ms, 1500);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->command_timeout_ms, 2500);
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_cacert, "/etc/redis/ca.pem");
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_cert, "/etc/redis/client.pem");
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_key, "/etc/redis/client.pem");
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_insecure, 0);
     assert_int_equal(cfg.client.watchdog_timeout_ms, 12000);
-    assert_int_equal(cfg.redis.sync_replicas, -1);
-    assert_int_equal(cfg.redis.sync_timeout_ms, 500);
-    assert_int_equal(cfg.redis.lazy_connect, 1);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->sync_replicas, -1);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->sync_timeout_ms, 500);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->lazy_connect, 1);
     dlock__config_fini(&cfg);
 
     parse_ok("sentinelServersConfig:\n"
@@ -258,11 +259,11 @@ static void test_mapped_fields(void **state)
              &cfg);
     assert_string_equal(cfg.url, "rediss-sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/2"
                                  "?sentinelMasterId=my%20master");
-    assert_string_equal(cfg.redis.sentinel_user, "sentinel-user");
-    assert_string_equal(cfg.redis.sentinel_password, "sentinel-secret");
-    assert_string_equal(cfg.redis.tls_cacert, "ca.crt");
-    assert_int_equal(cfg.redis.tls_insecure, 1);
-    assert_int_equal(cfg.redis.sync_replicas, 0);
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->sentinel_user, "sentinel-user");
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->sentinel_password, "sentinel-secret");
+    assert_string_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_cacert, "ca.crt");
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->tls_insecure, 1);
+    assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->sync_replicas, 0);
     dlock__config_fini(&cfg);
 
     parse_ok("clusterServersConfig:\n"
@@ -590,7 +591,7 @@ static void shape_parses(char *text, int code, const char *want)
 /* The shapes that took seconds to minutes and gigabytes (an alias
  * standing for a long address a thousand times, nesting under an ignored
  * field), each just under the size cap, are refused or read: the bounds
- * (core/config_yaml.h) keep every parse linear. By hand, each takes a few
+ * (backends/redis/redisson_yaml.h) keep every parse linear. By hand, each takes a few
  * ms (README: The configuration a Redisson team already has). */
 static void test_bounded_shapes(void **state)
 {
@@ -731,7 +732,7 @@ static void test_program_defaults(void **state)
             assert_int_equal(cfg.client.watchdog_timeout_ms, cases[i].watchdog);
             assert_int_equal(cfg.client.describe_owner, cases[i].describe);
             assert_int_equal(cfg.client.budget_slack_ms, cases[i].slack);
-            assert_int_equal(cfg.redis.lazy_connect, cases[i].lazy);
+            assert_int_equal(DLOCK__CONFIG_REDIS(&cfg)->lazy_connect, cases[i].lazy);
             dlock__config_fini(&cfg);
         }
     }

@@ -37,11 +37,12 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "config_yaml.h"
-#include "edit_distance.h"
-#include "errbuf.h"
-#include "log.h"
-#include "wipe.h"
+#include "backends/redis/config.h"
+#include "backends/redis/redisson_yaml.h"
+#include "core/edit_distance.h"
+#include "core/errbuf.h"
+#include "core/log.h"
+#include "core/wipe.h"
 
 /* Which server sections a field belongs to. */
 #define M_SINGLE 0x1
@@ -229,6 +230,7 @@ static const yfield fields[] = {
 typedef struct yparse {
     yaml_document_t *doc;
     dlock__config *out;
+    dlock_redis_options *redis; /* out's Redis part */
     char *errbuf;
     size_t errlen;
     int mode;                    /* M_SINGLE, M_SENTINEL, M_CLUSTER; 0 none */
@@ -578,29 +580,29 @@ static int apply(yparse *p, const char *section, const yaml_node_t *key, const y
     case A_USERNAME:
         return is_null(v) ? 0 : get_str(p, section, f->name, v, &p->username);
     case A_SENTINEL_PASSWORD:
-        return set_string(p, section, f, v, &p->out->redis.sentinel_password);
+        return set_string(p, section, f, v, &p->redis->sentinel_password);
     case A_SENTINEL_USERNAME:
-        return set_string(p, section, f, v, &p->out->redis.sentinel_user);
+        return set_string(p, section, f, v, &p->redis->sentinel_user);
     case A_DATABASE:
         return is_null(v) ? 0 : get_int(p, section, f->name, v, 0, INT32_MAX, &p->database);
     case A_CONNECT_TIMEOUT:
         return get_int(p, section, f->name, v, 0, DLOCK_TIME_MAX_MS,
-                       &p->out->redis.connect_timeout_ms);
+                       &p->redis->connect_timeout_ms);
     case A_TIMEOUT:
         return get_int(p, section, f->name, v, 0, DLOCK_TIME_MAX_MS,
-                       &p->out->redis.command_timeout_ms);
+                       &p->redis->command_timeout_ms);
     case A_TRUSTSTORE:
-        return is_null(v) ? 0 : get_pem(p, section, f->name, v, &p->out->redis.tls_cacert);
+        return is_null(v) ? 0 : get_pem(p, section, f->name, v, &p->redis->tls_cacert);
     case A_KEYSTORE:
         /* One PEM file with the client's certificate (chain) and its key,
          * read for both (OpenSSL skips the blocks of the other kind). */
         if (is_null(v))
             return 0;
-        if ((rc = get_pem(p, section, f->name, v, &p->out->redis.tls_cert)) != 0)
+        if ((rc = get_pem(p, section, f->name, v, &p->redis->tls_cert)) != 0)
             return rc;
-        free((char *)p->out->redis.tls_key);
-        p->out->redis.tls_key = strdup(p->out->redis.tls_cert);
-        return p->out->redis.tls_key ? 0 : oom(p);
+        free((char *)p->redis->tls_key);
+        p->redis->tls_key = strdup(p->redis->tls_cert);
+        return p->redis->tls_key ? 0 : oom(p);
     case A_STORE_PASSWORD:
         /* A PEM file of certificates has no password. */
         dlock__log(DLOCK_LOG_INFO, "redisson yaml %d:%d: %s.%s ignored: a PEM truststore "
@@ -626,9 +628,9 @@ static int apply(yparse *p, const char *section, const yaml_node_t *key, const y
         if (is_null(v))
             return 0;
         if (v->type == YAML_SCALAR_NODE && strcmp(sval(v), "STRICT") == 0)
-            return p->out->redis.tls_insecure = 0, 0;
+            return p->redis->tls_insecure = 0, 0;
         if (v->type == YAML_SCALAR_NODE && strcmp(sval(v), "NONE") == 0)
-            return p->out->redis.tls_insecure = 1, 0;
+            return p->redis->tls_insecure = 1, 0;
         return fail_at(p, v, section, f->name,
                        "unsupported (dlock has STRICT and NONE, not CA_ONLY)");
     case A_WATCHDOG:
@@ -636,14 +638,14 @@ static int apply(yparse *p, const char *section, const yaml_node_t *key, const y
                        &p->out->client.watchdog_timeout_ms);
     case A_SYNC_CHECK:
         if ((rc = get_bool(p, section, f->name, v, &b)) == 0)
-            p->out->redis.sync_replicas = b ? -1 : 0;
+            p->redis->sync_replicas = b ? -1 : 0;
         return rc;
     case A_SYNC_TIMEOUT:
         return get_int(p, section, f->name, v, 1, DLOCK_TIME_MAX_MS,
-                       &p->out->redis.sync_timeout_ms);
+                       &p->redis->sync_timeout_ms);
     case A_LAZY:
         if ((rc = get_bool(p, section, f->name, v, &b)) == 0)
-            p->out->redis.lazy_connect = b;
+            p->redis->lazy_connect = b;
         return rc;
     default:
         return fail_at(p, key, section, f->name, "internal error");
@@ -1049,24 +1051,31 @@ int dlock__redisson_yaml_parse_from(dlock__config *out, const dlock_config_defau
     yparse p;
     int rc;
 
-    dlock__config_start(out, d);
-    if (out->redis.lazy_connect == -1)
-        out->redis.lazy_connect = 0; /* Redisson's lazyInitialization: false */
-    if ((rc = scan_bounds(text, len, errbuf, errlen)) != 0)
-        return rc;
-    if (!yaml_parser_initialize(&parser))
+    if (dlock__config_start(out, d) != 0)
         return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+    memset(&p, 0, sizeof(p));
+    p.redis = DLOCK__CONFIG_REDIS(out);
+    if (p.redis->lazy_connect == -1)
+        p.redis->lazy_connect = 0; /* Redisson's lazyInitialization: false */
+    if ((rc = scan_bounds(text, len, errbuf, errlen)) != 0) {
+        dlock__config_fini(out);
+        return rc;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        dlock__config_fini(out);
+        return dlock__fail_into(errbuf, errlen, DLOCK_ENOMEM, "out of memory");
+    }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
         rc = syntax_fail(errbuf, errlen, &parser, text, len);
         wipe_parser(&parser);
         yaml_parser_delete(&parser);
+        dlock__config_fini(out);
         return rc;
     }
     wipe_parser(&parser);
     yaml_parser_delete(&parser);
 
-    memset(&p, 0, sizeof(p));
     p.doc = &doc;
     p.out = out;
     p.errbuf = errbuf;

@@ -1,6 +1,7 @@
 /*
  * dlock — the Redisson YAML reader in a build without it (make
- * WITH_YAML=0: the Makefile compiles this file instead of config_yaml.c,
+ * WITH_YAML=0: the Makefile compiles this file instead of
+ * redisson_yaml.c,
  * and libdlock needs no libyaml). Every dlock_client_from_redisson_yaml_*
  * call fails with DLOCK_ENOTSUP and a detail that says why
  * (dlock_version_info() lists no "yaml"); the JSON configuration is
@@ -8,8 +9,8 @@
  */
 #include "dlock/errors.h"
 
-#include "config_yaml.h"
-#include "errbuf.h"
+#include "backends/redis/redisson_yaml.h"
+#include "core/errbuf.h"
 
 int dlock__redisson_yaml_parse_from(dlock__config *out, const dlock_config_defaults *d,
                                     const char *text, size_t len, char *errbuf,
