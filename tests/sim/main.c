@@ -18,7 +18,7 @@
  *   --self-test      plant each bug the checkers exist for; each must be
  *                    caught (exit 1 otherwise)
  *   --no-shrink
- *   --plant N        run with planted bug N (SIM_PLANT_*: 1, 2, 7 or 8, the
+ *   --plant N        run with planted bug N (SIM_PLANT_*: 1, 2, 7, 8 or 10, the
  *                    ones made in the run): shows a failure, its report
  *                    and its shrinking
  */
@@ -108,7 +108,7 @@ static void apply(sim_config *c, const overrides *o)
 static const char *check_names(int failed, char *buf, size_t len)
 {
     static const char *const names[] = {"exclusion", "fencing", "permits", "fair-order",
-                                        "liveness", "expiry", "callbacks"};
+                                        "liveness", "expiry", "callbacks", "latch"};
     size_t i, off = 0;
 
     buf[0] = '\0';
@@ -251,10 +251,20 @@ static void shrink(sim_config c, int failed)
 static const char *const plant_names[SIM_PLANT_COUNT] = {
     "none", "busy lock granted", "fencing token too low", "semaphore over-granted",
     "fair grant out of order", "callback twice", "callback past budget",
-    "key without expiry", "lock stuck forever"};
+    "key without expiry", "lock stuck forever", "permit over-granted",
+    "permit count lowered", "latch opened early"};
 static const int plant_catches[SIM_PLANT_COUNT] = {
     0, SIM_CHECK_EXCLUSION, SIM_CHECK_FENCING, SIM_CHECK_PERMITS, SIM_CHECK_FAIR,
-    SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS};
+    SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS,
+    SIM_CHECK_PERMITS, SIM_CHECK_PERMITS, SIM_CHECK_LATCH};
+
+/* Whether planted bug p is made in the run (the fault backend, the
+ * store), rather than on its history (sim_plant_history). */
+static int planted_in_run(int p)
+{
+    return p == SIM_PLANT_GRANT_BUSY || p == SIM_PLANT_TOKEN_LOW || p == SIM_PLANT_NO_EXPIRY ||
+           p == SIM_PLANT_STUCK || p == SIM_PLANT_PERMIT_LEAK;
+}
 
 /* Each planted bug must be caught by its checker on some seed of the
  * first 50 that passes without it (most are on the first). */
@@ -282,8 +292,7 @@ static int self_test(int64_t ops)
             c.plant = p;
             if (sim_run(&c, &h) != 0)
                 return 1;
-            if (p >= SIM_PLANT_SEM_OVER && p <= SIM_PLANT_LATE_CB &&
-                sim_plant_history(&h, p) != 0) {
+            if (!planted_in_run(p) && sim_plant_history(&h, p) != 0) {
                 sim_history_free(&h);
                 continue;
             }
@@ -394,8 +403,7 @@ int main(int argc, char **argv)
             break;
         sim_config_from_seed(&c, s, ops);
         apply(&c, &ov);
-        if (plant == SIM_PLANT_GRANT_BUSY || plant == SIM_PLANT_TOKEN_LOW ||
-            plant == SIM_PLANT_NO_EXPIRY || plant == SIM_PLANT_STUCK)
+        if (planted_in_run(plant))
             c.plant = plant;
         failed = run_checked(&c, 1, &h);
         if (failed < 0)

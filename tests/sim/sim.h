@@ -49,7 +49,9 @@ enum {
     SIM_T_SPIN = 1 << 6,
     SIM_T_SIMPLE = 1 << 7,
     SIM_T_SEMLOCK = 1 << 8, /* the semaphore as a lock, 2 permits */
-    SIM_T_KINDS = 9,
+    SIM_T_PERMIT = 1 << 9,  /* the permit-expirable semaphore, 3 permits */
+    SIM_T_LATCH = 1 << 10,  /* the count-down latch, one round */
+    SIM_T_KINDS = 11,
     SIM_T_ALL = (1 << SIM_T_KINDS) - 1
 };
 
@@ -64,6 +66,9 @@ enum {
     SIM_PLANT_LATE_CB,      /* history: a callback past its budget */
     SIM_PLANT_NO_EXPIRY,    /* store: a lock key left without expiry */
     SIM_PLANT_STUCK,        /* store: a lock held forever before the drain */
+    SIM_PLANT_PERMIT_OVER,  /* history: a permit grant of one permit too many */
+    SIM_PLANT_PERMIT_LEAK,  /* store: a permit-expirable semaphore's count lowered */
+    SIM_PLANT_LATCH_EARLY,  /* history: an awaiter released before the count is 0 */
     SIM_PLANT_COUNT
 };
 
@@ -76,6 +81,11 @@ enum {
     SIM_OP_FORCE,
     SIM_OP_SEM_ACQ,  /* n permits */
     SIM_OP_SEM_REL,
+    SIM_OP_PERMIT_ACQ, /* n permits, each its own id; value: how many */
+    SIM_OP_PERMIT_REL, /* one id; START's value: the acquisition's operation
+                        * number, n: the id's place in its answer */
+    SIM_OP_COUNT_DOWN,
+    SIM_OP_AWAIT,
     SIM_OP_COUNT
 };
 
@@ -105,7 +115,9 @@ typedef struct sim_event {
 typedef struct sim_object {
     const char *name; /* store name; a read and a write object share one */
     uint32_t type;    /* one SIM_T_* bit */
-    int64_t permits;  /* semaphore: its permits */
+    int64_t permits;  /* semaphore: its permits; latch: its count */
+    int64_t left;     /* permit-expirable semaphore: the available permits
+                       * read at the end (all leases over), -1 unread */
 } sim_object;
 
 typedef struct sim_history {
@@ -150,7 +162,8 @@ enum {
     SIM_CHECK_FAIR = 1 << 3,
     SIM_CHECK_LIVENESS = 1 << 4,
     SIM_CHECK_EXPIRY = 1 << 5,
-    SIM_CHECK_CALLBACK = 1 << 6
+    SIM_CHECK_CALLBACK = 1 << 6,
+    SIM_CHECK_LATCH = 1 << 7
 };
 int sim_check(const sim_history *h, int verbose);
 

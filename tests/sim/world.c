@@ -24,9 +24,9 @@
  *
  * Phases: the workload (faults on) until cfg->ops operations started;
  * the quiet end (faults off, owners release what they hold, every late
- * script runs); the liveness probe, after the longest lease (each client
- * takes and releases every object in turn, each with a budget of
- * PROBE_WAIT_MS); the end (an hour
+ * script runs, the latch is counted down to 0); the liveness probe, after
+ * the longest lease (each client takes and releases every object in turn,
+ * awaits the latch, each with a budget of PROBE_WAIT_MS); the end (an hour
  * of virtual time, then the keys left in the store are counted).
  */
 #include <stdio.h>
@@ -41,6 +41,8 @@
 #include "dlock/mock.h"
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
+#include "dlock/latch.h"
+#include "dlock/permit_semaphore.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/simple_lock.h"
@@ -54,6 +56,8 @@
 #define LEASE_MIN_MS 200
 #define LEASE_MAX_MS 3000
 #define MAX_OBJ 16
+/* Permit ids an owner keeps at most (each acquisition takes 1 or 2). */
+#define PIDS 4
 /* Loop runs within one virtual millisecond past which the run is a busy
  * loop (far more than every operation of a run taking a step). */
 #define SPIN_LIMIT 200000
@@ -86,6 +90,12 @@ typedef struct owner_st {
     int held[MAX_OBJ];
     int64_t token[MAX_OBJ];
     int64_t permits[MAX_OBJ];
+    /* permit-expirable semaphores: the ids held, and for each the
+     * acquisition that took it and its place in that answer */
+    char pid[MAX_OBJ][PIDS][DLOCK_PERMIT_ID_SIZE];
+    int64_t pacq[MAX_OBJ][PIDS];
+    int pk[MAX_OBJ][PIDS];
+    int npid[MAX_OBJ];
 } owner_st;
 
 typedef struct client_st {
@@ -93,6 +103,8 @@ typedef struct client_st {
     dlock_loop *lp;
     dlock_rlock *lk[MAX_OBJ];
     dlock_semaphore *sem[MAX_OBJ];
+    dlock_permit_semaphore *pm[MAX_OBJ];
+    dlock_latch *la[MAX_OBJ];
     owner_st own[SIM_MAX_OWNERS];
     int64_t paused_until, paused_total;
 } client_st;
@@ -120,6 +132,7 @@ typedef struct world {
     int probe_client, probe_obj, probe_step; /* the probe's place */
     int64_t res_max[MAX_OBJ]; /* the guarded resource: highest token seen */
     int spinning;             /* settle gave up: see SPIN_LIMIT */
+    int64_t quiet_downs;      /* the quiet end's count-downs of the latch */
 } world;
 
 static int64_t now(world *w)
@@ -212,6 +225,10 @@ static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_
     e->wait = wait;
     e->lease = lease;
     e->n = n;
+    if (op == SIM_OP_PERMIT_REL) { /* n: the owner's slot of the id */
+        e->value = o->pacq[obj][n];
+        e->n = o->pk[obj][n];
+    }
     if (!(a = malloc(sizeof(*a))))
         abort();
     a->w = w;
@@ -235,8 +252,22 @@ static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_
     case SIM_OP_SEM_ACQ:
         rc = dlock_semaphore_acquire_async(c->lp, &o->dop, c->sem[obj], n, wait, done, a);
         break;
-    default:
+    case SIM_OP_SEM_REL:
         rc = dlock_semaphore_release_async(c->lp, &o->dop, c->sem[obj], n, done, a);
+        break;
+    case SIM_OP_PERMIT_ACQ:
+        rc = dlock_permit_semaphore_acquire_async(c->lp, &o->dop, c->pm[obj], n, wait, lease,
+                                                  done, a);
+        break;
+    case SIM_OP_PERMIT_REL:
+        rc = dlock_permit_semaphore_release_async(c->lp, &o->dop, c->pm[obj], o->pid[obj][n],
+                                                  done, a);
+        break;
+    case SIM_OP_COUNT_DOWN:
+        rc = dlock_latch_count_down_async(c->lp, &o->dop, c->la[obj], done, a);
+        break;
+    default:
+        rc = dlock_latch_await_async(c->lp, &o->dop, c->la[obj], wait, done, a);
         break;
     }
     if (rc != 0) {
@@ -274,6 +305,31 @@ static void guarded_write(world *w, int ci, int oi, int obj)
 
 static void probe_next(world *w);
 
+/* The ids an acquisition of a permit-expirable semaphore took, kept by
+ * its owner with where they came from. */
+static void keep_permits(owner_st *o, int obj, int64_t acq, char *const *ids)
+{
+    int k;
+
+    for (k = 0; ids && ids[k] && o->npid[obj] < PIDS; k++) {
+        int slot = o->npid[obj]++;
+
+        snprintf(o->pid[obj][slot], sizeof(o->pid[obj][slot]), "%s", ids[k]);
+        o->pacq[obj][slot] = acq;
+        o->pk[obj][slot] = k;
+    }
+}
+
+/* The id in slot is given back (or lost): the last slot takes its place. */
+static void drop_permit(owner_st *o, int obj, int slot)
+{
+    int last = --o->npid[obj];
+
+    memcpy(o->pid[obj][slot], o->pid[obj][last], sizeof(o->pid[obj][slot]));
+    o->pacq[obj][slot] = o->pacq[obj][last];
+    o->pk[obj][slot] = o->pk[obj][last];
+}
+
 static void done(void *arg, dlock_op_id dop, const dlock_result *r)
 {
     cb_arg *a = arg;
@@ -282,7 +338,7 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     client_st *c = &w->cl[s->client];
     owner_st *o = &c->own[s->owner];
     sim_event *e = record(w, SIM_EV_DONE, s->client, s->owner, s->obj);
-    int64_t think;
+    int64_t think, a_id;
 
     (void)dop;
     e->op = s->op;
@@ -290,6 +346,7 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     e->rc = r->rc;
     e->value = r->value;
     e->paused = c->paused_total - s->paused0;
+    a_id = a->id;
     free(a);
     o->op = -1;
     switch (s->op) {
@@ -312,6 +369,14 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     case SIM_OP_SEM_REL:
         o->permits[s->obj] -= s->n;
         break;
+    case SIM_OP_PERMIT_ACQ:
+        if (r->rc == 0)
+            keep_permits(o, s->obj, a_id, r->permit_ids);
+        break;
+    case SIM_OP_PERMIT_REL:
+        /* released, lapsed or lost: either way no longer the owner's */
+        drop_permit(o, s->obj, (int)s->n);
+        break;
     default:
         break;
     }
@@ -320,7 +385,8 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
         return;
     }
     think = sim_rng_range(&w->rng, 0, 100);
-    if (r->rc == 0 && (s->op == SIM_OP_LOCK || s->op == SIM_OP_SEM_ACQ))
+    if (r->rc == 0 &&
+        (s->op == SIM_OP_LOCK || s->op == SIM_OP_SEM_ACQ || s->op == SIM_OP_PERMIT_ACQ))
         think = sim_rng_range(&w->rng, 0, LEASE_MAX_MS); /* hold it a while */
     next_step(w, s->client, s->owner, think);
 }
@@ -359,6 +425,18 @@ static void release_step(world *w, int ci, int oi)
         }
         if (o->permits[i] > 0) {
             start(w, ci, oi, i, SIM_OP_SEM_REL, 0, 0, o->permits[i]);
+            return;
+        }
+        if (o->npid[i] > 0) {
+            start(w, ci, oi, i, SIM_OP_PERMIT_REL, 0, 0, 0);
+            return;
+        }
+        /* the latch's count brought to 0 (a count-down of an open latch
+         * does nothing), so that the probe's awaits are released */
+        if (w->h->obj[i].type == SIM_T_LATCH && ci == 0 && oi == 0 &&
+            w->quiet_downs < w->h->obj[i].permits) {
+            w->quiet_downs++;
+            start(w, ci, oi, i, SIM_OP_COUNT_DOWN, 0, 0, 0);
             return;
         }
     }
@@ -413,7 +491,19 @@ static void act(world *w, int ci, int oi)
     }
     obj = (int)sim_rng_range(&w->rng, 0, w->h->nobj - 1);
     r = sim_rng_range(&w->rng, 0, 99);
-    if (w->h->obj[obj].type == SIM_T_SEMAPHORE) {
+    if (w->h->obj[obj].type == SIM_T_PERMIT) {
+        if (o->npid[obj] > 0 && (r < 55 || o->npid[obj] > PIDS - 2))
+            rc = start(w, ci, oi, obj, SIM_OP_PERMIT_REL, 0, 0,
+                       sim_rng_range(&w->rng, 0, o->npid[obj] - 1));
+        else
+            rc = start(w, ci, oi, obj, SIM_OP_PERMIT_ACQ, pick_wait(w, 1), pick_lease(w),
+                       sim_rng_range(&w->rng, 1, 2));
+    } else if (w->h->obj[obj].type == SIM_T_LATCH) {
+        if (r < 25)
+            rc = start(w, ci, oi, obj, SIM_OP_COUNT_DOWN, 0, 0, 0);
+        else
+            rc = start(w, ci, oi, obj, SIM_OP_AWAIT, pick_wait(w, 0), 0, 0);
+    } else if (w->h->obj[obj].type == SIM_T_SEMAPHORE) {
         if (o->permits[obj] > 0 && r < 60)
             rc = start(w, ci, oi, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]);
         else
@@ -451,12 +541,16 @@ static void probe_next(world *w)
     while (w->probe_client < w->cfg->clients) {
         int ci = w->probe_client, obj = w->probe_obj;
         owner_st *o = &w->cl[ci].own[0];
-        int sem = w->h->obj[obj].type == SIM_T_SEMAPHORE;
+        uint32_t type = w->h->obj[obj].type;
 
         if (w->probe_step == 0) {
+            int op = type == SIM_T_SEMAPHORE ? SIM_OP_SEM_ACQ
+                     : type == SIM_T_PERMIT  ? SIM_OP_PERMIT_ACQ
+                     : type == SIM_T_LATCH   ? SIM_OP_AWAIT
+                                             : SIM_OP_LOCK;
+
             w->probe_step = 1;
-            if ((sem ? start(w, ci, 0, obj, SIM_OP_SEM_ACQ, PROBE_WAIT_MS, 0, 1)
-                     : start(w, ci, 0, obj, SIM_OP_LOCK, PROBE_WAIT_MS, 1000, 0)) == 0)
+            if (start(w, ci, 0, obj, op, PROBE_WAIT_MS, 1000, op == SIM_OP_LOCK ? 0 : 1) == 0)
                 return;
         }
         if (w->probe_step == 1) {
@@ -465,6 +559,8 @@ static void probe_next(world *w)
                 return;
             if (o->permits[obj] > 0 &&
                 start(w, ci, 0, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]) == 0)
+                return;
+            if (o->npid[obj] > 0 && start(w, ci, 0, obj, SIM_OP_PERMIT_REL, 0, 0, 0) == 0)
                 return;
         }
         w->probe_step = 0;
@@ -489,6 +585,8 @@ static const char *type_name(uint32_t t)
     case SIM_T_SEMAPHORE: return "semaphore";
     case SIM_T_SIMPLE: return "simple";
     case SIM_T_SEMLOCK: return "semaphore-lock";
+    case SIM_T_PERMIT: return "permit-semaphore";
+    case SIM_T_LATCH: return "latch";
     default: return "spin";
     }
 }
@@ -499,6 +597,7 @@ static void add_objects(world *w)
         {SIM_T_REENTRANT, "r0"}, {SIM_T_FAIR, "f0"}, {SIM_T_READ, "w0"},
         {SIM_T_WRITE, "w0"}, {SIM_T_FENCED, "x0"}, {SIM_T_SEMAPHORE, "s0"},
         {SIM_T_SPIN, "p0"}, {SIM_T_SIMPLE, "m0"}, {SIM_T_SEMLOCK, "q0"},
+        {SIM_T_PERMIT, "e0"}, {SIM_T_LATCH, "l0"},
     };
     size_t i;
 
@@ -510,7 +609,11 @@ static void add_objects(world *w)
         o = &w->h->obj[w->h->nobj++];
         o->name = all[i].name;
         o->type = all[i].t;
-        o->permits = all[i].t == SIM_T_SEMAPHORE ? 3 : all[i].t == SIM_T_SEMLOCK ? 2 : 0;
+        o->permits = all[i].t == SIM_T_SEMAPHORE || all[i].t == SIM_T_PERMIT ? 3
+                     : all[i].t == SIM_T_SEMLOCK                           ? 2
+                     : all[i].t == SIM_T_LATCH ? sim_rng_range(&w->rng, 1, 8)
+                                               : 0;
+        o->left = -1;
     }
 }
 
@@ -576,6 +679,16 @@ static int make_client(world *w, int ci)
                 dlock_semaphore_free(s);
             }
             break;
+        case SIM_T_PERMIT:
+            rc = dlock_permit_semaphore_new(&c->pm[i], c->c, o->name);
+            if (rc == 0 && ci == 0)
+                rc = dlock_permit_semaphore_try_set_permits(c->pm[i], NULL, o->permits);
+            break;
+        case SIM_T_LATCH:
+            rc = dlock_latch_new(&c->la[i], c->c, o->name);
+            if (rc == 0 && ci == 0)
+                rc = dlock_latch_try_set_count(c->la[i], NULL, o->permits);
+            break;
         default:
             rc = dlock_semaphore_new(&c->sem[i], c->c, o->name);
             if (rc == 0 && ci == 0) {
@@ -600,6 +713,8 @@ static void free_clients(world *w)
         for (i = 0; i < MAX_OBJ; i++) {
             dlock_rlock_free(c->lk[i]);
             dlock_semaphore_free(c->sem[i]);
+            dlock_permit_semaphore_free(c->pm[i]);
+            dlock_latch_free(c->la[i]);
         }
         dlock_client_free(c->c);
     }
@@ -705,6 +820,38 @@ static int quiet(world *w)
 /* The keys left after the run: the semaphores' counts and the fencing
  * counters persist by design; anything else left an hour after the last
  * operation has no expiry. */
+static int counted_type(uint32_t t)
+{
+    return t == SIM_T_SEMAPHORE || t == SIM_T_SEMLOCK || t == SIM_T_PERMIT;
+}
+
+/* A permit-expirable semaphore at the end: the permits available (every
+ * lease over: all of them, if none was lost), and how many of its keys
+ * persist by design (the count, the sets of taken and of expired ids). */
+static size_t permit_keys(world *w, dlock_mock_store *store, int obj)
+{
+    sim_history *h = w->h;
+    const char *name = h->obj[obj].name;
+    char keys[3][128];
+    size_t k, n = 0;
+
+    if (dlock_permit_semaphore_available_permits(w->cl[0].pm[obj], &h->obj[obj].left) != 0)
+        h->obj[obj].left = -1;
+    snprintf(keys[0], sizeof(keys[0]), "%s", name);
+    snprintf(keys[1], sizeof(keys[1]), "{%s}:timeout", name);
+    snprintf(keys[2], sizeof(keys[2]), "{%s}:expired", name);
+    for (k = 0; k < 3; k++) {
+        const char *argv[2] = {"EXISTS", keys[k]};
+        dlock_reply *r;
+
+        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
+            n += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
+            dlock_reply_free(r);
+        }
+    }
+    return n;
+}
+
 static void count_leftovers(world *w)
 {
     sim_history *h = w->h;
@@ -717,6 +864,10 @@ static void count_leftovers(world *w)
         const char *argv[2] = {"EXISTS", key};
         dlock_reply *r;
 
+        if (h->obj[i].type == SIM_T_PERMIT) {
+            persistent += permit_keys(w, store, i);
+            continue;
+        }
         if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
             snprintf(key, sizeof(key), "%s", h->obj[i].name);
         else if (h->obj[i].type == SIM_T_FENCED)
@@ -737,7 +888,7 @@ static void count_leftovers(world *w)
             const char *argv[2] = {"PTTL", h->obj[i].name};
             dlock_reply *r;
 
-            if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
+            if (counted_type(h->obj[i].type))
                 continue;
             if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
                 if (r->type == DLOCK_REPLY_INTEGER && r->integer != -2)
@@ -755,6 +906,7 @@ static void plant_store(world *w)
 {
     const char *set[3] = {"SET", "r0", "stuck"};
     const char *hset[4] = {"HSET", "r0", "nobody:1", "1"};
+    const char *decr[2] = {"DECR", "e0"};
     dlock_reply *r = NULL;
 
     if (w->cfg->plant == SIM_PLANT_NO_EXPIRY &&
@@ -762,6 +914,9 @@ static void plant_store(world *w)
         dlock_reply_free(r);
     if (w->cfg->plant == SIM_PLANT_STUCK &&
         dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 4, hset, NULL) == 0)
+        dlock_reply_free(r);
+    if (w->cfg->plant == SIM_PLANT_PERMIT_LEAK &&
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 2, decr, NULL) == 0)
         dlock_reply_free(r);
 }
 
@@ -898,8 +1053,9 @@ void sim_history_free(sim_history *h)
 
 /* ---- rendering ------------------------------------------------------------------ */
 
-static const char *const op_names[SIM_OP_COUNT] = {"lock", "unlock", "extend", "force",
-                                                   "acquire", "release"};
+static const char *const op_names[SIM_OP_COUNT] = {
+    "lock", "unlock", "extend", "force", "acquire", "release",
+    "permit-acquire", "permit-release", "count-down", "await"};
 
 void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_t len)
 {
@@ -911,6 +1067,8 @@ void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_
         snprintf(buf, len, "%lld c%d.o%d start #%lld %s %s %s wait=%lld lease=%lld n=%lld",
                  (long long)e->t, e->client, e->owner, (long long)e->id, op_names[e->op],
                  ty, obj, (long long)e->wait, (long long)e->lease, (long long)e->n);
+        if (e->op == SIM_OP_PERMIT_REL) /* which id: of which acquisition */
+            snprintf(buf + strlen(buf), len - strlen(buf), " of #%lld", (long long)e->value);
         break;
     case SIM_EV_DONE:
         snprintf(buf, len, "%lld c%d.o%d done #%lld %s %s %s rc=%s value=%lld paused=%lld",
