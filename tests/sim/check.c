@@ -505,7 +505,7 @@ static void check_permits(ctx *c, const holds *hs)
                    over_permits(c, hs, o, 1)) {
             c->reported++;
         }
-        if (so->type != SIM_T_PERMIT || so->left == so->permits)
+        if (so->type != SIM_T_PERMIT || so->left == so->permits || h->timed_out)
             continue;
         /* every lease over: every permit is back, none made up */
         if (h->unsynced_failover >= 0 && so->left >= 0)
@@ -796,7 +796,9 @@ static void check_liveness(ctx *c, const size_t *start)
         show(c, start[e->id]);
         show(c, i);
     }
-    if (h->probe_failures)
+    if (h->timed_out)
+        fail(c, SIM_CHECK_TIMEOUT, "%s", h->probe_detail);
+    else if (h->probe_failures)
         fail(c, SIM_CHECK_LIVENESS, "%s", h->probe_detail);
 }
 

@@ -34,7 +34,17 @@ typedef struct sim_config {
     /* 1: a planted bug for the checkers' self-tests (see check.c):
      * SIM_PLANT_* */
     int plant;
+    /* The bounds of one run, past which it is a failure (SIM_CHECK_TIMEOUT)
+     * rather than a hang: virtual ms for the workload and the quiet end
+     * (0: SIM_VIRTUAL_MS_PER_OP per operation and SIM_VIRTUAL_BASE_MS),
+     * and CPU seconds for the whole run (0: no bound; a bound of CPU time
+     * is the one thing of a run that depends on more than its seed). */
+    int64_t virtual_limit_ms;
+    double cpu_limit_s;
 } sim_config;
+
+#define SIM_VIRTUAL_MS_PER_OP 1000
+#define SIM_VIRTUAL_BASE_MS (600 * 1000)
 
 #define SIM_MAX_CLIENTS 8
 #define SIM_MAX_OWNERS 4
@@ -69,6 +79,7 @@ enum {
     SIM_PLANT_PERMIT_OVER,  /* history: a permit grant of one permit too many */
     SIM_PLANT_PERMIT_LEAK,  /* store: a permit-expirable semaphore's count lowered */
     SIM_PLANT_LATCH_EARLY,  /* history: an awaiter released before the count is 0 */
+    SIM_PLANT_ENDLESS,      /* run: the workload never ends (the per-seed bound) */
     SIM_PLANT_COUNT
 };
 
@@ -134,6 +145,7 @@ typedef struct sim_history {
     /* liveness: probes that failed */
     int probe_failures;
     char probe_detail[256];
+    int timed_out;   /* the run passed a bound of sim_config (detail above) */
     uint64_t faults;
     /* when the store failed over with writes not synced (-1: it did not):
      * from then on neither exclusion nor the order of fencing tokens is
@@ -163,7 +175,8 @@ enum {
     SIM_CHECK_LIVENESS = 1 << 4,
     SIM_CHECK_EXPIRY = 1 << 5,
     SIM_CHECK_CALLBACK = 1 << 6,
-    SIM_CHECK_LATCH = 1 << 7
+    SIM_CHECK_LATCH = 1 << 7,
+    SIM_CHECK_TIMEOUT = 1 << 8
 };
 int sim_check(const sim_history *h, int verbose);
 

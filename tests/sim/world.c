@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uuid/uuid.h>
 
@@ -132,6 +133,8 @@ typedef struct world {
     int probe_client, probe_obj, probe_step; /* the probe's place */
     int64_t res_max[MAX_OBJ]; /* the guarded resource: highest token seen */
     int spinning;             /* settle gave up: see SPIN_LIMIT */
+    double cpu0;              /* CPU seconds at the run's start */
+    unsigned turns;           /* driver turns (the CPU clock is read every 1024) */
     int64_t quiet_downs;      /* the quiet end's count-downs of the latch */
 } world;
 
@@ -461,7 +464,7 @@ static void act(world *w, int ci, int oi)
         release_step(w, ci, oi);
         return;
     }
-    if (w->started >= cfg->ops) {
+    if (w->started >= cfg->ops && cfg->plant != SIM_PLANT_ENDLESS) {
         w->phase = 1;
         record(w, SIM_EV_PHASE, -1, -1, -1)->value = 1;
         sim_faults_enable(w->faults, 0);
@@ -920,6 +923,40 @@ static void plant_store(world *w)
         dlock_reply_free(r);
 }
 
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether the run passed a bound of its config (then h says which). */
+static int out_of_bounds(world *w)
+{
+    const sim_config *cfg = w->cfg;
+    int64_t vlimit = cfg->virtual_limit_ms > 0
+                         ? cfg->virtual_limit_ms
+                         : SIM_VIRTUAL_BASE_MS + cfg->ops * SIM_VIRTUAL_MS_PER_OP;
+    double cpu = 0;
+
+    if (w->phase < 2 && now(w) > vlimit) {
+        snprintf(w->h->probe_detail, sizeof(w->h->probe_detail),
+                 "the workload and its quiet end not over after %lld virtual ms (phase %d)",
+                 (long long)vlimit, w->phase);
+    } else if (cfg->cpu_limit_s > 0 && (++w->turns & 1023) == 0 &&
+               (cpu = cpu_now() - w->cpu0) > cfg->cpu_limit_s) {
+        snprintf(w->h->probe_detail, sizeof(w->h->probe_detail),
+                 "the run not over after %.1f CPU seconds (at t=%lld, phase %d)", cpu,
+                 (long long)now(w), w->phase);
+    } else {
+        return 0;
+    }
+    w->h->timed_out = 1;
+    record(w, SIM_EV_PHASE, -1, -1, -1)->value = 7;
+    return 1;
+}
+
 /* FNV-1a over every event's fields, in order: what the rendered lines
  * say (sim_event_render prints nothing else), without printing them. */
 static uint64_t history_hash(const sim_history *h)
@@ -955,6 +992,7 @@ int sim_run(const sim_config *cfg, sim_history *h)
     w.cfg = cfg;
     w.h = h;
     w.rng.s = cfg->seed;
+    w.cpu0 = cpu_now();
     uuid_rng.s = cfg->seed ^ 0xa5a5a5a5a5a5a5a5ULL;
     h->slack_ms = 50; /* DLOCK_CLIENT_OPTIONS_INIT's budget_slack_ms */
     h->unsynced_failover = -1;
@@ -991,6 +1029,8 @@ int sim_run(const sim_config *cfg, sim_history *h)
         int64_t t;
 
         settle(&w);
+        if (out_of_bounds(&w))
+            break;
         if (w.spinning) {
             record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 8;
             h->probe_failures++;
@@ -1025,12 +1065,13 @@ int sim_run(const sim_config *cfg, sim_history *h)
         if (t > now(&w))
             dlock_vclock_advance(w.vc, t - now(&w));
     }
-    if (!w.spinning) {
+    if (!w.spinning && !h->timed_out) {
         dlock_vclock_advance(w.vc, 3600 * 1000);
         settle(&w);
     }
     record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 3;
-    count_leftovers(&w);
+    if (!h->timed_out) /* mid-run, the keys tell nothing */
+        count_leftovers(&w);
     h->faults = sim_faults_count(w.faults);
 out:
     free_clients(&w);
