@@ -73,7 +73,7 @@ void sim_config_from_seed(sim_config *c, uint64_t seed, int64_t ops)
     c->clients = (int)sim_rng_range(&r, 2, 5);
     c->owners = (int)sim_rng_range(&r, 1, 3);
     c->ops = ops;
-    c->types = SIM_T_ALL;
+    c->types = SIM_T_DEFAULT;
     /* each kind off, rare or frequent: schedules with one fault kind
      * alone are as likely as storms of all of them */
     for (k = 0; k < F_KINDS; k++) {

@@ -2,7 +2,9 @@
  * Simulator: one run (tests/sim/world.c), its history and the checkers
  * (tests/sim/check.c). A run is one thread, one seed, N clients (each a
  * dlock_client on a fault backend over one mock store, with its own
- * dlock_loop in poll mode) and the store's virtual clock; the driver
+ * dlock_loop in poll mode; and, for the MultiLock and the Redlock, two
+ * more dlock_clients on fault backends over two more stores, used through
+ * the same loop) and the stores' one virtual clock; the driver
  * moves the clock from one due thing to the next (a loop's timer, the
  * workload's next step, a late script, a delayed message, a pause's end).
  */
@@ -61,8 +63,14 @@ enum {
     SIM_T_SEMLOCK = 1 << 8, /* the semaphore as a lock, 2 permits */
     SIM_T_PERMIT = 1 << 9,  /* the permit-expirable semaphore, 3 permits */
     SIM_T_LATCH = 1 << 10,  /* the count-down latch, one round */
-    SIM_T_KINDS = 11,
-    SIM_T_ALL = (1 << SIM_T_KINDS) - 1
+    SIM_T_MULTI = 1 << 11,  /* a MultiLock of reentrant locks on 3 stores */
+    SIM_T_REDLOCK = 1 << 12, /* a Redlock over the same 3 stores */
+    SIM_T_KINDS = 13,
+    SIM_T_ALL = (1 << SIM_T_KINDS) - 1,
+    /* What a seed runs: all but the Redlock, whose runs are not yet a
+     * function of their seed (its split-vote pause, objects/types/redlock.c
+     * split_pause, naps in real time; --types 0x1000 runs it alone) */
+    SIM_T_DEFAULT = SIM_T_ALL & ~SIM_T_REDLOCK
 };
 
 /* Planted bugs: each must make one checker fail. */

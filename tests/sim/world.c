@@ -43,6 +43,8 @@
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
 #include "dlock/latch.h"
+#include "dlock/multilock.h"
+#include "dlock/redlock.h"
 #include "dlock/permit_semaphore.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
@@ -57,6 +59,9 @@
 #define LEASE_MIN_MS 200
 #define LEASE_MAX_MS 3000
 #define MAX_OBJ 16
+/* The stores of a MultiLock's members and of a Redlock's nodes: the
+ * store (which may fail over) and NODES more (which do not). */
+#define NODES 2
 /* Permit ids an owner keeps at most (each acquisition takes 1 or 2). */
 #define PIDS 4
 /* Loop runs within one virtual millisecond past which the run is a busy
@@ -101,6 +106,8 @@ typedef struct owner_st {
 
 typedef struct client_st {
     dlock_client *c;
+    dlock_client *node[NODES]; /* the client's clients of the other stores */
+    dlock_rlock *member[MAX_OBJ][1 + NODES]; /* a MultiLock's members */
     dlock_loop *lp;
     dlock_rlock *lk[MAX_OBJ];
     dlock_semaphore *sem[MAX_OBJ];
@@ -122,6 +129,7 @@ typedef struct world {
     sim_rng rng;
     dlock_vclock *vc;
     dlock_mock_store *store, *replica; /* replica: NULL without failover */
+    dlock_mock_store *nodes[NODES];
     sim_faults *faults;
     int failed_over;
     client_st cl[SIM_MAX_CLIENTS];
@@ -590,6 +598,8 @@ static const char *type_name(uint32_t t)
     case SIM_T_SEMLOCK: return "semaphore-lock";
     case SIM_T_PERMIT: return "permit-semaphore";
     case SIM_T_LATCH: return "latch";
+    case SIM_T_MULTI: return "multilock";
+    case SIM_T_REDLOCK: return "redlock";
     default: return "spin";
     }
 }
@@ -600,7 +610,8 @@ static void add_objects(world *w)
         {SIM_T_REENTRANT, "r0"}, {SIM_T_FAIR, "f0"}, {SIM_T_READ, "w0"},
         {SIM_T_WRITE, "w0"}, {SIM_T_FENCED, "x0"}, {SIM_T_SEMAPHORE, "s0"},
         {SIM_T_SPIN, "p0"}, {SIM_T_SIMPLE, "m0"}, {SIM_T_SEMLOCK, "q0"},
-        {SIM_T_PERMIT, "e0"}, {SIM_T_LATCH, "l0"},
+        {SIM_T_PERMIT, "e0"}, {SIM_T_LATCH, "l0"}, {SIM_T_MULTI, "M"},
+        {SIM_T_REDLOCK, "R"},
     };
     size_t i;
 
@@ -620,19 +631,21 @@ static void add_objects(world *w)
     }
 }
 
-static int make_client(world *w, int ci)
+/* A client of the store (w->store, or w->nodes[k]) behind a fault
+ * backend, its clock offset by skew. */
+static int store_client(world *w, int ci, dlock_mock_store *store, dlock_mock_store *replica,
+                        int64_t skew, dlock_client **out)
 {
-    client_st *c = &w->cl[ci];
     dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_backend *mb, *fb, *rb = NULL;
-    int i, rc;
+    int rc;
 
     /* no watchdog period within a run; no real-time slice */
     opts.watchdog_timeout_ms = DLOCK_TIME_MAX_MS;
     opts.loop_slice_ms = 0;
-    if ((rc = dlock_mock_backend_new(&mb, w->store)) != 0)
+    if ((rc = dlock_mock_backend_new(&mb, store)) != 0)
         return rc;
-    if (w->replica && (rc = dlock_mock_backend_new(&rb, w->replica)) != 0) {
+    if (replica && (rc = dlock_mock_backend_new(&rb, replica)) != 0) {
         dlock_backend_free(mb);
         return rc;
     }
@@ -641,17 +654,48 @@ static int make_client(world *w, int ci)
         dlock_backend_free(rb);
         return rc;
     }
+    if (skew != 0)
+        sim_fault_backend_skew(fb, skew);
+    if ((rc = dlock_client_new(out, fb, &opts)) != 0)
+        dlock_backend_free(fb);
+    return rc;
+}
+
+/* A MultiLock of reentrant locks called name, one on each store, or a
+ * Redlock called name over the stores. */
+static int multi_store_lock(client_st *c, int i, const sim_object *o)
+{
+    dlock_client *cs[1 + NODES];
+    int k, rc = 0;
+
+    cs[0] = c->c;
+    for (k = 0; k < NODES; k++)
+        cs[1 + k] = c->node[k];
+    if (o->type == SIM_T_REDLOCK)
+        return dlock_redlock_new(&c->lk[i], cs, 1 + NODES, o->name);
+    for (k = 0; k < 1 + NODES && rc == 0; k++)
+        rc = dlock_reentrant_new(&c->member[i][k], cs[k], o->name);
+    return rc ? rc : dlock_multilock_new(&c->lk[i], c->member[i], 1 + NODES);
+}
+
+static int make_client(world *w, int ci)
+{
+    client_st *c = &w->cl[ci];
+    int64_t skew = 0;
+    int i, rc;
+
     if (w->cfg->skew > 0) {
         sim_event *e = record(w, SIM_EV_FAULT, ci, -1, -1);
 
-        e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
+        skew = e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
         e->value = ('C' << 8) | 'K';
-        sim_fault_backend_skew(fb, e->n);
     }
-    if ((rc = dlock_client_new(&c->c, fb, &opts)) != 0) {
-        dlock_backend_free(fb);
+    if ((rc = store_client(w, ci, w->store, w->replica, skew, &c->c)) != 0)
         return rc;
-    }
+    /* the other stores' clients run on the same machine: the same clock */
+    for (i = 0; i < NODES; i++)
+        if ((rc = store_client(w, ci, w->nodes[i], NULL, skew, &c->node[i])) != 0)
+            return rc;
     if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0)
         return rc;
     for (i = 0; i < w->cfg->owners; i++) {
@@ -682,6 +726,8 @@ static int make_client(world *w, int ci)
                 dlock_semaphore_free(s);
             }
             break;
+        case SIM_T_MULTI:
+        case SIM_T_REDLOCK: rc = multi_store_lock(c, i, o); break;
         case SIM_T_PERMIT:
             rc = dlock_permit_semaphore_new(&c->pm[i], c->c, o->name);
             if (rc == 0 && ci == 0)
@@ -707,7 +753,7 @@ static int make_client(world *w, int ci)
 
 static void free_clients(world *w)
 {
-    int ci, i;
+    int ci, i, k;
 
     for (ci = 0; ci < SIM_MAX_CLIENTS; ci++) {
         client_st *c = &w->cl[ci];
@@ -718,7 +764,11 @@ static void free_clients(world *w)
             dlock_semaphore_free(c->sem[i]);
             dlock_permit_semaphore_free(c->pm[i]);
             dlock_latch_free(c->la[i]);
+            for (k = 0; k < 1 + NODES; k++)
+                dlock_rlock_free(c->member[i][k]);
         }
+        for (k = 0; k < NODES; k++)
+            dlock_client_free(c->node[k]);
         dlock_client_free(c->c);
     }
 }
@@ -828,6 +878,20 @@ static int counted_type(uint32_t t)
     return t == SIM_T_SEMAPHORE || t == SIM_T_SEMLOCK || t == SIM_T_PERMIT;
 }
 
+/* 1 if key is in store, else 0. */
+static size_t key_exists(dlock_mock_store *store, const char *key)
+{
+    const char *argv[2] = {"EXISTS", key};
+    dlock_reply *r;
+    size_t n = 0;
+
+    if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
+        n = r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
+        dlock_reply_free(r);
+    }
+    return n;
+}
+
 /* A permit-expirable semaphore at the end: the permits available (every
  * lease over: all of them, if none was lost), and how many of its keys
  * persist by design (the count, the sets of taken and of expired ids). */
@@ -843,15 +907,8 @@ static size_t permit_keys(world *w, dlock_mock_store *store, int obj)
     snprintf(keys[0], sizeof(keys[0]), "%s", name);
     snprintf(keys[1], sizeof(keys[1]), "{%s}:timeout", name);
     snprintf(keys[2], sizeof(keys[2]), "{%s}:expired", name);
-    for (k = 0; k < 3; k++) {
-        const char *argv[2] = {"EXISTS", keys[k]};
-        dlock_reply *r;
-
-        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
-            n += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
-            dlock_reply_free(r);
-        }
-    }
+    for (k = 0; k < 3; k++)
+        n += key_exists(store, keys[k]);
     return n;
 }
 
@@ -860,12 +917,10 @@ static void count_leftovers(world *w)
     sim_history *h = w->h;
     dlock_mock_store *store = w->failed_over ? w->replica : w->store;
     size_t dbsize = dlock_mock_store_dbsize(store), persistent = 0;
-    int i;
+    int i, k;
 
     for (i = 0; i < h->nobj; i++) {
         char key[128];
-        const char *argv[2] = {"EXISTS", key};
-        dlock_reply *r;
 
         if (h->obj[i].type == SIM_T_PERMIT) {
             persistent += permit_keys(w, store, i);
@@ -873,15 +928,17 @@ static void count_leftovers(world *w)
         }
         if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
             snprintf(key, sizeof(key), "%s", h->obj[i].name);
-        else if (h->obj[i].type == SIM_T_FENCED)
+        else if (h->obj[i].type == SIM_T_FENCED || h->obj[i].type == SIM_T_REDLOCK)
             snprintf(key, sizeof(key), "redisson_lock_token:{%s}", h->obj[i].name);
         else
             continue;
-        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
-            persistent += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
-            dlock_reply_free(r);
-        }
+        persistent += key_exists(store, key);
+        /* a Redlock's nodes keep their token counters too */
+        for (k = 0; k < NODES && h->obj[i].type == SIM_T_REDLOCK; k++)
+            persistent += key_exists(w->nodes[k], key);
     }
+    for (k = 0; k < NODES; k++)
+        dbsize += dlock_mock_store_dbsize(w->nodes[k]);
     h->leftover = (int)(dbsize - persistent);
     if (h->leftover > 0) {
         /* name the lock keys still there */
@@ -1006,6 +1063,8 @@ int sim_run(const sim_config *cfg, sim_history *h)
         dlock_mock_store_new(&w.store, dlock_vclock_clock(w.vc)) != 0 ||
         (cfg->failover &&
          dlock_mock_store_new(&w.replica, dlock_vclock_clock(w.vc)) != 0) ||
+        dlock_mock_store_new(&w.nodes[0], dlock_vclock_clock(w.vc)) != 0 ||
+        dlock_mock_store_new(&w.nodes[1], dlock_vclock_clock(w.vc)) != 0 ||
         !(w.faults = sim_faults_new(cfg->seed, &rates, w.vc))) {
         fprintf(stderr, "sim: out of memory\n");
         rc = -1;
@@ -1080,6 +1139,8 @@ out:
     sim_faults_free(w.faults);
     dlock_mock_store_free(w.store);
     dlock_mock_store_free(w.replica);
+    for (ci = 0; ci < NODES; ci++)
+        dlock_mock_store_free(w.nodes[ci]);
     dlock_vclock_free(w.vc);
     h->hash = history_hash(h);
     return rc;
