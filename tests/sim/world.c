@@ -692,8 +692,10 @@ static int make_client(world *w, int ci)
     }
     if ((rc = store_client(w, ci, w->store, w->replica, skew, &c->c)) != 0)
         return rc;
-    /* the other stores' clients run on the same machine: the same clock */
-    for (i = 0; i < NODES; i++)
+    /* the other stores' clients (only where a run uses them: each client
+     * costs a watchdog thread's start) run on the same machine: the same
+     * clock */
+    for (i = 0; i < NODES && (w->cfg->types & (SIM_T_MULTI | SIM_T_REDLOCK)); i++)
         if ((rc = store_client(w, ci, w->nodes[i], NULL, skew, &c->node[i])) != 0)
             return rc;
     if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0)
@@ -937,7 +939,7 @@ static void count_leftovers(world *w)
         for (k = 0; k < NODES && h->obj[i].type == SIM_T_REDLOCK; k++)
             persistent += key_exists(w->nodes[k], key);
     }
-    for (k = 0; k < NODES; k++)
+    for (k = 0; k < NODES && w->nodes[k]; k++)
         dbsize += dlock_mock_store_dbsize(w->nodes[k]);
     h->leftover = (int)(dbsize - persistent);
     if (h->leftover > 0) {
@@ -1063,13 +1065,18 @@ int sim_run(const sim_config *cfg, sim_history *h)
         dlock_mock_store_new(&w.store, dlock_vclock_clock(w.vc)) != 0 ||
         (cfg->failover &&
          dlock_mock_store_new(&w.replica, dlock_vclock_clock(w.vc)) != 0) ||
-        dlock_mock_store_new(&w.nodes[0], dlock_vclock_clock(w.vc)) != 0 ||
-        dlock_mock_store_new(&w.nodes[1], dlock_vclock_clock(w.vc)) != 0 ||
+
         !(w.faults = sim_faults_new(cfg->seed, &rates, w.vc))) {
         fprintf(stderr, "sim: out of memory\n");
         rc = -1;
         goto out;
     }
+    for (ci = 0; ci < NODES && (cfg->types & (SIM_T_MULTI | SIM_T_REDLOCK)); ci++)
+        if (dlock_mock_store_new(&w.nodes[ci], dlock_vclock_clock(w.vc)) != 0) {
+            fprintf(stderr, "sim: out of memory\n");
+            rc = -1;
+            goto out;
+        }
     sim_faults_enable(w.faults, 0);
     sim_faults_set_log(w.faults, log_fault, &w);
     for (ci = 0; ci < cfg->clients && rc == 0; ci++)
