@@ -62,7 +62,7 @@ struct dlock_vclock {
     dlock_signal **pending;
     size_t npending, cappending;
     int advancing;
-    pid_t pid; /* the process whose threads the lists hold */
+    unsigned long forks; /* fork_count when the lists were last kept */
 };
 
 static dlock_vclock *vc_of(dlock_clock *c)
@@ -70,16 +70,38 @@ static dlock_vclock *vc_of(dlock_clock *c)
     return (dlock_vclock *)c;
 }
 
+/* fork() children made so far, counted by an atfork handler in each
+ * child: lock_lists compares it on every use, where a getpid() would be
+ * a system call each time (a tenth of a simulator's advance). */
+static unsigned long fork_count;
+static pthread_once_t fork_watch_once = PTHREAD_ONCE_INIT;
+
+static void forked(void)
+{
+    __atomic_add_fetch(&fork_count, 1, __ATOMIC_RELAXED);
+}
+
+static void fork_watch(void)
+{
+    pthread_atfork(NULL, NULL, forked);
+}
+
+static unsigned long forks_now(void)
+{
+    pthread_once(&fork_watch_once, fork_watch);
+    return __atomic_load_n(&fork_count, __ATOMIC_RELAXED);
+}
+
 /* Takes the clock mutex for a use of the sleepers and pending lists, which
  * in a fork() child forgets the parent's (see the top of this file): none
  * of those threads sleeps or advances here. */
 static void lock_lists(dlock_vclock *vc)
 {
-    pid_t pid = getpid();
+    unsigned long forks = forks_now();
 
     pthread_mutex_lock(&vc->mutex);
-    if (vc->pid != pid) {
-        vc->pid = pid;
+    if (vc->forks != forks) {
+        vc->forks = forks;
         vc->sleepers = NULL;
         vc->nsleeping = 0;
         vc->nwaiting = 0;
@@ -318,7 +340,7 @@ int dlock_vclock_new(dlock_vclock **out, int64_t start_ms)
     vc->clock.methods = &vc_methods;
     vc->now = start_ms;
     vc->refs = 1;
-    vc->pid = getpid();
+    vc->forks = forks_now();
     *out = vc;
     return 0;
 }

@@ -14,6 +14,13 @@ if time_err then
 end
 -- #include permit_reclaim.luainc
 local n = #ARGV - 6
+-- A retry of an attempt whose reply was lost (the caller keeps its ids
+-- for the whole call): when the ids are taken already, that attempt
+-- granted them, and taking them again would take the count twice for
+-- one set of ids, a permit lost for good. Granted, as it was.
+if n > 0 and redis.call('zscore', KEYS[2], ARGV[6]) then
+    return nil
+end
 if count >= n then
     local ends = lease_ends(5)
     for i = 6, #ARGV - 1 do

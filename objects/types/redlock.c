@@ -457,6 +457,19 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                             "granted, %zu needed)", l->name, granted, r->n, r->quorum);
 }
 
+/* The split-vote delays' seed: from the owner id (whose client part is a
+ * random UUID) and the client's clock, so that contenders draw apart, and
+ * a run on a virtual clock whose UUIDs come from a seed (tests/sim) draws
+ * the same delays again; never from addresses. */
+static unsigned split_seed(const dlock_rlock *l, const char *owner)
+{
+    unsigned s = (unsigned)dlock_clock_now(l->client->clock);
+
+    while (owner && *owner)
+        s = s * 31u + (unsigned char)*owner++;
+    return s;
+}
+
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
@@ -466,7 +479,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
 
     memset(&spec, 0, sizeof(spec));
     a.split = 0;
-    a.seed = (unsigned)(uintptr_t)&a ^ (unsigned)dlock_clock_now(dlock_clock_realtime());
+    a.seed = split_seed(l, op->owner);
     spec.version = DLOCK_WAIT_SPEC_VERSION;
     spec.channel = r->o.channel;
     spec.attempt = attempt;

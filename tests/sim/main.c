@@ -18,7 +18,11 @@
  *   --self-test      plant each bug the checkers exist for; each must be
  *                    caught (exit 1 otherwise)
  *   --no-shrink
- *   --plant N        run with planted bug N (SIM_PLANT_*: 1, 2, 7 or 8, the
+ *   --seed-cpu S     a run still going after S CPU seconds (default 60; 0:
+ *                    no bound) fails as a timeout, with its replay line, as
+ *                    does one whose workload outlasts its virtual bound
+ *                    (sim.h: SIM_VIRTUAL_*); a timeout is not shrunk
+ *   --plant N        run with planted bug N (SIM_PLANT_*: 1, 2, 7, 8, 10, 12: the
  *                    ones made in the run): shows a failure, its report
  *                    and its shrinking
  */
@@ -69,7 +73,7 @@ void sim_config_from_seed(sim_config *c, uint64_t seed, int64_t ops)
     c->clients = (int)sim_rng_range(&r, 2, 5);
     c->owners = (int)sim_rng_range(&r, 1, 3);
     c->ops = ops;
-    c->types = SIM_T_ALL;
+    c->types = SIM_T_DEFAULT;
     /* each kind off, rare or frequent: schedules with one fault kind
      * alone are as likely as storms of all of them */
     for (k = 0; k < F_KINDS; k++) {
@@ -108,7 +112,7 @@ static void apply(sim_config *c, const overrides *o)
 static const char *check_names(int failed, char *buf, size_t len)
 {
     static const char *const names[] = {"exclusion", "fencing", "permits", "fair-order",
-                                        "liveness", "expiry", "callbacks"};
+                                        "liveness", "expiry", "callbacks", "latch", "timeout"};
     size_t i, off = 0;
 
     buf[0] = '\0';
@@ -251,10 +255,20 @@ static void shrink(sim_config c, int failed)
 static const char *const plant_names[SIM_PLANT_COUNT] = {
     "none", "busy lock granted", "fencing token too low", "semaphore over-granted",
     "fair grant out of order", "callback twice", "callback past budget",
-    "key without expiry", "lock stuck forever"};
+    "key without expiry", "lock stuck forever", "permit over-granted",
+    "permit count lowered", "latch opened early", "workload never ends"};
 static const int plant_catches[SIM_PLANT_COUNT] = {
     0, SIM_CHECK_EXCLUSION, SIM_CHECK_FENCING, SIM_CHECK_PERMITS, SIM_CHECK_FAIR,
-    SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS};
+    SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS,
+    SIM_CHECK_PERMITS, SIM_CHECK_PERMITS, SIM_CHECK_LATCH, SIM_CHECK_TIMEOUT};
+
+/* Whether planted bug p is made in the run (the fault backend, the
+ * store), rather than on its history (sim_plant_history). */
+static int planted_in_run(int p)
+{
+    return p == SIM_PLANT_GRANT_BUSY || p == SIM_PLANT_TOKEN_LOW || p == SIM_PLANT_NO_EXPIRY ||
+           p == SIM_PLANT_STUCK || p == SIM_PLANT_PERMIT_LEAK || p == SIM_PLANT_ENDLESS;
+}
 
 /* Each planted bug must be caught by its checker on some seed of the
  * first 50 that passes without it (most are on the first). */
@@ -282,8 +296,7 @@ static int self_test(int64_t ops)
             c.plant = p;
             if (sim_run(&c, &h) != 0)
                 return 1;
-            if (p >= SIM_PLANT_SEM_OVER && p <= SIM_PLANT_LATE_CB &&
-                sim_plant_history(&h, p) != 0) {
+            if (!planted_in_run(p) && sim_plant_history(&h, p) != 0) {
                 sim_history_free(&h);
                 continue;
             }
@@ -323,7 +336,7 @@ static long long count_ops(const sim_history *h)
 int main(int argc, char **argv)
 {
     unsigned long long seed = 1, seeds = 0;
-    double seconds = 0, t0;
+    double seconds = 0, t0, seed_cpu = 60;
     long long ops = DEFAULT_OPS, total_ops = 0, total_faults = 0, runs = 0;
     long long total_reported = 0;
     overrides ov = {0, 0, -1, -1, 0};
@@ -340,6 +353,8 @@ int main(int argc, char **argv)
             seeds = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--seconds") && v)
             seconds = strtod(argv[++i], NULL);
+        else if (!strcmp(a, "--seed-cpu") && v)
+            seed_cpu = strtod(argv[++i], NULL);
         else if (!strcmp(a, "--ops") && v)
             ops = strtoll(argv[++i], NULL, 0);
         else if (!strcmp(a, "--clients") && v)
@@ -367,7 +382,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: dlock_sim [--seed N] [--seeds K | --seconds S] "
                             "[--ops N] [--clients N] [--owners N] [--types MASK] "
                             "[--faults MASK] [--no-pauses] [--history FILE] [--trace] "
-                            "[--self-test] [--no-shrink] [--plant N]\n");
+                            "[--self-test] [--no-shrink] [--seed-cpu S] [--plant N]\n");
             return 2;
         }
     }
@@ -394,9 +409,9 @@ int main(int argc, char **argv)
             break;
         sim_config_from_seed(&c, s, ops);
         apply(&c, &ov);
-        if (plant == SIM_PLANT_GRANT_BUSY || plant == SIM_PLANT_TOKEN_LOW ||
-            plant == SIM_PLANT_NO_EXPIRY || plant == SIM_PLANT_STUCK)
+        if (planted_in_run(plant))
             c.plant = plant;
+        c.cpu_limit_s = seed_cpu;
         failed = run_checked(&c, 1, &h);
         if (failed < 0)
             return 2;
@@ -408,7 +423,7 @@ int main(int argc, char **argv)
             print_tail(&h, h.n);
         if (history && write_history(&h, history) != 0)
             fprintf(stderr, "sim: cannot write %s\n", history);
-        if (seeds == 1 || (s - seed) % 16 == 0) {
+        if ((seeds == 1 || (s - seed) % 16 == 0) && !h.timed_out) {
             /* the same seed, the same history, byte for byte */
             if (sim_run(&c, &again) != 0)
                 return 2;
@@ -429,7 +444,7 @@ int main(int argc, char **argv)
                                        : check_names(failed, names, sizeof(names)));
             print_tail(&h, 30);
             print_replay(&c);
-            if (!noshrink && !(failed & (1 << 30)))
+            if (!noshrink && !(failed & ((1 << 30) | SIM_CHECK_TIMEOUT)))
                 shrink(c, failed);
             failed_seeds++;
         }

@@ -2,7 +2,9 @@
  * Simulator: one run (tests/sim/world.c), its history and the checkers
  * (tests/sim/check.c). A run is one thread, one seed, N clients (each a
  * dlock_client on a fault backend over one mock store, with its own
- * dlock_loop in poll mode) and the store's virtual clock; the driver
+ * dlock_loop in poll mode; and, for the MultiLock and the Redlock, two
+ * more dlock_clients on fault backends over two more stores, used through
+ * the same loop) and the stores' one virtual clock; the driver
  * moves the clock from one due thing to the next (a loop's timer, the
  * workload's next step, a late script, a delayed message, a pause's end).
  */
@@ -34,7 +36,17 @@ typedef struct sim_config {
     /* 1: a planted bug for the checkers' self-tests (see check.c):
      * SIM_PLANT_* */
     int plant;
+    /* The bounds of one run, past which it is a failure (SIM_CHECK_TIMEOUT)
+     * rather than a hang: virtual ms for the workload and the quiet end
+     * (0: SIM_VIRTUAL_MS_PER_OP per operation and SIM_VIRTUAL_BASE_MS),
+     * and CPU seconds for the whole run (0: no bound; a bound of CPU time
+     * is the one thing of a run that depends on more than its seed). */
+    int64_t virtual_limit_ms;
+    double cpu_limit_s;
 } sim_config;
+
+#define SIM_VIRTUAL_MS_PER_OP 1000
+#define SIM_VIRTUAL_BASE_MS (600 * 1000)
 
 #define SIM_MAX_CLIENTS 8
 #define SIM_MAX_OWNERS 4
@@ -49,8 +61,16 @@ enum {
     SIM_T_SPIN = 1 << 6,
     SIM_T_SIMPLE = 1 << 7,
     SIM_T_SEMLOCK = 1 << 8, /* the semaphore as a lock, 2 permits */
-    SIM_T_KINDS = 9,
-    SIM_T_ALL = (1 << SIM_T_KINDS) - 1
+    SIM_T_PERMIT = 1 << 9,  /* the permit-expirable semaphore, 3 permits */
+    SIM_T_LATCH = 1 << 10,  /* the count-down latch, one round */
+    SIM_T_MULTI = 1 << 11,  /* a MultiLock of reentrant locks on 3 stores */
+    SIM_T_REDLOCK = 1 << 12, /* a Redlock over the same 3 stores */
+    SIM_T_KINDS = 13,
+    SIM_T_ALL = (1 << SIM_T_KINDS) - 1,
+    /* What a seed runs: all but the Redlock, whose runs are not yet a
+     * function of their seed (its split-vote pause, objects/types/redlock.c
+     * split_pause, naps in real time; --types 0x1000 runs it alone) */
+    SIM_T_DEFAULT = SIM_T_ALL & ~SIM_T_REDLOCK
 };
 
 /* Planted bugs: each must make one checker fail. */
@@ -64,6 +84,10 @@ enum {
     SIM_PLANT_LATE_CB,      /* history: a callback past its budget */
     SIM_PLANT_NO_EXPIRY,    /* store: a lock key left without expiry */
     SIM_PLANT_STUCK,        /* store: a lock held forever before the drain */
+    SIM_PLANT_PERMIT_OVER,  /* history: a permit grant of one permit too many */
+    SIM_PLANT_PERMIT_LEAK,  /* store: a permit-expirable semaphore's count lowered */
+    SIM_PLANT_LATCH_EARLY,  /* history: an awaiter released before the count is 0 */
+    SIM_PLANT_ENDLESS,      /* run: the workload never ends (the per-seed bound) */
     SIM_PLANT_COUNT
 };
 
@@ -76,6 +100,11 @@ enum {
     SIM_OP_FORCE,
     SIM_OP_SEM_ACQ,  /* n permits */
     SIM_OP_SEM_REL,
+    SIM_OP_PERMIT_ACQ, /* n permits, each its own id; value: how many */
+    SIM_OP_PERMIT_REL, /* one id; START's value: the acquisition's operation
+                        * number, n: the id's place in its answer */
+    SIM_OP_COUNT_DOWN,
+    SIM_OP_AWAIT,
     SIM_OP_COUNT
 };
 
@@ -105,7 +134,9 @@ typedef struct sim_event {
 typedef struct sim_object {
     const char *name; /* store name; a read and a write object share one */
     uint32_t type;    /* one SIM_T_* bit */
-    int64_t permits;  /* semaphore: its permits */
+    int64_t permits;  /* semaphore: its permits; latch: its count */
+    int64_t left;     /* permit-expirable semaphore: the available permits
+                       * read at the end (all leases over), -1 unread */
 } sim_object;
 
 typedef struct sim_history {
@@ -122,6 +153,7 @@ typedef struct sim_history {
     /* liveness: probes that failed */
     int probe_failures;
     char probe_detail[256];
+    int timed_out;   /* the run passed a bound of sim_config (detail above) */
     uint64_t faults;
     /* when the store failed over with writes not synced (-1: it did not):
      * from then on neither exclusion nor the order of fencing tokens is
@@ -150,7 +182,9 @@ enum {
     SIM_CHECK_FAIR = 1 << 3,
     SIM_CHECK_LIVENESS = 1 << 4,
     SIM_CHECK_EXPIRY = 1 << 5,
-    SIM_CHECK_CALLBACK = 1 << 6
+    SIM_CHECK_CALLBACK = 1 << 6,
+    SIM_CHECK_LATCH = 1 << 7,
+    SIM_CHECK_TIMEOUT = 1 << 8
 };
 int sim_check(const sim_history *h, int verbose);
 

@@ -24,14 +24,15 @@
  *
  * Phases: the workload (faults on) until cfg->ops operations started;
  * the quiet end (faults off, owners release what they hold, every late
- * script runs); the liveness probe, after the longest lease (each client
- * takes and releases every object in turn, each with a budget of
- * PROBE_WAIT_MS); the end (an hour
+ * script runs, the latch is counted down to 0); the liveness probe, after
+ * the longest lease (each client takes and releases every object in turn,
+ * awaits the latch, each with a budget of PROBE_WAIT_MS); the end (an hour
  * of virtual time, then the keys left in the store are counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uuid/uuid.h>
 
@@ -41,6 +42,10 @@
 #include "dlock/mock.h"
 #include "dlock/reentrant.h"
 #include "dlock/fair.h"
+#include "dlock/latch.h"
+#include "dlock/multilock.h"
+#include "dlock/redlock.h"
+#include "dlock/permit_semaphore.h"
 #include "dlock/rwlock.h"
 #include "dlock/semaphore.h"
 #include "dlock/simple_lock.h"
@@ -54,6 +59,11 @@
 #define LEASE_MIN_MS 200
 #define LEASE_MAX_MS 3000
 #define MAX_OBJ 16
+/* The stores of a MultiLock's members and of a Redlock's nodes: the
+ * store (which may fail over) and NODES more (which do not). */
+#define NODES 2
+/* Permit ids an owner keeps at most (each acquisition takes 1 or 2). */
+#define PIDS 4
 /* Loop runs within one virtual millisecond past which the run is a busy
  * loop (far more than every operation of a run taking a step). */
 #define SPIN_LIMIT 200000
@@ -86,13 +96,23 @@ typedef struct owner_st {
     int held[MAX_OBJ];
     int64_t token[MAX_OBJ];
     int64_t permits[MAX_OBJ];
+    /* permit-expirable semaphores: the ids held, and for each the
+     * acquisition that took it and its place in that answer */
+    char pid[MAX_OBJ][PIDS][DLOCK_PERMIT_ID_SIZE];
+    int64_t pacq[MAX_OBJ][PIDS];
+    int pk[MAX_OBJ][PIDS];
+    int npid[MAX_OBJ];
 } owner_st;
 
 typedef struct client_st {
     dlock_client *c;
+    dlock_client *node[NODES]; /* the client's clients of the other stores */
+    dlock_rlock *member[MAX_OBJ][1 + NODES]; /* a MultiLock's members */
     dlock_loop *lp;
     dlock_rlock *lk[MAX_OBJ];
     dlock_semaphore *sem[MAX_OBJ];
+    dlock_permit_semaphore *pm[MAX_OBJ];
+    dlock_latch *la[MAX_OBJ];
     owner_st own[SIM_MAX_OWNERS];
     int64_t paused_until, paused_total;
 } client_st;
@@ -109,6 +129,7 @@ typedef struct world {
     sim_rng rng;
     dlock_vclock *vc;
     dlock_mock_store *store, *replica; /* replica: NULL without failover */
+    dlock_mock_store *nodes[NODES];
     sim_faults *faults;
     int failed_over;
     client_st cl[SIM_MAX_CLIENTS];
@@ -120,6 +141,9 @@ typedef struct world {
     int probe_client, probe_obj, probe_step; /* the probe's place */
     int64_t res_max[MAX_OBJ]; /* the guarded resource: highest token seen */
     int spinning;             /* settle gave up: see SPIN_LIMIT */
+    double cpu0;              /* CPU seconds at the run's start */
+    unsigned turns;           /* driver turns (the CPU clock is read every 1024) */
+    int64_t quiet_downs;      /* the quiet end's count-downs of the latch */
 } world;
 
 static int64_t now(world *w)
@@ -212,6 +236,10 @@ static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_
     e->wait = wait;
     e->lease = lease;
     e->n = n;
+    if (op == SIM_OP_PERMIT_REL) { /* n: the owner's slot of the id */
+        e->value = o->pacq[obj][n];
+        e->n = o->pk[obj][n];
+    }
     if (!(a = malloc(sizeof(*a))))
         abort();
     a->w = w;
@@ -235,8 +263,22 @@ static int start(world *w, int ci, int oi, int obj, int op, int64_t wait, int64_
     case SIM_OP_SEM_ACQ:
         rc = dlock_semaphore_acquire_async(c->lp, &o->dop, c->sem[obj], n, wait, done, a);
         break;
-    default:
+    case SIM_OP_SEM_REL:
         rc = dlock_semaphore_release_async(c->lp, &o->dop, c->sem[obj], n, done, a);
+        break;
+    case SIM_OP_PERMIT_ACQ:
+        rc = dlock_permit_semaphore_acquire_async(c->lp, &o->dop, c->pm[obj], n, wait, lease,
+                                                  done, a);
+        break;
+    case SIM_OP_PERMIT_REL:
+        rc = dlock_permit_semaphore_release_async(c->lp, &o->dop, c->pm[obj], o->pid[obj][n],
+                                                  done, a);
+        break;
+    case SIM_OP_COUNT_DOWN:
+        rc = dlock_latch_count_down_async(c->lp, &o->dop, c->la[obj], done, a);
+        break;
+    default:
+        rc = dlock_latch_await_async(c->lp, &o->dop, c->la[obj], wait, done, a);
         break;
     }
     if (rc != 0) {
@@ -274,6 +316,31 @@ static void guarded_write(world *w, int ci, int oi, int obj)
 
 static void probe_next(world *w);
 
+/* The ids an acquisition of a permit-expirable semaphore took, kept by
+ * its owner with where they came from. */
+static void keep_permits(owner_st *o, int obj, int64_t acq, char *const *ids)
+{
+    int k;
+
+    for (k = 0; ids && ids[k] && o->npid[obj] < PIDS; k++) {
+        int slot = o->npid[obj]++;
+
+        snprintf(o->pid[obj][slot], sizeof(o->pid[obj][slot]), "%s", ids[k]);
+        o->pacq[obj][slot] = acq;
+        o->pk[obj][slot] = k;
+    }
+}
+
+/* The id in slot is given back (or lost): the last slot takes its place. */
+static void drop_permit(owner_st *o, int obj, int slot)
+{
+    int last = --o->npid[obj];
+
+    memcpy(o->pid[obj][slot], o->pid[obj][last], sizeof(o->pid[obj][slot]));
+    o->pacq[obj][slot] = o->pacq[obj][last];
+    o->pk[obj][slot] = o->pk[obj][last];
+}
+
 static void done(void *arg, dlock_op_id dop, const dlock_result *r)
 {
     cb_arg *a = arg;
@@ -282,7 +349,7 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     client_st *c = &w->cl[s->client];
     owner_st *o = &c->own[s->owner];
     sim_event *e = record(w, SIM_EV_DONE, s->client, s->owner, s->obj);
-    int64_t think;
+    int64_t think, a_id;
 
     (void)dop;
     e->op = s->op;
@@ -290,6 +357,7 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     e->rc = r->rc;
     e->value = r->value;
     e->paused = c->paused_total - s->paused0;
+    a_id = a->id;
     free(a);
     o->op = -1;
     switch (s->op) {
@@ -312,6 +380,14 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     case SIM_OP_SEM_REL:
         o->permits[s->obj] -= s->n;
         break;
+    case SIM_OP_PERMIT_ACQ:
+        if (r->rc == 0)
+            keep_permits(o, s->obj, a_id, r->permit_ids);
+        break;
+    case SIM_OP_PERMIT_REL:
+        /* released, lapsed or lost: either way no longer the owner's */
+        drop_permit(o, s->obj, (int)s->n);
+        break;
     default:
         break;
     }
@@ -320,7 +396,8 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
         return;
     }
     think = sim_rng_range(&w->rng, 0, 100);
-    if (r->rc == 0 && (s->op == SIM_OP_LOCK || s->op == SIM_OP_SEM_ACQ))
+    if (r->rc == 0 &&
+        (s->op == SIM_OP_LOCK || s->op == SIM_OP_SEM_ACQ || s->op == SIM_OP_PERMIT_ACQ))
         think = sim_rng_range(&w->rng, 0, LEASE_MAX_MS); /* hold it a while */
     next_step(w, s->client, s->owner, think);
 }
@@ -361,6 +438,18 @@ static void release_step(world *w, int ci, int oi)
             start(w, ci, oi, i, SIM_OP_SEM_REL, 0, 0, o->permits[i]);
             return;
         }
+        if (o->npid[i] > 0) {
+            start(w, ci, oi, i, SIM_OP_PERMIT_REL, 0, 0, 0);
+            return;
+        }
+        /* the latch's count brought to 0 (a count-down of an open latch
+         * does nothing), so that the probe's awaits are released */
+        if (w->h->obj[i].type == SIM_T_LATCH && ci == 0 && oi == 0 &&
+            w->quiet_downs < w->h->obj[i].permits) {
+            w->quiet_downs++;
+            start(w, ci, oi, i, SIM_OP_COUNT_DOWN, 0, 0, 0);
+            return;
+        }
     }
     o->idle = 1;
 }
@@ -383,7 +472,7 @@ static void act(world *w, int ci, int oi)
         release_step(w, ci, oi);
         return;
     }
-    if (w->started >= cfg->ops) {
+    if (w->started >= cfg->ops && cfg->plant != SIM_PLANT_ENDLESS) {
         w->phase = 1;
         record(w, SIM_EV_PHASE, -1, -1, -1)->value = 1;
         sim_faults_enable(w->faults, 0);
@@ -413,7 +502,19 @@ static void act(world *w, int ci, int oi)
     }
     obj = (int)sim_rng_range(&w->rng, 0, w->h->nobj - 1);
     r = sim_rng_range(&w->rng, 0, 99);
-    if (w->h->obj[obj].type == SIM_T_SEMAPHORE) {
+    if (w->h->obj[obj].type == SIM_T_PERMIT) {
+        if (o->npid[obj] > 0 && (r < 55 || o->npid[obj] > PIDS - 2))
+            rc = start(w, ci, oi, obj, SIM_OP_PERMIT_REL, 0, 0,
+                       sim_rng_range(&w->rng, 0, o->npid[obj] - 1));
+        else
+            rc = start(w, ci, oi, obj, SIM_OP_PERMIT_ACQ, pick_wait(w, 1), pick_lease(w),
+                       sim_rng_range(&w->rng, 1, 2));
+    } else if (w->h->obj[obj].type == SIM_T_LATCH) {
+        if (r < 25)
+            rc = start(w, ci, oi, obj, SIM_OP_COUNT_DOWN, 0, 0, 0);
+        else
+            rc = start(w, ci, oi, obj, SIM_OP_AWAIT, pick_wait(w, 0), 0, 0);
+    } else if (w->h->obj[obj].type == SIM_T_SEMAPHORE) {
         if (o->permits[obj] > 0 && r < 60)
             rc = start(w, ci, oi, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]);
         else
@@ -451,12 +552,16 @@ static void probe_next(world *w)
     while (w->probe_client < w->cfg->clients) {
         int ci = w->probe_client, obj = w->probe_obj;
         owner_st *o = &w->cl[ci].own[0];
-        int sem = w->h->obj[obj].type == SIM_T_SEMAPHORE;
+        uint32_t type = w->h->obj[obj].type;
 
         if (w->probe_step == 0) {
+            int op = type == SIM_T_SEMAPHORE ? SIM_OP_SEM_ACQ
+                     : type == SIM_T_PERMIT  ? SIM_OP_PERMIT_ACQ
+                     : type == SIM_T_LATCH   ? SIM_OP_AWAIT
+                                             : SIM_OP_LOCK;
+
             w->probe_step = 1;
-            if ((sem ? start(w, ci, 0, obj, SIM_OP_SEM_ACQ, PROBE_WAIT_MS, 0, 1)
-                     : start(w, ci, 0, obj, SIM_OP_LOCK, PROBE_WAIT_MS, 1000, 0)) == 0)
+            if (start(w, ci, 0, obj, op, PROBE_WAIT_MS, 1000, op == SIM_OP_LOCK ? 0 : 1) == 0)
                 return;
         }
         if (w->probe_step == 1) {
@@ -465,6 +570,8 @@ static void probe_next(world *w)
                 return;
             if (o->permits[obj] > 0 &&
                 start(w, ci, 0, obj, SIM_OP_SEM_REL, 0, 0, o->permits[obj]) == 0)
+                return;
+            if (o->npid[obj] > 0 && start(w, ci, 0, obj, SIM_OP_PERMIT_REL, 0, 0, 0) == 0)
                 return;
         }
         w->probe_step = 0;
@@ -489,6 +596,10 @@ static const char *type_name(uint32_t t)
     case SIM_T_SEMAPHORE: return "semaphore";
     case SIM_T_SIMPLE: return "simple";
     case SIM_T_SEMLOCK: return "semaphore-lock";
+    case SIM_T_PERMIT: return "permit-semaphore";
+    case SIM_T_LATCH: return "latch";
+    case SIM_T_MULTI: return "multilock";
+    case SIM_T_REDLOCK: return "redlock";
     default: return "spin";
     }
 }
@@ -499,6 +610,8 @@ static void add_objects(world *w)
         {SIM_T_REENTRANT, "r0"}, {SIM_T_FAIR, "f0"}, {SIM_T_READ, "w0"},
         {SIM_T_WRITE, "w0"}, {SIM_T_FENCED, "x0"}, {SIM_T_SEMAPHORE, "s0"},
         {SIM_T_SPIN, "p0"}, {SIM_T_SIMPLE, "m0"}, {SIM_T_SEMLOCK, "q0"},
+        {SIM_T_PERMIT, "e0"}, {SIM_T_LATCH, "l0"}, {SIM_T_MULTI, "M"},
+        {SIM_T_REDLOCK, "R"},
     };
     size_t i;
 
@@ -510,23 +623,29 @@ static void add_objects(world *w)
         o = &w->h->obj[w->h->nobj++];
         o->name = all[i].name;
         o->type = all[i].t;
-        o->permits = all[i].t == SIM_T_SEMAPHORE ? 3 : all[i].t == SIM_T_SEMLOCK ? 2 : 0;
+        o->permits = all[i].t == SIM_T_SEMAPHORE || all[i].t == SIM_T_PERMIT ? 3
+                     : all[i].t == SIM_T_SEMLOCK                           ? 2
+                     : all[i].t == SIM_T_LATCH ? sim_rng_range(&w->rng, 1, 8)
+                                               : 0;
+        o->left = -1;
     }
 }
 
-static int make_client(world *w, int ci)
+/* A client of the store (w->store, or w->nodes[k]) behind a fault
+ * backend, its clock offset by skew. */
+static int store_client(world *w, int ci, dlock_mock_store *store, dlock_mock_store *replica,
+                        int64_t skew, dlock_client **out)
 {
-    client_st *c = &w->cl[ci];
     dlock_client_options opts = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_backend *mb, *fb, *rb = NULL;
-    int i, rc;
+    int rc;
 
     /* no watchdog period within a run; no real-time slice */
     opts.watchdog_timeout_ms = DLOCK_TIME_MAX_MS;
     opts.loop_slice_ms = 0;
-    if ((rc = dlock_mock_backend_new(&mb, w->store)) != 0)
+    if ((rc = dlock_mock_backend_new(&mb, store)) != 0)
         return rc;
-    if (w->replica && (rc = dlock_mock_backend_new(&rb, w->replica)) != 0) {
+    if (replica && (rc = dlock_mock_backend_new(&rb, replica)) != 0) {
         dlock_backend_free(mb);
         return rc;
     }
@@ -535,17 +654,50 @@ static int make_client(world *w, int ci)
         dlock_backend_free(rb);
         return rc;
     }
+    if (skew != 0)
+        sim_fault_backend_skew(fb, skew);
+    if ((rc = dlock_client_new(out, fb, &opts)) != 0)
+        dlock_backend_free(fb);
+    return rc;
+}
+
+/* A MultiLock of reentrant locks called name, one on each store, or a
+ * Redlock called name over the stores. */
+static int multi_store_lock(client_st *c, int i, const sim_object *o)
+{
+    dlock_client *cs[1 + NODES];
+    int k, rc = 0;
+
+    cs[0] = c->c;
+    for (k = 0; k < NODES; k++)
+        cs[1 + k] = c->node[k];
+    if (o->type == SIM_T_REDLOCK)
+        return dlock_redlock_new(&c->lk[i], cs, 1 + NODES, o->name);
+    for (k = 0; k < 1 + NODES && rc == 0; k++)
+        rc = dlock_reentrant_new(&c->member[i][k], cs[k], o->name);
+    return rc ? rc : dlock_multilock_new(&c->lk[i], c->member[i], 1 + NODES);
+}
+
+static int make_client(world *w, int ci)
+{
+    client_st *c = &w->cl[ci];
+    int64_t skew = 0;
+    int i, rc;
+
     if (w->cfg->skew > 0) {
         sim_event *e = record(w, SIM_EV_FAULT, ci, -1, -1);
 
-        e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
+        skew = e->n = sim_rng_range(&w->rng, -w->cfg->skew, w->cfg->skew);
         e->value = ('C' << 8) | 'K';
-        sim_fault_backend_skew(fb, e->n);
     }
-    if ((rc = dlock_client_new(&c->c, fb, &opts)) != 0) {
-        dlock_backend_free(fb);
+    if ((rc = store_client(w, ci, w->store, w->replica, skew, &c->c)) != 0)
         return rc;
-    }
+    /* the other stores' clients (only where a run uses them: each client
+     * costs a watchdog thread's start) run on the same machine: the same
+     * clock */
+    for (i = 0; i < NODES && (w->cfg->types & (SIM_T_MULTI | SIM_T_REDLOCK)); i++)
+        if ((rc = store_client(w, ci, w->nodes[i], NULL, skew, &c->node[i])) != 0)
+            return rc;
     if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0)
         return rc;
     for (i = 0; i < w->cfg->owners; i++) {
@@ -576,6 +728,18 @@ static int make_client(world *w, int ci)
                 dlock_semaphore_free(s);
             }
             break;
+        case SIM_T_MULTI:
+        case SIM_T_REDLOCK: rc = multi_store_lock(c, i, o); break;
+        case SIM_T_PERMIT:
+            rc = dlock_permit_semaphore_new(&c->pm[i], c->c, o->name);
+            if (rc == 0 && ci == 0)
+                rc = dlock_permit_semaphore_try_set_permits(c->pm[i], NULL, o->permits);
+            break;
+        case SIM_T_LATCH:
+            rc = dlock_latch_new(&c->la[i], c->c, o->name);
+            if (rc == 0 && ci == 0)
+                rc = dlock_latch_try_set_count(c->la[i], NULL, o->permits);
+            break;
         default:
             rc = dlock_semaphore_new(&c->sem[i], c->c, o->name);
             if (rc == 0 && ci == 0) {
@@ -591,7 +755,7 @@ static int make_client(world *w, int ci)
 
 static void free_clients(world *w)
 {
-    int ci, i;
+    int ci, i, k;
 
     for (ci = 0; ci < SIM_MAX_CLIENTS; ci++) {
         client_st *c = &w->cl[ci];
@@ -600,7 +764,13 @@ static void free_clients(world *w)
         for (i = 0; i < MAX_OBJ; i++) {
             dlock_rlock_free(c->lk[i]);
             dlock_semaphore_free(c->sem[i]);
+            dlock_permit_semaphore_free(c->pm[i]);
+            dlock_latch_free(c->la[i]);
+            for (k = 0; k < 1 + NODES; k++)
+                dlock_rlock_free(c->member[i][k]);
         }
+        for (k = 0; k < NODES; k++)
+            dlock_client_free(c->node[k]);
         dlock_client_free(c->c);
     }
 }
@@ -705,29 +875,72 @@ static int quiet(world *w)
 /* The keys left after the run: the semaphores' counts and the fencing
  * counters persist by design; anything else left an hour after the last
  * operation has no expiry. */
+static int counted_type(uint32_t t)
+{
+    return t == SIM_T_SEMAPHORE || t == SIM_T_SEMLOCK || t == SIM_T_PERMIT;
+}
+
+/* 1 if key is in store, else 0. */
+static size_t key_exists(dlock_mock_store *store, const char *key)
+{
+    const char *argv[2] = {"EXISTS", key};
+    dlock_reply *r;
+    size_t n = 0;
+
+    if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
+        n = r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
+        dlock_reply_free(r);
+    }
+    return n;
+}
+
+/* A permit-expirable semaphore at the end: the permits available (every
+ * lease over: all of them, if none was lost), and how many of its keys
+ * persist by design (the count, the sets of taken and of expired ids). */
+static size_t permit_keys(world *w, dlock_mock_store *store, int obj)
+{
+    sim_history *h = w->h;
+    const char *name = h->obj[obj].name;
+    char keys[3][128];
+    size_t k, n = 0;
+
+    if (dlock_permit_semaphore_available_permits(w->cl[0].pm[obj], &h->obj[obj].left) != 0)
+        h->obj[obj].left = -1;
+    snprintf(keys[0], sizeof(keys[0]), "%s", name);
+    snprintf(keys[1], sizeof(keys[1]), "{%s}:timeout", name);
+    snprintf(keys[2], sizeof(keys[2]), "{%s}:expired", name);
+    for (k = 0; k < 3; k++)
+        n += key_exists(store, keys[k]);
+    return n;
+}
+
 static void count_leftovers(world *w)
 {
     sim_history *h = w->h;
     dlock_mock_store *store = w->failed_over ? w->replica : w->store;
     size_t dbsize = dlock_mock_store_dbsize(store), persistent = 0;
-    int i;
+    int i, k;
 
     for (i = 0; i < h->nobj; i++) {
         char key[128];
-        const char *argv[2] = {"EXISTS", key};
-        dlock_reply *r;
 
+        if (h->obj[i].type == SIM_T_PERMIT) {
+            persistent += permit_keys(w, store, i);
+            continue;
+        }
         if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
             snprintf(key, sizeof(key), "%s", h->obj[i].name);
-        else if (h->obj[i].type == SIM_T_FENCED)
+        else if (h->obj[i].type == SIM_T_FENCED || h->obj[i].type == SIM_T_REDLOCK)
             snprintf(key, sizeof(key), "redisson_lock_token:{%s}", h->obj[i].name);
         else
             continue;
-        if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
-            persistent += r->type == DLOCK_REPLY_INTEGER && r->integer == 1;
-            dlock_reply_free(r);
-        }
+        persistent += key_exists(store, key);
+        /* a Redlock's nodes keep their token counters too */
+        for (k = 0; k < NODES && h->obj[i].type == SIM_T_REDLOCK; k++)
+            persistent += key_exists(w->nodes[k], key);
     }
+    for (k = 0; k < NODES && w->nodes[k]; k++)
+        dbsize += dlock_mock_store_dbsize(w->nodes[k]);
     h->leftover = (int)(dbsize - persistent);
     if (h->leftover > 0) {
         /* name the lock keys still there */
@@ -737,7 +950,7 @@ static void count_leftovers(world *w)
             const char *argv[2] = {"PTTL", h->obj[i].name};
             dlock_reply *r;
 
-            if (h->obj[i].type == SIM_T_SEMAPHORE || h->obj[i].type == SIM_T_SEMLOCK)
+            if (counted_type(h->obj[i].type))
                 continue;
             if (dlock_mock_store_command(store, &r, 2, argv, NULL) == 0) {
                 if (r->type == DLOCK_REPLY_INTEGER && r->integer != -2)
@@ -755,6 +968,7 @@ static void plant_store(world *w)
 {
     const char *set[3] = {"SET", "r0", "stuck"};
     const char *hset[4] = {"HSET", "r0", "nobody:1", "1"};
+    const char *decr[2] = {"DECR", "e0"};
     dlock_reply *r = NULL;
 
     if (w->cfg->plant == SIM_PLANT_NO_EXPIRY &&
@@ -763,6 +977,43 @@ static void plant_store(world *w)
     if (w->cfg->plant == SIM_PLANT_STUCK &&
         dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 4, hset, NULL) == 0)
         dlock_reply_free(r);
+    if (w->cfg->plant == SIM_PLANT_PERMIT_LEAK &&
+        dlock_mock_store_command(w->failed_over ? w->replica : w->store, &r, 2, decr, NULL) == 0)
+        dlock_reply_free(r);
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether the run passed a bound of its config (then h says which). */
+static int out_of_bounds(world *w)
+{
+    const sim_config *cfg = w->cfg;
+    int64_t vlimit = cfg->virtual_limit_ms > 0
+                         ? cfg->virtual_limit_ms
+                         : SIM_VIRTUAL_BASE_MS + cfg->ops * SIM_VIRTUAL_MS_PER_OP;
+    double cpu = 0;
+
+    if (w->phase < 2 && now(w) > vlimit) {
+        snprintf(w->h->probe_detail, sizeof(w->h->probe_detail),
+                 "the workload and its quiet end not over after %lld virtual ms (phase %d)",
+                 (long long)vlimit, w->phase);
+    } else if (cfg->cpu_limit_s > 0 && (++w->turns & 1023) == 0 &&
+               (cpu = cpu_now() - w->cpu0) > cfg->cpu_limit_s) {
+        snprintf(w->h->probe_detail, sizeof(w->h->probe_detail),
+                 "the run not over after %.1f CPU seconds (at t=%lld, phase %d)", cpu,
+                 (long long)now(w), w->phase);
+    } else {
+        return 0;
+    }
+    w->h->timed_out = 1;
+    record(w, SIM_EV_PHASE, -1, -1, -1)->value = 7;
+    return 1;
 }
 
 /* FNV-1a over every event's fields, in order: what the rendered lines
@@ -800,6 +1051,7 @@ int sim_run(const sim_config *cfg, sim_history *h)
     w.cfg = cfg;
     w.h = h;
     w.rng.s = cfg->seed;
+    w.cpu0 = cpu_now();
     uuid_rng.s = cfg->seed ^ 0xa5a5a5a5a5a5a5a5ULL;
     h->slack_ms = 50; /* DLOCK_CLIENT_OPTIONS_INIT's budget_slack_ms */
     h->unsynced_failover = -1;
@@ -813,11 +1065,18 @@ int sim_run(const sim_config *cfg, sim_history *h)
         dlock_mock_store_new(&w.store, dlock_vclock_clock(w.vc)) != 0 ||
         (cfg->failover &&
          dlock_mock_store_new(&w.replica, dlock_vclock_clock(w.vc)) != 0) ||
+
         !(w.faults = sim_faults_new(cfg->seed, &rates, w.vc))) {
         fprintf(stderr, "sim: out of memory\n");
         rc = -1;
         goto out;
     }
+    for (ci = 0; ci < NODES && (cfg->types & (SIM_T_MULTI | SIM_T_REDLOCK)); ci++)
+        if (dlock_mock_store_new(&w.nodes[ci], dlock_vclock_clock(w.vc)) != 0) {
+            fprintf(stderr, "sim: out of memory\n");
+            rc = -1;
+            goto out;
+        }
     sim_faults_enable(w.faults, 0);
     sim_faults_set_log(w.faults, log_fault, &w);
     for (ci = 0; ci < cfg->clients && rc == 0; ci++)
@@ -836,6 +1095,8 @@ int sim_run(const sim_config *cfg, sim_history *h)
         int64_t t;
 
         settle(&w);
+        if (out_of_bounds(&w))
+            break;
         if (w.spinning) {
             record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 8;
             h->probe_failures++;
@@ -870,12 +1131,13 @@ int sim_run(const sim_config *cfg, sim_history *h)
         if (t > now(&w))
             dlock_vclock_advance(w.vc, t - now(&w));
     }
-    if (!w.spinning) {
+    if (!w.spinning && !h->timed_out) {
         dlock_vclock_advance(w.vc, 3600 * 1000);
         settle(&w);
     }
     record(&w, SIM_EV_PHASE, -1, -1, -1)->value = 3;
-    count_leftovers(&w);
+    if (!h->timed_out) /* mid-run, the keys tell nothing */
+        count_leftovers(&w);
     h->faults = sim_faults_count(w.faults);
 out:
     free_clients(&w);
@@ -884,6 +1146,8 @@ out:
     sim_faults_free(w.faults);
     dlock_mock_store_free(w.store);
     dlock_mock_store_free(w.replica);
+    for (ci = 0; ci < NODES; ci++)
+        dlock_mock_store_free(w.nodes[ci]);
     dlock_vclock_free(w.vc);
     h->hash = history_hash(h);
     return rc;
@@ -898,8 +1162,9 @@ void sim_history_free(sim_history *h)
 
 /* ---- rendering ------------------------------------------------------------------ */
 
-static const char *const op_names[SIM_OP_COUNT] = {"lock", "unlock", "extend", "force",
-                                                   "acquire", "release"};
+static const char *const op_names[SIM_OP_COUNT] = {
+    "lock", "unlock", "extend", "force", "acquire", "release",
+    "permit-acquire", "permit-release", "count-down", "await"};
 
 void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_t len)
 {
@@ -911,6 +1176,8 @@ void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_
         snprintf(buf, len, "%lld c%d.o%d start #%lld %s %s %s wait=%lld lease=%lld n=%lld",
                  (long long)e->t, e->client, e->owner, (long long)e->id, op_names[e->op],
                  ty, obj, (long long)e->wait, (long long)e->lease, (long long)e->n);
+        if (e->op == SIM_OP_PERMIT_REL) /* which id: of which acquisition */
+            snprintf(buf + strlen(buf), len - strlen(buf), " of #%lld", (long long)e->value);
         break;
     case SIM_EV_DONE:
         snprintf(buf, len, "%lld c%d.o%d done #%lld %s %s %s rc=%s value=%lld paused=%lld",
