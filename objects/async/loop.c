@@ -32,13 +32,19 @@
  *
  * Admission: a starter decides whether its operation can be served, and
  * says so at once. An operation that takes (an acquisition, a read)
- * counts in the loop's cap (max_in_flight) and gets its fiber in the
- * starter: at the cap, DLOCK_EAGAIN; no stack, DLOCK_ENOMEM; never a
- * late DLOCK_ENOMEM callback. An operation that lets go (o->releases) is
- * outside the cap, and when no fiber of its own can be had it runs on one
- * of the loop's reserved fibers (RESERVE, made with the loop; each runs
- * one operation after another, queued in reserve_q), so a holder can
- * always release whatever the waits took.
+ * counts in the loop's cap (max_in_flight): at the cap, DLOCK_EAGAIN;
+ * never a late DLOCK_ENOMEM callback. No starter takes a stack: an
+ * operation gets a fiber when it runs, from the loop's pool (at most
+ * fiber_cap at once; more wait in fiber_q), and gives it back when its
+ * body ends. A wait that parks without its fiber (objects/runtime/wait.c,
+ * "Parked waits") ends its body with its record in o->carried: the loop
+ * parks it fiberless on its signal and timer, and runs its body again on
+ * a fiber when it is woken. An operation that lets go (o->releases) is
+ * outside the cap, and when no fiber of the pool can be had it runs on
+ * one of the loop's reserved fibers (RESERVE, made with the loop; each
+ * runs one operation after another, queued in reserve_q), so a holder can
+ * always release whatever the waits took; so does anything when the pool
+ * has no fiber out that would come back (no stack to be had at all).
  *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
