@@ -57,6 +57,7 @@ typedef struct pump {
     int64_t end_ns;
     long pairs, errors;
     int live;
+    int last_rc; /* the last error's code */
 } pump;
 
 static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r);
@@ -68,6 +69,7 @@ static void on_locked(void *arg, dlock_op_id op, const dlock_result *r)
     (void)op;
     if (r->rc != 0) {
         s->p->errors++;
+        s->p->last_rc = r->rc;
         s->p->live--;
         return;
     }
@@ -82,10 +84,12 @@ static void on_unlocked(void *arg, dlock_op_id op, const dlock_result *r)
     slot *s = arg;
 
     (void)op;
-    if (r->rc != 0)
+    if (r->rc != 0) {
         s->p->errors++;
-    else
+        s->p->last_rc = r->rc;
+    } else {
         s->p->pairs++;
+    }
     if (bench_now_ns() >= s->p->end_ns ||
         dlock_lock_async(s->p->lp, NULL, s->l, NULL, 0, 0, on_locked, s) != 0)
         s->p->live--;
@@ -128,7 +132,8 @@ out:
         dlock_rlock_free(slots[i].l);
     free(slots);
     if (p.errors)
-        fprintf(stderr, "bench: async: %ld errors at K = %d\n", p.errors, k);
+        fprintf(stderr, "bench: async: %ld errors at K = %d (the last: %s)\n", p.errors, k,
+                dlock_errname(p.last_rc));
     return t0 > 0 ? (double)p.pairs * 1e9 / (double)t0 : 0;
 }
 
