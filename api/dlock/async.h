@@ -17,14 +17,20 @@
  * operation waits for its reply on its socket, which the loop watches, so
  * a slow or stalled server holds up that operation (within its budget),
  * never the loop; so does a new subscription, whose confirmation the
- * operation waits for asleep. Memory: an operation in flight holds about
- * 1 kB of heap and a fiber's stack, 256 kB reserved of which a pending
- * wait touches one or two pages, mapped with a guard page below it: two
- * of the process's memory mappings, so the kernel's limit on those
- * (vm.max_map_count, 65 530 by default) bounds a process to about 30 000
- * operations in flight; a loop's cap (dlock_loop_set_max_in_flight, a
- * quarter of that limit by default) refuses more at the starter, with
- * DLOCK_EAGAIN, before the mappings run out. (Still done on the loop's thread: a host
+ * operation waits for asleep. Memory: an operation holds a fiber (a
+ * 256 kB stack, reserved, with a guard page) only while it runs a step (an
+ * attempt, a round trip); the loop's fibers are a pool of at most 1 024,
+ * for which further operations queue. A pending wait of a reentrant lock,
+ * of either read-write half or of a semaphore lock (dlock_lock_async with
+ * a wait other than 0) holds no fiber while it sleeps: its state is a heap
+ * record of about a kilobyte with its operation and the lock's channel
+ * subscription, and no memory mapping, so a loop's thread keeps a million
+ * of them. The other waits (fair, fenced, simple, spin, Redlock,
+ * MultiLock, the semaphores' and the latch's) still keep their fiber, two
+ * memory mappings each, while they wait (vm.max_map_count, 65 530 by
+ * default, bounds a process to about 30 000 of those). A loop's cap
+ * (dlock_loop_set_max_in_flight) refuses more at the starter, with
+ * DLOCK_EAGAIN. (Still done on the loop's thread: a host
  * name's DNS lookup when a connection is opened; give the servers as IP
  * addresses where that matters.)
  *
@@ -269,10 +275,10 @@ DLOCK_API size_t dlock_loop_pending(dlock_loop *lp);
  * are never refused for the cap, and when no fiber can be had for one it
  * runs on one of the few the loop reserved at dlock_loop_new; cancelling
  * (dlock_op_cancel) needs nothing: so a holder can always let go, however
- * many waits are queued behind it. Default: a quarter of the kernel's
- * vm.max_map_count (16 382 with its default of 65 530; at least 256): an
- * operation in flight holds a fiber, whose stack takes two of the
- * process's memory mappings. max 0 restores the default; a cap lowered
+ * many waits are queued behind it. Default: 1 048 576 (an operation
+ * takes a fiber of the loop's pool only while it runs a step; see the
+ * memory paragraph above for the waits that keep theirs). max 0 restores
+ * the default; a cap lowered
  * below what is in flight refuses new starts until enough have finished.
  * Any thread. 0, or DLOCK_EINVAL (lp NULL). Never blocks. */
 DLOCK_API int dlock_loop_set_max_in_flight(dlock_loop *lp, size_t max);
@@ -293,7 +299,7 @@ DLOCK_API int dlock_op_cancel(dlock_loop *lp, dlock_op_id op);
  * Each returns 0, sets *op (may be NULL) and calls fn exactly once later;
  * or returns an error (DLOCK_EINVAL for a bad argument, DLOCK_EAGAIN at
  * the loop's cap (dlock_loop_set_max_in_flight), DLOCK_ENOMEM when the
- * operation's memory or stack cannot be had, DLOCK_EFORKED), with nothing
+ * operation's memory cannot be had, DLOCK_EFORKED), with nothing
  * started, and never calls fn: what cannot be served is refused here,
  * never by a later DLOCK_ENOMEM callback. Arguments are
  * checked as the blocking form checks them, before anything starts, and

@@ -34,13 +34,19 @@
  *
  * Admission: a starter decides whether its operation can be served, and
  * says so at once. An operation that takes (an acquisition, a read)
- * counts in the loop's cap (max_in_flight) and gets its fiber in the
- * starter: at the cap, DLOCK_EAGAIN; no stack, DLOCK_ENOMEM; never a
- * late DLOCK_ENOMEM callback. An operation that lets go (o->releases) is
- * outside the cap, and when no fiber of its own can be had it runs on one
- * of the loop's reserved fibers (RESERVE, made with the loop; each runs
- * one operation after another, queued in reserve_q), so a holder can
- * always release whatever the waits took.
+ * counts in the loop's cap (max_in_flight): at the cap, DLOCK_EAGAIN;
+ * never a late DLOCK_ENOMEM callback. No starter takes a stack: an
+ * operation gets a fiber when it runs, from the loop's pool (at most
+ * fiber_cap at once; more wait in fiber_q), and gives it back when its
+ * body ends. A wait that parks without its fiber (objects/runtime/wait.c,
+ * "Parked waits") ends its body with its record in o->carried: the loop
+ * parks it fiberless on its signal and timer, and runs its body again on
+ * a fiber when it is woken. An operation that lets go (o->releases) is
+ * outside the cap, and when no fiber of the pool can be had it runs on
+ * one of the loop's reserved fibers (RESERVE, made with the loop; each
+ * runs one operation after another, queued in reserve_q), so a holder can
+ * always release whatever the waits took; so does anything when the pool
+ * has no fiber out that would come back (no stack to be had at all).
  *
  * Locking: the loop's mutex guards incoming, ready, the id table, the
  * pending count and every operation's state while it may be parked; the
@@ -82,11 +88,15 @@ enum aop_state {
 enum loop_mode { M_POLL, M_HOOKS, M_THREAD };
 
 #define NO_HEAP ((size_t)-1)
-#define ID_BUCKETS 4096
+/* The id table's first size (it doubles as operations come). */
+#define ID_BUCKETS 1024
+/* The fibers a loop's operations run on at once (its pool's cap; more
+ * operations queue for one): a parked wait holds none. */
+#define FIBER_CAP 1024
 /* The reserved fibers of a loop, for what lets go. */
 #define RESERVE 4
-/* The default cap's floor, whatever the kernel's limit says. */
-#define MIN_DEFAULT_CAP 256
+/* The default cap on operations in flight (dlock_loop_set_max_in_flight). */
+#define DEFAULT_CAP ((size_t)1 << 20)
 
 typedef struct fifo {
     dlock__aop *head, *tail;
@@ -115,7 +125,8 @@ struct dlock_loop {
 
     pthread_mutex_t mu;
     fifo incoming, ready;
-    dlock__aop *ids[ID_BUCKETS];
+    dlock__aop **ids; /* by id % nbuckets, chained */
+    size_t nbuckets;
     uint64_t next_id;
     size_t pending;
     size_t cap;       /* max_in_flight: the operations that take */
@@ -135,6 +146,10 @@ struct dlock_loop {
     dlock__worker reserve[RESERVE];
     dlock__worker *idle; /* the reserved fibers free now */
     fifo reserve_q;      /* operations waiting for one of them */
+    size_t fibers;       /* the operations' own fibers now (the pool) */
+    size_t fiber_cap;    /* at most (FIBER_CAP) */
+    size_t fibers_peak;  /* the most there were at once */
+    fifo fiber_q;        /* operations waiting for a fiber */
     dlock__aop **heap;
     size_t nheap, capheap;
     int64_t timer_armed; /* hook mode: the wake time asked for, or -1 */
@@ -193,11 +208,48 @@ static void fifo_append(fifo *q, fifo *from)
 /* The id table (loop mutex held). */
 static dlock__aop **id_slot(dlock_loop *lp, dlock_op_id id)
 {
-    dlock__aop **p = &lp->ids[id % ID_BUCKETS];
+    dlock__aop **p = &lp->ids[id % lp->nbuckets];
 
     while (*p && (*p)->id != id)
         p = &(*p)->hnext;
     return p;
+}
+
+/* Rehashes the id table into nb buckets (loop mutex held); kept as it
+ * is without memory (longer chains). */
+static void id_grow(dlock_loop *lp, size_t nb)
+{
+    dlock__aop **t = calloc(nb, sizeof(*t));
+    size_t i;
+
+    if (!t)
+        return;
+    for (i = 0; i < lp->nbuckets; i++) {
+        dlock__aop *o, *next;
+
+        for (o = lp->ids[i]; o; o = next) {
+            next = o->hnext;
+            o->hnext = t[o->id % nb];
+            t[o->id % nb] = o;
+        }
+    }
+    free(lp->ids);
+    lp->ids = t;
+    lp->nbuckets = nb;
+}
+
+/* Gives o its id and enters it in the table, grown to keep chains short
+ * (loop mutex held). */
+static void id_add(dlock_loop *lp, dlock__aop *o)
+{
+    dlock__aop **slot;
+
+    if (lp->pending >= lp->nbuckets)
+        id_grow(lp, lp->nbuckets * 2);
+    o->id = ++lp->next_id;
+    slot = id_slot(lp, o->id);
+    o->hnext = NULL;
+    *slot = o;
 }
 
 /* ---- the timer heap (the loop's thread) -------------------------------------- */
@@ -378,6 +430,7 @@ void dlock__aop_discard(dlock__aop *o)
 }
 
 static void fiber_main(void *arg);
+static void fiber_give(dlock_loop *lp, dlock__aop *o);
 
 int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn,
                              void *arg) = dlock__fiber_new;
@@ -401,7 +454,6 @@ static void on_object_freed(dlock__pin *p)
 int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
 {
     dlock_loop *lp = o->lp;
-    dlock__aop **slot;
 
     /* Its object lives until its callback has run, whatever
      * dlock_rlock_free meanwhile. */
@@ -419,24 +471,13 @@ int dlock__aop_start(dlock__aop *o, dlock_op_id *id)
             return DLOCK_EAGAIN;
         }
     }
-    /* Its stack now, or the starter says no: what cannot be served is
-     * refused here, not in a callback that may come too late to matter.
-     * What lets go without one runs on a reserved fiber. */
-    if (dlock__loop_fiber_new(&o->fiber, fiber_main, o) != 0 && !o->releases) {
-        pthread_mutex_lock(&lp->mu);
-        lp->capped--;
-        pthread_mutex_unlock(&lp->mu);
-        dlock__aop_discard(o);
-        return DLOCK_ENOMEM;
-    }
+    /* No stack yet: the loop gives it a fiber from its pool when it runs
+     * (loop.c's header), so what is admitted is served. */
     o->carried.start_ms = dlock_clock_now(lp->clock);
     o->budget_end_ms = o->is_wait && o->wait_ms > 0 ? o->carried.start_ms + o->wait_ms
                                                     : INT64_MAX;
     pthread_mutex_lock(&lp->mu);
-    o->id = ++lp->next_id;
-    slot = id_slot(lp, o->id);
-    o->hnext = NULL;
-    *slot = o;
+    id_add(lp, o);
     lp->pending++;
     o->state = A_QUEUED;
     /* A wait started while the loop closes (from a callback) ends at once:
@@ -481,6 +522,9 @@ static void fiber_main(void *arg)
     dlock__aop *o = arg;
 
     o->body(o);
+    /* Its wait parked without this fiber: the loop keeps it (step). */
+    if (o->carried.parked)
+        return;
     /* A grant made while the loop or the object is being freed is
      * undone: the application will not get to use it. */
     if (o->res.rc == 0 && o->is_wait &&
@@ -720,8 +764,53 @@ static void worker_give(dlock_loop *lp, dlock__worker *w)
     w->finished = 0;
     w->next = lp->idle;
     lp->idle = w;
-    if ((next = fifo_pop(&lp->reserve_q)) != NULL)
+    if ((next = fifo_pop(&lp->reserve_q)) != NULL ||
+        (lp->fibers == 0 && (next = fifo_pop(&lp->fiber_q)) != NULL))
         fifo_push(&lp->turns, next);
+}
+
+/* ---- the fiber pool (the loop's thread) ------------------------------------------ */
+
+/* Gives o a fiber to run on: one of the pool's while it is under its cap
+ * (the stacks come from core/fiber.c's pool), else a reserved one for
+ * what lets go, or for anything when the pool has no fiber out that
+ * would come back (its stacks cannot be had). 0: none now (o queues). */
+static int fiber_take(dlock_loop *lp, dlock__aop *o)
+{
+    if (lp->fibers < lp->fiber_cap && dlock__loop_fiber_new(&o->fiber, fiber_main, o) == 0) {
+        if (++lp->fibers > lp->fibers_peak)
+            lp->fibers_peak = lp->fibers;
+        return 1;
+    }
+    return (o->releases || lp->fibers == 0) && worker_take(lp, o);
+}
+
+/* o's own fiber ended: freed, and the next operation waiting for one gets
+ * its turn in this run. */
+static void fiber_give(dlock_loop *lp, dlock__aop *o)
+{
+    dlock__aop *next;
+
+    dlock__fiber_free(o->fiber);
+    o->fiber = NULL;
+    lp->fibers--;
+    if ((next = fifo_pop(&lp->fiber_q)) != NULL || (next = fifo_pop(&lp->reserve_q)) != NULL)
+        fifo_push(&lp->turns, next);
+}
+
+size_t dlock__loop_fibers_in_use(dlock_loop *lp)
+{
+    return lp->fibers;
+}
+
+size_t dlock__loop_fibers_peak(dlock_loop *lp)
+{
+    return lp->fibers_peak;
+}
+
+void dlock__loop_set_fiber_cap(dlock_loop *lp, size_t cap)
+{
+    lp->fiber_cap = cap > 0 ? cap : FIBER_CAP;
 }
 
 /* Makes the loop's reserved fibers: 0 or DLOCK_ENOMEM. */
@@ -768,8 +857,7 @@ static int resume(dlock_loop *lp, dlock__aop *o)
     if (!w) {
         if (!dlock__fiber_resume(o->fiber))
             return 0;
-        dlock__fiber_free(o->fiber);
-        o->fiber = NULL;
+        fiber_give(lp, o);
         return 1;
     }
     dlock__fiber_resume(w->fiber);
@@ -806,23 +894,24 @@ static void step(dlock_loop *lp, dlock__aop *o)
             o->sig = NULL;
         }
         heap_remove(lp, o);
-        dlock__fiber_answer(o->fiber, ready ? 1
-                                      : raised || dlock_clock_now(lp->clock) < o->wake_ms
-                                          ? 0 : DLOCK_ETIMEDOUT);
+        if (o->fiber) /* (a wait parked without one steps on from its record) */
+            dlock__fiber_answer(o->fiber, ready ? 1
+                                          : raised || dlock_clock_now(lp->clock) < o->wake_ms
+                                              ? 0 : DLOCK_ETIMEDOUT);
         o->io_ready = 0;
     }
-    if (!o->begun) {
-        if (o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
-            o->res.rc = DLOCK_ECANCELED;
-            set_detail(o, "canceled before it started");
-            finish(lp, o); /* its unused fiber goes with it */
-            return;
-        }
-        /* Without a fiber of its own (the starter could not have one):
-         * a reserved one, or its turn when one is free. */
-        if (!o->fiber && !worker_take(lp, o)) {
+    if (!o->begun && o->is_wait && __atomic_load_n(&o->canceled, __ATOMIC_ACQUIRE)) {
+        o->res.rc = DLOCK_ECANCELED;
+        set_detail(o, "canceled before it started");
+        finish(lp, o);
+        return;
+    }
+    if (!o->fiber) {
+        /* New, or a parked wait woken: a fiber from the pool, or its turn
+         * when one is free. */
+        if (!fiber_take(lp, o)) {
             set_state(lp, o, A_RUNNING);
-            fifo_push(&lp->reserve_q, o);
+            fifo_push(o->releases ? &lp->reserve_q : &lp->fiber_q, o);
             return;
         }
         dlock__fiber_set_cancel(o->fiber, &o->canceled);
@@ -831,6 +920,11 @@ static void step(dlock_loop *lp, dlock__aop *o)
     }
     set_state(lp, o, A_RUNNING);
     if (resume(lp, o)) {
+        if (o->carried.parked) {
+            /* its wait sleeps without a fiber: on its signal and timer */
+            park(lp, o, o->carried.park_sig, o->carried.park_wake);
+            return;
+        }
         finish(lp, o);
         return;
     }
@@ -1095,24 +1189,12 @@ static void *thread_main(void *arg)
 /* ---- public -------------------------------------------------------------------------- */
 
 /* The default cap on a loop's operations in flight (api/dlock/async.h):
- * each holds a fiber whose stack and guard page are two of the process's
- * memory mappings, which vm.max_map_count bounds (past it, mmap fails and
- * so would the process's own allocations); a quarter of the limit leaves
- * half of the mappings to the rest of the process with one loop at its
- * cap. Read once per loop; 65 530, the kernel's default, when it cannot
- * be read. */
+ * a pending operation holds no stack (a parked wait is a heap record of
+ * about a kilobyte; the loop's fibers are a pool of FIBER_CAP), so the
+ * cap bounds memory, not memory mappings. */
 static size_t default_cap(void)
 {
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
-    unsigned long maps = 0;
-    size_t cap;
-
-    if (!f || fscanf(f, "%lu", &maps) != 1 || maps == 0)
-        maps = 65530;
-    if (f)
-        fclose(f);
-    cap = (size_t)(maps / 4);
-    return cap < MIN_DEFAULT_CAP ? MIN_DEFAULT_CAP : cap;
+    return DEFAULT_CAP;
 }
 
 /* A loop of mode for c: 0 and *out, or DLOCK_EINVAL (out or c NULL),
@@ -1140,13 +1222,22 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->rt = lp->clock == dlock_clock_realtime();
     lp->slice_us = c->opts.loop_slice_ms * 1000;
     lp->cap = default_cap();
+    lp->fiber_cap = FIBER_CAP;
+    lp->nbuckets = ID_BUCKETS;
+    lp->ids = calloc(lp->nbuckets, sizeof(*lp->ids));
+    if (!lp->ids) {
+        free(lp);
+        return DLOCK_ENOMEM;
+    }
     if (pthread_mutex_init(&lp->mu, NULL) != 0) {
+        free(lp->ids);
         free(lp);
         return DLOCK_ENOMEM;
     }
     if (reserve_make(lp) != 0) {
         reserve_free(lp);
         pthread_mutex_destroy(&lp->mu);
+        free(lp->ids);
         free(lp);
         return DLOCK_ENOMEM;
     }
@@ -1170,6 +1261,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
         close(lp->epfd);
     reserve_free(lp);
     pthread_mutex_destroy(&lp->mu);
+    free(lp->ids);
     free(lp);
     return DLOCK_ENOMEM;
 }
@@ -1183,6 +1275,7 @@ static void loop_release(dlock_loop *lp)
         close(lp->epfd);
     pthread_mutex_destroy(&lp->mu);
     free(lp->heap);
+    free(lp->ids);
     free(lp);
 }
 
@@ -1244,7 +1337,7 @@ static void cancel_all(dlock_loop *lp)
 {
     size_t i;
 
-    for (i = 0; i < ID_BUCKETS; i++) {
+    for (i = 0; i < lp->nbuckets; i++) {
         dlock__aop *o;
 
         for (o = lp->ids[i]; o; o = o->hnext) {

@@ -74,16 +74,25 @@ struct dlock__aop {
 /* A new operation of lp for owner (copied; NULL: none), zeroed, the id
  * not yet given. NULL: out of memory. */
 dlock__aop *dlock__aop_new(dlock_loop *lp, const char *owner);
-/* Admits o (the loop's cap, a fiber of its own: decided here, never
- * later in a callback), gives it its id, counts it pending and hands it
- * to the loop (woken): from here on, the loop owns it; 0. Refused:
- * DLOCK_EAGAIN (at the cap) or DLOCK_ENOMEM (no fiber), o discarded. */
+/* Admits o (the loop's cap: decided here, never later in a callback),
+ * gives it its id, counts it pending and hands it to the loop (woken):
+ * from here on, the loop owns it and serves it (a fiber of the pool when
+ * it runs, or a reserved one); 0. Refused: DLOCK_EAGAIN (at the cap) or
+ * DLOCK_ENOMEM, o discarded. */
 int dlock__aop_start(dlock__aop *o, dlock_op_id *id);
 /* Frees an operation that was never started. */
 void dlock__aop_discard(dlock__aop *o);
 /* How a starter takes its operation's fiber (dlock__fiber_new): a test
  * replaces it to see what a process out of stacks or mappings gets. */
 extern int (*dlock__loop_fiber_new)(dlock__fiber **out, dlock__fiber_fn fn, void *arg);
+/* The fibers lp's operations run on now (its pool, the reserved ones
+ * apart): a parked wait holds none. The loop's thread's. */
+size_t dlock__loop_fibers_in_use(dlock_loop *lp);
+/* The most of them there were at once. */
+size_t dlock__loop_fibers_peak(dlock_loop *lp);
+/* The pool's cap (0: the default, 1 024); more operations queue for a
+ * fiber. For the tests. */
+void dlock__loop_set_fiber_cap(dlock_loop *lp, size_t cap);
 /* The client of a loop. */
 dlock_client *dlock__loop_client(const dlock_loop *lp);
 /* Whether the loop is being freed (a grant is then undone). */

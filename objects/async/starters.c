@@ -150,6 +150,9 @@ static int start_acquire(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const 
     o->lease_ms = lease_ms;
     o->is_wait = 1;
     o->undo = undo_lock;
+    /* its wait may sleep without a fiber (the type's slot says whether) */
+    if (body == body_lock && wait_ms != 0)
+        o->carried.park_obj = l;
     return start(o, op, body);
 }
 

@@ -147,6 +147,19 @@ static void err_locks_atfork_install(void)
     pthread_atfork(err_locks_prepare, err_locks_release, err_locks_release);
 }
 
+/* *buf = text, reallocated to its size (kept as it was without memory:
+ * a detail lost is not an error of the call). */
+static void fit_text(char **buf, const char *text)
+{
+    size_t n = strlen(text) + 1;
+    char *p = realloc(*buf, n);
+
+    if (p) {
+        memcpy(p, text, n);
+        *buf = p;
+    }
+}
+
 int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
 {
     char text[DLOCK_ERRMSG_MAX];
@@ -158,16 +171,16 @@ int dlock_rlock_fail(dlock_rlock *l, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    /* Texts sized to fit (an object or an operation pending by the
+     * hundred thousand keeps one each; dlock_errmsg copies under the
+     * lock). */
     pthread_mutex_lock(err_lock(l));
-    if (!l->errmsg)
-        l->errmsg = malloc(DLOCK_ERRMSG_MAX);
-    if (l->errmsg)
-        memcpy(l->errmsg, text, sizeof text);
+    fit_text(&l->errmsg, text);
     pthread_mutex_unlock(err_lock(l));
     /* An asynchronous operation keeps its own copy: by the time it ends,
      * another one may have written the object's. */
-    if (k && (k->detail || (k->detail = malloc(DLOCK_ERRMSG_MAX)) != NULL))
-        memcpy(k->detail, text, sizeof text);
+    if (k)
+        fit_text(&k->detail, text);
     return code;
 }
 

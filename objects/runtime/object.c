@@ -9,6 +9,7 @@
 #include "core/fmt.h"
 
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/base.h"
 
@@ -82,6 +83,20 @@ int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn 
     spec.arg = arg;
     spec.wake = wake;
     return dlock_rlock_wait(b, op, &spec, wait_ms, lease_ms);
+}
+
+int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
+                            int64_t wait_ms, int64_t lease_ms)
+{
+    dlock__carried *k = dlock__carried_here();
+    int rc;
+
+    if (k)
+        k->may_park = 1;
+    rc = dlock__object_wait(b, op, wake, attempt, NULL, NULL, wait_ms, lease_ms);
+    if (k)
+        k->may_park = 0;
+    return rc;
 }
 
 /* The public form (api/dlock/sys/lock_type.h): a custom type's attempt

@@ -46,6 +46,12 @@ int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn 
                        dlock__undo_fn undo, void *arg, int64_t wait_ms,
                        int64_t lease_ms);
 
+/* dlock__object_wait (no arg, no undo) as the acquire slot's last step,
+ * whose code the slot returns unchanged: an asynchronous acquisition's
+ * wait may then park without its fiber (wait.c, "Parked waits"). */
+int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
+                            int64_t wait_ms, int64_t lease_ms);
+
 /* The lease an acquisition script sets, in decimal into buf
  * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the
  * hold) the watchdog's timeout. Returns buf. */

@@ -53,7 +53,24 @@ typedef struct dlock__carried {
     /* Its last failure's detail, as recorded on any object while it ran
      * (DLOCK_ERRMSG_MAX bytes, allocated at the first; NULL: none). */
     char *detail;
+    /* A wait that parks without its fiber (wait.c, "Parked waits"): the
+     * operation allows it for its object's wait (park_obj: its body is one
+     * acquisition of that object whose code goes straight to its
+     * callback; NULL: not), the type's acquire slot allows it (may_park:
+     * its wait is its last step), and while one is parked, its record and
+     * what the loop sleeps on (park_sig, park_wake). */
+    const void *park_obj;
+    int may_park;
+    struct dlock__parked *parked;
+    struct dlock_signal *park_sig;
+    int64_t park_wake;
 } dlock__carried;
+
+/* What dlock_rlock_wait returns up to the operation's body when its wait
+ * parked without its fiber (never seen outside the library): the body
+ * returns, the fiber ends, and the loop runs the body again on a fiber
+ * when the wait is woken (the wait then goes on from its record). */
+#define DLOCK__PARKED (-1000)
 
 /* The context carried by the fiber running on this thread; NULL outside
  * one (a blocking caller). */

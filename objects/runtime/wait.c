@@ -588,12 +588,93 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
     return rc;
 }
 
+/* ---- parked waits ------------------------------------------------------------------
+ *
+ * A wait of an asynchronous acquisition need not keep its fiber while it
+ * sleeps: its state is all in its wait_state. When the operation allows
+ * it (dlock__carried: parkable and may_park), the wait's state, its spec
+ * and its op move into a heap record; whenever the machine must sleep,
+ * dlock_rlock_wait returns DLOCK__PARKED up the body (every caller on the
+ * way passes the code on unchanged), the fiber ends and the loop keeps
+ * the record asleep on its signal and in its timer heap. Woken, the loop
+ * runs the body again on a fiber; the same call reaches dlock_rlock_wait,
+ * which steps the record on (an attempt, a subscription) until it sleeps
+ * again or ends. So a pending wait costs its record, not a stack. */
+
+typedef struct dlock__parked dlock__parked;
+
+struct dlock__parked {
+    wait_state w;
+    dlock_wait_spec spec;
+    dlock_op op;
+    char owner[]; /* op.owner's copy */
+};
+
+/* Whether the running operation's wait may park (see above): a spec whose
+ * parts outlive the caller's frame (no arg, one backend). */
+static dlock__carried *parkable(const dlock_rlock *l, const dlock_wait_spec *spec)
+{
+    dlock__carried *k = dlock__carried_here();
+
+    if (!k || k->park_obj != l || !k->may_park || spec->arg)
+        return NULL;
+    if (spec->version >= 2 && spec->nbackends > 0)
+        return NULL;
+    return k;
+}
+
+/* Steps k's parked wait until it must sleep (DLOCK__PARKED, with what to
+ * sleep on in k) or ends (its code; the record freed). */
+static int parked_step(dlock__carried *k)
+{
+    dlock__parked *p = k->parked;
+    int64_t wake;
+    int rc;
+
+    while ((wake = wait_step(&p->w)) != WAIT_DONE) {
+        if (wake <= dlock_clock_now(p->w.clk))
+            continue;
+        k->park_sig = &p->w.sig;
+        k->park_wake = wake;
+        return DLOCK__PARKED;
+    }
+    rc = wait_end(&p->w);
+    k->parked = NULL;
+    k->park_sig = NULL;
+    free(p);
+    return rc;
+}
+
+/* Begins a wait that may park: its record, then its first steps. */
+static int parked_begin(dlock__carried *k, dlock_rlock *l, dlock_op *op,
+                        const dlock_wait_spec *spec, int64_t wait_ms, int64_t lease_ms)
+{
+    size_t n = op->owner ? strlen(op->owner) + 1 : 1;
+    dlock__parked *p = malloc(sizeof(*p) + n);
+
+    if (!p)
+        return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
+    memcpy(p->owner, op->owner ? op->owner : "", n);
+    p->spec = *spec;
+    p->op = *op;
+    p->op.owner = p->owner;
+    wait_begin(&p->w, l, &p->op, &p->spec, wait_ms, lease_ms);
+    k->parked = p;
+    return parked_step(k);
+}
+
 int dlock_rlock_wait(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                      int64_t wait_ms, int64_t lease_ms)
 {
     wait_state w;
     int64_t wake;
+    dlock__carried *k = dlock__carried_here();
 
+    /* The body run again for its parked wait: the wait goes on. */
+    if (k && k->parked && k->parked->w.l == l)
+        return parked_step(k);
+    if ((k = parkable(l, spec)) != NULL)
+        return parked_begin(k, l, op, spec, wait_ms, lease_ms);
     wait_begin(&w, l, op, spec, wait_ms, lease_ms);
     while ((wake = wait_step(&w)) != WAIT_DONE)
         dlock_clock_sleep_until(w.clk, &w.sig, wake);

@@ -14,6 +14,8 @@
 #include "../harness/fixture.h"
 #include "../harness/runner.h"
 
+#include "objects/async/loop.h"
+
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1192,6 +1194,183 @@ static void async_own_thread(void **state)
 
 /* ---- the group ----------------------------------------------------------- */
 
+/* ---- waits without a stack (objects/runtime/wait.c, "Parked waits") ------------ */
+
+/* Runs lp until nothing is pending (Redis: up to REDIS_WAIT_MS). */
+static void run_empty(dlock_fx *fx, dlock_loop *lp)
+{
+    int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+    do
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+    while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end);
+}
+
+/* A lock of kind k on c named name (kept by the case). */
+static dlock_rlock *parked_lock(dlock_fx *fx, dlock_client *c, int k, const char *name)
+{
+    static int (*const make[])(dlock_rlock **, dlock_client *, const char *) = {
+        dlock_reentrant_new, dlock_rwlock_write_new, dlock_rwlock_read_new,
+        dlock_semaphore_lock_new};
+    dlock_rlock *l = NULL;
+
+    assert_int_equal(make[k](&l, c, name), 0);
+    return dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
+}
+
+#define PARKED_KINDS 4
+
+/* A wait for a reentrant lock, either read-write half or a semaphore lock
+ * held elsewhere sleeps with no fiber of the loop (before: one stack per
+ * wait); released, each is granted, called back once, and the loop's
+ * fibers are all back. */
+static void async_parked_waits_hold_no_fiber(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *mine[PARKED_KINDS], *theirs[PARKED_KINDS];
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen s[PARKED_KINDS];
+    int k;
+
+    memset(s, 0, sizeof s);
+    for (k = 0; k < PARKED_KINDS; k++) {
+        char name[160];
+
+        snprintf(name, sizeof name, "%s:%d", fx->name, k);
+        if (k == 3) {
+            /* a semaphore lock of one permit */
+            dlock_semaphore *sem = NULL;
+            int set = 0;
+
+            assert_int_equal(dlock_semaphore_new(&sem, fx->c2, name), 0);
+            assert_int_equal(dlock_semaphore_try_set_permits(sem, &set, 1), 0);
+            dlock_semaphore_free(sem);
+            assert_int_equal(set, 1);
+        }
+        mine[k] = parked_lock(fx, fx->c1, k, name);
+        /* a read half waits for a writer */
+        theirs[k] = parked_lock(fx, fx->c2, k == 2 ? 1 : k, name);
+        assert_int_equal(dlock_lock(theirs[k], HOLDER_LEASE_MS), 0);
+        assert_int_equal(dlock_lock_async(lp, NULL, mine[k], NULL, DLOCK_WAIT_FOREVER, 0,
+                                          on_done, &s[k]), 0);
+    }
+    if (fx->is_mock)
+        run_due_all(lp); /* every start run (a run is one slice) */
+    run_idle(fx, lp, &s[0], 0);
+    assert_int_equal(dlock_loop_pending(lp), PARKED_KINDS);
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    for (k = 0; k < PARKED_KINDS; k++)
+        assert_int_equal(dlock_unlock(theirs[k]), 0);
+    run_empty(fx, lp);
+    for (k = 0; k < PARKED_KINDS; k++) {
+        assert_int_equal(s[k].calls, 1);
+        assert_int_equal(s[k].rc, 0);
+        assert_int_equal(held_by(mine[k], s[k].owner), 1);
+        assert_int_equal(dlock_unlock_as(mine[k], s[k].owner), 0);
+    }
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    run_idle(fx, lp, &s[0], 1);
+}
+
+/* Parked waits end as waits with a stack did: a cancel (DLOCK_ECANCELED),
+ * the budget (DLOCK_ETIMEDOUT at its end), the object's free
+ * (DLOCK_ECANCELED, freed after the callback); once each, no fiber held
+ * meanwhile, and nothing left held. */
+static void async_parked_wait_ends(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *theirs = dlock_fx_lock(fx, fx->c2, fx->name);
+    dlock_rlock *a = NULL, *b = NULL, *c = NULL;
+    dlock_loop *lp = loop(fx, fx->c1);
+    int64_t wait = fx->is_mock ? 5000 : 300;
+    seen sa = {0}, sb = {0}, sc = {0};
+    dlock_op_id op = 0;
+    int locked = -1;
+
+    assert_int_equal(dlock_reentrant_new(&a, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, a, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_reentrant_new(&b, fx->c1, fx->name), 0);
+    dlock_fx_keep(fx, b, (void (*)(void *))dlock_rlock_free);
+    assert_int_equal(dlock_reentrant_new(&c, fx->c1, fx->name), 0);
+    assert_int_equal(dlock_lock(theirs, HOLDER_LEASE_MS), 0);
+    assert_int_equal(dlock_lock_async(lp, &op, a, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sa),
+                     0);
+    assert_int_equal(dlock_lock_async(lp, NULL, b, NULL, wait, 0, on_done, &sb), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, c, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sc),
+                     0);
+    if (fx->is_mock)
+        run_due_all(lp); /* every start run (a run is one slice) */
+    run_idle(fx, lp, &sa, 0);
+    assert_int_equal(dlock_loop_pending(lp), 3);
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+
+    assert_int_equal(dlock_op_cancel(lp, op), 0);
+    dlock_rlock_free(c); /* pending: freed after its callback */
+    run_until(fx, lp, &sa, 1);
+    run_until(fx, lp, &sc, 1);
+    assert_int_equal(sa.calls, 1);
+    assert_int_equal(sa.rc, DLOCK_ECANCELED);
+    assert_int_equal(sc.calls, 1);
+    assert_int_equal(sc.rc, DLOCK_ECANCELED);
+    if (!strstr(sc.detail, "freed"))
+        print_message("the freed object's wait said: \"%s\"\n", sc.detail);
+    assert_non_null(strstr(sc.detail, "freed"));
+    assert_int_equal(sb.calls, 0);
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    if (fx->is_mock)
+        dlock_fx_advance(fx, wait);
+    run_until(fx, lp, &sb, 1);
+    assert_int_equal(sb.calls, 1);
+    assert_int_equal(sb.rc, DLOCK_ETIMEDOUT);
+    assert_int_equal(dlock_loop_pending(lp), 0);
+    run_idle(fx, lp, &sb, 1);
+    assert_int_equal(sa.calls + sc.calls, 2);
+    assert_int_equal(held_by(theirs, fx->owner2), 1);
+    assert_int_equal(dlock_unlock(theirs), 0);
+    assert_int_equal(dlock_is_locked(theirs, &locked), 0);
+    assert_int_equal(locked, 0);
+}
+
+#define QUEUED 24
+
+/* The loop runs its operations on a pool of fibers with a cap: more
+ * operations than that queue for one, and every one is served, once. */
+static void async_fiber_cap_queues(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *l[QUEUED];
+    dlock_loop *lp = loop(fx, fx->c1);
+    seen s[QUEUED], u[QUEUED];
+    int i;
+
+    memset(s, 0, sizeof s);
+    memset(u, 0, sizeof u);
+    dlock__loop_set_fiber_cap(lp, 2);
+    for (i = 0; i < QUEUED; i++) {
+        char name[160];
+
+        snprintf(name, sizeof name, "%s:%d", fx->name, i);
+        assert_int_equal(dlock_reentrant_new(&l[i], fx->c1, name), 0);
+        dlock_fx_keep(fx, l[i], (void (*)(void *))dlock_rlock_free);
+        assert_int_equal(dlock_lock_async(lp, NULL, l[i], NULL, 0, 0, on_done, &s[i]), 0);
+    }
+    run_empty(fx, lp);
+    for (i = 0; i < QUEUED; i++) {
+        assert_int_equal(s[i].calls, 1);
+        assert_int_equal(s[i].rc, 0);
+        assert_int_equal(dlock_unlock_async(lp, NULL, l[i], s[i].owner, on_done, &u[i]), 0);
+    }
+    run_empty(fx, lp);
+    for (i = 0; i < QUEUED; i++) {
+        assert_int_equal(u[i].calls, 1);
+        assert_int_equal(u[i].rc, 0);
+    }
+    assert_true(dlock__loop_fibers_peak(lp) >= 1);
+    assert_true(dlock__loop_fibers_peak(lp) <= 2);
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    run_idle(fx, lp, &s[0], 1);
+}
+
 static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_lock_unlock),
     DLOCK_FX_CASE(async_wait_woken_by_release),
@@ -1212,6 +1391,9 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_spent_budgets_go_first),
     DLOCK_FX_CASE(async_hook_mode),
     DLOCK_FX_CASE(async_own_thread),
+    DLOCK_FX_CASE(async_parked_waits_hold_no_fiber),
+    DLOCK_FX_CASE(async_parked_wait_ends),
+    DLOCK_FX_CASE(async_fiber_cap_queues),
 };
 
 /* The cases that take the lock type of the run (dlock_fx_lock), for the
