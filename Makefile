@@ -1,8 +1,8 @@
 # dlock — build, test and install.
 #
-#   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
+#   make            libdlock.a, libdlock.so (soname libdlock.so.1), dlock.pc,
 #                   the mock store as its own library (libdlock-mock.a,
-#                   libdlock-mock.so, soname libdlock-mock.so.0, dlock-mock.pc:
+#                   libdlock-mock.so, soname libdlock-mock.so.1, dlock-mock.pc:
 #                   the only one with Lua),
 #                   the CMake package (dlockConfig.cmake, dlockConfigVersion.cmake),
 #                   libdlock_conformance.a (the conformance kit; with cmocka),
@@ -57,8 +57,8 @@
 
 # VERSION is also in api/dlock/version.h: objects/report/version.c does not compile
 # when the two disagree.
-VERSION   := 0.1.0
-SOVERSION := 0
+VERSION   := 1.0.0
+SOVERSION := 1
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -69,7 +69,7 @@ CMAKEDIR  ?= $(LIBDIR)/cmake/dlock
 DESTDIR   ?=
 BUILD     ?= build
 # Run after installing into (or uninstalling from) a system prefix, so that
-# the dynamic loader finds libdlock.so.0 at once. Not for a DESTDIR install
+# the dynamic loader finds libdlock.so.1 at once. Not for a DESTDIR install
 # (a staging tree: the package's own scripts run it) nor for another prefix
 # (the loader does not search it; see README). LDCONFIG=: skips it.
 LDCONFIG  ?= ldconfig
@@ -248,7 +248,7 @@ $(BUILD)/libdlock.so: $(LIB_OBJ)
 
 $(BUILD)/libdlock-mock.a: $(MOCK_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
-# Linked to this build's libdlock.so (NEEDED libdlock.so.0); -z defs: no
+# Linked to this build's libdlock.so (NEEDED libdlock.so.1); -z defs: no
 # symbol left for the program to bring.
 $(BUILD)/libdlock-mock.so: $(MOCK_SO_OBJ) $(BUILD)/libdlock.so
 	$(CC) -shared -Wl,-soname,libdlock-mock.so.$(SOVERSION) -Wl,-z,defs -o $@ $(MOCK_SO_OBJ) \

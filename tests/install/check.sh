@@ -16,7 +16,7 @@
 #     store is libdlock-mock, dlock-mock.pc), and a program linked to
 #     libdlock alone knows no "mock:" URL.
 #  3. the shared build (on the mock: dlock-mock.pc) runs with
-#     LD_LIBRARY_PATH and needs libdlock.so.0 and libdlock-mock.so.0;
+#     LD_LIBRARY_PATH and needs libdlock.so.1 and libdlock-mock.so.1;
 #     samples/custom_lock.c (a lock type of one's own, from the installed
 #     sys/ headers) builds and runs the same way;
 #     the static build (the README's command) runs without it and
@@ -29,7 +29,7 @@
 #     -DNDEBUG the call would vanish).
 #  3d. the CMake package (lib/cmake/dlock/): tests/install/CMakeLists.txt,
 #     a user's project (find_package(dlock 0.1 CONFIG REQUIRED)), builds
-#     consumer.c with dlock::dlock (needs libdlock.so.0) and with
+#     consumer.c with dlock::dlock (needs libdlock.so.1) and with
 #     dlock::dlock_static (does not), and consumer.cpp (<dlock.hpp>, C++17)
 #     with dlock::dlock; all three run. find_package(dlock 1.0) and
 #     find_package(dlock 0.2) are refused by dlockConfigVersion.cmake. The
