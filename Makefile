@@ -1,8 +1,8 @@
 # dlock — build, test and install.
 #
-#   make            libdlock.a, libdlock.so (soname libdlock.so.0), dlock.pc,
+#   make            libdlock.a, libdlock.so (soname libdlock.so.1), dlock.pc,
 #                   the mock store as its own library (libdlock-mock.a,
-#                   libdlock-mock.so, soname libdlock-mock.so.0, dlock-mock.pc:
+#                   libdlock-mock.so, soname libdlock-mock.so.1, dlock-mock.pc:
 #                   the only one with Lua),
 #                   the CMake package (dlockConfig.cmake, dlockConfigVersion.cmake),
 #                   libdlock_conformance.a (the conformance kit; with cmocka),
@@ -57,8 +57,8 @@
 
 # VERSION is also in api/dlock/version.h: objects/report/version.c does not compile
 # when the two disagree.
-VERSION   := 0.1.0
-SOVERSION := 0
+VERSION   := 1.0.0
+SOVERSION := 1
 PREFIX    ?= /usr/local
 LIBDIR    ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -69,7 +69,7 @@ CMAKEDIR  ?= $(LIBDIR)/cmake/dlock
 DESTDIR   ?=
 BUILD     ?= build
 # Run after installing into (or uninstalling from) a system prefix, so that
-# the dynamic loader finds libdlock.so.0 at once. Not for a DESTDIR install
+# the dynamic loader finds libdlock.so.1 at once. Not for a DESTDIR install
 # (a staging tree: the package's own scripts run it) nor for another prefix
 # (the loader does not search it; see README). LDCONFIG=: skips it.
 LDCONFIG  ?= ldconfig
@@ -248,7 +248,7 @@ $(BUILD)/libdlock.so: $(LIB_OBJ)
 
 $(BUILD)/libdlock-mock.a: $(MOCK_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
-# Linked to this build's libdlock.so (NEEDED libdlock.so.0); -z defs: no
+# Linked to this build's libdlock.so (NEEDED libdlock.so.1); -z defs: no
 # symbol left for the program to bring.
 $(BUILD)/libdlock-mock.so: $(MOCK_SO_OBJ) $(BUILD)/libdlock.so
 	$(CC) -shared -Wl,-soname,libdlock-mock.so.$(SOVERSION) -Wl,-z,defs -o $@ $(MOCK_SO_OBJ) \
@@ -373,8 +373,19 @@ CHECK_DEPS := $(BUILD)/tests/dlock_tests $(BUILD)/samples/custom_lock \
 # matches the glob (* and ?), in the quick half's parts and rows (narrow
 # them further with DLOCK_TEST_ONLY): no install, header, bench or fuzz
 # check.
+#
+# The build and the short checks before the suite run in parallel
+# (BUILD_JOBS, the machine's cores, whatever -j make check was given), and
+# the suite's parts on TEST_JOBS worker processes (DLOCK_TEST_JOBS,
+# tests/harness/jobs.h): most of its time is waiting (leases, timeouts,
+# servers starting), so three workers on two cores finish it in well under
+# half the time of one. TEST_JOBS=1: one process, the parts in order.
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS  ?= 3
+CHECK_PREP := $(CHECK_DEPS) headers-check waits-check bench-smoke fuzz-smoke simulate-smoke
 ifeq ($(CASE),)
-check: $(CHECK_DEPS) headers-check waits-check bench-smoke fuzz-smoke simulate-smoke
+check:
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(CHECK_PREP)
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=quick
 else
 check: $(CHECK_DEPS)
@@ -382,17 +393,20 @@ check: $(CHECK_DEPS)
 	  $(BUILD)/tests/dlock_tests
 endif
 
-check-all: $(CHECK_DEPS) headers-check waits-check bench-smoke fuzz-smoke simulate-smoke
+check-all:
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(CHECK_PREP)
 	@$(MAKE) --no-print-directory run-suite DLOCK_TEST_SCOPE=
 
-check-matrix: $(CHECK_DEPS)
-	@echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=matrix)"; \
-	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=matrix $(BUILD)/tests/dlock_tests
+check-matrix:
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(CHECK_DEPS)
+	@echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=matrix, DLOCK_TEST_JOBS=$(TEST_JOBS))"; \
+	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=matrix DLOCK_TEST_JOBS=$(TEST_JOBS) \
+	  $(BUILD)/tests/dlock_tests
 
 run-suite:
 	@ic=0; $(MAKE) --no-print-directory install-check || ic=1; \
-	echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE))"; \
-	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE) \
+	echo "$(BUILD)/tests/dlock_tests (DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE), DLOCK_TEST_JOBS=$(TEST_JOBS))"; \
+	DLOCK_SAMPLES_DIR=$(BUILD)/samples DLOCK_TEST_SCOPE=$(DLOCK_TEST_SCOPE) DLOCK_TEST_JOBS=$(TEST_JOBS) \
 	  $(BUILD)/tests/dlock_tests || exit 1; exit $$ic
 
 # No blocking call (a condition wait, poll, a sleep) in the library outside

@@ -131,16 +131,14 @@ dlock_clock *dlock_backend_clock(dlock_backend *b)
 
 uint64_t dlock_backend_reconnects(dlock_backend *b)
 {
-    if (b == NULL || b->methods == NULL || b->methods->version < 3 ||
-        b->methods->reconnects == NULL)
+    if (b == NULL || b->methods == NULL || b->methods->reconnects == NULL)
         return 0;
     return b->methods->reconnects(b);
 }
 
 uint64_t dlock_backend_unsynced(dlock_backend *b, int cause)
 {
-    if (b == NULL || b->methods == NULL || b->methods->version < 6 ||
-        b->methods->unsynced == NULL)
+    if (b == NULL || b->methods == NULL || b->methods->unsynced == NULL)
         return 0;
     return b->methods->unsynced(b, cause);
 }
@@ -151,8 +149,7 @@ int dlock_backend_server_safety(dlock_backend *b, dlock_server_safety *out)
 
     if (b == NULL || out == NULL || out->version != 1)
         return DLOCK_EINVAL;
-    if (b->methods == NULL || b->methods->version < 7 ||
-        b->methods->server_safety == NULL)
+    if (b->methods == NULL || b->methods->server_safety == NULL)
         return DLOCK_ENOTSUP;
     *out = unknown;
     return b->methods->server_safety(b, out);
@@ -160,8 +157,7 @@ int dlock_backend_server_safety(dlock_backend *b, dlock_server_safety *out)
 
 uint64_t dlock_backend_ignored_messages(dlock_backend *b)
 {
-    if (b == NULL || b->methods == NULL || b->methods->version < 7 ||
-        b->methods->ignored_messages == NULL)
+    if (b == NULL || b->methods == NULL || b->methods->ignored_messages == NULL)
         return 0;
     return b->methods->ignored_messages(b);
 }
@@ -170,24 +166,21 @@ const char *dlock_backend_publish_command(dlock_backend *b)
 {
     const char *cmd = NULL;
 
-    if (b != NULL && b->methods != NULL && b->methods->version >= 4 &&
-        b->methods->publish_command != NULL)
+    if (b != NULL && b->methods != NULL && b->methods->publish_command != NULL)
         cmd = b->methods->publish_command(b);
     return cmd != NULL ? cmd : "publish";
 }
 
 unsigned dlock_backend_key_slot(dlock_backend *b, const char *key, size_t len)
 {
-    if (b == NULL || b->methods == NULL || b->methods->version < 4 ||
-        b->methods->key_slot == NULL || key == NULL)
+    if (b == NULL || b->methods == NULL || b->methods->key_slot == NULL || key == NULL)
         return 0;
     return b->methods->key_slot(b, key, len);
 }
 
 unsigned dlock_backend_key_node(dlock_backend *b, const char *key, size_t len)
 {
-    if (b == NULL || b->methods == NULL || b->methods->version < 8 ||
-        b->methods->key_node == NULL || key == NULL)
+    if (b == NULL || b->methods == NULL || b->methods->key_node == NULL || key == NULL)
         return dlock_backend_key_slot(b, key, len);
     return b->methods->key_node(b, key, len);
 }
@@ -202,7 +195,7 @@ int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
 
     if ((rc = eval_begin(b, out, script, nkeys, nargs, argv, errbuf, errlen)) != 0)
         return rc;
-    if (b->methods->version < 8 || b->methods->eval_node == NULL)
+    if (b->methods->eval_node == NULL)
         return DLOCK_ENOTSUP;
     return b->methods->eval_node(b, out, script, nkeys, nargs, argv, argvlen,
                                  deadline_ms, errbuf, errlen);
@@ -210,8 +203,7 @@ int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
 
 int dlock_backend_can_split(dlock_backend *b)
 {
-    return b != NULL && b->methods != NULL && b->methods->version >= 5 &&
-           b->methods->eval_send != NULL && b->methods->eval_receive != NULL;
+    return b != NULL && b->methods != NULL && b->methods->eval_send != NULL && b->methods->eval_receive != NULL;
 }
 
 int dlock_backend_eval_send(dlock_backend *b, dlock_pending **out,

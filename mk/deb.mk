@@ -1,4 +1,4 @@
-# make check-deb: the Debian packages of debian/ (libdlock0, libdlock-mock0,
+# make check-deb: the Debian packages of debian/ (libdlock1, libdlock-mock1,
 # libdlock-dev, dlock), built as a packager would, checked with lintian
 # (no error allowed), installed into this machine, then samples built and
 # run against the installed files only (debian/tests/installed-sample,
@@ -11,7 +11,7 @@
 # install), and dpkg-dev, debhelper, lintian, fakeroot.
 # Included by the Makefile.
 DEB_SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-DEB_PACKAGES := libdlock0 libdlock-mock0 libdlock-dev dlock
+DEB_PACKAGES := libdlock1 libdlock-mock1 libdlock-dev dlock
 .PHONY: check-deb
 check-deb:
 	@set -e; tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/dlock-deb.XXXXXX"); \

@@ -178,6 +178,7 @@ static void test_client_args(void **state)
     } while (0)
     BAD_OPT(version, 0);
     BAD_OPT(version, -1);
+    BAD_OPT(version, DLOCK_CLIENT_OPTIONS_VERSION + 1); /* newer headers */
     BAD_OPT(watchdog_timeout_ms, 0);
     BAD_OPT(watchdog_timeout_ms, 2);
     BAD_OPT(watchdog_timeout_ms, -30000);
@@ -202,6 +203,23 @@ static void test_client_args(void **state)
     BAD_OPT(loop_slice_ms, -1);
     BAD_OPT(loop_slice_ms, DLOCK_TIME_MAX_MS + 1);
 #undef BAD_OPT
+    /* A backend whose table is of a version this library does not know
+     * (built against newer headers): refused, the backend still the
+     * caller's and untouched. */
+    {
+        const dlock_backend_methods *real = b->methods;
+        dlock_backend_methods newer = *real;
+
+        newer.version = DLOCK_BACKEND_VERSION + 1;
+        b->methods = &newer;
+        EXPECT(dlock_client_new(&c, b, NULL), DLOCK_EINVAL);
+        assert_null(c);
+        newer.version = 0;
+        EXPECT(dlock_client_new(&c, b, NULL), DLOCK_EINVAL);
+        assert_null(c);
+        assert_ptr_equal(b->methods, &newer);
+        b->methods = real;
+    }
     dlock_backend_free(b);
 
     EXPECT(dlock_client_connect(NULL, "mock:", NULL, err, sizeof err),
@@ -230,6 +248,55 @@ static void test_client_args(void **state)
 }
 
 /* ---- lock constructors and the generic lock calls ---------------------- */
+
+/* A lock type whose wait spec, or whose table, is of a version this
+ * library does not know (built against newer headers): refused before
+ * any attempt runs. */
+static int newer_spec_attempts;
+
+static int newer_spec_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
+                              int64_t lease_ms, int64_t *retry_ms)
+{
+    (void)l, (void)op, (void)spec, (void)lease_ms, (void)retry_ms;
+    newer_spec_attempts++;
+    return 0;
+}
+
+static int newer_spec_acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
+                              int64_t lease_ms)
+{
+    dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
+
+    spec.attempt = newer_spec_attempt;
+    spec.version = DLOCK_WAIT_SPEC_VERSION + 1;
+    return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
+}
+
+static const dlock_rlock_methods newer_spec_methods = {
+    .version = DLOCK_RLOCK_METHODS_VERSION, .type = "newer-spec",
+    .acquire = newer_spec_acquire};
+static const dlock_rlock_methods newer_table_methods = {
+    .version = DLOCK_RLOCK_METHODS_VERSION + 1, .type = "newer-table",
+    .acquire = newer_spec_acquire};
+
+static void test_newer_versions(void **state)
+{
+    world w;
+    dlock_rlock *l = calloc(1, sizeof(*l));
+    (void)state;
+
+    assert_non_null(l);
+    world_open(&w);
+    EXPECT(dlock_rlock_init(l, &newer_table_methods, w.c, "newer"), DLOCK_EINVAL);
+    assert_null(l->methods);
+    assert_int_equal(dlock_rlock_init(l, &newer_spec_methods, w.c, "newer"), 0);
+    EXPECT(dlock_lock(l, 1000), DLOCK_EINVAL);
+    assert_non_null(strstr(dlock_errmsg(l), "wait spec of version"));
+    EXPECT(dlock_try_lock(l, 0, 1000), DLOCK_EINVAL);
+    assert_int_equal(newer_spec_attempts, 0);
+    dlock_rlock_free(l);
+    world_close(&w);
+}
 
 static void test_rlock_names(void **state)
 {
@@ -1243,6 +1310,7 @@ int dlock_test_bad_input(void)
         cmocka_unit_test(test_client_args),
         cmocka_unit_test(test_rlock_names),
         cmocka_unit_test(test_rlock_args),
+        cmocka_unit_test(test_newer_versions),
         cmocka_unit_test(test_semaphore_args),
         cmocka_unit_test(test_permit_semaphore_args),
         cmocka_unit_test(test_latch_args),

@@ -19,6 +19,7 @@
 
 #include "harness/acl_user.h"
 #include "harness/fixture.h"
+#include "harness/jobs.h"
 #include "harness/redis_server.h"
 #include "harness/runner.h"
 #include "suites.h"
@@ -49,18 +50,13 @@ int dlock_test_redis_cluster_spread(void);
  * DLOCK_TEST_TIMEOUT (seconds) overrides. */
 #define DEFAULT_TIMEOUT_S 1800
 
-static dlock_test_redis *server;
-static char phase[512] = "starting";
+static dlock_test_redis *server; /* a row's own (TLS, ACL; one at a time) */
+static dlock_test_redis *plain;  /* the plain row's, kept for this process */
 
-/* Where the run's time goes: each part's and each row's wall time,
- * printed slowest first before the last line (make check's time is what a
- * newcomer waits for). */
-#define MAX_TIMED 128
-static struct timed {
-    char what[64];
-    double s;
-} timed[MAX_TIMED];
-static int ntimed;
+/* Where the run's time goes: each part's wall time, printed slowest first
+ * before the last line (make check's time is what a newcomer waits for),
+ * and what runs now: in the worker's report (harness/jobs.h). */
+#define phase (dlock_test_jobs_mine()->phase)
 
 static double now_s(void)
 {
@@ -71,26 +67,29 @@ static double now_s(void)
 
 static void record_time(const char *what, double since)
 {
-    if (ntimed < MAX_TIMED) {
-        snprintf(timed[ntimed].what, sizeof timed[ntimed].what, "%s", what);
-        timed[ntimed++].s = now_s() - since;
+    dlock_test_report *r = dlock_test_jobs_mine();
+
+    if (r->ntimed < DLOCK_TEST_TIMED_MAX) {
+        snprintf(r->timed[r->ntimed].what, sizeof r->timed[r->ntimed].what, "%s", what);
+        r->timed[r->ntimed++].s = now_s() - since;
     }
 }
 
 static int slower_first(const void *a, const void *b)
 {
-    double d = ((const struct timed *)b)->s - ((const struct timed *)a)->s;
+    double d = ((const dlock_test_timed *)b)->s - ((const dlock_test_timed *)a)->s;
     return (d > 0) - (d < 0);
 }
 
-static void print_times(double total)
+static void print_times(dlock_test_report *sum, double total, int jobs)
 {
     int i;
 
-    qsort(timed, (size_t)ntimed, sizeof timed[0], slower_first);
-    printf("time per part (slowest first; %.0f s in all):\n", total);
-    for (i = 0; i < ntimed; i++)
-        printf("  %7.1f s  %s\n", timed[i].s, timed[i].what);
+    qsort(sum->timed, (size_t)sum->ntimed, sizeof sum->timed[0], slower_first);
+    printf("time per part (slowest first; %.0f s in all, on %d worker%s):\n", total,
+           jobs, jobs == 1 ? "" : "s");
+    for (i = 0; i < sum->ntimed; i++)
+        printf("  %7.1f s  %s\n", sum->timed[i].s, sum->timed[i].what);
 }
 
 void dlock_test_set_phase(const char *fmt, ...)
@@ -107,14 +106,21 @@ static void stop_server(void)
     server = NULL;
     if (s)
         dlock_test_redis_stop(s);
+    s = plain;
+    plain = NULL;
+    if (s)
+        dlock_test_redis_stop(s);
     dlock_test_redis_sentinel_stop();
 }
 
 void dlock_test_fatal(const char *msg)
 {
     fprintf(stderr, "\nFATAL during %s: %s\n", phase, msg);
+    dlock_test_total++;
+    dlock_test_failed++;
+    dlock_test_jobs_publish();
     fprintf(stdout, "%d passed, %d failed\n",
-            dlock_test_total - dlock_test_failed - 1, dlock_test_failed + 1);
+            dlock_test_total - dlock_test_failed, dlock_test_failed);
     fflush(NULL);
     stop_server();
     _exit(2);
@@ -136,6 +142,9 @@ static void on_alarm(int sig)
     write_str("\nTIMEOUT: the test run hung during: ");
     write_str(phase);
     write_str("\n");
+    dlock_test_total++;
+    dlock_test_failed++;
+    dlock_test_jobs_publish();
     /* Not async-signal-safe, but we are leaving anyway; an orphaned
      * redis-server would outlive the run. */
     stop_server();
@@ -324,15 +333,6 @@ static void run_reentrant_pooled(void)
     stop_server();
 }
 
-static void timed_row(const char *what, void (*fn)(const char *, int), const char *name,
-                      int row)
-{
-    double t0 = now_s();
-    fn(name, row);
-    if (wanted(name))
-        record_time(what, t0);
-}
-
 /* Adds a suite's failures when it returned failures without counting them
  * (e.g. it could not start at all). */
 static void run_suite(const char *name, int (*fn)(void), enum scope half)
@@ -354,11 +354,173 @@ static void run_suite(const char *name, int (*fn)(void), enum scope half)
     }
 }
 
+/* ---- the parts, spread over DLOCK_TEST_JOBS workers ----------------------- */
+
+enum part_kind { PART_SUITE, PART_GROUP, PART_ROW, PART_POOLED };
+
+static struct part {
+    enum part_kind kind;
+    const char *name;     /* a suite's part, or a row's name */
+    int (*suite)(void);
+    enum scope half;
+    size_t group;         /* PART_GROUP: in groups[] */
+    int row;              /* PART_GROUP (ROW_MOCK or ROW_REDIS), PART_ROW */
+} parts[256];
+static size_t nparts;
+
+static void add_part(enum part_kind kind, const char *name, int (*suite)(void),
+                     enum scope half, size_t group, int row)
+{
+    if (nparts < sizeof parts / sizeof parts[0])
+        parts[nparts++] = (struct part){kind, name, suite, half, group, row};
+    else
+        dlock_test_fatal("tests/main.c: more parts than parts[] holds");
+}
+
+static int group_wanted(size_t i, int row)
+{
+    return (groups[i].rows & row) && dlock_test_wanted("DLOCK_TEST_GROUP", groups[i].what);
+}
+
+/* One conformance group on the plain row: this process's redis-server,
+ * started for its first such group and kept until it has no part left. */
+static void run_plain_group(size_t i)
+{
+    if (!plain) {
+        dlock_test_set_phase("starting redis-server for the conformance groups on redis");
+        if (dlock_test_redis_start(&plain, NULL) != 0 || !plain) {
+            fprintf(stderr, "cannot start redis-server: %s on redis counts as one "
+                    "failure\n", groups[i].what);
+            plain = NULL;
+            dlock_test_total++;
+            dlock_test_failed++;
+            return;
+        }
+        printf("conformance on redis at %s\n", dlock_test_redis_url(plain));
+    }
+    dlock_fx_set_redis_url(dlock_test_redis_url(plain));
+    dlock_fx_set_redis_admin_url(NULL);
+    dlock_test_set_phase("%s on redis", groups[i].what);
+    groups[i].fn("redis");
+    dlock_fx_set_redis_url(NULL);
+}
+
+static void run_part(size_t k)
+{
+    const struct part *p = &parts[k];
+    double t0 = now_s();
+    char what[96];
+
+    switch (p->kind) {
+    case PART_SUITE:
+        run_suite(p->name, p->suite, p->half);
+        return; /* timed there */
+    case PART_GROUP:
+        snprintf(what, sizeof what, "%s on %s", groups[p->group].what, p->name);
+        if (p->row == ROW_REDIS) {
+            run_plain_group(p->group);
+        } else {
+            dlock_test_set_phase("%s", what);
+            groups[p->group].fn(p->name);
+        }
+        break;
+    case PART_ROW:
+        snprintf(what, sizeof what, "row %s (all of it)", p->name);
+        run_conformance_on_redis(p->name, p->row);
+        break;
+    case PART_POOLED:
+        snprintf(what, sizeof what, "row redis-pool (all of it)");
+        run_reentrant_pooled();
+        break;
+    }
+    record_time(what, t0);
+}
+
+static void finish_worker(void)
+{
+    dlock_test_set_phase("stopping this process's servers");
+    stop_server();
+}
+
+/* The parts of this run, in the order workers take them: the longest
+ * first (the plain row's reentrant-lock group and the tool's tests take
+ * about as long as the rest of a worker's share), then the plain row's
+ * other groups, the suites, the mock row, and the matrix's rows. */
+static void list_parts(void)
+{
+    size_t i;
+    int cli_listed = 0;
+
+#define MATRIX_PART(fn, part) add_part(PART_SUITE, part, fn, MATRIX, 0, 0);
+    if (wanted("redis")) {
+        for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+            if (!group_wanted(i, ROW_REDIS))
+                continue;
+            add_part(PART_GROUP, "redis", NULL, QUICK, i, ROW_REDIS);
+            if (!cli_listed && wanted_in("cli tests", QUICK)) {
+                add_part(PART_SUITE, "cli tests", dlock_test_cli, QUICK, 0, 0);
+                cli_listed = 1;
+            }
+        }
+    }
+    {
+        static const struct { int (*fn)(void); const char *part; } quick[] = {
+#define QUICK_ENTRY(fn, part) {fn, part},
+            DLOCK_TEST_SUITES(QUICK_ENTRY)
+#undef QUICK_ENTRY
+        };
+        for (i = 0; i < sizeof quick / sizeof quick[0]; i++)
+            if (!cli_listed || strcmp(quick[i].part, "cli tests") != 0)
+                add_part(PART_SUITE, quick[i].part, quick[i].fn, QUICK, 0, 0);
+    }
+    if (wanted_in("mock", QUICK))
+        for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+            if (group_wanted(i, ROW_MOCK))
+                add_part(PART_GROUP, "mock", NULL, QUICK, i, ROW_MOCK);
+    DLOCK_TEST_SUITES_MATRIX(MATRIX_PART)
+#ifndef DLOCK_TEST_NO_TLS /* make WITH_TLS=0: no TLS to test */
+    /* Over TLS (rediss://, client certificates required, no plain port):
+     * the reentrant lock's cases, pub/sub wake-ups included
+     * (DLOCK_TEST_TLS_FULL=1: every case). */
+    if (wanted("redis-tls"))
+        add_part(PART_ROW, "redis-tls", NULL, MATRIX, 0, ROW_TLS);
+#endif
+    if (wanted("redis-pool"))
+        add_part(PART_POOLED, "redis-pool", NULL, MATRIX, 0, 0);
+    /* Every group as the README's least-privilege ACL user
+     * (tests/harness/acl_user.txt: "Deploying"), so that a command the
+     * library needs and the line lacks fails here with NOPERM. */
+    if (wanted("redis-acl"))
+        add_part(PART_ROW, "redis-acl", NULL, MATRIX, 0, ROW_ACL);
+    /* Through Sentinel (redis-sentinel://, the master found by asking
+     * three sentinels; the Sentinel tests' set, stopped after). */
+    if (wanted("redis-sentinel"))
+        add_part(PART_ROW, "redis-sentinel", NULL, MATRIX, 0, ROW_SENTINEL);
+    /* On a Redis Cluster of 3 masters with a replica each (the Cluster
+     * tests' cluster, stopped after): routing by slot, sharded pub/sub
+     * wake-ups. */
+    if (wanted("redis-cluster"))
+        add_part(PART_ROW, "redis-cluster", NULL, MATRIX, 0, ROW_CLUSTER);
+    DLOCK_TEST_SUITES_LAST(MATRIX_PART)
+#undef MATRIX_PART
+}
+
+/* DLOCK_TEST_JOBS=n: n worker processes (default 1: this process). */
+static int jobs_wanted(void)
+{
+    const char *env = getenv("DLOCK_TEST_JOBS");
+    int n = env && *env ? atoi(env) : 1;
+
+    return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
 int main(void)
 {
     const char *env = getenv("DLOCK_TEST_TIMEOUT");
     unsigned timeout = env && atoi(env) > 0 ? (unsigned)atoi(env) : DEFAULT_TIMEOUT_S;
     double t0 = now_s();
+    dlock_test_report sum;
+    int jobs = jobs_wanted();
 
     /* Tests kill and restart servers on purpose; a write to a dead socket
      * must come back as an error, not end the run. */
@@ -370,54 +532,19 @@ int main(void)
     if (getenv("DLOCK_TEST_CASE") && *getenv("DLOCK_TEST_CASE"))
         cmocka_set_test_filter(getenv("DLOCK_TEST_CASE"));
 
-#define RUN_SUITE(fn, part) run_suite(part, fn, QUICK);
-#define RUN_MATRIX_SUITE(fn, part) run_suite(part, fn, MATRIX);
-    DLOCK_TEST_SUITES(RUN_SUITE)
-    DLOCK_TEST_SUITES_MATRIX(RUN_MATRIX_SUITE)
-
-    /* Every conformance group on the mock backend. */
-    if (wanted_in("mock", QUICK)) {
-        double t1 = now_s();
-        run_groups("mock", ROW_MOCK, 0);
-        record_time("row mock (all of it)", t1);
-    }
-
-    timed_row("row redis (all of it)", run_conformance_on_redis, "redis", ROW_REDIS);
-    /* Once more over TLS (rediss://, client certificates required, no
-     * plain port): the reentrant lock's cases, pub/sub wake-ups
-     * included (DLOCK_TEST_TLS_FULL=1: every case). */
-#ifndef DLOCK_TEST_NO_TLS /* make WITH_TLS=0: no TLS to test */
-    timed_row("row redis-tls (all of it)", run_conformance_on_redis, "redis-tls", ROW_TLS);
-#endif
-    {
-        double t1 = now_s();
-        run_reentrant_pooled();
-        if (wanted("redis-pool"))
-            record_time("row redis-pool (all of it)", t1);
-    }
-    /* And every group once more as the README's least-privilege ACL user
-     * (tests/harness/acl_user.txt: "Deploying"), so that a command the
-     * library needs and the line lacks fails here with NOPERM. */
-    timed_row("row redis-acl (all of it)", run_conformance_on_redis, "redis-acl", ROW_ACL);
-    /* And through Sentinel (redis-sentinel://, the master found by asking
-     * three sentinels; the Sentinel tests' set, stopped after). */
-    timed_row("row redis-sentinel (all of it)", run_conformance_on_redis, "redis-sentinel", ROW_SENTINEL);
-    /* And on a Redis Cluster of 3 masters with a replica each (the
-     * Cluster tests' cluster, stopped after): routing by slot, sharded
-     * pub/sub wake-ups. */
-    timed_row("row redis-cluster (all of it)", run_conformance_on_redis, "redis-cluster", ROW_CLUSTER);
-    DLOCK_TEST_SUITES_LAST(RUN_MATRIX_SUITE)
-#undef RUN_SUITE
-#undef RUN_MATRIX_SUITE
+    list_parts();
+    if ((size_t)jobs > nparts)
+        jobs = nparts > 0 ? (int)nparts : 1;
+    if (dlock_test_jobs_run(nparts, jobs, run_part, finish_worker, &sum) != 0)
+        return 1;
     alarm(0);
 
-    print_times(now_s() - t0);
-    if (dlock_test_total == 0 && getenv("DLOCK_TEST_CASE") && *getenv("DLOCK_TEST_CASE")) {
+    print_times(&sum, now_s() - t0, jobs);
+    if (sum.total == 0 && getenv("DLOCK_TEST_CASE") && *getenv("DLOCK_TEST_CASE")) {
         /* A misspelt name must not pass for a green run. */
         printf("no case matches DLOCK_TEST_CASE=%s\n", getenv("DLOCK_TEST_CASE"));
         return 1;
     }
-    printf("%d passed, %d failed\n", dlock_test_total - dlock_test_failed,
-           dlock_test_failed);
-    return dlock_test_failed == 0 ? 0 : 1;
+    printf("%d passed, %d failed\n", sum.total - sum.failed, sum.failed);
+    return sum.failed == 0 ? 0 : 1;
 }

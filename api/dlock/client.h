@@ -75,11 +75,10 @@ typedef void (*dlock_lost_fn)(void *arg, const char *name, const char *owner);
 
 /* The durations are at most DLOCK_TIME_MAX_MS (api/dlock/times.h). */
 typedef struct dlock_client_options {
-    int version;                 /* 6 (1: a struct ending at on_lost_arg,
-                                  * 2: at budget_slack_ms, 3: at
-                                  * fair_waiter_timeout_ms, 4: at
-                                  * describe_owner, 5: at
-                                  * metrics_names_max) */
+    int version;                 /* DLOCK_CLIENT_OPTIONS_VERSION (1);
+                                  * fields are only ever appended, and
+                                  * a version this library does not
+                                  * know is refused */
     int64_t watchdog_timeout_ms; /* lease of lease-0 locks, renewed every 1/3;
                                   * 3..DLOCK_TIME_MAX_MS */
     int64_t max_hold_ms;         /* stop renewing after this; 0 = never stop;
@@ -89,7 +88,6 @@ typedef struct dlock_client_options {
                                   * 1..DLOCK_TIME_MAX_MS */
     dlock_lost_fn on_lost;       /* may be NULL */
     void *on_lost_arg;
-    /* ---- version 2 ---- */
     /* A call with a time budget (try_lock's wait, the semaphore and latch
      * waits) returns within its budget plus this: every round trip it makes
      * is cut off at budget + budget_slack_ms, so a reply that takes longer
@@ -98,7 +96,6 @@ typedef struct dlock_client_options {
      * whose round trip is slower than this, give try_lock a wait that
      * covers one. >= 0; default 50. */
     int64_t budget_slack_ms;
-    /* ---- version 3 ---- */
     /* A waiter of this client in a fair lock's queue that has not renewed
      * its place for this long is presumed dead, and stops blocking the
      * queue once first in line, whatever its deadline W says
@@ -108,7 +105,6 @@ typedef struct dlock_client_options {
      * (wins over this field), JSON key "fair_waiter_timeout_ms".
      * 0..DLOCK_TIME_MAX_MS; default 5000. */
     int64_t fair_waiter_timeout_ms;
-    /* ---- version 4 ---- */
     /* 1: the client publishes who it is (host name, pid, program, start
      * time) for tools that show lock holders (dlock(1)'s status and list;
      * dlock_client_owner_info below): one key per client, whatever the
@@ -120,7 +116,6 @@ typedef struct dlock_client_options {
      * describe_owner=0|1 (wins over this field), JSON key
      * "describe_owner" (true/false). Default 0. */
     int describe_owner;
-    /* ---- version 5 ---- */
     /* The client's name in its metrics: the label client="..." of every
      * series dlock_client_metrics_prometheus renders (api/dlock/metrics.h).
      * Unlike the client's UUID it stays the same across restarts, so a
@@ -141,7 +136,6 @@ typedef struct dlock_client_options {
      * over this field), JSON key "metrics_names_max".
      * 0..DLOCK_METRICS_NAMES_MAX. */
     int64_t metrics_names_max;
-    /* ---- version 6 ---- */
     /* How long one call of a dlock_loop of this client (dlock_loop_run,
      * dlock_loop_on_fd / _on_timer / _on_wakeup; api/dlock/async.h) may
      * run operations and callbacks before it returns, leaving the rest for
@@ -154,7 +148,9 @@ typedef struct dlock_client_options {
     int64_t loop_slice_ms;
 } dlock_client_options;
 
-#define DLOCK_CLIENT_OPTIONS_INIT {6, 30000, 0, 300000, NULL, NULL, 50, 5000, 0, NULL, 0, 2}
+/* The options' version this header describes: every field above. */
+#define DLOCK_CLIENT_OPTIONS_VERSION 1
+#define DLOCK_CLIENT_OPTIONS_INIT {DLOCK_CLIENT_OPTIONS_VERSION, 30000, 0, 300000, NULL, NULL, 50, 5000, 0, NULL, 0, 2}
 
 /* Longest client_name, in bytes (without the NUL). */
 #define DLOCK_CLIENT_NAME_MAX 256
@@ -188,7 +184,8 @@ DLOCK_API int dlock_client_owner_info(dlock_client *c, const char *owner,
 /* Creates a client on backend. On success the client owns the backend (it
  * is freed with the client); on failure the caller keeps it. opts may be NULL
  * (defaults). Starts the watchdog thread.
- * 0, DLOCK_EINVAL (NULL out/backend, bad option), DLOCK_ENOMEM. */
+ * 0, DLOCK_EINVAL (NULL out/backend, bad option, options or a backend
+ * table of a version this library does not know), DLOCK_ENOMEM. */
 DLOCK_API int dlock_client_new(dlock_client **out, dlock_backend *backend,
                                const dlock_client_options *opts);
 

@@ -30,7 +30,7 @@
  *    connect (the Redis backend's command connections; its pub/sub
  *    connection's restores are logged, not counted). 0 on the mock and on
  *    a backend without the counter (api/dlock/sys/backend.h).
- *  - unsynced_no_replica, unsynced_refused (version 2): writes (lock,
+ *  - unsynced_no_replica, unsynced_refused: writes (lock,
  *    unlock, renewal... calls of scripts that write) that the Redis
  *    backend's sync_replicas (api/dlock/redis.h) asked to sync but that
  *    went without WAIT: because sync_replicas = -1 found no replica
@@ -38,7 +38,7 @@
  *    command, NOPERM), which turns sync off for the backend's lifetime
  *    (the refused call counts). Each cause is also logged once per
  *    backend, at DLOCK_LOG_WARN (api/dlock/log.h). 0 on the mock.
- *  - messages_ignored (version 3): pub/sub messages the backend ignored
+ *  - messages_ignored: pub/sub messages the backend ignored
  *    instead of waking waiters, because their payload is not what PUBLISH
  *    sends (the Redis backend: a reply that is not a string, from a broken
  *    or hostile server); the subscription is kept. 0 on the mock.
@@ -71,8 +71,9 @@ typedef struct dlock_histogram {
 } dlock_histogram;
 
 typedef struct dlock_metrics {
-    int version; /* set by the caller: 3 (1: a struct ending at hold_ms,
-                  * 2: at unsynced_refused) */
+    int version; /* set by the caller: DLOCK_METRICS_VERSION (1); fields
+                  * are only ever appended, and the library fills those
+                  * of the version the caller set */
     uint64_t acquisitions;
     uint64_t busy;
     uint64_t renewals;
@@ -81,14 +82,14 @@ typedef struct dlock_metrics {
     uint64_t reconnects;
     dlock_histogram wait_ms;
     dlock_histogram hold_ms;
-    /* ---- version 2 ---- */
     uint64_t unsynced_no_replica;
     uint64_t unsynced_refused;
-    /* ---- version 3 ---- */
     uint64_t messages_ignored;
 } dlock_metrics;
 
-#define DLOCK_METRICS_INIT {3, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}, 0, 0, 0}
+/* The struct's version this header describes: every field above. */
+#define DLOCK_METRICS_VERSION 1
+#define DLOCK_METRICS_INIT {DLOCK_METRICS_VERSION, 0, 0, 0, 0, 0, 0, {0, 0, {0}}, {0, 0, {0}}, 0, 0, 0}
 
 /* Fills *out (whose version the caller set, as with DLOCK_METRICS_INIT)
  * with c's figures so far. The figures are read one by one, without

@@ -70,7 +70,7 @@
  * it); no call waits for the rediscovery itself.
  *
  * Connections (multiplex=0|1 and connections=N as URL parameters, or the
- * version-4 fields below; queue_max=N as a URL parameter only). Multiplexed
+ * fields below; queue_max=N as a URL parameter only). Multiplexed
  * (the default): the calls of every thread share `connections` connections
  * per server (default 1), pipelined: what threads submit while a write is
  * in flight goes out in the next write, one reader hands the replies back
@@ -122,8 +122,8 @@
  * the fields. The mock backend has no replicas: it ignores these settings
  * (its dlock_client_connect and JSON config accept them unused).
  *
- * Lazy connection (lazy_connect=0|1 as a URL parameter, the version-5
- * field below, "lazy_connect" in the JSON configuration, where a client
+ * Lazy connection (lazy_connect=0|1 as a URL parameter, the field
+ * below, "lazy_connect" in the JSON configuration, where a client
  * set's default is on: api/dlock/config.h). Off (the default),
  * dlock_redis_backend_new connects once, so a wrong address, password or
  * database fails there. On, it does no network I/O: the URL, the options
@@ -155,7 +155,7 @@
  * Nothing else changes: the subscriber connects on the first wait, as it
  * always does.
  *
- * Reply size (max_reply_bytes=N as a URL parameter, the version-6 field
+ * Reply size (max_reply_bytes=N as a URL parameter, the field
  * below, "max_reply_bytes" in the JSON configuration; the URL wins). A
  * reply counts its bytes as received plus the memory of the values parsed
  * from them (a reply of many tiny elements takes more memory than bytes).
@@ -216,23 +216,10 @@ extern "C" {
  * connection handshake (TLS, AUTH, SELECT) and, pooled, the wait for a free
  * connection; the command timeout bounds one round trip.
  *
- * Versions: a version-1 struct ends at reconnect_max_ms (it is read only
- * that far; the TLS fields then take their defaults, so code written
- * against version 1 keeps working unchanged); a version-2 struct ends at
- * tls_insecure (the sentinel fields then take their defaults); a
- * version-3 struct ends at sentinel_password (sync off, and multiplex and
- * connections take their defaults); a version-4 struct ends at
- * connections (lazy_connect is then 0); a version-5 struct ends at
- * lazy_connect (max_reply_bytes then takes its default); a version-6
- * struct ends at max_reply_bytes (cluster_max_nodes then takes its
- * default). */
+ * Versions: fields are only ever appended; a struct of a version this
+ * library does not know is refused (DLOCK_EINVAL). */
 typedef struct dlock_redis_options {
-    int version;                 /* 7 (6: ends at max_reply_bytes; 5: at
-                                    lazy_connect; 4: at
-                                    connections; 3: at
-                                    sentinel_password;
-                                    2: at tls_insecure; 1: at
-                                    reconnect_max_ms) */
+    int version;                 /* DLOCK_REDIS_OPTIONS_VERSION (1) */
     int64_t connect_timeout_ms;  /* default 2000 */
     int64_t command_timeout_ms;  /* default 2000 */
     int pool_size;               /* pooled mode: connections kept open;
@@ -240,7 +227,7 @@ typedef struct dlock_redis_options {
     int64_t reconnect_min_ms;    /* first back-off step; default 50 */
     int64_t reconnect_max_ms;    /* back-off cap; default 2000 */
 
-    /* ---- version 2: TLS, used by rediss:// URLs only (see above). The
+    /* ---- TLS, used by rediss:// URLs only (see above). The
      * strings are copied by dlock_redis_backend_new; NULL = not set. */
     const char *tls_cacert;      /* PEM file of trusted CAs */
     const char *tls_cacertdir;   /* directory of trusted CA certificates */
@@ -249,19 +236,19 @@ typedef struct dlock_redis_options {
     const char *tls_sni;         /* server name to request and verify */
     int tls_insecure;            /* 1: skip verification; default 0 */
 
-    /* ---- version 3: Sentinel (redis-sentinel:// and rediss-sentinel://
+    /* ---- Sentinel (redis-sentinel:// and rediss-sentinel://
      * URLs only; ignored otherwise). The sentinels' own credentials; the
      * URL's user:password are the data nodes'. NULL = not set: the
      * sentinels get no AUTH. The URL's parameters of the same names win. */
     const char *sentinel_user;     /* ACL user on the sentinels */
     const char *sentinel_password; /* AUTH password of the sentinels */
 
-    /* ---- version 4: replica-synced writes (see above; any URL scheme).
+    /* ---- replica-synced writes (see above; any URL scheme).
      * The URL's sync_replicas / sync_timeout_ms parameters win. */
     int sync_replicas;           /* 0 off (default); 1..DLOCK_SYNC_REPLICAS_MAX
                                     replicas; -1 all connected ones */
     int64_t sync_timeout_ms;     /* 1..DLOCK_TIME_MAX_MS; default 1000 */
-    /* ---- version 4 too: how calls use connections (every scheme). The
+    /* ---- how calls use connections (every scheme). The
      * URL's parameters multiplex=0|1 and connections=N win. */
     int multiplex;    /* 1 (default): every thread's calls share
                          `connections` connections per node, pipelined
@@ -270,19 +257,19 @@ typedef struct dlock_redis_options {
     int connections;  /* multiplexed: connections per node, 1..64;
                          default 1 */
 
-    /* ---- version 5: lazy connection (see above; every scheme). The
+    /* ---- lazy connection (see above; every scheme). The
      * URL's lazy_connect=0|1 wins. */
     int lazy_connect; /* 0 (default): connect in dlock_redis_backend_new;
                          1: no I/O there, connect on first use */
 
-    /* ---- version 6: the largest reply accepted (see "Reply size" above;
+    /* ---- the largest reply accepted (see "Reply size" above;
      * every scheme, every connection: calls, the subscriber, Sentinel and
      * Cluster discovery). The URL's max_reply_bytes=N wins. */
     int64_t max_reply_bytes; /* DLOCK_REDIS_MAX_REPLY_MIN ..
                                 DLOCK_REDIS_MAX_REPLY_LIMIT; default
                                 DLOCK_REDIS_MAX_REPLY_DEFAULT */
 
-    /* ---- version 7: the most nodes a Cluster client follows from one
+    /* ---- the most nodes a Cluster client follows from one
      * slot map (redis-cluster:// and rediss-cluster://; ignored
      * otherwise). Each node a map names costs connections (and an AUTH on
      * each): a seed whose map names more distinct nodes than this is
@@ -315,8 +302,10 @@ typedef struct dlock_redis_options {
 /* The largest sync_replicas (far above any real replica count). */
 #define DLOCK_SYNC_REPLICAS_MAX 1000
 
+/* The options' version this header describes: every field above. */
+#define DLOCK_REDIS_OPTIONS_VERSION 1
 #define DLOCK_REDIS_OPTIONS_INIT                                               \
-    {7, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+    {DLOCK_REDIS_OPTIONS_VERSION, 2000, 2000, 8, 50, 2000, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
      0, 1000, 1, 1, 0, DLOCK_REDIS_MAX_REPLY_DEFAULT,                        \
      DLOCK_REDIS_CLUSTER_NODES_DEFAULT}
 

@@ -21,11 +21,11 @@
 extern "C" {
 #endif
 
-#define DLOCK_VERSION_MAJOR 0
-#define DLOCK_VERSION_MINOR 1
+#define DLOCK_VERSION_MAJOR 1
+#define DLOCK_VERSION_MINOR 0
 #define DLOCK_VERSION_PATCH 0
 
-/* "0.1.0" */
+/* "1.0.0" */
 #define DLOCK_VERSION_STRINGIFY_(x) #x
 #define DLOCK_VERSION_STRINGIFY(x) DLOCK_VERSION_STRINGIFY_(x)
 #define DLOCK_VERSION                                                          \
@@ -33,8 +33,8 @@ extern "C" {
     DLOCK_VERSION_STRINGIFY(DLOCK_VERSION_MINOR) "."                           \
     DLOCK_VERSION_STRINGIFY(DLOCK_VERSION_PATCH)
 
-/* One comparable number: major * 10000 + minor * 100 + patch (0.1.0 is 100),
- * for `#if DLOCK_VERSION_NUMBER >= 100`. */
+/* One comparable number: major * 10000 + minor * 100 + patch (1.0.0 is
+ * 10000), for `#if DLOCK_VERSION_NUMBER >= 10000`. */
 #define DLOCK_VERSION_NUMBER                                                   \
     (DLOCK_VERSION_MAJOR * 10000 + DLOCK_VERSION_MINOR * 100 +                 \
      DLOCK_VERSION_PATCH)

@@ -327,27 +327,6 @@ static int check_options(const dlock_redis_options *o, char *errbuf,
     return DLOCK_EINVAL;
 }
 
-/* opts as this version reads it: an older struct is shorter, so only its
- * part is read and the later fields keep their defaults. */
-static void options_copy(dlock_redis_options *to, const dlock_redis_options *from)
-{
-    static const dlock_redis_options defaults = DLOCK_REDIS_OPTIONS_INIT;
-
-    if (from->version >= 7) {
-        *to = *from;
-        return;
-    }
-    *to = defaults;
-    memcpy(to, from,
-           from->version == 6   ? offsetof(dlock_redis_options, cluster_max_nodes)
-           : from->version == 5 ? offsetof(dlock_redis_options, max_reply_bytes)
-           : from->version == 4 ? offsetof(dlock_redis_options, lazy_connect)
-           : from->version == 3 ? offsetof(dlock_redis_options, sync_replicas)
-           : from->version == 2 ? offsetof(dlock_redis_options, sentinel_user)
-                                : offsetof(dlock_redis_options, tls_cacert));
-    to->version = from->version;
-}
-
 /* The largest password_file read: a password, not a document. */
 #define PASSWORD_FILE_MAX 4096
 
@@ -523,13 +502,14 @@ int dlock_redis_backend_new(dlock_backend **out, const char *url,
     *out = NULL;
     if (!opts)
         opts = &defaults;
-    if (opts->version < 1) {
+    if (opts->version != DLOCK_REDIS_OPTIONS_VERSION) {
         /* Not a struct this library knows: read nothing past version. */
         dlock__redis_errf(errbuf, errlen, "bad redis options: version must "
-                          "be 1..6 (use DLOCK_REDIS_OPTIONS_INIT)");
+                          "be %d (use DLOCK_REDIS_OPTIONS_INIT)",
+                          DLOCK_REDIS_OPTIONS_VERSION);
         return DLOCK_EINVAL;
     }
-    options_copy(&o, opts);
+    o = *opts;
     opts = &o;
     rc = check_options(opts, errbuf, errlen);
     if (rc != 0)

@@ -36,6 +36,11 @@ int dlock_rlock_init(dlock_rlock *l, const dlock_rlock_methods *m,
         return DLOCK_EINVAL;
     if (dlock__client_check(c) != 0)
         return DLOCK_EFORKED;
+    if (m->version < 1 || m->version > DLOCK_RLOCK_METHODS_VERSION)
+        return dlock__client_refuse(c, DLOCK_EINVAL,
+                                    "a method table of version %d (this library "
+                                    "knows 1..%d)", m->version,
+                                    DLOCK_RLOCK_METHODS_VERSION);
     n = strnlen(name, DLOCK_NAME_MAX + 1);
     if (n == 0 || n > DLOCK_NAME_MAX)
         return dlock__client_refuse(c, DLOCK_EINVAL, "a name is 1..%d bytes",
@@ -466,7 +471,7 @@ int dlock_rlock_check_owner(dlock_rlock *l, const char *owner)
     if (!owner || owner[0] == '\0' || strnlen(owner, DLOCK_OWNER_MAX) >= DLOCK_OWNER_MAX)
         return dlock_rlock_fail(l, DLOCK_EINVAL, "owner id must be 1..%d bytes",
                                 DLOCK_OWNER_MAX - 1);
-    return DLOCK_RLOCK_HAS_SLOT4(l->methods, check_owner)
+    return DLOCK_RLOCK_HAS_SLOT(l->methods, check_owner)
                ? l->methods->check_owner(l, owner) : 0;
 }
 
@@ -608,7 +613,7 @@ static int extend(dlock_rlock *l, int mode, const char *owner, int64_t lease_ms)
     void *arg;
 
     ENTER_IF(l, mode, owner, NO_OUT, "extend",
-             DLOCK_RLOCK_HAS_SLOT3((l)->methods, extend));
+             DLOCK_RLOCK_HAS_SLOT((l)->methods, extend));
     rc = dlock__time_arg(l, "lease (0: watchdog)", lease_ms, 0);
     if (rc != 0)
         return rc;

@@ -110,37 +110,14 @@ static int name_valid(const char *name)
 
 static int options_valid(const dlock_client_options *o)
 {
-    return o->version >= 1 && in_range(o->watchdog_timeout_ms, 3) &&
-           in_range(o->max_hold_ms, 0) && in_range(o->fair_wait_slack_ms, 1) &&
-           (o->version < 2 || in_range(o->budget_slack_ms, 0)) &&
-           (o->version < 3 || in_range(o->fair_waiter_timeout_ms, 0)) &&
-           (o->version < 4 || o->describe_owner == 0 || o->describe_owner == 1) &&
-           (o->version < 5 || ((!o->client_name || name_valid(o->client_name)) &&
-                               o->metrics_names_max >= 0 &&
-                               o->metrics_names_max <= DLOCK_METRICS_NAMES_MAX)) &&
-           (o->version < 6 || in_range(o->loop_slice_ms, 0));
-}
-
-/* opts as this version of the library reads it: an older struct is
- * shorter, so only its part is read and the newer fields get defaults. */
-static void options_copy(dlock_client_options *to, const dlock_client_options *from)
-{
-    static const dlock_client_options defaults = DLOCK_CLIENT_OPTIONS_INIT;
-    static const size_t sizes[] = {
-        offsetof(dlock_client_options, budget_slack_ms),        /* 1 */
-        offsetof(dlock_client_options, fair_waiter_timeout_ms), /* 2 */
-        offsetof(dlock_client_options, describe_owner),         /* 3 */
-        offsetof(dlock_client_options, client_name),            /* 4 */
-        offsetof(dlock_client_options, loop_slice_ms),          /* 5 */
-    };
-
-    if (from->version >= 6) {
-        *to = *from;
-        return;
-    }
-    *to = defaults;
-    memcpy(to, from, sizes[from->version - 1]);
-    to->version = defaults.version;
+    return o->version == DLOCK_CLIENT_OPTIONS_VERSION &&
+           in_range(o->watchdog_timeout_ms, 3) && in_range(o->max_hold_ms, 0) &&
+           in_range(o->fair_wait_slack_ms, 1) && in_range(o->budget_slack_ms, 0) &&
+           in_range(o->fair_waiter_timeout_ms, 0) &&
+           (o->describe_owner == 0 || o->describe_owner == 1) &&
+           (!o->client_name || name_valid(o->client_name)) &&
+           o->metrics_names_max >= 0 && o->metrics_names_max <= DLOCK_METRICS_NAMES_MAX &&
+           in_range(o->loop_slice_ms, 0);
 }
 
 /* client_name's default: the program's name, which a restart keeps. */
@@ -161,7 +138,8 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
 
     if (out)
         *out = NULL;
-    if (!out || !backend || !backend->methods)
+    if (!out || !backend || !backend->methods || backend->methods->version < 1 ||
+        backend->methods->version > DLOCK_BACKEND_VERSION)
         return DLOCK_EINVAL;
     if (!opts)
         opts = &defaults;
@@ -171,7 +149,7 @@ int dlock_client_new(dlock_client **out, dlock_backend *backend,
     c = calloc(1, sizeof(*c));
     if (!c)
         return DLOCK_ENOMEM;
-    options_copy(&c->opts, opts);
+    c->opts = *opts;
     c->name = strdup(c->opts.client_name ? c->opts.client_name : default_name());
     if (!c->name || dlock__names_init(&c->names, (size_t)c->opts.metrics_names_max) != 0) {
         free(c->name);
@@ -328,14 +306,13 @@ int dlock__client_connect(dlock_client **out, const char *url,
     if (p.given || given_describe) {
         if (!opts)
             opts = &defaults;
-        if (opts->version < 1) {
+        if (opts->version != DLOCK_CLIENT_OPTIONS_VERSION) {
             dlock__wipe_free(rest);
             free(p.name);
             put_err(errbuf, errlen, "invalid client options");
             return DLOCK_EINVAL;
         }
-        options_copy(&mine, opts);
-        mine.version = defaults.version; /* a newer struct now */
+        mine = *opts;
         if (p.given & GIVEN_FAIR)
             mine.fair_waiter_timeout_ms = p.fair_waiter_timeout_ms;
         if (p.given & GIVEN_NAME)

@@ -1,7 +1,7 @@
 /*
  * dlock — introspection: an object's state as a JSON document
  * (api/dlock/lock.h: dlock_rlock_state). The generic functions dispatch to
- * the type's state slot (method table version 2); the objects that are not
+ * the type's state slot; the objects that are not
  * locks (object.h) have the same slot and their own public calls, which end
  * up here too. The documents are built with core/json_doc.h, so objects/
  * never includes Jansson, and turned into text by the JSON codec.

@@ -172,7 +172,7 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
 {
     const dlock__metrics *m;
 
-    if (!c || !out || out->version < 1 || out->version > 3)
+    if (!c || !out || out->version != DLOCK_METRICS_VERSION)
         return DLOCK_EINVAL;
     m = &c->metrics;
     out->acquisitions = get(&m->acquisitions);
@@ -183,11 +183,8 @@ int dlock_client_metrics(dlock_client *c, dlock_metrics *out)
     out->reconnects = dlock_backend_reconnects(c->backend);
     copy_histogram(&out->wait_ms, &m->wait_ms);
     copy_histogram(&out->hold_ms, &m->hold_ms);
-    if (out->version >= 2) {
-        out->unsynced_no_replica = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_NO_REPLICA);
-        out->unsynced_refused = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_REFUSED);
-    }
-    if (out->version >= 3)
-        out->messages_ignored = dlock_backend_ignored_messages(c->backend);
+    out->unsynced_no_replica = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_NO_REPLICA);
+    out->unsynced_refused = dlock_backend_unsynced(c->backend, DLOCK_UNSYNCED_REFUSED);
+    out->messages_ignored = dlock_backend_ignored_messages(c->backend);
     return 0;
 }

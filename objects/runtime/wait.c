@@ -65,7 +65,7 @@ static int64_t min64(int64_t a, int64_t b)
 }
 
 /* The channel subscriptions of one wait: one on l's client's backend, or
- * with a version-2 spec listing backends, one per listed backend, made best
+ * with a spec listing backends, one per listed backend, made best
  * effort (see api/dlock/sys/methods.h). */
 typedef struct listen_set {
     const dlock_wait_spec *spec;
@@ -77,7 +77,7 @@ typedef struct listen_set {
 
 static size_t listen_count(const listen_set *ls)
 {
-    return ls->spec->version >= 2 ? ls->spec->nbackends : 0;
+    return ls->spec->nbackends;
 }
 
 /* Subscribes what is missing. 0, or (single backend only) the failure,
@@ -178,7 +178,7 @@ __attribute__((noinline)) static int roll_back(dlock_rlock *l, dlock_op *op,
     /* judged: the undo's own shortfall adds nothing, and a release must
      * reach the hold bookkeeping as done */
     outer = dlock__op_judge_begin(op);
-    if (spec->version >= 2 && spec->undo)
+    if (spec->undo)
         rc = spec->undo(l, op, spec);
     else if (l->methods->release)
         rc = l->methods->release(l, op);
@@ -239,14 +239,12 @@ static int64_t poll_pause(uint64_t *rng, int64_t *step, int64_t max)
     return pause > 0 ? pause : 1;
 }
 
-/* The polling bounds of a wait without a channel: the spec's (version 2,
- * > 0), else the defaults. */
+/* The polling bounds of a wait without a channel: the spec's (> 0), else
+ * the defaults. */
 static void poll_bounds(const dlock_wait_spec *spec, int64_t *min_ms, int64_t *max_ms)
 {
-    int v2 = spec->version >= 2;
-
-    *min_ms = v2 && spec->poll_min_ms > 0 ? spec->poll_min_ms : POLL_MIN_MS;
-    *max_ms = v2 && spec->poll_max_ms > 0 ? spec->poll_max_ms : POLL_MAX_MS;
+    *min_ms = spec->poll_min_ms > 0 ? spec->poll_min_ms : POLL_MIN_MS;
+    *max_ms = spec->poll_max_ms > 0 ? spec->poll_max_ms : POLL_MAX_MS;
     if (*max_ms < *min_ms)
         *max_ms = *min_ms;
 }
@@ -304,11 +302,11 @@ typedef struct wait_state {
     dlock__waiter waiter;
 } wait_state;
 
-/* The spec's DLOCK_WAKE_* (an older spec, or an unknown rule: every
- * waiter at every message). */
+/* The spec's DLOCK_WAKE_* (an unknown rule: every waiter at every
+ * message). */
 static int wake_rule(const dlock_wait_spec *spec)
 {
-    if (spec->version < 4 || spec->wake < DLOCK_WAKE_EVERY || spec->wake > DLOCK_WAKE_COUNT)
+    if (spec->wake < DLOCK_WAKE_EVERY || spec->wake > DLOCK_WAKE_COUNT)
         return DLOCK_WAKE_EVERY;
     return spec->wake;
 }
@@ -618,7 +616,7 @@ static dlock__carried *parkable(const dlock_rlock *l, const dlock_wait_spec *spe
 
     if (!k || k->park_obj != l || !k->may_park || spec->arg)
         return NULL;
-    if (spec->version >= 2 && spec->nbackends > 0)
+    if (spec->nbackends > 0)
         return NULL;
     return k;
 }
@@ -670,6 +668,12 @@ int dlock_rlock_wait(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     int64_t wake;
     dlock__carried *k = dlock__carried_here();
 
+    if (!spec || !spec->attempt)
+        return dlock_rlock_fail(l, DLOCK_EINVAL, "a wait spec without an attempt");
+    if (spec->version < 1 || spec->version > DLOCK_WAIT_SPEC_VERSION)
+        return dlock_rlock_fail(l, DLOCK_EINVAL,
+                                "a wait spec of version %d (this library knows 1..%d)",
+                                spec->version, DLOCK_WAIT_SPEC_VERSION);
     /* The body run again for its parked wait: the wait goes on. */
     if (k && k->parked && k->parked->w.l == l)
         return parked_step(k);

@@ -234,7 +234,7 @@ static int can_extend(const dlock_rlock *l)
     size_t i;
 
     if (l->methods != &multilock_methods)
-        return DLOCK_RLOCK_HAS_SLOT3(l->methods, extend);
+        return DLOCK_RLOCK_HAS_SLOT(l->methods, extend);
     for (i = 0; i < m->n; i++)
         if (!can_extend(m->members[i]))
             return 0;

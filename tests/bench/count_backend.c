@@ -104,7 +104,7 @@ static int cb_eval_node(dlock_backend *b, dlock_reply **out,
 /* No eval_until and no split calls: every call goes through cb_eval (or
  * cb_eval_node), which counts it. */
 static const dlock_backend_methods count_methods = {
-    .version = 8,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "count",
     .eval = cb_eval,
     .subscribe = dlock_test_wrap_subscribe,

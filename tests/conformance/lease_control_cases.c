@@ -359,6 +359,9 @@ static void metrics_after_known_sequence(void **state)
 
     bad.version = 99;
     assert_int_equal(dlock_client_metrics(c, &bad), DLOCK_EINVAL);
+    bad.version = 0;
+    assert_int_equal(dlock_client_metrics(c, &bad), DLOCK_EINVAL);
+    assert_int_equal(bad.acquisitions, 0); /* nothing written */
     assert_int_equal(dlock_client_metrics(NULL, &m), DLOCK_EINVAL);
     assert_int_equal(dlock_client_metrics(c, NULL), DLOCK_EINVAL);
     assert_int_equal(dlock_client_metrics(c, &m), 0);
@@ -387,7 +390,7 @@ static void metrics_after_known_sequence(void **state)
     assert_int_equal(dlock_unlock(l), DLOCK_ELOST);
 
     assert_int_equal(dlock_client_metrics(c, &m), 0);
-    assert_int_equal(m.version, 3);
+    assert_int_equal(m.version, DLOCK_METRICS_VERSION);
     assert_int_equal(m.messages_ignored, 0); /* no odd message sent */
     assert_int_equal(m.unsynced_no_replica, 0); /* no sync asked */
     assert_int_equal(m.unsynced_refused, 0);

@@ -722,7 +722,7 @@ static void small_buffer_truncates_at_a_line(void **state)
 static void client_name_options(void **state)
 {
     dlock_fx *fx = BEGIN(state);
-    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT, v3 = DLOCK_CLIENT_OPTIONS_INIT;
+    dlock_client_options o = DLOCK_CLIENT_OPTIONS_INIT, newer = DLOCK_CLIENT_OPTIONS_INIT;
     dlock_client *c = named_client(fx, NULL, 0);
     const char *base = fx->is_mock ? "mock:" : dlock_fx_redis_url();
     char url[512], json[768], err[256], longname[DLOCK_CLIENT_NAME_MAX + 2], *text;
@@ -733,12 +733,17 @@ static void client_name_options(void **state)
     /* default: the program's name, stable across restarts */
     assert_string_equal(dlock_client_name(c), program_invocation_short_name);
     assert_null(dlock_client_name(NULL));
-    /* a version-3 struct: the default name, no per-name counters */
-    v3.version = 3;
+    /* options of a version this library does not know: refused, nothing
+     * made (the backend stays the caller's) */
+    newer.version = DLOCK_CLIENT_OPTIONS_VERSION + 1;
     assert_int_equal(dlock_fx_backend_new(fx, &b), 0);
-    assert_int_equal(dlock_client_new(&u, b, &v3), 0);
-    assert_string_equal(dlock_client_name(u), program_invocation_short_name);
-    dlock_client_free(u);
+    assert_int_equal(dlock_client_new(&u, b, &newer), DLOCK_EINVAL);
+    assert_null(u);
+    newer.version = 0;
+    assert_int_equal(dlock_client_new(&u, b, &newer), DLOCK_EINVAL);
+    assert_null(u);
+    dlock_backend_free(b);
+    b = NULL;
 
     /* refused, nothing made: empty, too long, not UTF-8, cap out of range */
     memset(longname, 'n', sizeof(longname) - 1);

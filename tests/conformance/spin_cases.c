@@ -70,7 +70,7 @@ static int c_subscribe_until(dlock_backend *b, dlock_subscription **out,
 }
 
 static const dlock_backend_methods counting_methods = {
-    .version = 4,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "counting",
     .eval = dlock_test_wrap_eval,
     .subscribe = c_subscribe,

@@ -1299,8 +1299,11 @@ static void inspect_fair_queue(void **state)
     assert_int_equal(dlock_force_unlock(l, NULL), 0);
 }
 
-/* A lock type built against the first method table: no state slot. */
+/* A lock type without a state slot; and a table of a version this library
+ * does not know. */
 static const dlock_rlock_methods v1_methods = {.version = 1, .type = "v1"};
+static const dlock_rlock_methods newer_methods = {
+    .version = DLOCK_RLOCK_METHODS_VERSION + 1, .type = "newer"};
 
 static void inspect_odd_and_unsupported(void **state)
 {
@@ -1327,10 +1330,11 @@ static void inspect_odd_and_unsupported(void **state)
     json_decref(doc);
     assert_int_equal(dlock_unlock_as(l, owner), 0);
 
-    /* every built-in lock type reports; a type written against the
-     * version-1 table cannot */
+    /* every built-in lock type reports; a type without the slot cannot */
     v1 = calloc(1, sizeof(*v1));
     assert_non_null(v1);
+    assert_int_equal(dlock_rlock_init(v1, &newer_methods, fx->c1, fx->name), DLOCK_EINVAL);
+    assert_null(v1->methods);
     assert_int_equal(dlock_rlock_init(v1, &v1_methods, fx->c1, fx->name), 0);
     track(fx, v1);
     doc = (json_t *)1;

@@ -105,7 +105,7 @@ static dlock_clock *fdb_clock(dlock_backend *b)
 }
 
 static const dlock_backend_methods fd_methods = {
-    .version = 4,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "fd-wait",
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = dlock_test_wrap_subscribe,

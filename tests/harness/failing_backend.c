@@ -32,7 +32,7 @@ static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
 }
 
 static const dlock_backend_methods failing_methods = {
-    .version = 4,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "failing",
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = dlock_test_wrap_subscribe,

@@ -281,7 +281,7 @@ static unsigned sb_key_slot(dlock_backend *b, const char *key, size_t len)
 }
 
 static const dlock_backend_methods slot_methods = {
-    .version = 8,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "slot-check",
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = dlock_test_wrap_subscribe,

@@ -16,7 +16,7 @@
 #     store is libdlock-mock, dlock-mock.pc), and a program linked to
 #     libdlock alone knows no "mock:" URL.
 #  3. the shared build (on the mock: dlock-mock.pc) runs with
-#     LD_LIBRARY_PATH and needs libdlock.so.0 and libdlock-mock.so.0;
+#     LD_LIBRARY_PATH and needs libdlock.so.1 and libdlock-mock.so.1;
 #     samples/custom_lock.c (a lock type of one's own, from the installed
 #     sys/ headers) builds and runs the same way;
 #     the static build (the README's command) runs without it and
@@ -28,11 +28,11 @@
 #     installed files and runs; no README line asserts a dlock_ call (with
 #     -DNDEBUG the call would vanish).
 #  3d. the CMake package (lib/cmake/dlock/): tests/install/CMakeLists.txt,
-#     a user's project (find_package(dlock 0.1 CONFIG REQUIRED)), builds
-#     consumer.c with dlock::dlock (needs libdlock.so.0) and with
+#     a user's project (find_package(dlock 1.0 CONFIG REQUIRED)), builds
+#     consumer.c with dlock::dlock (needs libdlock.so.1) and with
 #     dlock::dlock_static (does not), and consumer.cpp (<dlock.hpp>, C++17)
-#     with dlock::dlock; all three run. find_package(dlock 1.0) and
-#     find_package(dlock 0.2) are refused by dlockConfigVersion.cmake. The
+#     with dlock::dlock; all three run. find_package(dlock 1.1), (dlock 2.0)
+#     and (dlock 0.9) are refused by dlockConfigVersion.cmake. The
 #     README's C++ example compiles against the installed <dlock.hpp>.
 #  4. libdlock.so exports exactly the functions the installed headers
 #     declare (gcc -aux-info lists them) but <dlock/mock.h>'s, and
@@ -204,7 +204,7 @@ if command -v cmake >/dev/null 2>&1; then
         fail "CMake: dlock::mock does not link libdlock-mock.so.$SOVERSION"
     readelf -d "$cm/build/consumer_static" | grep -q 'libdlock' &&
         fail "CMake: dlock::mock_static needs libdlock.so"
-    for v in 1.0 0.2; do
+    for v in 1.1 2.0 0.9; do
         mkdir "$cm/v$v" &&
         printf 'cmake_minimum_required(VERSION 3.13)\nproject(v NONE)\nfind_package(dlock %s CONFIG REQUIRED)\n' \
             "$v" >"$cm/v$v/CMakeLists.txt"

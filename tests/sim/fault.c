@@ -563,7 +563,7 @@ static void fault_free(dlock_backend *b)
 }
 
 static const dlock_backend_methods fault_methods = {
-    .version = 4,
+    .version = DLOCK_BACKEND_VERSION,
     .name = "sim-fault",
     .eval = dlock_test_wrap_eval_by_until,
     .subscribe = fault_subscribe,

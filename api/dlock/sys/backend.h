@@ -73,7 +73,6 @@ DLOCK_API int dlock_script_no_writes(const dlock_script *script);
 typedef void (*dlock_message_fn)(void *arg, const char *channel,
                                  const char *message, size_t len);
 
-
 /* ---- the backend ------------------------------------------------------- */
 
 /* A call between its halves (eval_send, eval_receive): the backend's. */
@@ -86,13 +85,12 @@ typedef struct dlock_pending dlock_pending;
 #define DLOCK_UNSYNCED_NO_REPLICA 0
 #define DLOCK_UNSYNCED_REFUSED 1
 
-
-/* The method table's version this header describes: 1 ends at free, 2
- * adds eval_until and subscribe_until, 3 reconnects, 4 publish_command and
- * key_slot, 5 eval_send and eval_receive, 6 unsynced, 7 server_safety and
- * ignored_messages, 8 key_node and eval_node. A table declares the version whose slots it has; the
- * dispatchers never read past it. */
-#define DLOCK_BACKEND_VERSION 8
+/* The method table's version this header describes: every slot below is
+ * part of version 1. A later version only appends slots (a table of an
+ * older version is shorter: the dispatchers never read past what its
+ * version promises); dlock_client_new refuses a backend whose table's
+ * version is not one this library knows. */
+#define DLOCK_BACKEND_VERSION 1
 /* For a table filled at run time: `dlock_backend_methods m =
  * DLOCK_BACKEND_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_BACKEND_VERSION, .name = "mine", .eval =
@@ -146,8 +144,6 @@ typedef struct dlock_backend_methods {
      * have been removed before. */
     void (*free)(dlock_backend *b);
 
-    /* ---- version 2 ---- */
-
     /* eval, bounded by deadline_ms on this backend's clock (its now_ms):
      * when the reply has not come by then the call returns DLOCK_ETIMEDOUT
      * at the deadline (or DLOCK_ECONN when no connection could be had in
@@ -168,14 +164,10 @@ typedef struct dlock_backend_methods {
                            const char *channel, dlock_message_fn fn, void *arg,
                            int64_t deadline_ms, char *errbuf, size_t errlen);
 
-    /* ---- version 3 ---- */
-
     /* How many times this backend re-established a connection after
      * failing to connect (for the client's metrics, api/dlock/metrics.h).
      * Never blocks; any thread. May be NULL (counted as 0). */
     uint64_t (*reconnects)(dlock_backend *b);
-
-    /* ---- version 4: what a sharded store (Redis Cluster) asks of scripts ---- */
 
     /* The command scripts publish wake-up messages with: "publish"
      * (standalone Redis, the mock) or "spublish" (Redis Cluster: sharded
@@ -193,8 +185,6 @@ typedef struct dlock_backend_methods {
      * key or of its first non-empty {hash tag}). Never blocks; any thread.
      * May be NULL, and a single-node backend answers 0 for every key. */
     unsigned (*key_slot)(dlock_backend *b, const char *key, size_t len);
-
-    /* ---- version 5: a call in two halves ---- */
 
     /* eval_until split so that one thread can have calls in flight on
      * several backends at once (a Redlock's attempt on every node: one
@@ -217,15 +207,11 @@ typedef struct dlock_backend_methods {
     int (*eval_receive)(dlock_backend *b, dlock_pending *p, dlock_reply **out,
                         char *errbuf, size_t errlen);
 
-    /* ---- version 6 ---- */
-
     /* How many writes this backend sent without the replica sync it was
      * configured for, for cause (a DLOCK_UNSYNCED_*; 0 for another), for
      * the client's metrics (api/dlock/metrics.h). Never blocks; any
      * thread. May be NULL (counted as 0). */
     uint64_t (*unsynced)(dlock_backend *b, int cause);
-
-    /* ---- version 7 ---- */
 
     /* What the backend's servers said, when its connections were set up,
      * of evicting and persisting keys (api/dlock/backend.h,
@@ -242,8 +228,6 @@ typedef struct dlock_backend_methods {
      * the client's metrics. Never blocks; any thread. May be NULL
      * (counted as 0). */
     uint64_t (*ignored_messages)(dlock_backend *b);
-
-    /* ---- version 8: one call over the slots of one node ---- */
 
     /* The node group key (len bytes) belongs to: keys of one group may go
      * in one eval_node call, though their key_slot groups differ. Redis
@@ -273,9 +257,9 @@ typedef struct dlock_backend_methods {
                      int64_t deadline_ms, char *errbuf, size_t errlen);
 } dlock_backend_methods;
 
-/* Whether a table has a version-2 slot (never read past what its version
- * promises: a table built against an older header is shorter). */
-#define DLOCK_BACKEND_HAS_SLOT(m, slot) ((m)->version >= 2 && (m)->slot != NULL)
+/* Whether a table fills a slot (of version 1: every slot today; a slot a
+ * later version appends will be tested with its version too). */
+#define DLOCK_BACKEND_HAS_SLOT(m, slot) ((m)->slot != NULL)
 
 struct dlock_backend {
     const dlock_backend_methods *methods;
@@ -288,7 +272,7 @@ DLOCK_API int dlock_backend_eval(dlock_backend *b, dlock_reply **out,
                                  char *errbuf, size_t errlen);
 DLOCK_API int dlock_backend_subscribe(dlock_backend *b, dlock_subscription **out,
                                       const char *channel, dlock_message_fn fn, void *arg);
-/* The version-2 slots, falling back to eval/subscribe (unbounded by
+/* eval_until and subscribe_until, falling back to eval/subscribe (unbounded by
  * deadline_ms) for a backend without them. */
 DLOCK_API int dlock_backend_eval_until(dlock_backend *b, dlock_reply **out,
                                        const dlock_script *script, size_t nkeys,
@@ -301,19 +285,19 @@ DLOCK_API int dlock_backend_subscribe_until(dlock_backend *b, dlock_subscription
                                             size_t errlen);
 DLOCK_API void dlock_backend_unsubscribe(dlock_backend *b, dlock_subscription *sub);
 DLOCK_API dlock_clock *dlock_backend_clock(dlock_backend *b);
-/* The version-3 reconnects slot; 0 for a backend without it (or NULL). */
+/* The reconnects slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_reconnects(dlock_backend *b);
-/* The version-6 unsynced slot; 0 for a backend without it (or NULL). */
+/* The unsynced slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_unsynced(dlock_backend *b, int cause);
-/* The version-7 ignored_messages slot; 0 for a backend without it (or NULL). */
+/* The ignored_messages slot; 0 for a backend without it (or NULL). */
 DLOCK_API uint64_t dlock_backend_ignored_messages(dlock_backend *b);
-/* The version-4 slots. publish_command: "publish" for a backend without
+/* publish_command and key_slot. publish_command: "publish" for a backend without
  * it (or NULL). key_slot: 0 for a backend without it (or NULL, or key
  * NULL). Never block. */
 DLOCK_API const char *dlock_backend_publish_command(dlock_backend *b);
 DLOCK_API unsigned dlock_backend_key_slot(dlock_backend *b, const char *key,
                                           size_t len);
-/* The version-8 slots. key_node: key_slot's answer for a backend
+/* key_node and eval_node. key_node: key_slot's answer for a backend
  * without it. eval_node: DLOCK_ENOTSUP (nothing done, *out = NULL, no
  * detail) for a backend without it. Block as the slots do. */
 DLOCK_API unsigned dlock_backend_key_node(dlock_backend *b, const char *key,
@@ -323,7 +307,7 @@ DLOCK_API int dlock_backend_eval_node(dlock_backend *b, dlock_reply **out,
                                       size_t nargs, const char *const *argv,
                                       const size_t *argvlen, int64_t deadline_ms,
                                       char *errbuf, size_t errlen);
-/* The version-5 slots. eval_send: DLOCK_ENOTSUP (nothing done, *out =
+/* eval_send and eval_receive. eval_send: DLOCK_ENOTSUP (nothing done, *out =
  * NULL, no detail) for a backend without them; can_split says beforehand
  * whether b has them (1) or not (0, also for NULL). eval_receive: p from
  * b's eval_send. Block as the slots do. */

@@ -88,13 +88,12 @@ typedef struct dlock_op dlock_op;
  * Never blocks. NULL for NULL. */
 DLOCK_API const char *dlock_op_owner(const dlock_op *op);
 
-/* The method table's version this header describes. 4: acquire and
- * release take the operation (dlock_op) instead of an owner id, and the
- * table ends with check_owner; a table written for an older header must
- * be rebuilt (its slots' types changed), and then declares the version
- * whose slots it fills: 1 ends at destroy, 2 at guard_field, 3 at extend,
- * 4 at check_owner. */
-#define DLOCK_RLOCK_METHODS_VERSION 4
+/* The method table's version this header describes. Every slot below is
+ * part of version 1. A later version of the library only appends slots
+ * (a table of an older version is shorter: the library never reads past
+ * what its version promises); dlock_rlock_init refuses a table whose
+ * version is not one it knows. */
+#define DLOCK_RLOCK_METHODS_VERSION 1
 /* For a table filled at run time: `dlock_rlock_methods m =
  * DLOCK_RLOCK_METHODS_INIT;` then set its slots. A constant table names
  * its slots: `{.version = DLOCK_RLOCK_METHODS_VERSION, .type = "mine",
@@ -128,8 +127,6 @@ typedef struct dlock_rlock_methods {
      * malloc'ed struct dlock_rlock. */
     void (*destroy)(dlock_rlock *l);
 
-    /* ---- version 2 ---- */
-
     /* The lock's state as a JSON object (api/dlock/lock.h,
      * dlock_rlock_state, documents the common fields): *out is a new
      * reference, the caller's. One round trip, no side effects. May be NULL
@@ -144,8 +141,6 @@ typedef struct dlock_rlock_methods {
      * NULL: the type cannot prove a hold by one hash field (DLOCK_ENOTSUP). */
     int (*guard_field)(dlock_rlock *l, const char *owner, char *buf, size_t len);
 
-    /* ---- version 3 ---- */
-
     /* dlock_extend (api/dlock/lock.h): if owner holds l now, its remaining
      * lease becomes lease_ms (0: the client's watchdog timeout, and the
      * watchdog renews the hold from now on; > 0: that lease, and the
@@ -153,11 +148,9 @@ typedef struct dlock_rlock_methods {
      * when owner does not hold l (nothing changed; the generic function
      * tells DLOCK_ELOST from it). A type whose watchdog renewal script
      * sets the lease of one owner's hold implements it with
-     * dlock_rlock_extend_by_renewal. May be NULL, and is absent from
-     * tables of version < 3: DLOCK_ENOTSUP (a type without leases). */
+     * dlock_rlock_extend_by_renewal. May be NULL:
+     * DLOCK_ENOTSUP (a type without leases). */
     int (*extend)(dlock_rlock *l, const char *owner, int64_t lease_ms);
-
-    /* ---- version 4 ---- */
 
     /* Refuses the owner ids the type's layout reserves: ids that would
      * collide with names of its own stored beside them (a fixed field of
@@ -169,20 +162,14 @@ typedef struct dlock_rlock_methods {
      * generic *_as functions, a guarded write's owner, a MultiLock's
      * members); the calling thread's own id, "<client-uuid>:<thread-id>",
      * must always pass. A composite type checks its members here
-     * (dlock_rlock_check_owner on each). May be NULL, and is absent from
-     * tables of version < 4: every id of 1..DLOCK_OWNER_MAX - 1 bytes. */
+     * (dlock_rlock_check_owner on each). May be NULL:
+     * every id of 1..DLOCK_OWNER_MAX - 1 bytes. */
     int (*check_owner)(dlock_rlock *l, const char *owner);
 } dlock_rlock_methods;
 
-/* Whether a table has a version-4 slot. */
-#define DLOCK_RLOCK_HAS_SLOT4(m, slot) ((m)->version >= 4 && (m)->slot != NULL)
-
-/* Whether a table has a version-3 slot. */
-#define DLOCK_RLOCK_HAS_SLOT3(m, slot) ((m)->version >= 3 && (m)->slot != NULL)
-
-/* Whether a table has a version-2 slot (a table built against an older
- * header is shorter: never read past what its version promises). */
-#define DLOCK_RLOCK_HAS_SLOT(m, slot) ((m)->version >= 2 && (m)->slot != NULL)
+/* Whether a table fills a slot (of version 1: every slot today; a slot a
+ * later version appends will be tested with its version too). */
+#define DLOCK_RLOCK_HAS_SLOT(m, slot) ((m)->slot != NULL)
 
 /* The base every object embeds first (see "Names" above). */
 struct dlock_rlock {
@@ -293,10 +280,10 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, dlock_op *op,
                                 const dlock_wait_spec *spec, int64_t lease_ms,
                                 int64_t *retry_ms);
 
-/* The wait spec's version this header describes. 3: attempt, give_up and
- * undo take the operation; 4 adds wake. A spec declares the version whose
- * fields it fills (1 ends at arg, 2 at poll_max_ms, 3 too). */
-#define DLOCK_WAIT_SPEC_VERSION 4
+/* The wait spec's version this header describes: every field below is
+ * part of version 1 (a later version only appends fields; dlock_rlock_wait
+ * refuses a spec of a version it does not know). */
+#define DLOCK_WAIT_SPEC_VERSION 1
 /* `dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;` then set its fields. */
 #define DLOCK_WAIT_SPEC_INIT {DLOCK_WAIT_SPEC_VERSION, NULL, NULL, NULL, NULL, \
                               NULL, 0, 0, NULL, 0, 0, DLOCK_WAKE_EVERY}
@@ -305,7 +292,7 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, dlock_op *op,
  * that channel (dlock_wait_spec.wake). The waiters of a channel queue per
  * client in arrival order; a woken waiter that leaves without attempting
  * (timeout, cancel, error) hands its wake to the next. */
-/* Every waiter, at every message (a version < 4 spec's way). */
+/* Every waiter, at every message. */
 #define DLOCK_WAKE_EVERY 0
 /* Redisson's LockPubSub: the message "1" (a write unlock: every reader may
  * enter) wakes every waiter, any other (an unlock, "0") the first one. A
@@ -335,7 +322,6 @@ struct dlock_wait_spec {
      * May be NULL. */
     void (*give_up)(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec);
     void *arg;                   /* for attempt and give_up */
-    /* ---- version 2 ---- */
     /* A lock made of locks on several backends (api/dlock/redlock.h) is
      * woken by a release message on any of them: with nbackends > 0 the
      * wait subscribes to channel on each of backends[0..nbackends) (NULL
@@ -357,13 +343,12 @@ struct dlock_wait_spec {
     /* Polling (channel NULL): the first pause is about poll_min_ms, each
      * next one doubles up to poll_max_ms; a pause is half its step plus a
      * random part of the other half, so that waiters started together
-     * spread out. <= 0 (or a version-1 spec): 1 and 128 ms, Redisson's
+     * spread out. <= 0: 1 and 128 ms, Redisson's
      * spin lock's defaults. */
     int64_t poll_min_ms;
     int64_t poll_max_ms;
-    /* ---- version 4 ---- */
-    /* Whom a message on channel wakes: DLOCK_WAKE_EVERY (0, and every spec
-     * of version < 4), DLOCK_WAKE_LOCK or DLOCK_WAKE_COUNT (see there).
+    /* Whom a message on channel wakes: DLOCK_WAKE_EVERY (0),
+     * DLOCK_WAKE_LOCK or DLOCK_WAKE_COUNT (see there).
      * Waits on several backends (nbackends > 0) wake at every message. */
     int wake;
 };

@@ -773,7 +773,7 @@ static void option_forms(void **state)
     char url[256], json[512];
     (void)state;
 
-    assert_int_equal(o.version, 7);
+    assert_int_equal(o.version, DLOCK_REDIS_OPTIONS_VERSION);
     assert_int_equal(o.cluster_max_nodes, DLOCK_REDIS_CLUSTER_NODES_DEFAULT);
     assert_true(o.max_reply_bytes == DLOCK_REDIS_MAX_REPLY_DEFAULT);
     expect_bad("redis://127.0.0.1:1?max_reply_bytes=4095", NULL,
@@ -830,13 +830,17 @@ static void option_forms(void **state)
     snprintf(json, sizeof json,
              "{\"url\": \"redis://127.0.0.1:%d\", \"max_reply_bytes\": 16384}", s->port);
     expect_capped(NULL, NULL, json, "max_reply_bytes (16384 bytes)");
-    /* a version-5 struct ends before the field: not read (1 would be
-     * refused), the default applies */
-    o.version = 5;
-    o.max_reply_bytes = 1;
+    /* a struct of a version this library does not know: refused before
+     * anything is read or opened */
+    o = (dlock_redis_options)DLOCK_REDIS_OPTIONS_INIT;
+    o.version = DLOCK_REDIS_OPTIONS_VERSION + 1;
     snprintf(url, sizeof url, "redis://127.0.0.1:%d", s->port);
-    assert_int_equal(dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf), 0);
-    dlock_backend_free(b);
+    assert_int_equal(dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf), DLOCK_EINVAL);
+    assert_null(b);
+    assert_non_null(strstr(errbuf, "version must be"));
+    o.version = 0;
+    assert_int_equal(dlock_redis_backend_new(&b, url, &o, errbuf, sizeof errbuf), DLOCK_EINVAL);
+    assert_null(b);
     fake_stop(s);
 }
 

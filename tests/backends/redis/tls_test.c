@@ -169,16 +169,17 @@ static void tls_options_struct(void **state)
     /* with redis:// the TLS fields are ignored */
     o.tls_cacert = "/nonexistent/ca.crt";
     expect_works(dlock_test_redis_url(strict), &o);
-    /* a version-1 struct is read only up to reconnect_max_ms */
+    /* a struct of a version this library does not know is refused
+     * before anything is read past its version */
     o = fast_options();
-    o.version = 1;
+    o.version = DLOCK_REDIS_OPTIONS_VERSION + 1;
     o.tls_cacert = "/nonexistent/ca.crt";
     o.tls_insecure = 7;
     url_of(url, sizeof url, strict, "", "localhost",
            "cacert=%D/ca.crt&cert=%D/client.crt&key=%D/client.key");
-    expect_works(url, &o);
-    /* a version-2 one is checked */
-    o.version = 2;
+    expect_fails(url, &o, DLOCK_EINVAL, "version must be", NULL, 0);
+    /* one this library knows is checked field by field */
+    o.version = DLOCK_REDIS_OPTIONS_VERSION;
     expect_fails(url, &o, DLOCK_EINVAL, "tls_insecure", NULL, 0);
     o.tls_insecure = 0;
     url_of(url, sizeof url, strict, "", "localhost", "cert=%D/client.crt&key=%D/client.key");
