@@ -237,7 +237,9 @@ $(BUILD)/libdlock.a: $(LIB_OBJ)
 # Built and installed when cmocka (its assertions and reports) is there.
 KIT_OBJ := $(BUILD)/tests/kit/conformance_kit.o \
            $(BUILD)/tests/conformance/reentrant_cases.o \
-           $(BUILD)/tests/harness/fixture.o $(BUILD)/tests/harness/asserts.o
+           $(BUILD)/tests/harness/fixture.o $(BUILD)/tests/harness/asserts.o \
+           $(BUILD)/tests/harness/lost_reply.o $(BUILD)/tests/harness/failing_backend.o \
+           $(BUILD)/tests/harness/wrap_backend.o
 KIT_LIB := $(if $(shell pkg-config --exists cmocka && echo yes),$(BUILD)/libdlock_conformance.a)
 all: $(KIT_LIB)
 $(BUILD)/libdlock_conformance.a: $(KIT_OBJ)

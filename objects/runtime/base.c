@@ -391,6 +391,7 @@ int dlock_rlock_eval_acquire(dlock_rlock *l, dlock_op *op, dlock_reply **out,
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
     rc = dlock_rlock_eval(l, op, &r, script, nkeys, nargs, argv);
+    dlock__op_attempt_end(op, rc);
     acquired = rc == 0 && r->type == DLOCK_REPLY_NIL;
     dlock_hold_acquire_end(l, owner, lease_ms, acquired);
     if (rc != 0)

@@ -532,6 +532,23 @@ int64_t dlock_hold_lease(dlock_rlock *l, const char *owner)
     return lease;
 }
 
+int64_t dlock__hold_count_local(dlock_rlock *l, const char *owner)
+{
+    dlock__holds *h;
+    dlock__hold **slot;
+    int64_t count = 0;
+
+    if (!l || !l->client || !owner)
+        return 0;
+    h = &l->client->holds;
+    pthread_mutex_lock(&h->mutex);
+    slot = find_slot(h, l, owner);
+    if (*slot && !(*slot)->lost && (*slot)->count > 0)
+        count = (*slot)->count;
+    pthread_mutex_unlock(&h->mutex);
+    return count;
+}
+
 void dlock__holds_forget_lock(dlock__holds *h, dlock_rlock *l)
 {
     dlock__hold **chain, *e;

@@ -123,6 +123,9 @@ int dlock__hold_current(dlock_rlock *l, const dlock__renewal *w);
 /* The token of owner's hold of l (dlock__hold_acquire_end): 0, or
  * DLOCK_ENOTOWNER when not held (or lost). */
 int dlock__hold_token(dlock_rlock *l, const char *owner, int64_t *out);
+/* The holds owner believes it has of l (a lost hold: 0), as an
+ * acquisition's retry tells its script (dlock__acquire_retry_arg). */
+int64_t dlock__hold_count_local(dlock_rlock *l, const char *owner);
 /* Marks owner's hold of l (when it matches id/changes, see watchdog.c;
  * id 0: any, by dlock_extend) lost: no more renewal, kept for DLOCK_ELOST.
  * Returns 1 when it was believed held and this is news (counted in the

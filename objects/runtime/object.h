@@ -57,4 +57,14 @@ int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attemp
  * hold) the watchdog's timeout. Returns buf. */
 char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms);
 
+/* The retry argument of a reentrant acquisition script, in decimal into
+ * buf (DLOCK__I64_SIZE bytes): "0" for an attempt after a definite answer
+ * (or the first); after an attempt of op that got no answer (op->unsure:
+ * a lost or late reply; its script may have run), the hold count owner's
+ * field has when that attempt took the hold: the script then grants
+ * without counting the hold twice (one unlock must free what one
+ * acquisition took). It costs no round trip: the count is the client's
+ * own. Returns buf. */
+char *dlock__acquire_retry_arg(dlock_rlock *b, const dlock_op *op, char *buf);
+
 #endif /* DLOCK_OBJECTS_RUNTIME_OBJECT_H */

@@ -51,6 +51,13 @@ void dlock__op_init(dlock_op *op, const char *owner)
     op->code = 0;
     op->detail = NULL;
     op->detail_len = 0;
+    op->unsure = 0;
+}
+
+void dlock__op_attempt_end(dlock_op *op, int rc)
+{
+    if (op)
+        op->unsure = rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT;
 }
 
 const char *dlock_op_owner(const dlock_op *op)

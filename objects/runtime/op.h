@@ -39,6 +39,10 @@ struct dlock_op {
     int code;
     char *detail;
     size_t detail_len;
+    /* The call's last acquisition attempt got no answer (a transport
+     * error): its script may have run and taken the hold, and the next
+     * attempt tells the script so (dlock__acquire_retry_arg). */
+    int unsure;
 };
 
 /* What an asynchronous operation carries into the blocking form that runs
@@ -83,6 +87,9 @@ int64_t dlock__op_wait_start(dlock_clock *clk, int64_t wait_ms);
 
 /* An op for owner: no deadline, no cap, not judged, no failure. */
 void dlock__op_init(dlock_op *op, const char *owner);
+/* Notes how an acquisition attempt's script call of op (may be NULL)
+ * ended, rc its code: a transport error leaves op unsure (see unsure). */
+void dlock__op_attempt_end(dlock_op *op, int rc);
 /* The cap of op's round trips; INT64_MAX for NULL. */
 int64_t dlock__op_cap(const dlock_op *op);
 /* Narrows op's cap to cap_ms when nearer; returns the cap to restore with

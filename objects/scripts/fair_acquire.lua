@@ -9,7 +9,8 @@
 -- single attempt that leaves no trace, '1' to join the queue when busy, '2'
 -- when an earlier attempt of this call joined it, ARGV[7] L, the waiter
 -- timeout (ms; 0: this waiter keeps Redisson's rules only), ARGV[8] the
--- publish command (publish.luainc).
+-- retry argument (retry_granted.luainc), ARGV[9] the publish command
+-- (publish.luainc).
 --
 -- Deadlines follow Redisson's rules, so that Java and dlock waiters can share
 -- one queue: a waiter joins with the deadline of the waiter in front of it
@@ -41,6 +42,7 @@
 -- #include lease_keep.luainc
 -- #include publish.luainc
 -- #include fair_check.luainc
+-- #include retry_granted.luainc
 local bad = time_bad(1, 1, 'lease') or time_bad(3, 1, 'slack') or wall_bad(4)
             or time_bad(7, 0, 'waiter timeout') or fair_bad(ARGV[2])
 if bad then
@@ -53,7 +55,9 @@ local alive_ms = tonumber(ARGV[7])
 purge_dead(now, ARGV[5])
 
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    if not granted_before(KEYS[1], ARGV[2], 8) then
+        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    end
     keep_longer(KEYS[1], ARGV[1]) -- a re-entry never shortens the hold
     return nil
 end

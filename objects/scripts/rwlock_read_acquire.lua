@@ -1,11 +1,13 @@
 -- Read-write lock, read half: one acquisition attempt.
--- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id.
+-- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id; ARGV[3]
+-- the retry argument (retry_granted.luainc; optional: 0).
 -- Reply: nil when the owner now holds one more read hold (free, read mode,
 -- or the owner is the writer: a downgrade); else the hash's PTTL (the
 -- writer's time left; -1 no expiry). An error, with nothing changed, for a
 -- reserved owner id or a read hold count that is not an integer.
 -- #include time_check.luainc
 -- #include rwlock_common.luainc
+-- #include retry_granted.luainc
 -- Before any change: the lease, the owner id and its count (HINCRBY below);
 -- the first command reads N, so a key of another type fails here too.
 local bad = time_bad(1, 1, 'lease') or rw_owner_bad(2) or hash_int_bad(KEYS[1], ARGV[2])
@@ -16,6 +18,10 @@ local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'write'
    and redis.call('hexists', KEYS[1], rw_write_field(ARGV[2])) == 0 then
     return redis.call('pttl', KEYS[1])
+end
+-- the unanswered attempt's hold, with its marker, is all there
+if mode and granted_before(KEYS[1], ARGV[2], 3) then
+    return nil
 end
 local ttl = redis.call('pttl', KEYS[1])
 if not mode then

@@ -1,5 +1,6 @@
 -- Read-write lock, write half: one acquisition attempt.
--- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id.
+-- KEYS as rwlock_common.luainc; ARGV[1] lease ms; ARGV[2] owner id; ARGV[3]
+-- the retry argument (retry_granted.luainc; optional: 0).
 -- Reply: nil when the owner now holds one more write hold (free, or
 -- re-entry); the string 'upgrade' when the owner holds a read lock but not
 -- the write lock (waiting would wait for itself: the caller fails with
@@ -8,6 +9,7 @@
 -- write hold count that is not an integer (its HINCRBY is the first write).
 -- #include time_check.luainc
 -- #include rwlock_common.luainc
+-- #include retry_granted.luainc
 local bad = time_bad(1, 1, 'lease') or rw_owner_bad(2)
 if bad then
     return bad
@@ -20,7 +22,9 @@ if not mode then
     return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], field) == 1 then
-    redis.call('hincrby', KEYS[1], field, 1)
+    if not granted_before(KEYS[1], field, 3) then
+        redis.call('hincrby', KEYS[1], field, 1)
+    end
     keep_longer(KEYS[1], ARGV[1]) -- a re-entry never shortens the hold
     return nil
 end

@@ -1,6 +1,7 @@
 -- Semaphore as a lock, one acquisition attempt.
 -- KEYS[1..3], ARGV[1] as semaphore_lock_reclaim.luainc; ARGV[2] lease ms,
--- ARGV[3] owner id, ARGV[4] the publish command.
+-- ARGV[3] owner id, ARGV[4] the retry argument (retry_granted.luainc),
+-- ARGV[5] the publish command.
 -- Reply: nil when the owner now holds a permit (a re-entry takes no second
 -- permit); else how long until the first holder's lease ends, in ms (-1: no
 -- holder has a lease that ends, e.g. plain semaphore users took the permits:
@@ -9,6 +10,7 @@
 -- #include lease_keep.luainc
 -- #include semaphore_count.luainc
 -- #include semaphore_lock_check.luainc
+-- #include retry_granted.luainc
 -- the owner's hold count (HINCRBY below) is checked before the reclaiming
 -- step writes
 local bad = time_bad(2, 1, 'lease') or hash_int_bad(KEYS[2], ARGV[3])
@@ -18,7 +20,9 @@ end
 -- #include semaphore_lock_reclaim.luainc
 local lease_key = KEYS[3] .. ARGV[3]
 if redis.call('hexists', KEYS[2], ARGV[3]) == 1 then
-    redis.call('hincrby', KEYS[2], ARGV[3], 1)
+    if not granted_before(KEYS[2], ARGV[3], 4) then
+        redis.call('hincrby', KEYS[2], ARGV[3], 1)
+    end
     keep_longer(lease_key, ARGV[2]) -- a re-entry never shortens the hold
     if freed > 0 then
         wake(count)

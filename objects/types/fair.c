@@ -65,8 +65,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     const dlock_script *s = &dlock__script_fair_acquire;
     fair_wait *fw = spec->arg;
     char lease[DLOCK__I64_SIZE], slack[DLOCK__I64_SIZE], now[DLOCK__I64_SIZE];
-    char alive[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 8];
+    char alive[DLOCK__I64_SIZE], retry[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 9];
     dlock_reply *r;
     int64_t poll;
     int rc;
@@ -79,9 +79,10 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     argv[NKEYS + 4] = WAKE_MESSAGE;
     argv[NKEYS + 5] = !fw->join ? "0" : fw->queued ? "2" : "1";
     argv[NKEYS + 6] = dlock__i64(alive, fw->alive_ms);
-    argv[NKEYS + 7] = dlock__publish_cmd(l);
+    argv[NKEYS + 7] = dlock__acquire_retry_arg(l, op, retry);
+    argv[NKEYS + 8] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
-                                  s, NKEYS, 8, argv);
+                                  s, NKEYS, 9, argv);
     if (rc != 0 || !r)
         return rc;
     if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)

@@ -34,8 +34,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     const dlock_script *s = &dlock__script_fenced_acquire;
     const char *owner = op->owner;
     fenced *f = (fenced *)l;
-    char lease[DLOCK__I64_SIZE];
-    const char *argv[4];
+    char lease[DLOCK__I64_SIZE], retry[DLOCK__I64_SIZE];
+    const char *argv[5];
     dlock_reply *r;
     int rc, acquired, valid;
 
@@ -43,11 +43,13 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     argv[1] = f->token_key;
     argv[2] = dlock__lease_arg(l, lease, lease_ms);
     argv[3] = owner;
+    argv[4] = dlock__acquire_retry_arg(l, op, retry);
     rc = dlock_hold_acquire_begin(l, owner, lease_ms, &dlock__script_hash_renew);
     if (rc != 0)
         return dlock_rlock_fail(l, rc, "out of memory before acquiring \"%.64s\"",
                                 l->name);
-    rc = dlock_rlock_eval(l, op, &r, s, 2, 2, argv);
+    rc = dlock_rlock_eval(l, op, &r, s, 2, 3, argv);
+    dlock__op_attempt_end(op, rc);
     valid = rc == 0 && r->type == DLOCK_REPLY_ARRAY && r->n == 2 &&
             r->elems[0]->type == DLOCK_REPLY_INTEGER &&
             r->elems[1]->type == DLOCK_REPLY_INTEGER;

@@ -22,8 +22,8 @@ int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec
                              int64_t lease_ms, int64_t *retry_ms)
 {
     const dlock_script *s = &dlock__script_reentrant_acquire;
-    char lease[DLOCK__I64_SIZE];
-    const char *argv[3];
+    char lease[DLOCK__I64_SIZE], retry[DLOCK__I64_SIZE];
+    const char *argv[4];
     dlock_reply *r;
     int rc;
 
@@ -31,8 +31,9 @@ int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec
     argv[0] = l->name;
     argv[1] = dlock__lease_arg(l, lease, lease_ms);
     argv[2] = op->owner;
+    argv[3] = dlock__acquire_retry_arg(l, op, retry);
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_hash_renew,
-                                  s, 1, 2, argv);
+                                  s, 1, 3, argv);
     if (rc != 0 || !r)
         return rc;
     if ((rc = dlock_rlock_refused(l, s, r, retry_ms)) != 0)

@@ -76,8 +76,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 {
     const char *owner = op->owner;
     const rw_kind *k = kind_of(l);
-    char lease[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 2];
+    char lease[DLOCK__I64_SIZE], retry[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 3];
     dlock_reply *r;
     int rc;
 
@@ -85,8 +85,9 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     keys(l, argv);
     argv[NKEYS] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 1] = owner;
+    argv[NKEYS + 2] = dlock__acquire_retry_arg(l, op, retry);
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, k->renew, k->acquire,
-                                  NKEYS, 2, argv);
+                                  NKEYS, 3, argv);
     if (rc != 0 || !r)
         return rc;
     if (r->type == DLOCK_REPLY_BULK && strcmp(r->str, UPGRADE_REPLY) == 0) {

@@ -48,8 +48,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 {
     const char *owner = op->owner;
     const dlock_script *sc = &dlock__script_semaphore_lock_acquire;
-    char lease[DLOCK__I64_SIZE];
-    const char *argv[NKEYS + 4];
+    char lease[DLOCK__I64_SIZE], retry[DLOCK__I64_SIZE];
+    const char *argv[NKEYS + 5];
     dlock_reply *r;
     int rc;
 
@@ -57,9 +57,10 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     common_args((semlock *)l, argv);
     argv[NKEYS + 1] = dlock__lease_arg(l, lease, lease_ms);
     argv[NKEYS + 2] = owner;
-    argv[NKEYS + 3] = dlock__publish_cmd(l);
+    argv[NKEYS + 3] = dlock__acquire_retry_arg(l, op, retry);
+    argv[NKEYS + 4] = dlock__publish_cmd(l);
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms,
-                                  &dlock__script_semaphore_lock_renew, sc, NKEYS, 4,
+                                  &dlock__script_semaphore_lock_renew, sc, NKEYS, 5,
                                   argv);
     if (rc != 0 || !r)
         return rc;

@@ -21,14 +21,24 @@ static const char *publish_cmd(dlock_rlock *l)
     return dlock_backend_publish_command(dlock_client_backend(l->client));
 }
 
+/* One acquisition's own state, for its attempts. */
+typedef struct simple_call {
+    int64_t wait_ms;
+    /* its last attempt got no answer (a transport error): the script may
+     * have run and set the key, so finding this owner the holder on the
+     * next attempt is that grant, not a second acquisition */
+    int unsure;
+} simple_call;
+
 static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
 {
     const char *owner = dlock_op_owner(op);
     const dlock_script *s = &dlock__script_simple_acquire;
-    int64_t wait_ms = *(const int64_t *)spec->arg, ttl, self;
+    simple_call *call = spec->arg;
+    int64_t ttl, self;
     char lease[24];
-    const char *argv[3];
+    const char *argv[4];
     dlock_reply *r;
     int rc;
 
@@ -36,8 +46,12 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     argv[0] = l->name;
     argv[1] = lease;
     argv[2] = owner;
+    /* not when the owner held it before this call (then asking again is
+     * the caller's deadlock, told as such) */
+    argv[3] = call->unsure && dlock_hold_lease(l, owner) == 0 ? "1" : "0";
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, &dlock__script_simple_renew,
-                                  s, 1, 2, argv);
+                                  s, 1, 3, argv);
+    call->unsure = rc == DLOCK_ECONN || rc == DLOCK_ETIMEDOUT;
     if (rc != 0 || !r)
         return rc;
     if (r->type != DLOCK_REPLY_ARRAY || r->n != 2 ||
@@ -49,7 +63,7 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     ttl = r->elems[0]->integer;
     self = r->elems[1]->integer;
     dlock_reply_free(r);
-    if (self && wait_ms != 0)
+    if (self && call->wait_ms != 0)
         return dlock_rlock_fail(l, DLOCK_EDEADLK, "\"%.64s\" is already held by this "
                                 "owner, and a simple lock is not reentrant", l->name);
     if (self)
@@ -64,11 +78,12 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
     dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
+    simple_call call = {wait_ms, 0};
 
     /* its release publishes "0" as Redisson's locks do: one waiter */
     spec.channel = ((dlock_object_base *)l)->channel;
     spec.attempt = attempt;
-    spec.arg = &wait_ms;
+    spec.arg = &call;
     spec.wake = DLOCK_WAKE_LOCK;
     return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }

@@ -29,8 +29,8 @@ struct bench_raw {
 struct bench_raw_conn {
     redisContext *c;
     /* The two commands, argument vectors ready to send. */
-    const char *acq[6], *rel[9];
-    size_t acq_len[6], rel_len[9];
+    const char *acq[7], *rel[9];
+    size_t acq_len[7], rel_len[9];
     char key[128], channel[160], owner[64];
 };
 
@@ -184,6 +184,7 @@ int bench_raw_connect(bench_raw_conn **out, bench_raw *r, const char *name)
     k->acq[3] = k->key;
     k->acq[4] = BENCH_LEASE_STR;
     k->acq[5] = k->owner;
+    k->acq[6] = "0"; /* no unanswered attempt before (the retry argument) */
     k->rel[0] = "EVALSHA";
     k->rel[1] = r->release_sha;
     k->rel[2] = "2";
@@ -193,7 +194,7 @@ int bench_raw_connect(bench_raw_conn **out, bench_raw *r, const char *name)
     k->rel[6] = BENCH_LEASE_STR;
     k->rel[7] = k->owner;
     k->rel[8] = "publish"; /* the wake-up's command, as the library passes it */
-    for (i = 0; i < 6; i++)
+    for (i = 0; i < 7; i++)
         k->acq_len[i] = strlen(k->acq[i]);
     for (i = 0; i < 9; i++)
         k->rel_len[i] = strlen(k->rel[i]);
@@ -215,7 +216,7 @@ int bench_raw_pair(bench_raw_conn *k, int64_t rtt_ns[2])
     int64_t t0 = rtt_ns ? bench_now_ns() : 0, t1 = 0;
     int ok;
 
-    r = redisCommandArgv(k->c, 6, k->acq, k->acq_len);
+    r = redisCommandArgv(k->c, 7, k->acq, k->acq_len);
     ok = r && r->type == REDIS_REPLY_NIL;
     if (r)
         freeReplyObject(r);

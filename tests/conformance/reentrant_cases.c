@@ -14,6 +14,7 @@
 #include "dlock/sys/backend.h"
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
+#include "../harness/lost_reply.h"
 #include "../harness/runner.h"
 
 #include <inttypes.h>
@@ -1032,6 +1033,16 @@ static void xowner_unlock(void *arg)
         x->locked_after = -2;
 }
 
+/* An attempt that ran but whose reply was lost, retried: one hold, freed
+ * by one unlock (lost_reply.h). */
+static void retry_after_lost_reply_counts_once(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    const dlock_fx_lock_type *type = dlock_fx_lock_type_current();
+
+    dlock_fx_lost_reply_check(fx, type->make, type->make, strcmp(type->name, "simple") != 0);
+}
+
 static void explicit_owner_across_threads(void **state)
 {
     dlock_fx *fx = BEGIN(state);
@@ -1483,6 +1494,7 @@ static const struct CMUnitTest reentrant_cases[] = {
     CASE(mutual_exclusion),
     CASE(watchdog_races_unlock),
     CASE(explicit_owner_across_threads),
+    CASE(retry_after_lost_reply_counts_once),
     CASE(bad_input_null),
     CASE(bad_names),
     CASE(odd_names_end_to_end),

@@ -14,6 +14,7 @@
  */
 #include "../harness/asserts.h"
 #include "../harness/fixture.h"
+#include "../harness/lost_reply.h"
 #include "../harness/runner.h"
 
 #include "dlock/sys/backend.h"
@@ -1512,7 +1513,21 @@ static void stress_readers_and_writers(void **state)
 
 #define CASE(f) DLOCK_FX_CASE(f)
 
+/* Either half: an attempt that ran but whose reply was lost, retried, is
+ * one hold, and its one unlock lets a writer in (lost_reply.h). */
+static void read_retry_after_lost_reply_counts_once(void **state)
+{
+    dlock_fx_lost_reply_check(BEGIN(state), dlock_rwlock_read_new, dlock_rwlock_write_new, 1);
+}
+
+static void write_retry_after_lost_reply_counts_once(void **state)
+{
+    dlock_fx_lost_reply_check(BEGIN(state), dlock_rwlock_write_new, dlock_rwlock_write_new, 1);
+}
+
 static const struct CMUnitTest rwlock_cases[] = {
+    CASE(read_retry_after_lost_reply_counts_once),
+    CASE(write_retry_after_lost_reply_counts_once),
     CASE(readers_share),
     CASE(writer_waits_for_last_reader),
     CASE(writer_blocks_readers_and_writers),

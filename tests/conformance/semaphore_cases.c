@@ -16,6 +16,7 @@
  * the case's teardown, so a failing assertion leaks nothing.
  */
 #include "../harness/asserts.h"
+#include "../harness/lost_reply.h"
 #include "../harness/fixture.h"
 #include "../harness/recorder.h"
 #include "../harness/runner.h"
@@ -1712,7 +1713,23 @@ static void forked_child_refused(void **state)
 
 #define CASE(f) cmocka_unit_test_setup_teardown(f, dlock_fx_setup, teardown)
 
+/* A semaphore lock of one permit: an attempt that ran but whose reply was
+ * lost, retried, takes one permit and one hold, and its one unlock gives
+ * the permit back (lost_reply.h). */
+static void semlock_retry_after_lost_reply_counts_once(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_semaphore *s = sem(fx->c1, fx->name);
+    int set = 0;
+
+    assert_int_equal(dlock_semaphore_try_set_permits(s, &set, 1), 0);
+    assert_int_equal(set, 1);
+    dlock_fx_lost_reply_check(fx, dlock_semaphore_lock_new, dlock_semaphore_lock_new, 1);
+    assert_int_equal(avail(s), 1);
+}
+
 static const struct CMUnitTest semaphore_cases[] = {
+    CASE(semlock_retry_after_lost_reply_counts_once),
     CASE(sem_acquire_waits_for_enough),
     CASE(sem_count_goes_negative),
     CASE(sem_drain_and_release_if_exists),

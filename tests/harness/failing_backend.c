@@ -9,6 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int is_acquire(const dlock_script *s)
+{
+    size_t n = s->name ? strlen(s->name) : 0;
+
+    return n >= 8 && strcmp(s->name + n - 8, "_acquire") == 0;
+}
+
+/* DLOCK_TEST_FAIL_ACQUIRE_REPLY: whether this call takes the one loss. */
+static int loses_reply(dlock_backend *b, const dlock_script *s)
+{
+    int mode = DLOCK_TEST_FAIL_ACQUIRE_REPLY;
+
+    return is_acquire(s) &&
+           __atomic_compare_exchange_n(&((dlock_test_failing *)b)->mode, &mode,
+                                       DLOCK_TEST_FAIL_NONE, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
 static int fails(dlock_backend *b, const dlock_script *s)
 {
     int mode = __atomic_load_n(&((dlock_test_failing *)b)->mode, __ATOMIC_SEQ_CST);
@@ -22,6 +40,17 @@ static int fb_eval_until(dlock_backend *b, dlock_reply **out, const dlock_script
                          const size_t *argvlen, int64_t deadline_ms, char *errbuf,
                          size_t errlen)
 {
+    if (loses_reply(b, s)) {
+        int rc = dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
+                                            deadline_ms, errbuf, errlen);
+
+        if (rc == 0)
+            dlock_reply_free(*out);
+        *out = NULL;
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "injected loss of the reply");
+        return rc == 0 ? DLOCK_ETIMEDOUT : rc;
+    }
     if (!fails(b, s))
         return dlock_test_wrap_eval_until(b, out, s, nkeys, nargs, argv, argvlen,
                                           deadline_ms, errbuf, errlen);

@@ -15,6 +15,10 @@
 #define DLOCK_TEST_FAIL_NONE 0
 #define DLOCK_TEST_FAIL_RENEWALS 1 /* the scripts whose name has "renew" */
 #define DLOCK_TEST_FAIL_ALL 2
+/* The next acquisition script (its name ends in "_acquire") runs, and its
+ * reply is lost: DLOCK_ETIMEDOUT, as a reply that came too late; then
+ * back to NONE. */
+#define DLOCK_TEST_FAIL_ACQUIRE_REPLY 3
 
 typedef struct dlock_test_failing {
     dlock_test_wrap w; /* first: &w.base is the backend */
