@@ -24,6 +24,11 @@ typedef struct dlock__dict_entry {
 typedef struct dlock__dict {
     dlock__dict_entry **buckets; /* NULL until the first insert */
     size_t nbuckets;             /* 0 or a power of two */
+    /* A resize's old array (old_n buckets, 0: none; a power of two),
+     * whose buckets below moved are empty: the rest move a few per
+     * change (dict.c). */
+    dlock__dict_entry **old;
+    size_t old_n, moved;
     size_t size;
     dlock__dict_entry *head, *tail;
     void (*free_val)(void *val); /* may be NULL */

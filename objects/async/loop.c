@@ -90,6 +90,8 @@ enum loop_mode { M_POLL, M_HOOKS, M_THREAD };
 #define NO_HEAP ((size_t)-1)
 /* The id table's first size (it doubles as operations come). */
 #define ID_BUCKETS 1024
+/* The old buckets a growth of it moves per start. */
+#define ID_MOVES 8
 /* The fibers a loop's operations run on at once (its pool's cap; more
  * operations queue for one): a parked wait holds none. */
 #define FIBER_CAP 1024
@@ -127,6 +129,9 @@ struct dlock_loop {
     fifo incoming, ready;
     dlock__aop **ids; /* by id % nbuckets, chained */
     size_t nbuckets;
+    dlock__aop **old_ids; /* a growth's old table (old_n buckets, 0: none),
+                           * empty below moved (id_move) */
+    size_t old_n, moved;
     uint64_t next_id;
     size_t pending;
     size_t cap;       /* max_in_flight: the operations that take */
@@ -205,35 +210,52 @@ static void fifo_append(fifo *q, fifo *from)
     from->head = from->tail = NULL;
 }
 
-/* The id table (loop mutex held). */
+/* The id table (loop mutex held): o's chain is in the old buckets while
+ * a growth has not moved it yet. */
 static dlock__aop **id_slot(dlock_loop *lp, dlock_op_id id)
 {
-    dlock__aop **p = &lp->ids[id % lp->nbuckets];
+    dlock__aop **p = lp->old_n && id % lp->old_n >= lp->moved ? &lp->old_ids[id % lp->old_n]
+                                                               : &lp->ids[id % lp->nbuckets];
 
     while (*p && (*p)->id != id)
         p = &(*p)->hnext;
     return p;
 }
 
-/* Rehashes the id table into nb buckets (loop mutex held); kept as it
+/* Moves the chains of up to n old buckets to the current table (loop
+ * mutex held); the old table goes once empty. A growth costs each later
+ * start a few chains' moves, never one starter the whole table. */
+static void id_move(dlock_loop *lp, size_t n)
+{
+    while (lp->old_n && n-- > 0) {
+        dlock__aop *o, *next;
+
+        for (o = lp->old_ids[lp->moved]; o; o = next) {
+            next = o->hnext;
+            o->hnext = lp->ids[o->id % lp->nbuckets];
+            lp->ids[o->id % lp->nbuckets] = o;
+        }
+        lp->old_ids[lp->moved++] = NULL;
+        if (lp->moved == lp->old_n) {
+            free(lp->old_ids);
+            lp->old_ids = NULL;
+            lp->old_n = lp->moved = 0;
+        }
+    }
+}
+
+/* Starts moving the id table to nb buckets (loop mutex held); kept as it
  * is without memory (longer chains). */
 static void id_grow(dlock_loop *lp, size_t nb)
 {
-    dlock__aop **t = calloc(nb, sizeof(*t));
-    size_t i;
+    dlock__aop **t;
 
-    if (!t)
+    id_move(lp, SIZE_MAX);
+    if ((t = calloc(nb, sizeof(*t))) == NULL)
         return;
-    for (i = 0; i < lp->nbuckets; i++) {
-        dlock__aop *o, *next;
-
-        for (o = lp->ids[i]; o; o = next) {
-            next = o->hnext;
-            o->hnext = t[o->id % nb];
-            t[o->id % nb] = o;
-        }
-    }
-    free(lp->ids);
+    lp->old_ids = lp->ids;
+    lp->old_n = lp->nbuckets;
+    lp->moved = 0;
     lp->ids = t;
     lp->nbuckets = nb;
 }
@@ -244,6 +266,7 @@ static void id_add(dlock_loop *lp, dlock__aop *o)
 {
     dlock__aop **slot;
 
+    id_move(lp, ID_MOVES);
     if (lp->pending >= lp->nbuckets)
         id_grow(lp, lp->nbuckets * 2);
     o->id = ++lp->next_id;
@@ -1276,6 +1299,7 @@ static void loop_release(dlock_loop *lp)
     pthread_mutex_destroy(&lp->mu);
     free(lp->heap);
     free(lp->ids);
+    free(lp->old_ids);
     free(lp);
 }
 
@@ -1337,6 +1361,7 @@ static void cancel_all(dlock_loop *lp)
 {
     size_t i;
 
+    id_move(lp, SIZE_MAX); /* one table to walk */
     for (i = 0; i < lp->nbuckets; i++) {
         dlock__aop *o;
 

@@ -16,6 +16,7 @@
  * watchdog calls with the object pinned (dlock__holds_pin: freeing its
  * handle waits for the call to end).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@
 #include "core/wait.h"
 
 #define INITIAL_BUCKETS 64
+/* The old buckets a growth moves per insertion: done long before the
+ * next growth (which comes after as many insertions as old buckets). */
+#define MOVE_PER_INSERT 8
 
 /* hash_lock: the per-lock index's key, and the start of the (lock, owner)
  * key. Both are on every lock call's path (several lookups per call), so
@@ -96,55 +100,112 @@ void dlock__holds_fini(dlock__holds *h)
     }
     free(h->buckets);
     free(h->lock_buckets);
+    free(h->old_buckets);
+    free(h->old_lock_buckets);
     pthread_cond_destroy(&h->renewed);
     pthread_mutex_destroy(&h->mutex);
 }
 
-static dlock__hold **find_slot(dlock__holds *h, const dlock_rlock *l,
-                               const char *owner)
+/* The slot of (l, owner) in the bucket array b of n buckets: the entry's,
+ * or the chain's end. */
+static dlock__hold **find_in(dlock__hold **b, size_t n, const dlock_rlock *l,
+                             const char *owner)
 {
-    dlock__hold **slot = &h->buckets[hash_key(l, owner) % h->nbuckets];
+    dlock__hold **slot = &b[hash_key(l, owner) % n];
 
     while (*slot && ((*slot)->lock != l || strcmp((*slot)->owner, owner) != 0))
         slot = &(*slot)->next_bucket;
     return slot;
 }
 
-/* The per-lock index's slot of l's chain (*slot NULL when l has no
- * holds). */
-static dlock__hold **find_chain(dlock__holds *h, const dlock_rlock *l)
+/* The slot of (l, owner): in the old arrays while a growth moves entries
+ * (when it is still there), else in the current ones. */
+static dlock__hold **find_slot(dlock__holds *h, const dlock_rlock *l,
+                               const char *owner)
 {
-    dlock__hold **slot = &h->lock_buckets[hash_lock(l) % h->nbuckets];
+    if (h->old_n) {
+        dlock__hold **slot = find_in(h->old_buckets, h->old_n, l, owner);
+
+        if (*slot)
+            return slot;
+    }
+    return find_in(h->buckets, h->nbuckets, l, owner);
+}
+
+static dlock__hold **find_chain_in(dlock__hold **lb, size_t n, const dlock_rlock *l)
+{
+    dlock__hold **slot = &lb[hash_lock(l) % n];
 
     while (*slot && (*slot)->lock != l)
         slot = &(*slot)->next_lock_bucket;
     return slot;
 }
 
+/* The per-lock index's slot of l's chain (*slot NULL when l has no
+ * holds), old arrays first as find_slot. */
+static dlock__hold **find_chain(dlock__holds *h, const dlock_rlock *l)
+{
+    if (h->old_n) {
+        dlock__hold **slot = find_chain_in(h->old_lock_buckets, h->old_n, l);
+
+        if (*slot)
+            return slot;
+    }
+    return find_chain_in(h->lock_buckets, h->nbuckets, l);
+}
+
+/* Moves the entries of up to n old buckets (both indexes) to the current
+ * arrays; the old arrays go once empty. A growth costs each later
+ * insertion a few buckets' moves, never one call the whole table. */
+static void move_some(dlock__holds *h, size_t n)
+{
+    while (h->old_n && n-- > 0) {
+        size_t i = h->moved++;
+        dlock__hold *e, *next;
+
+        for (e = h->old_buckets[i]; e; e = next) {
+            dlock__hold **b = &h->buckets[hash_key(e->lock, e->owner) % h->nbuckets];
+
+            next = e->next_bucket;
+            e->next_bucket = *b;
+            *b = e;
+        }
+        for (e = h->old_lock_buckets[i]; e; e = next) {
+            dlock__hold **b = &h->lock_buckets[hash_lock(e->lock) % h->nbuckets];
+
+            next = e->next_lock_bucket;
+            e->next_lock_bucket = *b;
+            *b = e;
+        }
+        h->old_buckets[i] = h->old_lock_buckets[i] = NULL;
+        if (h->moved == h->old_n) {
+            free(h->old_buckets);
+            free(h->old_lock_buckets);
+            h->old_buckets = h->old_lock_buckets = NULL;
+            h->old_n = h->moved = 0;
+        }
+    }
+}
+
+/* Doubles the arrays; the entries move over the next insertions
+ * (move_some). */
 static void grow(dlock__holds *h)
 {
-    size_t n = h->nbuckets * 2, i;
-    dlock__hold **b = calloc(n, sizeof(*b));
-    dlock__hold **lb = calloc(n, sizeof(*lb));
-    dlock__hold *e;
+    size_t n = h->nbuckets * 2;
+    dlock__hold **b, **lb;
 
+    move_some(h, SIZE_MAX); /* a growth still moving: ended first */
+    b = calloc(n, sizeof(*b));
+    lb = calloc(n, sizeof(*lb));
     if (!b || !lb) {
         free(b);
         free(lb);
         return; /* a fuller table still works */
     }
-    for (e = h->head.next; e != &h->head; e = e->next) {
-        i = hash_key(e->lock, e->owner) % n;
-        e->next_bucket = b[i];
-        b[i] = e;
-        if (!e->lock_prev) {
-            i = hash_lock(e->lock) % n;
-            e->next_lock_bucket = lb[i];
-            lb[i] = e;
-        }
-    }
-    free(h->buckets);
-    free(h->lock_buckets);
+    h->old_buckets = h->buckets;
+    h->old_lock_buckets = h->lock_buckets;
+    h->old_n = h->nbuckets;
+    h->moved = 0;
     h->buckets = b;
     h->lock_buckets = lb;
     h->nbuckets = n;
@@ -206,8 +267,12 @@ static void remove_hold(dlock__holds *h, dlock__hold **slot)
 static dlock__hold **lookup(dlock__holds *h, dlock_rlock *l, const char *owner,
                             int create)
 {
-    dlock__hold **slot = find_slot(h, l, owner), *e;
+    dlock__hold **slot, *e;
 
+    /* Before any slot is taken: moving entries relinks chains. */
+    if (create)
+        move_some(h, MOVE_PER_INSERT);
+    slot = find_slot(h, l, owner);
     if (*slot || !create)
         return slot;
     if (h->count >= h->nbuckets) {

@@ -86,6 +86,10 @@ typedef struct dlock__holds {
     dlock__hold **buckets;      /* by (lock object, owner) */
     dlock__hold **lock_buckets; /* by lock object: the first of its chain */
     size_t nbuckets, count;     /* both tables have nbuckets */
+    /* A growth's old arrays (old_n buckets, 0: none), whose buckets below
+     * moved are empty: the rest move a few per insertion (holds.c). */
+    dlock__hold **old_buckets, **old_lock_buckets;
+    size_t old_n, moved;
     dlock__hold head; /* sentinel of the all-holds list */
     uint64_t next_id;
     /* The lock object whose renew_fn the watchdog is running (NULL: none);

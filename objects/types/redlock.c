@@ -57,9 +57,13 @@ typedef struct redlock {
     pthread_mutex_t mutex;    /* node_timeout_ms */
     /* A renewal that sets a missing key again and a release never run at
      * the same time: the set must not bring back what the release
-     * deleted. */
-    pthread_mutex_t renew_mutex;
-    int mutexes;              /* how many of the two were initialised */
+     * deleted. Either holds excl (under mutex) across its round trips;
+     * the other waits on excl_cv through the waiting service (a release
+     * on a loop's fiber yields, never blocking the loop's thread, whose
+     * other fiber may be the one to end it). */
+    int excl;
+    pthread_cond_t excl_cv;
+    int mutexes;              /* how many of mutex and excl_cv were initialised */
     int pooled;               /* holds a fanout pool reference */
     int split;                /* every node's backend splits calls */
 } redlock;
@@ -492,6 +496,25 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
 
 /* ---- release, force unlock, reads ---------------------------------------- */
 
+/* Takes r's renewal/release exclusion (excl), waiting for it without
+ * blocking a loop's thread. */
+static void excl_enter(redlock *r)
+{
+    pthread_mutex_lock(&r->mutex);
+    while (r->excl)
+        dlock__wait_cond(&r->excl_cv, &r->mutex, INT64_MAX);
+    r->excl = 1;
+    pthread_mutex_unlock(&r->mutex);
+}
+
+static void excl_leave(redlock *r)
+{
+    pthread_mutex_lock(&r->mutex);
+    r->excl = 0;
+    pthread_cond_broadcast(&r->excl_cv);
+    pthread_mutex_unlock(&r->mutex);
+}
+
 static int release(dlock_rlock *l, dlock_op *op)
 {
     const char *owner = op->owner;
@@ -504,7 +527,7 @@ static int release(dlock_rlock *l, dlock_op *op)
     /* Marked before the release is sent: a renewal that finds the lock
      * gone meanwhile must not call it lost. */
     dlock_hold_release_begin(l, owner);
-    pthread_mutex_lock(&r->renew_mutex);
+    excl_enter(r);
     dlock__fanout_halves(r->n, r->split, node_release_send, node_release_receive,
                          &rd);
     round_merge(&rd);
@@ -516,7 +539,7 @@ static int release(dlock_rlock *l, dlock_op *op)
      * reentrant hold), as a single lock's is; else one hold less. */
     believed = dlock__hold_release_end(l, owner, DLOCK_HOLD_ONE, gone > r->n - r->quorum,
                                        &lost);
-    pthread_mutex_unlock(&r->renew_mutex);
+    excl_leave(r);
     if (lost)
         return dlock_rlock_fail(l, DLOCK_ELOST, "\"%.64s\": fewer than a majority of "
                                 "nodes kept the lock", l->name);
@@ -704,7 +727,7 @@ static void renew_every_node(renew_batch *b)
 /* After the extensions: when a majority still has the hold, sets it again
  * on the nodes that lost it; with fewer than a majority holding it (and a
  * majority answering), it is gone. Only the setting excludes releases
- * (renew_mutex): an extension after a release finds nothing to extend, a
+ * (excl): an extension after a release finds nothing to extend, a
  * set could bring the lock back. Returns w's answer (DLOCK__RENEWED, ...). */
 static int renew_settle(redlock *r, const dlock__renewal *w, round *rd)
 {
@@ -715,7 +738,7 @@ static int renew_settle(redlock *r, const dlock__renewal *w, round *rd)
         missing += rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
     }
     if (held >= r->quorum && missing > 0) {
-        pthread_mutex_lock(&r->renew_mutex);
+        excl_enter(r);
         if (dlock__hold_current(&r->o.base, w)) {
             for (i = 0; i < r->n; i++) {
                 rd->res[i].want = rd->res[i].rc == 0 && rd->res[i].v[0] == 0;
@@ -725,7 +748,7 @@ static int renew_settle(redlock *r, const dlock__renewal *w, round *rd)
             dlock__fanout_halves(r->n, r->split, node_renew_send,
                                  node_renew_receive, rd);
         }
-        pthread_mutex_unlock(&r->renew_mutex);
+        excl_leave(r);
     }
     if (held >= r->quorum)
         return DLOCK__RENEWED;
@@ -856,7 +879,7 @@ static void destroy(dlock_rlock *l)
     if (r->pooled)
         dlock__fanout_release();
     if (r->mutexes > 1)
-        pthread_mutex_destroy(&r->renew_mutex);
+        pthread_cond_destroy(&r->excl_cv);
     if (r->mutexes > 0)
         pthread_mutex_destroy(&r->mutex);
     dlock_object_base_destroy(&r->o.base);
@@ -910,7 +933,7 @@ int dlock_redlock_new(dlock_rlock **out, dlock_client *const *clients, size_t n,
     if (pthread_mutex_init(&r->mutex, NULL) != 0)
         goto nomem;
     r->mutexes = 1;
-    if (pthread_mutex_init(&r->renew_mutex, NULL) != 0)
+    if (dlock__wait_cond_init(&r->excl_cv) != 0)
         goto nomem;
     r->mutexes = 2;
     dlock__fanout_retain();

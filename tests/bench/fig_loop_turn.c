@@ -8,8 +8,8 @@
  *  - chains: K = 10 000 uncontended lock+unlock chains (each callback starts
  *    the next operation) for RUN_MS;
  *  - starts: N = 100 000 one-shot lock+unlock pairs started at once, run
- *    to the end (on Redis fewer where vm.max_map_count is too low for the
- *    baseline's fibers: each in flight holds two mappings).
+ *    to the end (an operation holds a fiber, two mappings, only while it
+ *    runs: the loop's pool has at most 1 024).
  * For each: the longest single dlock call (dlock_loop_on_fd / _on_timer,
  * and each starter of the application's first burst), the longest gap
  * between two ticks of the 10 ms timer from the end of that burst (the
@@ -426,22 +426,9 @@ out:
     free(after);
 }
 
-/* How many operations with a fiber each fit under vm.max_map_count (two
- * mappings each, room for the rest of the process), at most want. */
-static int fibers_fit(int want)
-{
-    long maps = bench_max_map_count();
-
-    return maps == 0 || maps >= 2L * want + 20000 ? want
-                                                  : (int)((maps - 20000) / 2 / 1000 * 1000);
-}
-
 void bench_fig_loop_turn(const bench_config *cfg)
 {
     static const bench_backend backends[] = {BENCH_MOCK, BENCH_REDIS};
-    /* The baseline runs every start's first step at once: on Redis each
-     * then waits for its reply on a fiber. */
-    int redis_starts = fibers_fit(STARTS);
     size_t i;
 
     bench_heading("11d. async loop turns: K lock+unlock chains for 2 s (4 alternating runs per side), or N pairs (2 runs) started at "
@@ -452,9 +439,7 @@ void bench_fig_loop_turn(const bench_config *cfg)
                   "pairs/s (0 / dflt)    ratio  target");
     for (i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         turn_rows(cfg, backends[i], 0, "chains", CHAINS, RUN_MS / ROUNDS, ROUNDS);
-        turn_rows(cfg, backends[i], 0, "starts",
-                  backends[i] == BENCH_REDIS && redis_starts < STARTS ? redis_starts : STARTS,
-                  0, 2);
+        turn_rows(cfg, backends[i], 0, "starts", STARTS, 0, 2);
     }
 }
 
@@ -470,7 +455,7 @@ void bench_fig_loop_budget(const bench_config *cfg)
                   "refused  target");
     for (i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         budget_row(cfg, backends[i], 10000);
-        budget_row(cfg, backends[i], fibers_fit(30000));
+        budget_row(cfg, backends[i], 30000);
     }
 }
 

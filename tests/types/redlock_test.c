@@ -255,6 +255,40 @@ static void redlock_async_and_refused_in_callback(void **state)
     dlock_rlock_free(l);
 }
 
+/* Two releases of one Redlock in flight on one loop: each holds the
+ * Redlock's release exclusion across its nodes' round trips, in which its
+ * fiber yields (Redis: a reply is awaited in the loop). The second waits
+ * for it by yielding too: were it to block the loop's thread, the first
+ * could never be resumed to end it. Both are called back: the holder's
+ * release done, the other refused. */
+static void redlock_two_releases_on_one_loop(void **state)
+{
+    env *e = *state;
+    dlock_rlock *l = redlock(e->a, e->n, e->name);
+    dlock_loop *lp = NULL;
+    async_probe got = {0}, mine = {0}, other = {0}, both = {0};
+    size_t i;
+
+    assert_int_equal(dlock_loop_new(&lp, e->a[0], NULL), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, l, "holder", 0, 60000, on_async, &got), 0);
+    run_async(e, lp, &got, 1);
+    assert_int_equal(got.rc, 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, "holder", on_async, &mine), 0);
+    assert_int_equal(dlock_unlock_async(lp, NULL, l, "someone-else", on_async, &other), 0);
+    for (i = 0; i < 500 && mine.calls + other.calls < 2; i++)
+        assert_true(dlock_loop_run(lp, e->mock ? 0 : 10) >= 0);
+    both.calls = mine.calls + other.calls;
+    run_async(e, lp, &both, 2);
+    assert_int_equal(mine.calls, 1);
+    assert_int_equal(other.calls, 1);
+    assert_int_equal(mine.rc, 0);
+    assert_int_not_equal(other.rc, 0);
+    for (i = 0; i < e->n; i++)
+        assert_int_equal(server_int(e, i, "EXISTS", e->name), 0);
+    dlock_loop_free(lp);
+    dlock_rlock_free(l);
+}
+
 /* ---- Redlock --------------------------------------------------------------- */
 
 static void redlock_bad_input(void **state)
@@ -1288,6 +1322,7 @@ static void redlock_fork_child_fans_out(void **state)
         CASE(multilock_extend, s),                                     \
         CASE(redlock_renewed_by_client_watchdog, s),                   \
         CASE(redlock_async_and_refused_in_callback, s),                \
+        CASE(redlock_two_releases_on_one_loop, s),                     \
     }
 
 int dlock_test_redlock(void);

@@ -333,6 +333,51 @@ static void test_store_keys(void **state)
     assert_int_equal(dlock_mock_store_dbsize(e->st), 0);
 }
 
+/* Many keys and fields, added and removed: the tables grow and shrink a
+ * few buckets per change (backends/mock/dict.c), and every key stays
+ * found, every removed one gone, at each step of a move. */
+static void test_store_grow_shrink(void **state)
+{
+    env *e = *state;
+    enum { N = 5000 };
+    char k[32], v[32];
+    int i, j;
+
+    for (i = 0; i < N; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "%d", i);
+        CMD(e->st, "+OK", "SET", k, v);
+        CMD(e->st, "1", "HSET", "h", k, v);
+        /* this one and earlier ones, while a move goes on */
+        for (j = i; j > 0 && j >= i / 4; j -= 1 + i / 3) {
+            snprintf(k, sizeof k, "k%d", j);
+            snprintf(v, sizeof v, "\"%d\"", j);
+            CMD(e->st, v, "GET", k);
+        }
+    }
+    assert_int_equal(dlock_mock_store_dbsize(e->st), N + 1);
+    snprintf(v, sizeof v, "%d", N);
+    CMD(e->st, v, "HLEN", "h");
+    for (i = 0; i < N - 10; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        CMD(e->st, "1", "DEL", k);
+        CMD(e->st, "1", "HDEL", "h", k);
+        CMD(e->st, "0", "EXISTS", k);
+        snprintf(k, sizeof k, "k%d", N - 1 - i % 10);
+        CMD(e->st, "1", "EXISTS", k);
+        CMD(e->st, "1", "HEXISTS", "h", k);
+    }
+    assert_int_equal(dlock_mock_store_dbsize(e->st), 11);
+    CMD(e->st, "10", "HLEN", "h");
+    for (i = N - 10; i < N; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "\"%d\"", i);
+        CMD(e->st, v, "GET", k);
+        snprintf(v, sizeof v, "\"%d\"", i);
+        CMD(e->st, v, "HGET", "h", k);
+    }
+}
+
 static void test_store_hash(void **state)
 {
     env *e = *state;
@@ -1674,6 +1719,7 @@ int dlock_test_mock_store(void)
         cmocka_unit_test_setup_teardown(test_store_strings, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_keys, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_hash, env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_store_grow_shrink, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_hash_more, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_list, env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_store_list_model, env_setup, env_teardown),
