@@ -221,6 +221,22 @@ static void add_permit_holds(holds *out, size_t *acq, const sim_event *s, int64_
     }
 }
 
+static int faulted(const sim_history *h, const size_t *start, const sim_event *c);
+
+/* Whether e (an unlock or an extension) may have run, or run again, after
+ * its answer: an answer lost, or, on a lock over several stores (a
+ * Redlock's nodes, a MultiLock's members), any fault of its client while
+ * it ran: one store's request may have come late though the others'
+ * answers decided the call's (a late release on one node under an
+ * ELOST). */
+static int may_run_late(const sim_history *h, const size_t *start, const sim_event *e)
+{
+    uint32_t t = h->obj[e->obj].type;
+
+    return ambiguous(e->rc) ||
+           ((t == SIM_T_REDLOCK || t == SIM_T_MULTI) && faulted(h, start, e));
+}
+
 /* Rebuilds the holds (see the top). */
 static void build_holds(const sim_history *h, const size_t *start, int64_t nids, holds *out)
 {
@@ -321,7 +337,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
             }
             break;
         case SIM_OP_UNLOCK:
-            if (ambiguous(e->rc))
+            if (may_run_late(h, start, e))
                 late_unlock[e->obj][k] = s->t + h->late_max_ms + 1;
             if (hd) {
                 hd->end = min64(hd->end, s->t);
@@ -352,7 +368,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                 hd->lease_end = min64(hd->lease_end, s->t + s->lease);
                 hd->amb_floor = min64(hd->amb_floor, s->t + s->lease);
             }
-            if (ambiguous(e->rc)) {
+            if (may_run_late(h, start, e)) {
                 if (late_extend[e->obj][k] <= s->t)
                     late_lease[e->obj][k] = INT64_MAX;
                 late_extend[e->obj][k] = s->t + h->late_max_ms + 1;
