@@ -76,6 +76,7 @@
 #include "core/thread_name.h"
 #include "core/wait.h"
 #include "objects/runtime/client.h"
+#include "objects/runtime/watchdog.h"
 
 enum aop_state {
     A_QUEUED,  /* in incoming */
@@ -166,6 +167,10 @@ struct dlock_loop {
      * collect_io: the wait and the look are one system call. */
     struct epoll_event stash[64];
     int nstash;
+
+    /* dlock__loop_drive_watchdog's: the next round of the client's
+     * watchdog on the client's clock (INT64_MAX: not driven here) */
+    int64_t wd_next;
 
     /* dlock_loop_new_thread's */
     pthread_t thread;
@@ -1059,6 +1064,23 @@ static int work_left(dlock_loop *lp)
     return work;
 }
 
+/* The client's watchdog, where this loop drives it: its round, when its
+ * time came (before the operations of the run: a renewal due at t is not
+ * behind the work that became ready at t). Periods count from their
+ * starts, as on the watchdog's thread. */
+static void watchdog_due(dlock_loop *lp)
+{
+    int64_t now, period;
+
+    if (lp->wd_next == INT64_MAX || (now = dlock_clock_now(lp->clock)) < lp->wd_next)
+        return;
+    period = lp->client->opts.watchdog_timeout_ms / 3;
+    lp->wd_next += period;
+    if (lp->wd_next <= now)
+        lp->wd_next = now + period;
+    dlock__watchdog_round(lp->client);
+}
+
 /* Runs what can run now, for one slice (lp->slice_us; 0: until nothing
  * is left); the number of callbacks called. What the slice leaves (the
  * callbacks that start operations, the timers falling due meanwhile, a
@@ -1074,6 +1096,7 @@ static int run_due(dlock_loop *lp)
         return 0;
     lp->running = 1;
     running_here = lp;
+    watchdog_due(lp);
     for (int pass = 0; !over; pass++) {
         fifo batch = {NULL, NULL}, turns = {NULL, NULL};
         uint64_t drain;
@@ -1143,7 +1166,9 @@ static int run_due(dlock_loop *lp)
 /* The next timer's wake time, or INT64_MAX. */
 static int64_t next_wake(const dlock_loop *lp)
 {
-    return lp->nheap > 0 ? lp->heap[0]->wake_ms : INT64_MAX;
+    int64_t t = lp->nheap > 0 ? lp->heap[0]->wake_ms : INT64_MAX;
+
+    return lp->wd_next < t ? lp->wd_next : t;
 }
 
 /* Hook mode: the one timer armed for the next wake time. */
@@ -1242,6 +1267,7 @@ static int loop_alloc(dlock_loop **out, dlock_client *c, enum loop_mode mode)
     lp->mode = mode;
     lp->efd = lp->epfd = -1;
     lp->timer_armed = -1;
+    lp->wd_next = INT64_MAX;
     lp->rt = lp->clock == dlock_clock_realtime();
     lp->slice_us = c->opts.loop_slice_ms * 1000;
     lp->cap = default_cap();
@@ -1506,6 +1532,15 @@ static int end_of_call(dlock_loop *lp)
         return 0;
     closed(lp);
     return 1;
+}
+
+int dlock__loop_drive_watchdog(dlock_loop *lp)
+{
+    if (!lp || lp->mode != M_POLL || lp->client->wd_started ||
+        lp->client->opts.watchdog_timeout_ms / 3 <= 0)
+        return DLOCK_EINVAL;
+    lp->wd_next = dlock_clock_now(lp->clock) + lp->client->opts.watchdog_timeout_ms / 3;
+    return 0;
 }
 
 int dlock_loop_fd(dlock_loop *lp)

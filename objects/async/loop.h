@@ -93,6 +93,15 @@ size_t dlock__loop_fibers_peak(dlock_loop *lp);
 /* The pool's cap (0: the default, 1 024); more operations queue for a
  * fiber. For the tests. */
 void dlock__loop_set_fiber_cap(dlock_loop *lp, size_t cap);
+/* Makes poll-mode loop lp run its client's watchdog (a client made while
+ * dlock__watchdog_threadless was set: no watchdog thread) every
+ * watchdog_timeout/3 of the client's clock, as loop work: its next time
+ * counts in dlock_loop_timeout_ms (not in dlock_loop_pending), each
+ * round runs at the start of a run, on_lost callbacks on the loop's
+ * thread. For a deterministic single-threaded run (the simulator); not
+ * public API. 0, or DLOCK_EINVAL (not poll mode, a client with its
+ * thread, a period of 0). */
+int dlock__loop_drive_watchdog(dlock_loop *lp);
 /* The client of a loop. */
 dlock_client *dlock__loop_client(const dlock_loop *lp);
 /* Whether the loop is being freed (a grant is then undone). */

@@ -18,4 +18,17 @@ int dlock__watchdog_is_current(const dlock_client *c);
  * current callback and call dlock__client_destroy_on_watchdog. */
 void dlock__watchdog_orphan(dlock_client *c);
 
+/* The loop-driven watchdog, for a single-threaded deterministic run (the
+ * simulator, tests/sim/): while dlock__watchdog_threadless is set, a new
+ * client starts no watchdog thread, and its lease-0 holds are renewed
+ * only where a loop of its drives its watchdog
+ * (dlock__loop_drive_watchdog, objects/async/loop.h): one round of
+ * dlock__watchdog_round every watchdog_timeout/3 of the client's clock,
+ * on the loop's thread, so on_lost callbacks run there. Set it before
+ * making the clients, from one thread; not for a client whose backend
+ * may block (a round's script calls are made in place). Not public API. */
+extern int dlock__watchdog_threadless;
+/* One renewal round of c's watchdog, on the calling thread. */
+void dlock__watchdog_round(dlock_client *c);
+
 #endif /* DLOCK_OBJECTS_RUNTIME_WATCHDOG_H */

@@ -30,7 +30,6 @@
 
 #include "dlock/fenced.h"
 #include "dlock/redlock.h"
-#include "core/wait.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/fanout.h"
 #include "objects/runtime/holds.h"
@@ -354,16 +353,14 @@ static int64_t validity_left(int64_t lease, int64_t elapsed)
 }
 
 typedef struct attempt_state {
-    int split; /* the previous attempt was a split vote */
+    /* After a split vote, no attempt before this time of the client's
+     * clock (INT64_MIN: none): contenders woken by one message draw
+     * apart. The pause is the wait's own (a retry time on the client's
+     * clock, the loop's timer in a loop), never a nap of the thread, so
+     * that a virtual clock's run is a function of its clock. */
+    int64_t not_before;
     unsigned seed;
 } attempt_state;
-
-static void split_pause(attempt_state *a)
-{
-    /* Real time even on a virtual clock: a pause the test would have to
-     * advance through would only slow it down. */
-    dlock__wait_nap(rand_r(&a->seed) % (SPLIT_RETRY_MS / 3 + 1));
-}
 
 static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
@@ -378,9 +375,13 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     round rd, undo;
     int rc;
 
-    if (a->split)
-        split_pause(a);
-    a->split = 0;
+    if (a->not_before != INT64_MIN && (start = dlock_clock_now(clk)) < a->not_before) {
+        /* the split vote's pause: not yet (a message woke the wait) */
+        *retry_ms = a->not_before - start;
+        return dlock_rlock_fail(l, DLOCK_EBUSY, "\"%.64s\": pausing after a split vote",
+                                l->name);
+    }
+    a->not_before = INT64_MIN;
     rc = dlock__hold_acquire_begin(l, owner, lease_ms, &dlock__script_redlock_renew,
                                    renew_holds);
     if (rc != 0)
@@ -453,7 +454,10 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     if (refused > r->n - r->quorum) {
         *retry_ms = dlock_retry_after(ttl == INT64_MAX ? -1 : ttl);
     } else {
-        a->split = 1;
+        /* at least a millisecond: two contenders whose undoes wake each
+         * other must not retry in the same instant for ever (a store that
+         * answers at once, the mock) */
+        a->not_before = dlock_clock_now(clk) + 1 + rand_r(&a->seed) % (SPLIT_RETRY_MS / 3);
         *retry_ms = 1 + rand_r(&a->seed) % SPLIT_RETRY_MS;
     }
     return dlock_rlock_fail(l, DLOCK_EBUSY,
@@ -482,7 +486,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     dlock_wait_spec spec;
 
     memset(&spec, 0, sizeof(spec));
-    a.split = 0;
+    a.not_before = INT64_MIN;
     a.seed = split_seed(l, op->owner);
     spec.version = DLOCK_WAIT_SPEC_VERSION;
     spec.channel = r->o.channel;

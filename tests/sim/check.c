@@ -25,7 +25,10 @@
  * hold). Then the fencing tokens: every grant's token is above all tokens
  * granted before it, and the guarded resource never accepts a write from
  * a hold older than one whose write it already accepted. Then the fair
- * queue's order, the latch (no awaiter released before enough
+ * queue's order, lost watchdog holds (a lease-0 hold is bounded by the
+ * renewals the store ran, SIM_EV_RENEW, and one whose lease ran out while
+ * its owner held it is reported: on_lost or DLOCK_ELOST), the latch (no
+ * awaiter released before enough
  * count-downs can have run), liveness after the quiet end, the keys left, and every
  * operation's callback exactly once within its budget plus the slack.
  */
@@ -46,6 +49,12 @@ typedef struct hold {
     int64_t start, end, lease_end, n;
     int64_t amb_floor; /* the least end an extension that may have run sets */
     size_t ev; /* the grant's event */
+    /* a lease-0 hold (the watchdog's), never extended nor forced: when the
+     * store's lease can have run out at the latest (hi), when its owner
+     * began to let go (rel, INT64_MAX: never) and what that answered,
+     * whether on_lost told it */
+    int watchdog, lost_seen, rel_rc;
+    int64_t hi, rel;
 } hold;
 
 typedef struct holds {
@@ -212,6 +221,22 @@ static void add_permit_holds(holds *out, size_t *acq, const sim_event *s, int64_
     }
 }
 
+static int faulted(const sim_history *h, const size_t *start, const sim_event *c);
+
+/* Whether e (an unlock or an extension) may have run, or run again, after
+ * its answer: an answer lost, or, on a lock over several stores (a
+ * Redlock's nodes, a MultiLock's members), any fault of its client while
+ * it ran: one store's request may have come late though the others'
+ * answers decided the call's (a late release on one node under an
+ * ELOST). */
+static int may_run_late(const sim_history *h, const size_t *start, const sim_event *e)
+{
+    uint32_t t = h->obj[e->obj].type;
+
+    return ambiguous(e->rc) ||
+           ((t == SIM_T_REDLOCK || t == SIM_T_MULTI) && faulted(h, start, e));
+}
+
 /* Rebuilds the holds (see the top). */
 static void build_holds(const sim_history *h, const size_t *start, int64_t nids, holds *out)
 {
@@ -241,6 +266,24 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
         hold *hd;
         int k;
 
+        if ((e->kind == SIM_EV_RENEW || e->kind == SIM_EV_LOST) && e->obj >= 0 &&
+            e->owner >= 0 && open[e->obj][who(e)] >= 0) {
+            hd = &out->v[open[e->obj][who(e)]];
+            if (e->kind == SIM_EV_LOST) {
+                hd->lost_seen = 1;
+                continue;
+            }
+            /* the store renewed it: the lease ends then + the watchdog's
+             * timeout (pexpire; a read-write lock's renewal may keep a
+             * longer one), unless an extension that may have run late
+             * shortens it; a renewal after the lease's end as counted
+             * here is left out (a late acquisition may have made a new
+             * hold meanwhile) */
+            hd->hi = hd->hi > e->value ? hd->hi : e->value;
+            if (e->t <= hd->lease_end)
+                hd->lease_end = min64(e->value, hd->amb_floor);
+            continue;
+        }
         if (e->kind != SIM_EV_DONE || e->obj < 0 || start[e->id] == (size_t)-1)
             continue;
         s = &h->ev[start[e->id]];
@@ -271,7 +314,14 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                 nh.who = k;
                 nh.start = e->t;
                 nh.end = INT64_MAX;
-                nh.lease_end = e->op == SIM_OP_LOCK ? s->t + s->lease : INT64_MAX;
+                nh.lease_end = e->op != SIM_OP_LOCK ? INT64_MAX
+                               : s->lease == 0 ? s->t + h->watchdog_ms
+                                               : s->t + s->lease;
+                /* the watchdog's hold: its script ran by the grant, or,
+                 * a late attempt, up to late_max_ms after */
+                nh.watchdog = e->op == SIM_OP_LOCK && s->lease == 0;
+                nh.hi = e->t + h->late_max_ms + h->watchdog_ms;
+                nh.rel = INT64_MAX;
                 nh.n = e->op == SIM_OP_LOCK ? 1 : s->n; /* a lock: one permit */
                 nh.amb_floor = INT64_MAX;
                 nh.ev = i;
@@ -287,10 +337,12 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
             }
             break;
         case SIM_OP_UNLOCK:
-            if (ambiguous(e->rc))
+            if (may_run_late(h, start, e))
                 late_unlock[e->obj][k] = s->t + h->late_max_ms + 1;
             if (hd) {
                 hd->end = min64(hd->end, s->t);
+                hd->rel = s->t;
+                hd->rel_rc = e->rc;
                 open[e->obj][k] = -1;
             }
             break;
@@ -306,6 +358,8 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
             break;
         }
         case SIM_OP_EXTEND:
+            if (hd)
+                hd->watchdog = 0; /* off the watchdog (or told ELOST) */
             /* an extension sets what is left of the lease (shorter too);
              * one that may have run, late, may set it after */
             if (hd && e->rc == 0)
@@ -314,7 +368,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                 hd->lease_end = min64(hd->lease_end, s->t + s->lease);
                 hd->amb_floor = min64(hd->amb_floor, s->t + s->lease);
             }
-            if (ambiguous(e->rc)) {
+            if (may_run_late(h, start, e)) {
                 if (late_extend[e->obj][k] <= s->t)
                     late_lease[e->obj][k] = INT64_MAX;
                 late_extend[e->obj][k] = s->t + h->late_max_ms + 1;
@@ -332,6 +386,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                         hold *x = &out->v[open[o][w]];
 
                         x->end = min64(x->end, s->t);
+                        x->watchdog = 0; /* ended by the force */
                         open[o][w] = -1;
                     }
             }
@@ -530,6 +585,50 @@ static void check_permits(ctx *c, const holds *hs)
         else
             fail(c, SIM_CHECK_PERMITS, "%s: %lld permits available at the end, of %lld",
                  so->name, (long long)so->left, (long long)so->permits);
+    }
+}
+
+/* ---- lost watchdog holds ---------------------------------------------------------- */
+
+/* When the store first failed over (INT64_MAX: never). */
+static int64_t failover_time(const sim_history *h)
+{
+    size_t i;
+
+    for (i = 0; i < h->n; i++)
+        if (h->ev[i].kind == SIM_EV_FAULT && h->ev[i].client < 0 &&
+            (h->ev[i].value >> 8) == 'F')
+            return h->ev[i].t;
+    return INT64_MAX;
+}
+
+/* A watchdog hold whose lease ran out on the store (its last renewal's
+ * lease over: a pause, renewals refused or lost) before its owner let go
+ * is reported lost: by on_lost, or by the owner's unlock answering
+ * DLOCK_ELOST (an unlock whose answer was lost tells nothing either way).
+ * Not asserted across a failover (the replica's leases run from its own
+ * later run of the scripts). */
+static void check_lost(ctx *c, const holds *hs)
+{
+    const sim_history *h = c->h;
+    int64_t fo = failover_time(h);
+    size_t i;
+
+    if (h->timed_out)
+        return; /* cut short: nothing was let go */
+    for (i = 0; i < hs->n; i++) {
+        const hold *a = &hs->v[i];
+
+        if (!a->watchdog || a->hi >= a->rel || a->lost_seen ||
+            (fo >= h->ev[a->ev].t - h->watchdog_ms && fo <= a->rel))
+            continue;
+        if (a->rel != INT64_MAX && (a->rel_rc == DLOCK_ELOST || ambiguous(a->rel_rc)))
+            continue;
+        fail(c, SIM_CHECK_LOST,
+             "%s: a watchdog hold's lease ran out by t=%lld, its owner never told (%s)",
+             h->obj[a->obj].name, (long long)a->hi,
+             a->rel == INT64_MAX ? "never released" : dlock_errname(a->rel_rc));
+        show(c, a->ev);
     }
 }
 
@@ -831,6 +930,7 @@ int sim_check(const sim_history *h, int verbose)
     c.verbose = verbose;
     check_callbacks(&c, start, nids);
     build_holds(h, start, nids, &hs);
+    check_lost(&c, &hs);
     check_exclusion(&c, &hs);
     check_permits(&c, &hs);
     check_fencing(&c);
@@ -939,6 +1039,23 @@ int sim_plant_history(sim_history *h, int plant)
         default:
             break;
         }
+    }
+    if (plant == SIM_PLANT_LOST_SILENT) {
+        /* on_lost never called, and an unlock of a lost hold succeeding */
+        for (i = j = 0; i < h->n; i++) {
+            sim_event *e = &h->ev[i];
+
+            if (e->kind == SIM_EV_LOST) {
+                rc = 0;
+                continue;
+            }
+            if (e->kind == SIM_EV_DONE && e->op == SIM_OP_UNLOCK && e->rc == DLOCK_ELOST) {
+                e->rc = 0;
+                rc = 0;
+            }
+            h->ev[j++] = *e;
+        }
+        h->n = j;
     }
     if (plant == SIM_PLANT_LATCH_EARLY && (i = latch_early(h, 0)) < h->n) {
         h->ev[i].rc = 0;

@@ -61,6 +61,9 @@ struct sim_faults {
     int64_t last;
     void (*log)(void *arg, int client, const char *what, const char *name);
     void *log_arg;
+    void (*renew_log)(void *arg, int client, const char *script, const char *key,
+                      const char *owner, int64_t lease_ms);
+    void *renew_arg;
 };
 
 struct sim_sub {
@@ -181,6 +184,35 @@ void sim_faults_set_log(sim_faults *f,
     f->log_arg = arg;
 }
 
+void sim_faults_set_renew_log(sim_faults *f,
+                              void (*log)(void *arg, int client, const char *script,
+                                          const char *key, const char *owner,
+                                          int64_t lease_ms),
+                              void *arg)
+{
+    f->renew_log = log;
+    f->renew_arg = arg;
+}
+
+/* A watchdog renewal that ran (a script "..._renew" of the batch contract,
+ * api/dlock/sys/methods.h: KEYS the locks, ARGV[1] the lease, ARGV[1 + i]
+ * the owners; its answer 1 per hold renewed): each renewed hold told to
+ * the renewal log. */
+static void observe_renewal(sim_faults *f, int client, const dlock_script *s, size_t nkeys,
+                            size_t nargs, const char *const *argv, const dlock_reply *r)
+{
+    size_t len, i;
+
+    if (!f->renew_log || !s->name || !r || r->type != DLOCK_REPLY_ARRAY ||
+        r->n != nkeys || nargs != nkeys + 1 || (len = strlen(s->name)) < 6 ||
+        strcmp(s->name + len - 6, "_renew") != 0)
+        return;
+    for (i = 0; i < nkeys; i++)
+        if (r->elems[i]->type == DLOCK_REPLY_INTEGER && r->elems[i]->integer == 1)
+            f->renew_log(f->renew_arg, client, s->name, argv[i], argv[nkeys + 1 + i],
+                         strtoll(argv[nkeys], NULL, 10));
+}
+
 /* Whether the fault of rate strikes now; logs it when it does. */
 static int strike(sim_faults *f, int rate, int client, const char *what,
                   const char *name)
@@ -210,6 +242,9 @@ int sim_faults_tick(sim_faults *f)
             if (to && dlock_backend_eval(to, &r, l->script, l->nkeys, l->nargs,
                                          (const char *const *)l->argv, l->argvlen, NULL,
                                          0) == 0) {
+                if (!l->replay)
+                    observe_renewal(f, l->fb->client, l->script, l->nkeys, l->nargs,
+                                    (const char *const *)l->argv, r);
                 dlock_reply_free(r);
                 if (!l->replay)
                     replicate(l->fb, l->script, l->nkeys, l->nargs,
@@ -336,8 +371,10 @@ static int fault_eval_until(dlock_backend *b, dlock_reply **out, const dlock_scr
                                   deadline_ms, errbuf, errlen);
     if (rc == 0)
         replicate(fb, s, nkeys, nargs, argv, argvlen);
-    if (rc == 0 && *out)
+    if (rc == 0 && *out) {
+        observe_renewal(f, fb->client, s, nkeys, nargs, argv, *out);
         plant(f, s, *out);
+    }
     if (rc == 0 && !force &&
         strike(f, f->r.lose_reply, fb->client, "lose-reply", s->name)) {
         dlock_reply_free(*out);

@@ -58,6 +58,16 @@ void sim_faults_set_log(sim_faults *f, void (*log)(void *arg, int client,
                                                    const char *what, const char *name),
                         void *arg);
 
+/* Each watchdog renewal that ran on a store (at once, or late), for each
+ * hold it renewed (its answer 1): the client whose backend sent it, the
+ * script's name, the key, the owner and the lease (ms from now). The
+ * store's side, whatever became of the reply. May be NULL. */
+void sim_faults_set_renew_log(sim_faults *f,
+                              void (*log)(void *arg, int client, const char *script,
+                                          const char *key, const char *owner,
+                                          int64_t lease_ms),
+                              void *arg);
+
 /* A backend that wraps inner (taking it) for client number client;
  * replica (taken too; may be NULL): a backend on the replica's store,
  * which every write that ran reaches (sim_fault_rates.failover_sync). */

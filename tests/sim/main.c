@@ -112,7 +112,8 @@ static void apply(sim_config *c, const overrides *o)
 static const char *check_names(int failed, char *buf, size_t len)
 {
     static const char *const names[] = {"exclusion", "fencing", "permits", "fair-order",
-                                        "liveness", "expiry", "callbacks", "latch", "timeout"};
+                                        "liveness", "expiry", "callbacks", "latch", "timeout",
+                                        "lost"};
     size_t i, off = 0;
 
     buf[0] = '\0';
@@ -256,11 +257,13 @@ static const char *const plant_names[SIM_PLANT_COUNT] = {
     "none", "busy lock granted", "fencing token too low", "semaphore over-granted",
     "fair grant out of order", "callback twice", "callback past budget",
     "key without expiry", "lock stuck forever", "permit over-granted",
-    "permit count lowered", "latch opened early", "workload never ends"};
+    "permit count lowered", "latch opened early", "workload never ends",
+    "lost hold unreported"};
 static const int plant_catches[SIM_PLANT_COUNT] = {
     0, SIM_CHECK_EXCLUSION, SIM_CHECK_FENCING, SIM_CHECK_PERMITS, SIM_CHECK_FAIR,
     SIM_CHECK_CALLBACK, SIM_CHECK_CALLBACK, SIM_CHECK_EXPIRY, SIM_CHECK_LIVENESS,
-    SIM_CHECK_PERMITS, SIM_CHECK_PERMITS, SIM_CHECK_LATCH, SIM_CHECK_TIMEOUT};
+    SIM_CHECK_PERMITS, SIM_CHECK_PERMITS, SIM_CHECK_LATCH, SIM_CHECK_TIMEOUT,
+    SIM_CHECK_LOST};
 
 /* Whether planted bug p is made in the run (the fault backend, the
  * store), rather than on its history (sim_plant_history). */

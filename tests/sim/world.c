@@ -11,9 +11,11 @@
  * What keeps a run a function of its seed: one thread; the loops run with
  * no real-time slice (loop_slice_ms 0); clients get their UUIDs from the
  * run (uuid_generate_random below replaces libuuid's in this program);
- * the watchdogs never wake (their period is beyond any run: the workload
- * gives every lock a lease and extends it itself, so lease-0 holds, which
- * only the watchdog's own thread renews, are not simulated); the mock
+ * no watchdog thread (dlock__watchdog_threadless): each client's loop
+ * runs its watchdog's rounds on the virtual clock
+ * (dlock__loop_drive_watchdog), so lease-0 holds are renewed, lost in a
+ * pause past the watchdog's timeout, and reported lost, all in the
+ * run's one thread (tests/sim/README.md); the mock
  * delivers pub/sub on the publishing call (the fault backend's delayed
  * messages come from the driver); every choice comes from the seed.
  *
@@ -50,6 +52,8 @@
 #include "dlock/semaphore.h"
 #include "dlock/simple_lock.h"
 #include "dlock/spin_lock.h"
+#include "objects/async/loop.h"
+#include "objects/runtime/watchdog.h"
 #include "tests/sim/grow.h"
 #include "tests/sim/queue.h"
 #include "tests/sim/rng.h"
@@ -58,6 +62,10 @@
 #define PROBE_WAIT_MS 20000
 #define LEASE_MIN_MS 200
 #define LEASE_MAX_MS 3000
+/* The clients' watchdog timeout: lease-0 holds are renewed every third
+ * of it, on the client's loop; a pause (up to pause_max_ms) longer than
+ * it loses them. */
+#define WATCHDOG_MS 1500
 #define MAX_OBJ 16
 /* The stores of a MultiLock's members and of a Redlock's nodes: the
  * store (which may fail over) and NODES more (which do not). */
@@ -94,6 +102,7 @@ typedef struct owner_st {
     dlock_op_id dop;
     int idle;          /* quiet end: nothing left to release */
     int held[MAX_OBJ];
+    int watchdog[MAX_OBJ]; /* held with lease 0: the watchdog renews it */
     int64_t token[MAX_OBJ];
     int64_t permits[MAX_OBJ];
     /* permit-expirable semaphores: the ids held, and for each the
@@ -104,8 +113,15 @@ typedef struct owner_st {
     int npid[MAX_OBJ];
 } owner_st;
 
+/* What a lock object's on_lost callback is told of itself. */
+typedef struct lost_arg {
+    struct world *w;
+    int client, obj;
+} lost_arg;
+
 typedef struct client_st {
     dlock_client *c;
+    lost_arg lost[MAX_OBJ];
     dlock_client *node[NODES]; /* the client's clients of the other stores */
     dlock_rlock *member[MAX_OBJ][1 + NODES]; /* a MultiLock's members */
     dlock_loop *lp;
@@ -364,6 +380,7 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
     case SIM_OP_LOCK:
         if (r->rc == 0) {
             o->held[s->obj] = 1;
+            o->watchdog[s->obj] = s->lease == 0;
             o->token[s->obj] = r->value;
             if (w->h->obj[s->obj].type == SIM_T_FENCED)
                 schedule(w, now(w) + sim_rng_range(&w->rng, 0, 20), IT_WRITE, s->client,
@@ -371,7 +388,13 @@ static void done(void *arg, dlock_op_id dop, const dlock_result *r)
         }
         break;
     case SIM_OP_UNLOCK:
-        o->held[s->obj] = 0;
+        /* refused or unanswered: it may not have run, and a watchdog hold
+         * would then be renewed for good; the owner tries again */
+        if (r->rc != DLOCK_ECONN && r->rc != DLOCK_ETIMEDOUT)
+            o->held[s->obj] = 0;
+        break;
+    case SIM_OP_EXTEND:
+        o->watchdog[s->obj] = 0; /* a lease now (or lost) */
         break;
     case SIM_OP_SEM_ACQ:
         if (r->rc == 0)
@@ -423,6 +446,22 @@ static int64_t pick_lease(world *w)
     return sim_rng_range(&w->rng, LEASE_MIN_MS, LEASE_MAX_MS);
 }
 
+/* Whether obj's holds are one store's keys, which its client's watchdog
+ * renews (a MultiLock's members and a Redlock's nodes are other
+ * clients'; they are given leases). */
+static int watchdog_type(uint32_t t)
+{
+    return t != SIM_T_MULTI && t != SIM_T_REDLOCK;
+}
+
+/* An acquisition's lease: one in five of them 0 (the watchdog's). */
+static int64_t pick_lock_lease(world *w, int obj)
+{
+    if (watchdog_type(w->h->obj[obj].type) && sim_rng_chance(&w->rng, 2000))
+        return 0;
+    return pick_lease(w);
+}
+
 /* The quiet end: release what the owner holds, one thing per step. */
 static void release_step(world *w, int ci, int oi)
 {
@@ -452,6 +491,17 @@ static void release_step(world *w, int ci, int oi)
         }
     }
     o->idle = 1;
+}
+
+/* Whether o holds something the watchdog renews. */
+static int holds_watchdog(const world *w, const owner_st *o)
+{
+    int i;
+
+    for (i = 0; i < w->h->nobj; i++)
+        if (o->held[i] && o->watchdog[i])
+            return 1;
+    return 0;
 }
 
 static void act(world *w, int ci, int oi)
@@ -534,9 +584,11 @@ static void act(world *w, int ci, int oi)
     } else if (r < 3) {
         rc = start(w, ci, oi, obj, SIM_OP_FORCE, 0, 0, 0);
     } else {
-        int64_t wait = pick_wait(w, 1);
+        /* forever only where what the owner holds has a lease: a hold
+         * the watchdog renews, held while waiting forever, can deadlock */
+        int64_t wait = pick_wait(w, !holds_watchdog(w, o));
 
-        rc = start(w, ci, oi, obj, SIM_OP_LOCK, wait, pick_lease(w), 0);
+        rc = start(w, ci, oi, obj, SIM_OP_LOCK, wait, pick_lock_lease(w, obj), 0);
         if (rc == 0 && wait != 0 && sim_rng_chance(&w->rng, 800))
             schedule(w, now(w) + sim_rng_range(&w->rng, 0, wait > 0 ? wait : 5000),
                      IT_CANCEL, ci, oi, o->op);
@@ -631,6 +683,57 @@ static void add_objects(world *w)
     }
 }
 
+/* The owner of client ci whose id is owner, or -1. */
+static int owner_index(world *w, int ci, const char *owner)
+{
+    int oi;
+
+    for (oi = 0; oi < w->cfg->owners; oi++)
+        if (strcmp(w->cl[ci].own[oi].id, owner) == 0)
+            return oi;
+    return -1;
+}
+
+/* A lock object's on_lost (on its client's loop thread): the watchdog
+ * found the owner's hold gone. */
+static void on_lost(void *arg, const char *name, const char *owner)
+{
+    lost_arg *a = arg;
+    int oi = owner_index(a->w, a->client, owner);
+    sim_event *e = record(a->w, SIM_EV_LOST, a->client, oi, a->obj);
+
+    e->op = SIM_OP_LOCK;
+    (void)name;
+}
+
+/* A renewal that ran on a store (tests/sim/fault.h): which object (of a
+ * watchdog type; a read-write lock's halves by the script), which owner. */
+static void on_renewal(void *arg, int client, const char *script, const char *key,
+                       const char *owner, int64_t lease_ms)
+{
+    world *w = arg;
+    int oi = owner_index(w, client, owner), i;
+    uint32_t want = strcmp(script, "rwlock_read_renew") == 0    ? SIM_T_READ
+                    : strcmp(script, "rwlock_write_renew") == 0 ? SIM_T_WRITE
+                                                                : 0;
+
+    if (oi < 0)
+        return;
+    for (i = 0; i < w->h->nobj; i++) {
+        const sim_object *o = &w->h->obj[i];
+
+        if (strcmp(o->name, key) == 0 && watchdog_type(o->type) &&
+            (want ? o->type == want : o->type != SIM_T_READ && o->type != SIM_T_WRITE)) {
+            sim_event *e = record(w, SIM_EV_RENEW, client, oi, i);
+
+            e->op = SIM_OP_LOCK;
+            e->lease = lease_ms;
+            e->value = now(w) + lease_ms;
+            return;
+        }
+    }
+}
+
 /* A client of the store (w->store, or w->nodes[k]) behind a fault
  * backend, its clock offset by skew. */
 static int store_client(world *w, int ci, dlock_mock_store *store, dlock_mock_store *replica,
@@ -640,8 +743,9 @@ static int store_client(world *w, int ci, dlock_mock_store *store, dlock_mock_st
     dlock_backend *mb, *fb, *rb = NULL;
     int rc;
 
-    /* no watchdog period within a run; no real-time slice */
-    opts.watchdog_timeout_ms = DLOCK_TIME_MAX_MS;
+    /* the watchdog's rounds on the client's loop (make_client); no
+     * real-time slice */
+    opts.watchdog_timeout_ms = WATCHDOG_MS;
     opts.loop_slice_ms = 0;
     if ((rc = dlock_mock_backend_new(&mb, store)) != 0)
         return rc;
@@ -698,7 +802,8 @@ static int make_client(world *w, int ci)
     for (i = 0; i < NODES && (w->cfg->types & (SIM_T_MULTI | SIM_T_REDLOCK)); i++)
         if ((rc = store_client(w, ci, w->nodes[i], NULL, skew, &c->node[i])) != 0)
             return rc;
-    if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0)
+    if ((rc = dlock_loop_new(&c->lp, c->c, NULL)) != 0 ||
+        (rc = dlock__loop_drive_watchdog(c->lp)) != 0)
         return rc;
     for (i = 0; i < w->cfg->owners; i++) {
         snprintf(c->own[i].id, sizeof(c->own[i].id), "%s:o%d", dlock_client_id(c->c), i);
@@ -748,6 +853,12 @@ static int make_client(world *w, int ci)
                 rc = dlock_semaphore_try_set_permits(c->sem[i], &set, o->permits);
             }
             break;
+        }
+        if (rc == 0 && c->lk[i]) {
+            c->lost[i].w = w;
+            c->lost[i].client = ci;
+            c->lost[i].obj = i;
+            rc = dlock_rlock_set_on_lost(c->lk[i], on_lost, &c->lost[i]);
         }
     }
     return rc;
@@ -1056,6 +1167,9 @@ int sim_run(const sim_config *cfg, sim_history *h)
     h->slack_ms = 50; /* DLOCK_CLIENT_OPTIONS_INIT's budget_slack_ms */
     h->unsynced_failover = -1;
     h->late_max_ms = rates.late_max_ms;
+    h->watchdog_ms = WATCHDOG_MS;
+    /* no watchdog thread: each client's loop drives its watchdog */
+    dlock__watchdog_threadless = 1;
     add_objects(&w);
     if (cfg->plant == SIM_PLANT_GRANT_BUSY)
         rates.plant = 1;
@@ -1079,6 +1193,7 @@ int sim_run(const sim_config *cfg, sim_history *h)
         }
     sim_faults_enable(w.faults, 0);
     sim_faults_set_log(w.faults, log_fault, &w);
+    sim_faults_set_renew_log(w.faults, on_renewal, &w);
     for (ci = 0; ci < cfg->clients && rc == 0; ci++)
         rc = make_client(&w, ci);
     if (rc != 0) {
@@ -1197,6 +1312,14 @@ void sim_event_render(const sim_history *h, const sim_event *e, char *buf, size_
     case SIM_EV_PAUSE:
         snprintf(buf, len, "%lld c%d pause until %lld", (long long)e->t, e->client,
                  (long long)e->value);
+        break;
+    case SIM_EV_RENEW:
+        snprintf(buf, len, "%lld c%d.o%d renewed %s %s until %lld", (long long)e->t,
+                 e->client, e->owner, ty, obj, (long long)e->value);
+        break;
+    case SIM_EV_LOST:
+        snprintf(buf, len, "%lld c%d.o%d lost %s %s", (long long)e->t, e->client, e->owner,
+                 ty, obj);
         break;
     case SIM_EV_FAULT:
         if (e->value == (('C' << 8) | 'K'))
