@@ -30,6 +30,7 @@
 
 #include "dlock/fenced.h"
 #include "dlock/redlock.h"
+#include "core/wait.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/fanout.h"
 #include "objects/runtime/holds.h"
