@@ -592,35 +592,75 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
  *
  * A wait of an asynchronous acquisition need not keep its fiber while it
  * sleeps: its state is all in its wait_state. When the operation allows
- * it (dlock__carried: parkable and may_park), the wait's state, its spec
- * and its op move into a heap record; whenever the machine must sleep,
+ * it for this object (dlock__carried.park_obj) and the spec says the wait
+ * may move off the slot's frame (dlock_wait_spec.movable), the wait's
+ * state moves into a heap record; whenever the machine must sleep,
  * dlock_rlock_wait returns DLOCK__PARKED up the body (every caller on the
  * way passes the code on unchanged), the fiber ends and the loop keeps
  * the record asleep on its signal and in its timer heap. Woken, the loop
- * runs the body again on a fiber; the same call reaches dlock_rlock_wait,
- * which steps the record on (an attempt, a subscription) until it sleeps
- * again or ends. So a pending wait costs its record, not a stack. */
+ * runs the body again on a fiber; the same call reaches dlock_rlock_wait
+ * with an equal spec, and the record steps on (an attempt, a
+ * subscription) with that call's op and spec until it sleeps again or
+ * ends. The record keeps only what the next call cannot give again: the
+ * machine's state, the op's deadline and cap while the wait runs, and
+ * the spec's arg_size bytes. So a pending wait costs its record, not a
+ * stack, and not a copy of its op or spec. */
 
 typedef struct dlock__parked dlock__parked;
 
 struct dlock__parked {
     wait_state w;
-    dlock_wait_spec spec;
-    dlock_op op;
-    char owner[]; /* op.owner's copy */
+    int64_t deadline_ms, cap_ms; /* the op's while the wait runs */
+    size_t arg_size;
+    unsigned char arg[];         /* the spec's kept bytes */
 };
 
-/* Whether the running operation's wait may park (see above): a spec whose
- * parts outlive the caller's frame (no arg, one backend). */
+/* Whether the running operation's wait may park (see above). */
 static dlock__carried *parkable(const dlock_rlock *l, const dlock_wait_spec *spec)
 {
     dlock__carried *k = dlock__carried_here();
 
-    if (!k || k->park_obj != l || !k->may_park || spec->arg)
+    if (!k || k->park_obj != l || !spec->movable)
         return NULL;
+    /* a wait on several backends keeps its frame (methods.h) */
     if (spec->version >= 2 && spec->nbackends > 0)
         return NULL;
     return k;
+}
+
+/* The record takes the running call's op and spec (those of the call
+ * that parked it are gone): the op gets the wait's deadline, cap and
+ * judged region, the spec's arg the kept bytes. */
+static void parked_adopt(dlock__parked *p, dlock_op *op, const dlock_wait_spec *spec)
+{
+    p->w.op = op;
+    p->w.spec = spec;
+    p->w.ls.spec = spec;
+    p->w.outer_deadline = op->deadline_ms;
+    p->w.outer_cap = dlock__op_cap_within(op, p->cap_ms);
+    p->w.outer_judging = dlock__op_judge_begin(op);
+    op->deadline_ms = p->deadline_ms;
+    if (p->arg_size > 0)
+        memcpy(spec->arg, p->arg, p->arg_size);
+}
+
+/* The record lets go of the running call's op and spec (the call returns
+ * DLOCK__PARKED): it keeps what the next call needs, and the op is as the
+ * call gave it. */
+static void parked_leave(dlock__parked *p)
+{
+    dlock_op *op = p->w.op;
+
+    p->deadline_ms = op->deadline_ms;
+    p->cap_ms = op->cap_ms;
+    if (p->arg_size > 0)
+        memcpy(p->arg, p->w.spec->arg, p->arg_size);
+    dlock__op_judge_end(op, p->w.outer_judging, NULL, 0);
+    dlock__op_cap_restore(op, p->w.outer_cap);
+    op->deadline_ms = p->w.outer_deadline;
+    p->w.op = NULL;
+    p->w.spec = NULL;
+    p->w.ls.spec = NULL;
 }
 
 /* Steps k's parked wait until it must sleep (DLOCK__PARKED, with what to
@@ -634,6 +674,13 @@ static int parked_step(dlock__carried *k)
     while ((wake = wait_step(&p->w)) != WAIT_DONE) {
         if (wake <= dlock_clock_now(p->w.clk))
             continue;
+        /* A refusal's detail is never the operation's: the wait ends with
+         * its own (a timeout, a cancel), or with the lock. */
+        if (p->w.rc == DLOCK_EBUSY) {
+            free(k->detail);
+            k->detail = NULL;
+        }
+        parked_leave(p);
         k->park_sig = &p->w.sig;
         k->park_wake = wake;
         return DLOCK__PARKED;
@@ -649,16 +696,13 @@ static int parked_step(dlock__carried *k)
 static int parked_begin(dlock__carried *k, dlock_rlock *l, dlock_op *op,
                         const dlock_wait_spec *spec, int64_t wait_ms, int64_t lease_ms)
 {
-    size_t n = op->owner ? strlen(op->owner) + 1 : 1;
+    size_t n = spec->arg ? spec->arg_size : 0;
     dlock__parked *p = malloc(sizeof(*p) + n);
 
     if (!p)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
-    memcpy(p->owner, op->owner ? op->owner : "", n);
-    p->spec = *spec;
-    p->op = *op;
-    p->op.owner = p->owner;
-    wait_begin(&p->w, l, &p->op, &p->spec, wait_ms, lease_ms);
+    p->arg_size = n;
+    wait_begin(&p->w, l, op, spec, wait_ms, lease_ms);
     k->parked = p;
     return parked_step(k);
 }
@@ -671,8 +715,10 @@ int dlock_rlock_wait(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     dlock__carried *k = dlock__carried_here();
 
     /* The body run again for its parked wait: the wait goes on. */
-    if (k && k->parked && k->parked->w.l == l)
+    if (k && k->parked && k->parked->w.l == l) {
+        parked_adopt(k->parked, op, spec);
         return parked_step(k);
+    }
     if ((k = parkable(l, spec)) != NULL)
         return parked_begin(k, l, op, spec, wait_ms, lease_ms);
     wait_begin(&w, l, op, spec, wait_ms, lease_ms);
