@@ -75,9 +75,15 @@ typedef struct listen_set {
     int listening;             /* subscribed at least once (or tried all) */
 } listen_set;
 
+/* The backends a spec listens on one by one (0: l's client's, queued). */
+static size_t spec_backends(const dlock_wait_spec *spec)
+{
+    return spec->version >= 2 ? spec->nbackends : 0;
+}
+
 static size_t listen_count(const listen_set *ls)
 {
-    return ls->spec->version >= 2 ? ls->spec->nbackends : 0;
+    return spec_backends(ls->spec);
 }
 
 /* Subscribes what is missing. 0, or (single backend only) the failure,
@@ -293,13 +299,20 @@ typedef struct wait_state {
                          * theoretical arrival time; 0: full) */
     int64_t step;       /* back-off after a transport error */
     int poll;           /* no channel: poll (the spin lock's way) */
-    int64_t poll_step, poll_max;
-    uint64_t rng;
-    listen_set ls;      /* several backends */
+    int several;        /* several backends: listens with ls */
     int queued;         /* one backend: in the client's queue (entry) */
     int again;          /* queued: a message came during the refused
                          * attempt: look again without sleeping */
-    dlock__wake_entry entry;
+    /* One of the three ways a wait hears of a change (a parked record
+     * keeps only the largest). */
+    union {
+        dlock__wake_entry entry; /* queued */
+        listen_set ls;           /* several */
+        struct {
+            int64_t step, max;
+            uint64_t rng;
+        } poll;                  /* poll */
+    } u;
     dlock_signal sig;
     dlock__waiter waiter;
 } wait_state;
@@ -352,20 +365,22 @@ static int loop_begin(wait_state *w)
 {
     w->step = BACKOFF_MIN_MS;
     w->poll = w->spec->channel == NULL;
-    w->ls.spec = w->spec;
-    w->ls.own = w->l->client->backend;
+    w->several = !w->poll && spec_backends(w->spec) > 0;
     if (w->poll) {
-        poll_bounds(w->spec, &w->poll_step, &w->poll_max);
-        w->rng = jitter_seed(w, w->clk, w->op ? w->op->owner : NULL);
+        poll_bounds(w->spec, &w->u.poll.step, &w->u.poll.max);
+        w->u.poll.rng = jitter_seed(w, w->clk, w->op ? w->op->owner : NULL);
+    } else if (w->several) {
+        w->u.ls.spec = w->spec;
+        w->u.ls.own = w->l->client->backend;
     }
     if (dlock_signal_init(&w->sig) != 0)
         return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
     dlock__waiter_add(w->l->client, &w->waiter, &w->sig);
     w->looping = 1;
-    if (!w->poll && listen_count(&w->ls) == 0) {
+    if (!w->poll && !w->several) {
         dlock_client *c = w->l->client;
 
-        if (dlock__wake_join(&c->wakes, &w->entry, c->backend, w->spec->channel,
+        if (dlock__wake_join(&c->wakes, &w->u.entry, c->backend, w->spec->channel,
                              wake_rule(w->spec), &w->sig) != 0)
             return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
         w->queued = 1;
@@ -376,7 +391,7 @@ static int loop_begin(wait_state *w)
 /* Whether the wait hears its channel's messages. */
 static int listening(const wait_state *w)
 {
-    return w->queued ? w->entry.listening : w->ls.listening;
+    return w->queued ? w->u.entry.listening : w->several && w->u.ls.listening;
 }
 
 /* Subscribes the queue's channel, or learns that another waiter did:
@@ -385,7 +400,7 @@ static int listening(const wait_state *w)
 __attribute__((noinline)) static int listen_queue(wait_state *w)
 {
     char detail[160];
-    int rc = dlock__wake_listen(&w->l->client->wakes, &w->entry, dlock__op_cap(w->op),
+    int rc = dlock__wake_listen(&w->l->client->wakes, &w->u.entry, dlock__op_cap(w->op),
                                 detail, sizeof(detail));
 
     if (rc >= 0)
@@ -463,8 +478,9 @@ static int64_t wait_step(wait_state *w)
                            ? min64(deadline, dlock__add_sat(w->sent, w->retry_ms))
                            : deadline;
                 if (w->poll)
-                    wake = min64(wake, dlock__add_sat(now, poll_pause(&w->rng, &w->poll_step,
-                                                                      w->poll_max)));
+                    wake = min64(wake, dlock__add_sat(now, poll_pause(&w->u.poll.rng,
+                                                                      &w->u.poll.step,
+                                                                      w->u.poll.max)));
                 w->step = BACKOFF_MIN_MS;
                 if (wake > now) {
                     w->slept_until = wake;
@@ -475,7 +491,7 @@ static int64_t wait_step(wait_state *w)
         }
         case P_LISTEN:
             w->phase = P_ATTEMPT;
-            if (w->queued && !w->entry.listening) {
+            if (w->queued && !w->u.entry.listening) {
                 int src = listen_queue(w);
 
                 if (src == 0) {
@@ -487,8 +503,8 @@ static int64_t wait_step(wait_state *w)
                     w->rc = src;
                     w->phase = is_transport_error(src) ? P_TOP : P_DONE;
                 }
-            } else if (!w->queued && !w->poll && !listen_complete(&w->ls)) {
-                int src = listen_more(w->l, &w->ls, &w->sig, dlock__op_cap(w->op));
+            } else if (w->several && !listen_complete(&w->u.ls)) {
+                int src = listen_more(w->l, &w->u.ls, &w->sig, dlock__op_cap(w->op));
                 if (src != 0) {
                     w->rc = src;
                     w->phase = is_transport_error(src) ? P_TOP : P_DONE;
@@ -508,7 +524,7 @@ static int64_t wait_step(wait_state *w)
             if (w->queued) {
                 int64_t until = 0;
 
-                switch (dlock__wake_begin(&w->l->client->wakes, &w->entry, now, !early,
+                switch (dlock__wake_begin(&w->l->client->wakes, &w->u.entry, now, !early,
                                           floor, &until)) {
                 case DLOCK__WAKE_SLEEP:
                     /* a raise no message of ours made (a stale one) */
@@ -538,10 +554,10 @@ static int64_t wait_step(wait_state *w)
             w->sent = now;
             w->rc = attempt(w->l, w->op, w->spec, w->lease_ms, &w->retry_ms);
             if (w->queued && w->rc == DLOCK_EBUSY)
-                w->again = dlock__wake_refused(&w->l->client->wakes, &w->entry,
+                w->again = dlock__wake_refused(&w->l->client->wakes, &w->u.entry,
                                                dlock_clock_now(w->clk));
             else if (w->queued && is_transport_error(w->rc))
-                dlock__wake_retry(&w->l->client->wakes, &w->entry);
+                dlock__wake_retry(&w->l->client->wakes, &w->u.entry);
             if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
                 w->phase = P_DONE;
             break;
@@ -567,11 +583,12 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
     if (w->looping) {
         /* first: a wake this wait held goes on to the next at once */
         if (w->queued)
-            dlock__wake_leave(&w->l->client->wakes, &w->entry, rc == 0);
+            dlock__wake_leave(&w->l->client->wakes, &w->u.entry, rc == 0);
         if (rc == DLOCK_EBUSY)
             rc = dlock_rlock_fail(w->l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
                                   (long long)w->wait_ms, w->l->name);
-        listen_end(&w->ls);
+        if (w->several)
+            listen_end(&w->u.ls);
         dlock__waiter_end(w->l->client, &w->waiter);
         dlock_clock_done(w->clk, &w->sig);
         dlock_signal_destroy(&w->sig);
@@ -635,7 +652,6 @@ static void parked_adopt(dlock__parked *p, dlock_op *op, const dlock_wait_spec *
 {
     p->w.op = op;
     p->w.spec = spec;
-    p->w.ls.spec = spec;
     p->w.outer_deadline = op->deadline_ms;
     p->w.outer_cap = dlock__op_cap_within(op, p->cap_ms);
     p->w.outer_judging = dlock__op_judge_begin(op);
@@ -660,7 +676,6 @@ static void parked_leave(dlock__parked *p)
     op->deadline_ms = p->w.outer_deadline;
     p->w.op = NULL;
     p->w.spec = NULL;
-    p->w.ls.spec = NULL;
 }
 
 /* Steps k's parked wait until it must sleep (DLOCK__PARKED, with what to
