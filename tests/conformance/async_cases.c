@@ -1261,6 +1261,16 @@ static void let_pollers_look(dlock_fx *fx)
 
 #define PARKED_OBJECTS 2 /* a semaphore's acquire and a latch's await */
 
+/* Runs lp until at most most fibers are in use (a loaded machine's first
+ * attempts may still be under way), up to REDIS_WAIT_MS. */
+static void run_until_parked(dlock_fx *fx, dlock_loop *lp, size_t most)
+{
+    int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+    while (dlock__loop_fibers_in_use(lp) > most && dlock_fx_real_ms() < end)
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+}
+
 /* A wait for every lock type whose wait spec is movable (reentrant,
  * either read-write half, semaphore lock, fair, fenced, simple, spin),
  * and a semaphore's acquire and a latch's await, held up elsewhere,
@@ -1271,14 +1281,16 @@ static void async_parked_waits_hold_no_fiber(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *mine[PARKED_KINDS], *theirs[PARKED_KINDS];
+    /* the callbacks' records outlive this frame when an assertion fails
+     * (the teardown frees the loop, which calls them back, first) */
+    seen *s = dlock_fx_keep(fx, calloc(PARKED_KINDS + PARKED_OBJECTS, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    seen s[PARKED_KINDS + PARKED_OBJECTS];
     dlock_semaphore *sem = NULL, *sem2 = NULL;
     dlock_latch *latch = NULL, *latch2 = NULL;
     char name[160];
     int k, set = 0;
 
-    memset(s, 0, sizeof s);
+    assert_non_null(s);
     for (k = 0; k < PARKED_KINDS; k++) {
         snprintf(name, sizeof name, "%s:%d", fx->name, k);
         parked_prepare(fx, k, name);
@@ -1314,6 +1326,7 @@ static void async_parked_waits_hold_no_fiber(void **state)
     assert_int_equal(dlock_loop_pending(lp), PARKED_KINDS + PARKED_OBJECTS);
     /* the spin lock's poll may be in flight on a real clock (a fiber
      * while it runs); on the virtual clock nothing runs now */
+    run_until_parked(fx, lp, fx->is_mock ? 0 : 1);
     assert_true(dlock__loop_fibers_in_use(lp) <= (fx->is_mock ? 0u : 1u));
     for (k = 0; k < PARKED_KINDS; k++)
         assert_int_equal(dlock_unlock(theirs[k]), 0);
@@ -1344,13 +1357,20 @@ static void async_parked_waits_hold_no_fiber(void **state)
 static void parked_wait_ends(dlock_fx *fx, int k)
 {
     dlock_rlock *theirs, *a, *b, *c = NULL;
+    /* the callbacks' records outlive this frame when an assertion fails
+     * (the teardown frees the loop, which calls them back, first) */
+    seen *abc = dlock_fx_keep(fx, calloc(3, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    int64_t wait = fx->is_mock ? 5000 : 300;
-    seen sa = {0}, sb = {0}, sc = {0};
+    int64_t wait = fx->is_mock ? 5000 : 1500;
+    seen *sa, *sb, *sc;
     dlock_op_id op = 0;
     int locked = -1;
     char name[160];
 
+    assert_non_null(abc);
+    sa = &abc[0];
+    sb = &abc[1];
+    sc = &abc[2];
     snprintf(name, sizeof name, "%s:%d", fx->name, k);
     parked_prepare(fx, k, name);
     theirs = parked_lock(fx, fx->c2, holder_kind(k), name);
@@ -1358,44 +1378,56 @@ static void parked_wait_ends(dlock_fx *fx, int k)
     b = parked_lock(fx, fx->c1, k, name);
     assert_int_equal(parked_make[k](&c, fx->c1, name), 0);
     assert_int_equal(dlock_lock(theirs, HOLDER_LEASE_MS), 0);
-    assert_int_equal(dlock_lock_async(lp, &op, a, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sa),
+    assert_int_equal(dlock_lock_async(lp, &op, a, NULL, DLOCK_WAIT_FOREVER, 0, on_done, sa),
                      0);
-    assert_int_equal(dlock_lock_async(lp, NULL, b, NULL, wait, 0, on_done, &sb), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, c, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sc),
+    assert_int_equal(dlock_lock_async(lp, NULL, b, NULL, wait, 0, on_done, sb), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, c, NULL, DLOCK_WAIT_FOREVER, 0, on_done, sc),
                      0);
     if (fx->is_mock)
         run_due_all(lp); /* every start run (a run is one slice) */
-    run_idle(fx, lp, &sa, 0);
+    run_idle(fx, lp, sa, 0);
+    run_until_parked(fx, lp, 0);
     assert_int_equal(dlock_loop_pending(lp), 3);
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
 
     assert_int_equal(dlock_op_cancel(lp, op), 0);
     dlock_rlock_free(c); /* pending: freed after its callback */
-    run_until(fx, lp, &sa, 1);
-    run_until(fx, lp, &sc, 1);
-    assert_int_equal(sa.calls, 1);
-    assert_int_equal(sa.rc, DLOCK_ECANCELED);
-    assert_int_equal(sc.calls, 1);
-    assert_int_equal(sc.rc, DLOCK_ECANCELED);
-    if (!strstr(sc.detail, "freed"))
-        print_message("kind %d: the freed object's wait said: \"%s\"\n", k, sc.detail);
-    assert_non_null(strstr(sc.detail, "freed"));
-    assert_int_equal(sb.calls, 0);
+    run_until(fx, lp, sa, 1);
+    run_until(fx, lp, sc, 1);
+    assert_int_equal(sa->calls, 1);
+    assert_int_equal(sa->rc, DLOCK_ECANCELED);
+    assert_int_equal(sc->calls, 1);
+    assert_int_equal(sc->rc, DLOCK_ECANCELED);
+    if (!strstr(sc->detail, "freed"))
+        print_message("kind %d: the freed object's wait said: \"%s\"\n", k, sc->detail);
+    assert_non_null(strstr(sc->detail, "freed"));
+    assert_int_equal(sb->calls, 0);
+    /* (a wake a leaving waiter hands on may have b look once, on a fiber) */
+    run_until_parked(fx, lp, 0);
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
     if (fx->is_mock)
         dlock_fx_advance(fx, wait);
-    run_until(fx, lp, &sb, 1);
-    assert_int_equal(sb.calls, 1);
-    assert_int_equal(sb.rc, DLOCK_ETIMEDOUT);
+    run_until(fx, lp, sb, 1);
+    assert_int_equal(sb->calls, 1);
+    assert_int_equal(sb->rc, DLOCK_ETIMEDOUT);
     assert_int_equal(dlock_loop_pending(lp), 0);
-    run_idle(fx, lp, &sb, 1);
-    assert_int_equal(sa.calls + sc.calls, 2);
+    run_idle(fx, lp, sb, 1);
+    assert_int_equal(sa->calls + sc->calls, 2);
     assert_int_equal(held_by(theirs, fx->owner2), 1);
     assert_int_equal(dlock_unlock(theirs), 0);
     assert_int_equal(dlock_is_locked(theirs, &locked), 0);
     assert_int_equal(locked, 0);
+    /* the next kind's run has room for its own */
     dlock_fx_unkeep(fx, lp);
     dlock_loop_free(lp);
+    dlock_fx_unkeep(fx, abc);
+    free(abc);
+    dlock_fx_unkeep(fx, a);
+    dlock_rlock_free(a);
+    dlock_fx_unkeep(fx, b);
+    dlock_rlock_free(b);
+    dlock_fx_unkeep(fx, theirs);
+    dlock_rlock_free(theirs);
 }
 
 static void async_parked_wait_ends(void **state)
@@ -1416,20 +1448,22 @@ static void async_parked_fair_order(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *theirs = parked_lock(fx, fx->c2, 4, fx->name), *mine[FAIR_WAITERS];
+    seen *s = dlock_fx_keep(fx, calloc(FAIR_WAITERS, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    seen s[FAIR_WAITERS];
     int i, j;
 
-    memset(s, 0, sizeof s);
+    assert_non_null(s);
     assert_int_equal(dlock_lock(theirs, HOLDER_LEASE_MS), 0);
     for (i = 0; i < FAIR_WAITERS; i++) {
         mine[i] = parked_lock(fx, fx->c1, 4, fx->name);
         assert_int_equal(dlock_lock_async(lp, NULL, mine[i], NULL, DLOCK_WAIT_FOREVER, 0,
                                           on_done, &s[i]), 0);
-        /* its first attempt (its place) before the next starts */
+        /* its first attempt (its place) before the next starts: parked */
         if (fx->is_mock)
             run_due_all(lp);
-        run_idle(fx, lp, &s[i], 0);
+        run_until_parked(fx, lp, 0);
+        assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+        assert_int_equal(s[i].calls, 0);
     }
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
     assert_int_equal(dlock_unlock(theirs), 0);
@@ -1440,6 +1474,8 @@ static void async_parked_fair_order(void **state)
         for (j = i + 1; j < FAIR_WAITERS; j++)
             assert_int_equal(s[j].calls, 0);
         assert_int_equal(held_by(mine[i], s[i].owner), 1);
+        /* (a parked waiter refreshing its place looks on a fiber) */
+        run_until_parked(fx, lp, 0);
         assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
         assert_int_equal(dlock_unlock_as(mine[i], s[i].owner), 0);
     }
