@@ -20,15 +20,17 @@
  * operation waits for asleep. Memory: an operation holds a fiber (a
  * 256 kB stack, reserved, with a guard page) only while it runs a step (an
  * attempt, a round trip); the loop's fibers are a pool of at most 1 024,
- * for which further operations queue. A pending wait of a reentrant lock,
- * of either read-write half or of a semaphore lock (dlock_lock_async with
- * a wait other than 0) holds no fiber while it sleeps: its state is a heap
- * record of about a kilobyte with its operation and the lock's channel
- * subscription, and no memory mapping, so a loop's thread keeps a million
- * of them. The other waits (fair, fenced, simple, spin, Redlock,
- * MultiLock, the semaphores' and the latch's) still keep their fiber, two
- * memory mappings each, while they wait (vm.max_map_count, 65 530 by
- * default, bounds a process to about 30 000 of those). A loop's cap
+ * for which further operations queue. A pending wait whose lock type's
+ * wait spec is movable (api/dlock/sys/methods.h: dlock_wait_spec.movable;
+ * the reentrant, fair, fenced, simple and spin locks, either read-write
+ * half, the semaphore lock, a semaphore's acquire and a latch's await,
+ * with a wait other than 0) holds no fiber while it sleeps: its state is
+ * a heap record of a few hundred bytes, with its operation and the lock's
+ * channel subscription about 1.5 kB, and no memory mapping, so a loop's
+ * thread keeps a million of them. The others (Redlock, MultiLock, the
+ * permit-expirable semaphore's acquire) keep their fiber, two memory
+ * mappings each, while they wait (vm.max_map_count, 65 530 by default,
+ * bounds a process to about 30 000 of those). A loop's cap
  * (dlock_loop_set_max_in_flight) refuses more at the starter, with
  * DLOCK_EAGAIN. (Still done on the loop's thread: a host
  * name's DNS lookup when a connection is opened; give the servers as IP

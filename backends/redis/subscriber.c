@@ -50,7 +50,6 @@ struct dlock_subscription {
 };
 
 struct channel {
-    char *name;
     size_t len;
     unsigned hash;
     channel *hnext;
@@ -63,6 +62,8 @@ struct channel {
     int gone;      /* sharded: its slot is served elsewhere; not here */
     int dirty;     /* queued for the thread to reconcile */
     channel *dnext;
+    /* its name, in the same allocation (one channel per lock name) */
+    char name[];
 };
 
 typedef struct expect {
@@ -166,14 +167,9 @@ static channel *chan_get(dlock__redis_subscriber *s, const char *name,
     size_t i;
     if (c)
         return c;
-    c = calloc(1, sizeof *c);
+    c = calloc(1, sizeof *c + len + 1);
     if (!c)
         return NULL;
-    c->name = malloc(len + 1);
-    if (!c->name) {
-        free(c);
-        return NULL;
-    }
     memcpy(c->name, name, len);
     c->name[len] = '\0';
     c->len = len;
@@ -194,7 +190,6 @@ static void chan_free(dlock__redis_subscriber *s, channel *c)
         pp = &(*pp)->hnext;
     *pp = c->hnext;
     s->nchannels--;
-    free(c->name);
     free(c);
 }
 
@@ -843,7 +838,6 @@ void dlock__redis_subscriber_free(dlock__redis_subscriber *s)
                 free(l);
                 l = ln;
             }
-            free(c->name);
             free(c);
             c = next;
         }

@@ -150,8 +150,9 @@ static int start_acquire(dlock_loop *lp, dlock_op_id *op, dlock_rlock *l, const 
     o->lease_ms = lease_ms;
     o->is_wait = 1;
     o->undo = undo_lock;
-    /* its wait may sleep without a fiber (the type's slot says whether) */
-    if (body == body_lock && wait_ms != 0)
+    /* its wait may sleep without a fiber (the type's wait spec says
+     * whether: dlock_wait_spec.movable) */
+    if (wait_ms != 0)
         o->carried.park_obj = l;
     return start(o, op, body);
 }
@@ -331,6 +332,8 @@ int dlock_semaphore_acquire_async(dlock_loop *lp, dlock_op_id *op, dlock_semapho
     o->wait_ms = wait_ms;
     o->is_wait = 1;
     o->undo = undo_sem_acquire;
+    if (wait_ms != 0)
+        o->carried.park_obj = s; /* as start_acquire's */
     return start(o, op, body_sem_acquire);
 }
 
@@ -439,6 +442,8 @@ int dlock_latch_await_async(dlock_loop *lp, dlock_op_id *op, dlock_latch *l,
         return rc;
     o->wait_ms = wait_ms;
     o->is_wait = 1; /* nothing to undo: the count reached zero for everyone */
+    if (wait_ms != 0)
+        o->carried.park_obj = l; /* as start_acquire's */
     return start(o, op, body_latch_await);
 }
 

@@ -9,7 +9,6 @@
 #include "core/fmt.h"
 
 #include "objects/runtime/object.h"
-#include "objects/runtime/op.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/base.h"
 
@@ -71,9 +70,9 @@ int dlock__object_check(dlock_rlock *b)
     return 0;
 }
 
-int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
-                       dlock__undo_fn undo, void *arg, int64_t wait_ms,
-                       int64_t lease_ms)
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, int movable,
+                       dlock_attempt_fn attempt, dlock__undo_fn undo, void *arg,
+                       int64_t wait_ms, int64_t lease_ms)
 {
     dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;
 
@@ -82,21 +81,8 @@ int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn 
     spec.undo = undo;
     spec.arg = arg;
     spec.wake = wake;
+    spec.movable = movable;
     return dlock_rlock_wait(b, op, &spec, wait_ms, lease_ms);
-}
-
-int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
-                            int64_t wait_ms, int64_t lease_ms)
-{
-    dlock__carried *k = dlock__carried_here();
-    int rc;
-
-    if (k)
-        k->may_park = 1;
-    rc = dlock__object_wait(b, op, wake, attempt, NULL, NULL, wait_ms, lease_ms);
-    if (k)
-        k->may_park = 0;
-    return rc;
 }
 
 /* The public form (api/dlock/sys/lock_type.h): a custom type's attempt
@@ -107,7 +93,7 @@ int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attemp
 int dlock_object_base_wait(dlock_rlock *b, dlock_op *op, dlock_attempt_fn attempt,
                            void *arg, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock__object_wait(b, op, DLOCK_WAKE_EVERY, attempt, NULL, arg, wait_ms,
+    return dlock__object_wait(b, op, DLOCK_WAKE_EVERY, 0, attempt, NULL, arg, wait_ms,
                               lease_ms);
 }
 

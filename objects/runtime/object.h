@@ -41,16 +41,12 @@ typedef int (*dlock__undo_fn)(dlock_rlock *l, dlock_op *op, const dlock_wait_spe
 /* dlock_rlock_wait for op on the object's channel, waking as wake says
  * (DLOCK_WAKE_*: what the type's scripts publish), with attempt and undo
  * (NULL: the release slot; see dlock_wait_spec) and arg for them: the
- * acquire slot of most types. */
-int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
-                       dlock__undo_fn undo, void *arg, int64_t wait_ms,
-                       int64_t lease_ms);
-
-/* dlock__object_wait (no arg, no undo) as the acquire slot's last step,
- * whose code the slot returns unchanged: an asynchronous acquisition's
- * wait may then park without its fiber (wait.c, "Parked waits"). */
-int dlock__object_wait_last(dlock_rlock *b, dlock_op *op, int wake, dlock_attempt_fn attempt,
-                            int64_t wait_ms, int64_t lease_ms);
+ * acquire slot of most types. movable: the spec's (the caller returns
+ * the code as it is, and arg holds nothing the wait must keep between
+ * calls: arg_size 0). */
+int dlock__object_wait(dlock_rlock *b, dlock_op *op, int wake, int movable,
+                       dlock_attempt_fn attempt, dlock__undo_fn undo, void *arg,
+                       int64_t wait_ms, int64_t lease_ms);
 
 /* The lease an acquisition script sets, in decimal into buf
  * (DLOCK__I64_SIZE bytes): lease_ms, or with 0 (the watchdog renews the

@@ -60,11 +60,10 @@ typedef struct dlock__carried {
     /* A wait that parks without its fiber (wait.c, "Parked waits"): the
      * operation allows it for its object's wait (park_obj: its body is one
      * acquisition of that object whose code goes straight to its
-     * callback; NULL: not), the type's acquire slot allows it (may_park:
-     * its wait is its last step), and while one is parked, its record and
-     * what the loop sleeps on (park_sig, park_wake). */
+     * callback; NULL: not), the wait's spec allows it (movable), and
+     * while one is parked, its record and what the loop sleeps on
+     * (park_sig, park_wake). */
     const void *park_obj;
-    int may_park;
     struct dlock__parked *parked;
     struct dlock_signal *park_sig;
     int64_t park_wake;

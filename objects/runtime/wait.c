@@ -75,9 +75,15 @@ typedef struct listen_set {
     int listening;             /* subscribed at least once (or tried all) */
 } listen_set;
 
+/* The backends a spec listens on one by one (0: l's client's, queued). */
+static size_t spec_backends(const dlock_wait_spec *spec)
+{
+    return spec->nbackends;
+}
+
 static size_t listen_count(const listen_set *ls)
 {
-    return ls->spec->nbackends;
+    return spec_backends(ls->spec);
 }
 
 /* Subscribes what is missing. 0, or (single backend only) the failure,
@@ -291,13 +297,20 @@ typedef struct wait_state {
                          * theoretical arrival time; 0: full) */
     int64_t step;       /* back-off after a transport error */
     int poll;           /* no channel: poll (the spin lock's way) */
-    int64_t poll_step, poll_max;
-    uint64_t rng;
-    listen_set ls;      /* several backends */
+    int several;        /* several backends: listens with ls */
     int queued;         /* one backend: in the client's queue (entry) */
     int again;          /* queued: a message came during the refused
                          * attempt: look again without sleeping */
-    dlock__wake_entry entry;
+    /* One of the three ways a wait hears of a change (a parked record
+     * keeps only the largest). */
+    union {
+        dlock__wake_entry entry; /* queued */
+        listen_set ls;           /* several */
+        struct {
+            int64_t step, max;
+            uint64_t rng;
+        } poll;                  /* poll */
+    } u;
     dlock_signal sig;
     dlock__waiter waiter;
 } wait_state;
@@ -350,20 +363,22 @@ static int loop_begin(wait_state *w)
 {
     w->step = BACKOFF_MIN_MS;
     w->poll = w->spec->channel == NULL;
-    w->ls.spec = w->spec;
-    w->ls.own = w->l->client->backend;
+    w->several = !w->poll && spec_backends(w->spec) > 0;
     if (w->poll) {
-        poll_bounds(w->spec, &w->poll_step, &w->poll_max);
-        w->rng = jitter_seed(w, w->clk, w->op ? w->op->owner : NULL);
+        poll_bounds(w->spec, &w->u.poll.step, &w->u.poll.max);
+        w->u.poll.rng = jitter_seed(w, w->clk, w->op ? w->op->owner : NULL);
+    } else if (w->several) {
+        w->u.ls.spec = w->spec;
+        w->u.ls.own = w->l->client->backend;
     }
     if (dlock_signal_init(&w->sig) != 0)
         return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
     dlock__waiter_add(w->l->client, &w->waiter, &w->sig);
     w->looping = 1;
-    if (!w->poll && listen_count(&w->ls) == 0) {
+    if (!w->poll && !w->several) {
         dlock_client *c = w->l->client;
 
-        if (dlock__wake_join(&c->wakes, &w->entry, c->backend, w->spec->channel,
+        if (dlock__wake_join(&c->wakes, &w->u.entry, c->backend, w->spec->channel,
                              wake_rule(w->spec), &w->sig) != 0)
             return dlock_rlock_fail(w->l, DLOCK_ENOMEM, "out of memory while waiting");
         w->queued = 1;
@@ -374,7 +389,7 @@ static int loop_begin(wait_state *w)
 /* Whether the wait hears its channel's messages. */
 static int listening(const wait_state *w)
 {
-    return w->queued ? w->entry.listening : w->ls.listening;
+    return w->queued ? w->u.entry.listening : w->several && w->u.ls.listening;
 }
 
 /* Subscribes the queue's channel, or learns that another waiter did:
@@ -383,7 +398,7 @@ static int listening(const wait_state *w)
 __attribute__((noinline)) static int listen_queue(wait_state *w)
 {
     char detail[160];
-    int rc = dlock__wake_listen(&w->l->client->wakes, &w->entry, dlock__op_cap(w->op),
+    int rc = dlock__wake_listen(&w->l->client->wakes, &w->u.entry, dlock__op_cap(w->op),
                                 detail, sizeof(detail));
 
     if (rc >= 0)
@@ -461,8 +476,9 @@ static int64_t wait_step(wait_state *w)
                            ? min64(deadline, dlock__add_sat(w->sent, w->retry_ms))
                            : deadline;
                 if (w->poll)
-                    wake = min64(wake, dlock__add_sat(now, poll_pause(&w->rng, &w->poll_step,
-                                                                      w->poll_max)));
+                    wake = min64(wake, dlock__add_sat(now, poll_pause(&w->u.poll.rng,
+                                                                      &w->u.poll.step,
+                                                                      w->u.poll.max)));
                 w->step = BACKOFF_MIN_MS;
                 if (wake > now) {
                     w->slept_until = wake;
@@ -473,7 +489,7 @@ static int64_t wait_step(wait_state *w)
         }
         case P_LISTEN:
             w->phase = P_ATTEMPT;
-            if (w->queued && !w->entry.listening) {
+            if (w->queued && !w->u.entry.listening) {
                 int src = listen_queue(w);
 
                 if (src == 0) {
@@ -485,8 +501,8 @@ static int64_t wait_step(wait_state *w)
                     w->rc = src;
                     w->phase = is_transport_error(src) ? P_TOP : P_DONE;
                 }
-            } else if (!w->queued && !w->poll && !listen_complete(&w->ls)) {
-                int src = listen_more(w->l, &w->ls, &w->sig, dlock__op_cap(w->op));
+            } else if (w->several && !listen_complete(&w->u.ls)) {
+                int src = listen_more(w->l, &w->u.ls, &w->sig, dlock__op_cap(w->op));
                 if (src != 0) {
                     w->rc = src;
                     w->phase = is_transport_error(src) ? P_TOP : P_DONE;
@@ -506,7 +522,7 @@ static int64_t wait_step(wait_state *w)
             if (w->queued) {
                 int64_t until = 0;
 
-                switch (dlock__wake_begin(&w->l->client->wakes, &w->entry, now, !early,
+                switch (dlock__wake_begin(&w->l->client->wakes, &w->u.entry, now, !early,
                                           floor, &until)) {
                 case DLOCK__WAKE_SLEEP:
                     /* a raise no message of ours made (a stale one) */
@@ -536,10 +552,10 @@ static int64_t wait_step(wait_state *w)
             w->sent = now;
             w->rc = attempt(w->l, w->op, w->spec, w->lease_ms, &w->retry_ms);
             if (w->queued && w->rc == DLOCK_EBUSY)
-                w->again = dlock__wake_refused(&w->l->client->wakes, &w->entry,
+                w->again = dlock__wake_refused(&w->l->client->wakes, &w->u.entry,
                                                dlock_clock_now(w->clk));
             else if (w->queued && is_transport_error(w->rc))
-                dlock__wake_retry(&w->l->client->wakes, &w->entry);
+                dlock__wake_retry(&w->l->client->wakes, &w->u.entry);
             if (w->rc == 0 || (w->rc != DLOCK_EBUSY && !is_transport_error(w->rc)))
                 w->phase = P_DONE;
             break;
@@ -565,11 +581,12 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
     if (w->looping) {
         /* first: a wake this wait held goes on to the next at once */
         if (w->queued)
-            dlock__wake_leave(&w->l->client->wakes, &w->entry, rc == 0);
+            dlock__wake_leave(&w->l->client->wakes, &w->u.entry, rc == 0);
         if (rc == DLOCK_EBUSY)
             rc = dlock_rlock_fail(w->l, DLOCK_ETIMEDOUT, "waited %lld ms for \"%.64s\"",
                                   (long long)w->wait_ms, w->l->name);
-        listen_end(&w->ls);
+        if (w->several)
+            listen_end(&w->u.ls);
         dlock__waiter_end(w->l->client, &w->waiter);
         dlock_clock_done(w->clk, &w->sig);
         dlock_signal_destroy(&w->sig);
@@ -590,35 +607,73 @@ __attribute__((noinline)) static int wait_end(wait_state *w)
  *
  * A wait of an asynchronous acquisition need not keep its fiber while it
  * sleeps: its state is all in its wait_state. When the operation allows
- * it (dlock__carried: parkable and may_park), the wait's state, its spec
- * and its op move into a heap record; whenever the machine must sleep,
+ * it for this object (dlock__carried.park_obj) and the spec says the wait
+ * may move off the slot's frame (dlock_wait_spec.movable), the wait's
+ * state moves into a heap record; whenever the machine must sleep,
  * dlock_rlock_wait returns DLOCK__PARKED up the body (every caller on the
  * way passes the code on unchanged), the fiber ends and the loop keeps
  * the record asleep on its signal and in its timer heap. Woken, the loop
- * runs the body again on a fiber; the same call reaches dlock_rlock_wait,
- * which steps the record on (an attempt, a subscription) until it sleeps
- * again or ends. So a pending wait costs its record, not a stack. */
+ * runs the body again on a fiber; the same call reaches dlock_rlock_wait
+ * with an equal spec, and the record steps on (an attempt, a
+ * subscription) with that call's op and spec until it sleeps again or
+ * ends. The record keeps only what the next call cannot give again: the
+ * machine's state, the op's deadline and cap while the wait runs, and
+ * the spec's arg_size bytes. So a pending wait costs its record, not a
+ * stack, and not a copy of its op or spec. */
 
 typedef struct dlock__parked dlock__parked;
 
 struct dlock__parked {
     wait_state w;
-    dlock_wait_spec spec;
-    dlock_op op;
-    char owner[]; /* op.owner's copy */
+    int64_t deadline_ms, cap_ms; /* the op's while the wait runs */
+    size_t arg_size;
+    unsigned char arg[];         /* the spec's kept bytes */
 };
 
-/* Whether the running operation's wait may park (see above): a spec whose
- * parts outlive the caller's frame (no arg, one backend). */
+/* Whether the running operation's wait may park (see above). */
 static dlock__carried *parkable(const dlock_rlock *l, const dlock_wait_spec *spec)
 {
     dlock__carried *k = dlock__carried_here();
 
-    if (!k || k->park_obj != l || !k->may_park || spec->arg)
+    if (!k || k->park_obj != l || !spec->movable)
         return NULL;
+    /* a wait on several backends keeps its frame (methods.h) */
     if (spec->nbackends > 0)
         return NULL;
     return k;
+}
+
+/* The record takes the running call's op and spec (those of the call
+ * that parked it are gone): the op gets the wait's deadline, cap and
+ * judged region, the spec's arg the kept bytes. */
+static void parked_adopt(dlock__parked *p, dlock_op *op, const dlock_wait_spec *spec)
+{
+    p->w.op = op;
+    p->w.spec = spec;
+    p->w.outer_deadline = op->deadline_ms;
+    p->w.outer_cap = dlock__op_cap_within(op, p->cap_ms);
+    p->w.outer_judging = dlock__op_judge_begin(op);
+    op->deadline_ms = p->deadline_ms;
+    if (p->arg_size > 0)
+        memcpy(spec->arg, p->arg, p->arg_size);
+}
+
+/* The record lets go of the running call's op and spec (the call returns
+ * DLOCK__PARKED): it keeps what the next call needs, and the op is as the
+ * call gave it. */
+static void parked_leave(dlock__parked *p)
+{
+    dlock_op *op = p->w.op;
+
+    p->deadline_ms = op->deadline_ms;
+    p->cap_ms = op->cap_ms;
+    if (p->arg_size > 0)
+        memcpy(p->arg, p->w.spec->arg, p->arg_size);
+    dlock__op_judge_end(op, p->w.outer_judging, NULL, 0);
+    dlock__op_cap_restore(op, p->w.outer_cap);
+    op->deadline_ms = p->w.outer_deadline;
+    p->w.op = NULL;
+    p->w.spec = NULL;
 }
 
 /* Steps k's parked wait until it must sleep (DLOCK__PARKED, with what to
@@ -632,6 +687,13 @@ static int parked_step(dlock__carried *k)
     while ((wake = wait_step(&p->w)) != WAIT_DONE) {
         if (wake <= dlock_clock_now(p->w.clk))
             continue;
+        /* A refusal's detail is never the operation's: the wait ends with
+         * its own (a timeout, a cancel), or with the lock. */
+        if (p->w.rc == DLOCK_EBUSY) {
+            free(k->detail);
+            k->detail = NULL;
+        }
+        parked_leave(p);
         k->park_sig = &p->w.sig;
         k->park_wake = wake;
         return DLOCK__PARKED;
@@ -647,16 +709,13 @@ static int parked_step(dlock__carried *k)
 static int parked_begin(dlock__carried *k, dlock_rlock *l, dlock_op *op,
                         const dlock_wait_spec *spec, int64_t wait_ms, int64_t lease_ms)
 {
-    size_t n = op->owner ? strlen(op->owner) + 1 : 1;
+    size_t n = spec->arg ? spec->arg_size : 0;
     dlock__parked *p = malloc(sizeof(*p) + n);
 
     if (!p)
         return dlock_rlock_fail(l, DLOCK_ENOMEM, "out of memory while waiting");
-    memcpy(p->owner, op->owner ? op->owner : "", n);
-    p->spec = *spec;
-    p->op = *op;
-    p->op.owner = p->owner;
-    wait_begin(&p->w, l, &p->op, &p->spec, wait_ms, lease_ms);
+    p->arg_size = n;
+    wait_begin(&p->w, l, op, spec, wait_ms, lease_ms);
     k->parked = p;
     return parked_step(k);
 }
@@ -675,8 +734,10 @@ int dlock_rlock_wait(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                                 "a wait spec of version %d (this library knows 1..%d)",
                                 spec->version, DLOCK_WAIT_SPEC_VERSION);
     /* The body run again for its parked wait: the wait goes on. */
-    if (k && k->parked && k->parked->w.l == l)
+    if (k && k->parked && k->parked->w.l == l) {
+        parked_adopt(k->parked, op, spec);
         return parked_step(k);
+    }
     if ((k = parkable(l, spec)) != NULL)
         return parked_begin(k, l, op, spec, wait_ms, lease_ms);
     wait_begin(&w, l, op, spec, wait_ms, lease_ms);

@@ -147,6 +147,12 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     spec.attempt = attempt;
     spec.give_up = give_up;
     spec.arg = &fw;
+    /* Movable: a fair waiter that sleeps without a stack still looks
+     * again every POLL_MS at most (the attempts' retry time), refreshing
+     * its deadline, its liveness and its place; fw (queued: the place
+     * was taken) is kept from one call to the next. */
+    spec.movable = 1;
+    spec.arg_size = sizeof(fw);
     rc = dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
     free(channel);
     return rc;

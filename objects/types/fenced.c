@@ -74,7 +74,9 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 static int acquire_token(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                          int64_t lease_ms, int64_t *token)
 {
-    return dlock__object_wait(l, op, DLOCK_WAKE_LOCK, attempt, NULL, token, wait_ms,
+    /* movable: the token is written by the attempt that grants, into the
+     * frame of the call that gets the code */
+    return dlock__object_wait(l, op, DLOCK_WAKE_LOCK, 1, attempt, NULL, token, wait_ms,
                               lease_ms);
 }
 

@@ -187,7 +187,8 @@ static int await(dlock_latch *l, int64_t timeout_ms)
 
     dlock__op_init(&op, ""); /* a latch has no owner */
     /* zero lets every awaiter through */
-    rc = dlock__object_wait(BASE(l), &op, DLOCK_WAKE_EVERY, attempt, NULL, NULL,
+    /* movable: what follows only renames the final code */
+    rc = dlock__object_wait(BASE(l), &op, DLOCK_WAKE_EVERY, 1, attempt, NULL, NULL,
                             timeout_ms, 0);
 
     /* A latch has no holder: a single look that finds it closed is a

@@ -51,6 +51,11 @@ static void undo(multilock *m, dlock_op *op, size_t k)
     }
 }
 
+/* An asynchronous MultiLock acquisition keeps its fiber while it waits:
+ * its wait is not one dlock_rlock_wait but its members' in turn, with
+ * work after each (the next member, the undo of those taken), so it has
+ * no single wait that could move off this frame; a member's movable wait
+ * stays too (the operation lets only its own object's wait move). */
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {

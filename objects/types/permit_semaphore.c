@@ -347,7 +347,12 @@ static int acquire(dlock_permit_semaphore *p, char ***out, int64_t permits,
     w.ids = ids;
     w.n = n;
     dlock__op_init(&op, ""); /* permits have ids, no owner */
-    rc = dlock__object_wait(BASE(p), &op, DLOCK_WAKE_COUNT, attempt, undo, &w, wait_ms,
+    /* Not movable: a call's permit ids are drawn at random, and an attempt
+     * retried after a lost reply must send the same ones (its permits may
+     * have been taken under them), so the ids (up to
+     * DLOCK_PERMITS_PER_CALL, in w's own allocations) would have to be
+     * kept between calls; the wait keeps its frame instead. */
+    rc = dlock__object_wait(BASE(p), &op, DLOCK_WAKE_COUNT, 0, attempt, undo, &w, wait_ms,
                             0);
     free(w.argv);
     if (rc != 0) {

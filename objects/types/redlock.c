@@ -496,6 +496,9 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     spec.backends = r->backends;
     spec.nbackends = r->n;
     spec.subscribe_timeout_ms = node_timeout(r);
+    /* Not movable (a wait on several backends never is: its subscriptions
+     * are per backend, best effort, kept in the wait's own allocations),
+     * and its attempts fan out to worker threads with a's state. */
     return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 

@@ -44,8 +44,8 @@ int dlock__reentrant_attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec
 
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms, int64_t lease_ms)
 {
-    return dlock__object_wait_last(l, op, DLOCK_WAKE_LOCK, dlock__reentrant_attempt, wait_ms,
-                                   lease_ms);
+    return dlock__object_wait(l, op, DLOCK_WAKE_LOCK, 1, dlock__reentrant_attempt, NULL, NULL,
+                              wait_ms, lease_ms);
 }
 
 /* The release script's arguments (lease: its buffer). */

@@ -107,7 +107,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
 static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
                    int64_t lease_ms)
 {
-    return dlock__object_wait_last(l, op, DLOCK_WAKE_LOCK, attempt, wait_ms, lease_ms);
+    return dlock__object_wait(l, op, DLOCK_WAKE_LOCK, 1, attempt, NULL, NULL, wait_ms,
+                              lease_ms);
 }
 
 static int release(dlock_rlock *l, dlock_op *op)

@@ -187,7 +187,8 @@ static int acquire(dlock_semaphore *s, int64_t permits, int64_t wait_ms)
         return 0;
     /* no owner: the plain semaphore does not record who holds permits */
     dlock__op_init(&op, "");
-    return dlock__object_wait(BASE(s), &op, DLOCK_WAKE_COUNT, attempt, undo,
+    /* movable: every call writes the same count into its own n */
+    return dlock__object_wait(BASE(s), &op, DLOCK_WAKE_COUNT, 1, attempt, undo,
                               dlock__i64(n, permits), wait_ms, 0);
 }
 

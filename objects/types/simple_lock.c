@@ -85,6 +85,8 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     spec.attempt = attempt;
     spec.arg = &call;
     spec.wake = DLOCK_WAKE_LOCK;
+    /* arg: every call's own wait_ms, the same each time */
+    spec.movable = 1;
     return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 

@@ -26,6 +26,7 @@ static int acquire(dlock_rlock *l, dlock_op *op, int64_t wait_ms,
     spec.attempt = dlock__reentrant_attempt; /* no channel: it polls */
     spec.poll_min_ms = s->initial_delay_ms;
     spec.poll_max_ms = s->max_delay_ms;
+    spec.movable = 1;
     return dlock_rlock_wait(l, op, &spec, wait_ms, lease_ms);
 }
 

@@ -1206,129 +1206,280 @@ static void run_empty(dlock_fx *fx, dlock_loop *lp)
     while (dlock_loop_pending(lp) > 0 && dlock_fx_real_ms() < end);
 }
 
+static int spin_new(dlock_rlock **out, dlock_client *c, const char *name)
+{
+    return dlock_spin_lock_new(out, c, name, NULL);
+}
+
+/* The lock types whose waits park (their wait specs are movable). */
+static int (*const parked_make[])(dlock_rlock **, dlock_client *, const char *) = {
+    dlock_reentrant_new, dlock_rwlock_write_new, dlock_rwlock_read_new,
+    dlock_semaphore_lock_new, dlock_fair_new, dlock_fenced_new, dlock_simple_lock_new,
+    spin_new};
+
+#define PARKED_KINDS ((int)(sizeof parked_make / sizeof parked_make[0]))
+#define KIND_READ 2
+#define KIND_SEMAPHORE_LOCK 3
+#define KIND_SPIN 7
+
 /* A lock of kind k on c named name (kept by the case). */
 static dlock_rlock *parked_lock(dlock_fx *fx, dlock_client *c, int k, const char *name)
 {
-    static int (*const make[])(dlock_rlock **, dlock_client *, const char *) = {
-        dlock_reentrant_new, dlock_rwlock_write_new, dlock_rwlock_read_new,
-        dlock_semaphore_lock_new};
     dlock_rlock *l = NULL;
 
-    assert_int_equal(make[k](&l, c, name), 0);
+    assert_int_equal(parked_make[k](&l, c, name), 0);
     return dlock_fx_keep(fx, l, (void (*)(void *))dlock_rlock_free);
 }
 
-#define PARKED_KINDS 4
+/* What a kind's waiter waits for: a read half for a writer. */
+static int holder_kind(int k)
+{
+    return k == KIND_READ ? 1 : k;
+}
 
-/* A wait for a reentrant lock, either read-write half or a semaphore lock
- * held elsewhere sleeps with no fiber of the loop (before: one stack per
- * wait); released, each is granted, called back once, and the loop's
- * fibers are all back. */
+/* Sets up name for kind k: a semaphore lock gets one permit. */
+static void parked_prepare(dlock_fx *fx, int k, const char *name)
+{
+    dlock_semaphore *sem = NULL;
+    int set = 0;
+
+    if (k != KIND_SEMAPHORE_LOCK)
+        return;
+    assert_int_equal(dlock_semaphore_new(&sem, fx->c2, name), 0);
+    assert_int_equal(dlock_semaphore_try_set_permits(sem, &set, 1), 0);
+    dlock_semaphore_free(sem);
+    assert_int_equal(set, 1);
+}
+
+/* A spin lock polls: on the virtual clock, its next look comes when the
+ * clock passes its pause (128 ms at most). */
+static void let_pollers_look(dlock_fx *fx)
+{
+    if (fx->is_mock)
+        dlock_fx_advance(fx, 200);
+}
+
+#define PARKED_OBJECTS 2 /* a semaphore's acquire and a latch's await */
+
+/* Runs lp until at most most fibers are in use (a loaded machine's first
+ * attempts may still be under way), up to REDIS_WAIT_MS. */
+static void run_until_parked(dlock_fx *fx, dlock_loop *lp, size_t most)
+{
+    int64_t end = dlock_fx_real_ms() + REDIS_WAIT_MS;
+
+    while (dlock__loop_fibers_in_use(lp) > most && dlock_fx_real_ms() < end)
+        assert_true(dlock_loop_run(lp, fx->is_mock ? 0 : 20) >= 0);
+}
+
+/* A wait for every lock type whose wait spec is movable (reentrant,
+ * either read-write half, semaphore lock, fair, fenced, simple, spin),
+ * and a semaphore's acquire and a latch's await, held up elsewhere,
+ * sleeps with no fiber of the loop (before: one stack per wait);
+ * released, each is granted, called back once, and the loop's fibers
+ * are all back. */
 static void async_parked_waits_hold_no_fiber(void **state)
 {
     dlock_fx *fx = BEGIN(state);
     dlock_rlock *mine[PARKED_KINDS], *theirs[PARKED_KINDS];
+    /* the callbacks' records outlive this frame when an assertion fails
+     * (the teardown frees the loop, which calls them back, first) */
+    seen *s = dlock_fx_keep(fx, calloc(PARKED_KINDS + PARKED_OBJECTS, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    seen s[PARKED_KINDS];
-    int k;
+    dlock_semaphore *sem = NULL, *sem2 = NULL;
+    dlock_latch *latch = NULL, *latch2 = NULL;
+    char name[160];
+    int k, set = 0;
 
-    memset(s, 0, sizeof s);
+    assert_non_null(s);
     for (k = 0; k < PARKED_KINDS; k++) {
-        char name[160];
-
         snprintf(name, sizeof name, "%s:%d", fx->name, k);
-        if (k == 3) {
-            /* a semaphore lock of one permit */
-            dlock_semaphore *sem = NULL;
-            int set = 0;
-
-            assert_int_equal(dlock_semaphore_new(&sem, fx->c2, name), 0);
-            assert_int_equal(dlock_semaphore_try_set_permits(sem, &set, 1), 0);
-            dlock_semaphore_free(sem);
-            assert_int_equal(set, 1);
-        }
+        parked_prepare(fx, k, name);
         mine[k] = parked_lock(fx, fx->c1, k, name);
-        /* a read half waits for a writer */
-        theirs[k] = parked_lock(fx, fx->c2, k == 2 ? 1 : k, name);
+        theirs[k] = parked_lock(fx, fx->c2, holder_kind(k), name);
         assert_int_equal(dlock_lock(theirs[k], HOLDER_LEASE_MS), 0);
         assert_int_equal(dlock_lock_async(lp, NULL, mine[k], NULL, DLOCK_WAIT_FOREVER, 0,
                                           on_done, &s[k]), 0);
     }
+    /* a semaphore with no permit, a latch that counts one */
+    snprintf(name, sizeof name, "%s:sem", fx->name);
+    assert_int_equal(dlock_semaphore_new(&sem, fx->c1, name), 0);
+    dlock_fx_keep(fx, sem, (void (*)(void *))dlock_semaphore_free);
+    assert_int_equal(dlock_semaphore_new(&sem2, fx->c2, name), 0);
+    dlock_fx_keep(fx, sem2, (void (*)(void *))dlock_semaphore_free);
+    assert_int_equal(dlock_semaphore_try_set_permits(sem2, &set, 0), 0);
+    assert_int_equal(dlock_semaphore_acquire_async(lp, NULL, sem, 1, DLOCK_WAIT_FOREVER,
+                                                   on_done, &s[PARKED_KINDS]), 0);
+    snprintf(name, sizeof name, "%s:latch", fx->name);
+    assert_int_equal(dlock_latch_new(&latch, fx->c1, name), 0);
+    dlock_fx_keep(fx, latch, (void (*)(void *))dlock_latch_free);
+    assert_int_equal(dlock_latch_new(&latch2, fx->c2, name), 0);
+    dlock_fx_keep(fx, latch2, (void (*)(void *))dlock_latch_free);
+    assert_int_equal(dlock_latch_try_set_count(latch2, &set, 1), 0);
+    assert_int_equal(set, 1);
+    assert_int_equal(dlock_latch_await_async(lp, NULL, latch, DLOCK_WAIT_FOREVER, on_done,
+                                             &s[PARKED_KINDS + 1]), 0);
     if (fx->is_mock)
         run_due_all(lp); /* every start run (a run is one slice) */
     run_idle(fx, lp, &s[0], 0);
-    assert_int_equal(dlock_loop_pending(lp), PARKED_KINDS);
-    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    for (k = 0; k < PARKED_KINDS + PARKED_OBJECTS; k++)
+        assert_int_equal(s[k].calls, 0);
+    assert_int_equal(dlock_loop_pending(lp), PARKED_KINDS + PARKED_OBJECTS);
+    /* the spin lock's poll may be in flight on a real clock (a fiber
+     * while it runs); on the virtual clock nothing runs now */
+    run_until_parked(fx, lp, fx->is_mock ? 0 : 1);
+    assert_true(dlock__loop_fibers_in_use(lp) <= (fx->is_mock ? 0u : 1u));
     for (k = 0; k < PARKED_KINDS; k++)
         assert_int_equal(dlock_unlock(theirs[k]), 0);
+    assert_int_equal(dlock_semaphore_release(sem2, 1), 0);
+    assert_int_equal(dlock_latch_count_down(latch2), 0);
+    let_pollers_look(fx);
     run_empty(fx, lp);
-    for (k = 0; k < PARKED_KINDS; k++) {
+    for (k = 0; k < PARKED_KINDS + PARKED_OBJECTS; k++) {
+        if (s[k].calls != 1 || s[k].rc != 0)
+            print_message("wait %d: %d call(s), %s (%s)\n", k, s[k].calls,
+                          dlock_errname(s[k].rc), s[k].detail);
         assert_int_equal(s[k].calls, 1);
         assert_int_equal(s[k].rc, 0);
+        if (k >= PARKED_KINDS)
+            continue;
         assert_int_equal(held_by(mine[k], s[k].owner), 1);
         assert_int_equal(dlock_unlock_as(mine[k], s[k].owner), 0);
     }
+    assert_int_equal(dlock_semaphore_release(sem, 1), 0);
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
     run_idle(fx, lp, &s[0], 1);
 }
 
-/* Parked waits end as waits with a stack did: a cancel (DLOCK_ECANCELED),
- * the budget (DLOCK_ETIMEDOUT at its end), the object's free
- * (DLOCK_ECANCELED, freed after the callback); once each, no fiber held
- * meanwhile, and nothing left held. */
-static void async_parked_wait_ends(void **state)
+/* Parked waits of lock type k end as waits with a stack did: a cancel
+ * (DLOCK_ECANCELED), the budget (DLOCK_ETIMEDOUT at its end), the
+ * object's free (DLOCK_ECANCELED, freed after the callback); once each,
+ * no fiber held meanwhile, and nothing left held. */
+static void parked_wait_ends(dlock_fx *fx, int k)
 {
-    dlock_fx *fx = BEGIN(state);
-    dlock_rlock *theirs = dlock_fx_lock(fx, fx->c2, fx->name);
-    dlock_rlock *a = NULL, *b = NULL, *c = NULL;
+    dlock_rlock *theirs, *a, *b, *c = NULL;
+    /* the callbacks' records outlive this frame when an assertion fails
+     * (the teardown frees the loop, which calls them back, first) */
+    seen *abc = dlock_fx_keep(fx, calloc(3, sizeof(seen)), free);
     dlock_loop *lp = loop(fx, fx->c1);
-    int64_t wait = fx->is_mock ? 5000 : 300;
-    seen sa = {0}, sb = {0}, sc = {0};
+    int64_t wait = fx->is_mock ? 5000 : 1500;
+    seen *sa, *sb, *sc;
     dlock_op_id op = 0;
     int locked = -1;
+    char name[160];
 
-    assert_int_equal(dlock_reentrant_new(&a, fx->c1, fx->name), 0);
-    dlock_fx_keep(fx, a, (void (*)(void *))dlock_rlock_free);
-    assert_int_equal(dlock_reentrant_new(&b, fx->c1, fx->name), 0);
-    dlock_fx_keep(fx, b, (void (*)(void *))dlock_rlock_free);
-    assert_int_equal(dlock_reentrant_new(&c, fx->c1, fx->name), 0);
+    assert_non_null(abc);
+    sa = &abc[0];
+    sb = &abc[1];
+    sc = &abc[2];
+    snprintf(name, sizeof name, "%s:%d", fx->name, k);
+    parked_prepare(fx, k, name);
+    theirs = parked_lock(fx, fx->c2, holder_kind(k), name);
+    a = parked_lock(fx, fx->c1, k, name);
+    b = parked_lock(fx, fx->c1, k, name);
+    assert_int_equal(parked_make[k](&c, fx->c1, name), 0);
     assert_int_equal(dlock_lock(theirs, HOLDER_LEASE_MS), 0);
-    assert_int_equal(dlock_lock_async(lp, &op, a, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sa),
+    assert_int_equal(dlock_lock_async(lp, &op, a, NULL, DLOCK_WAIT_FOREVER, 0, on_done, sa),
                      0);
-    assert_int_equal(dlock_lock_async(lp, NULL, b, NULL, wait, 0, on_done, &sb), 0);
-    assert_int_equal(dlock_lock_async(lp, NULL, c, NULL, DLOCK_WAIT_FOREVER, 0, on_done, &sc),
+    assert_int_equal(dlock_lock_async(lp, NULL, b, NULL, wait, 0, on_done, sb), 0);
+    assert_int_equal(dlock_lock_async(lp, NULL, c, NULL, DLOCK_WAIT_FOREVER, 0, on_done, sc),
                      0);
     if (fx->is_mock)
         run_due_all(lp); /* every start run (a run is one slice) */
-    run_idle(fx, lp, &sa, 0);
+    run_idle(fx, lp, sa, 0);
+    run_until_parked(fx, lp, 0);
     assert_int_equal(dlock_loop_pending(lp), 3);
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
 
     assert_int_equal(dlock_op_cancel(lp, op), 0);
     dlock_rlock_free(c); /* pending: freed after its callback */
-    run_until(fx, lp, &sa, 1);
-    run_until(fx, lp, &sc, 1);
-    assert_int_equal(sa.calls, 1);
-    assert_int_equal(sa.rc, DLOCK_ECANCELED);
-    assert_int_equal(sc.calls, 1);
-    assert_int_equal(sc.rc, DLOCK_ECANCELED);
-    if (!strstr(sc.detail, "freed"))
-        print_message("the freed object's wait said: \"%s\"\n", sc.detail);
-    assert_non_null(strstr(sc.detail, "freed"));
-    assert_int_equal(sb.calls, 0);
+    run_until(fx, lp, sa, 1);
+    run_until(fx, lp, sc, 1);
+    assert_int_equal(sa->calls, 1);
+    assert_int_equal(sa->rc, DLOCK_ECANCELED);
+    assert_int_equal(sc->calls, 1);
+    assert_int_equal(sc->rc, DLOCK_ECANCELED);
+    if (!strstr(sc->detail, "freed"))
+        print_message("kind %d: the freed object's wait said: \"%s\"\n", k, sc->detail);
+    assert_non_null(strstr(sc->detail, "freed"));
+    assert_int_equal(sb->calls, 0);
+    /* (a wake a leaving waiter hands on may have b look once, on a fiber) */
+    run_until_parked(fx, lp, 0);
     assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
     if (fx->is_mock)
         dlock_fx_advance(fx, wait);
-    run_until(fx, lp, &sb, 1);
-    assert_int_equal(sb.calls, 1);
-    assert_int_equal(sb.rc, DLOCK_ETIMEDOUT);
+    run_until(fx, lp, sb, 1);
+    assert_int_equal(sb->calls, 1);
+    assert_int_equal(sb->rc, DLOCK_ETIMEDOUT);
     assert_int_equal(dlock_loop_pending(lp), 0);
-    run_idle(fx, lp, &sb, 1);
-    assert_int_equal(sa.calls + sc.calls, 2);
+    run_idle(fx, lp, sb, 1);
+    assert_int_equal(sa->calls + sc->calls, 2);
     assert_int_equal(held_by(theirs, fx->owner2), 1);
     assert_int_equal(dlock_unlock(theirs), 0);
     assert_int_equal(dlock_is_locked(theirs, &locked), 0);
     assert_int_equal(locked, 0);
+    /* the next kind's run has room for its own */
+    dlock_fx_unkeep(fx, lp);
+    dlock_loop_free(lp);
+    dlock_fx_unkeep(fx, abc);
+    free(abc);
+    dlock_fx_unkeep(fx, a);
+    dlock_rlock_free(a);
+    dlock_fx_unkeep(fx, b);
+    dlock_rlock_free(b);
+    dlock_fx_unkeep(fx, theirs);
+    dlock_rlock_free(theirs);
+}
+
+static void async_parked_wait_ends(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    int k;
+
+    for (k = 0; k < PARKED_KINDS; k++)
+        parked_wait_ends(fx, k);
+}
+
+#define FAIR_WAITERS 4
+
+/* Fair waits that sleep without a fiber keep their places: queued in the
+ * order they started, each is granted in that order, one release at a
+ * time, and none before its turn. */
+static void async_parked_fair_order(void **state)
+{
+    dlock_fx *fx = BEGIN(state);
+    dlock_rlock *theirs = parked_lock(fx, fx->c2, 4, fx->name), *mine[FAIR_WAITERS];
+    seen *s = dlock_fx_keep(fx, calloc(FAIR_WAITERS, sizeof(seen)), free);
+    dlock_loop *lp = loop(fx, fx->c1);
+    int i, j;
+
+    assert_non_null(s);
+    assert_int_equal(dlock_lock(theirs, HOLDER_LEASE_MS), 0);
+    for (i = 0; i < FAIR_WAITERS; i++) {
+        mine[i] = parked_lock(fx, fx->c1, 4, fx->name);
+        assert_int_equal(dlock_lock_async(lp, NULL, mine[i], NULL, DLOCK_WAIT_FOREVER, 0,
+                                          on_done, &s[i]), 0);
+        /* its first attempt (its place) before the next starts: parked */
+        if (fx->is_mock)
+            run_due_all(lp);
+        run_until_parked(fx, lp, 0);
+        assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+        assert_int_equal(s[i].calls, 0);
+    }
+    assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+    assert_int_equal(dlock_unlock(theirs), 0);
+    for (i = 0; i < FAIR_WAITERS; i++) {
+        run_until(fx, lp, &s[i], 1);
+        assert_int_equal(s[i].calls, 1);
+        assert_int_equal(s[i].rc, 0);
+        for (j = i + 1; j < FAIR_WAITERS; j++)
+            assert_int_equal(s[j].calls, 0);
+        assert_int_equal(held_by(mine[i], s[i].owner), 1);
+        /* (a parked waiter refreshing its place looks on a fiber) */
+        run_until_parked(fx, lp, 0);
+        assert_int_equal(dlock__loop_fibers_in_use(lp), 0);
+        assert_int_equal(dlock_unlock_as(mine[i], s[i].owner), 0);
+    }
+    run_idle(fx, lp, &s[0], 1);
 }
 
 #define QUEUED 24
@@ -1393,6 +1544,7 @@ static const struct CMUnitTest async_cases[] = {
     DLOCK_FX_CASE(async_own_thread),
     DLOCK_FX_CASE(async_parked_waits_hold_no_fiber),
     DLOCK_FX_CASE(async_parked_wait_ends),
+    DLOCK_FX_CASE(async_parked_fair_order),
     DLOCK_FX_CASE(async_fiber_cap_queues),
 };
 

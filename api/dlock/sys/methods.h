@@ -286,7 +286,7 @@ typedef int (*dlock_attempt_fn)(dlock_rlock *l, dlock_op *op,
 #define DLOCK_WAIT_SPEC_VERSION 1
 /* `dlock_wait_spec spec = DLOCK_WAIT_SPEC_INIT;` then set its fields. */
 #define DLOCK_WAIT_SPEC_INIT {DLOCK_WAIT_SPEC_VERSION, NULL, NULL, NULL, NULL, \
-                              NULL, 0, 0, NULL, 0, 0, DLOCK_WAKE_EVERY}
+                              NULL, 0, 0, NULL, 0, 0, DLOCK_WAKE_EVERY, 0, 0}
 
 /* What one message on a wait's channel wakes among the client's waiters of
  * that channel (dlock_wait_spec.wake). The waiters of a channel queue per
@@ -351,6 +351,27 @@ struct dlock_wait_spec {
      * DLOCK_WAKE_LOCK or DLOCK_WAKE_COUNT (see there).
      * Waits on several backends (nbackends > 0) wake at every message. */
     int wake;
+    /* Whether the wait may go on away from the frame of the acquire slot
+     * that began it (0: no, it keeps its caller's stack while it sleeps).
+     * An asynchronous acquisition (api/dlock/async.h) whose movable wait
+     * must sleep then sleeps as a small heap record, without a stack:
+     * dlock_rlock_wait returns a code the library keeps to itself, which
+     * the slot must return as it is, at once (freeing only what it
+     * allocated for the spec); when the wait is woken, the slot is called
+     * again with the same arguments and must come to the same
+     * dlock_rlock_wait call with an equal spec (the same channel text,
+     * functions, wake and poll bounds), having sent nothing on the way;
+     * the wait goes on from where it was, and the slot gets its final
+     * code as a blocking call would. arg may point into the slot's frame:
+     * each call's arg is the one the attempts get (see arg_size). Ignored
+     * with nbackends > 0 (such a wait keeps its frame). */
+    int movable;
+    /* With movable: how many bytes at arg the wait keeps from one call of
+     * the slot to the next (state the attempts change, such as a queue
+     * place already taken): copied into each call's arg before the wait
+     * goes on, so that the call that gets the final code finds the last
+     * ones there. 0: none (each call's arg is as its slot built it). */
+    size_t arg_size;
 };
 
 /* The acquire loop for op (the acquire slot's): attempt; if busy and
