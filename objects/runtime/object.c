@@ -9,6 +9,7 @@
 #include "core/fmt.h"
 
 #include "objects/runtime/object.h"
+#include "objects/runtime/op.h"
 #include "objects/runtime/client.h"
 #include "objects/runtime/base.h"
 
