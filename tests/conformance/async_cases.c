@@ -494,6 +494,27 @@ static void async_other_objects(void **state)
     assert_int_equal(b.rc, 0);
     assert_int_equal(dlock_permit_semaphore_release(p, a.ids[1]), 0);
     dlock_permit_ids_free(a.ids);
+    /* A permit semaphore's wait keeps its fiber (its ids are drawn per
+     * call and a retry resends them): pending while both permits are
+     * taken, granted by one release. */
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(dlock_permit_semaphore_acquire_async(lp, NULL, p, 2, 0,
+                                                          fx->long_lease_ms, on_done, &a), 0);
+    run_until(fx, lp, &a, 1);
+    assert_int_equal(a.rc, 0);
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(dlock_permit_semaphore_acquire_async(lp, NULL, p, 1, DLOCK_WAIT_FOREVER,
+                                                          fx->long_lease_ms, on_done, &b), 0);
+    run_idle(fx, lp, &b, 0);
+    assert_int_equal(dlock_permit_semaphore_release(p, a.ids[0]), 0);
+    run_until(fx, lp, &b, 1);
+    assert_int_equal(b.rc, 0);
+    assert_int_equal(b.value, 1);
+    assert_non_null(b.ids);
+    assert_int_equal(dlock_permit_semaphore_release(p, a.ids[1]), 0);
+    assert_int_equal(dlock_permit_semaphore_release(p, b.ids[0]), 0);
+    dlock_permit_ids_free(a.ids);
+    dlock_permit_ids_free(b.ids);
 
     snprintf(name, sizeof(name), "%s:latch", fx->name);
     assert_int_equal(dlock_latch_new(&la, fx->c1, name), 0);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # A debugger's backtrace through a parked operation: gdb (batch mode) stops
-# the test program where an asynchronous lock wait on the mock parks its
-# fiber (dlock__fiber_sleep) and prints the backtrace. It must show the
+# the test program where an asynchronous wait on the mock that keeps its
+# fiber sleeps on it (dlock__fiber_sleep: a permit semaphore's acquisition
+# in the async group; most lock waits park without a fiber) and prints the
+# backtrace. It must show the
 # operation's frames down to the fiber's entry, none of them a frame gdb
 # could not place ("??", "corrupt stack"); where the switch chains to its
 # resumer (the x86-64 assembly switch, core/fiber.c), also the resume, the
