@@ -6,7 +6,8 @@
  * overlapping is a real violation, never an artefact of the model:
  *  - a hold starts at its grant's callback (the script ran before);
  *  - it ends at the start of its owner's unlock, at the start of a force
- *    unlock that ran, or at the lease's end counted from the start of the
+ *    unlock that ran or may have run (its answer lost: then, or up to
+ *    late_max_ms later, when it also ends a hold granted meanwhile), or at the lease's end counted from the start of the
  *    request that set it, whichever comes first. A request whose answer
  *    was lost may have run (then, or up to late_max_ms later): an
  *    extension sets the lease's end (shorter too), and one that may have
@@ -246,6 +247,9 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
      * an extension shorten one (to its lease, least of them) */
     static int64_t late_unlock[NOBJ][OWNERS], late_extend[NOBJ][OWNERS];
     static int64_t late_lease[NOBJ][OWNERS];
+    /* until when a force unlock that may have run late can end a new
+     * hold of the object, whoever's */
+    static int64_t late_force[NOBJ];
     size_t i, *acq = malloc(((size_t)nids + 1) * sizeof(*acq));
     int o, w;
 
@@ -254,6 +258,8 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
     for (i = 0; i < (size_t)nids; i++)
         acq[i] = (size_t)-1;
 
+    for (o = 0; o < NOBJ; o++)
+        late_force[o] = INT64_MIN;
     for (o = 0; o < NOBJ; o++)
         for (w = 0; w < OWNERS; w++) {
             open[o][w] = -1;
@@ -325,7 +331,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                 nh.n = e->op == SIM_OP_LOCK ? 1 : s->n; /* a lock: one permit */
                 nh.amb_floor = INT64_MAX;
                 nh.ev = i;
-                if (late_unlock[e->obj][k] > s->t)
+                if (late_unlock[e->obj][k] > s->t || late_force[e->obj] > s->t)
                     nh.end = nh.start; /* it may have been undone at once */
                 if (late_extend[e->obj][k] > s->t) {
                     /* run after the grant, it sets what is left */
@@ -375,12 +381,19 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                 late_lease[e->obj][k] = min64(late_lease[e->obj][k], s->lease);
             }
             break;
-        case SIM_OP_FORCE:
-            if (e->rc != 0)
+        case SIM_OP_FORCE: {
+            /* one whose answer was lost (or, a MultiLock's or Redlock's,
+             * whose client had a fault: one member's request may come
+             * late) may have run, then or up to late_max_ms later */
+            int late = may_run_late(h, start, e);
+
+            if (e->rc != 0 && !late)
                 break;
             for (o = 0; o < h->nobj; o++) {
                 if (!same_name(h, o, e->obj))
                     continue;
+                if (late && late_force[o] < s->t + h->late_max_ms + 1)
+                    late_force[o] = s->t + h->late_max_ms + 1;
                 for (w = 0; w < OWNERS; w++)
                     if (open[o][w] >= 0) {
                         hold *x = &out->v[open[o][w]];
@@ -391,6 +404,7 @@ static void build_holds(const sim_history *h, const size_t *start, int64_t nids,
                     }
             }
             break;
+        }
         }
     }
     for (i = 0; i < out->n; i++)
