@@ -36,7 +36,10 @@
 
 /* ---- the scripts ------------------------------------------------------------ */
 
-/* KEYS[1] the lock; ARGV[1] lease ms; ARGV[2] owner; ARGV[3] the cap.
+/* KEYS[1] the lock; ARGV[1] lease ms; ARGV[2] owner; ARGV[3] the cap;
+ * ARGV[4] the count this call's earlier attempt would have left if it ran
+ * without its answer coming back (dlock_op_retry_expect; 0: none): then
+ * that attempt's hold is this one, not counted again.
  * nil: acquired; -3: the owner is at the cap; else the holder's PTTL. Time
  * arguments are checked before the first write: Redis does not roll back a
  * script that fails half way. */
@@ -47,8 +50,15 @@ static const dlock_script acquire_script = {
     "  return redis.error_reply('ERR bad lease')\n"
     "end\n"
     "local mine = tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')\n"
+    "local expect = tonumber(ARGV[4]) or 0\n"
     "if mine == 0 and redis.call('exists', KEYS[1]) == 1 then\n"
     "  return redis.call('pttl', KEYS[1])\n"
+    "end\n"
+    "if expect > 0 and mine == expect then\n"
+    "  if redis.call('pttl', KEYS[1]) < lease then\n"
+    "    redis.call('pexpire', KEYS[1], lease)\n"
+    "  end\n"
+    "  return nil\n"
     "end\n"
     "if mine >= tonumber(ARGV[3]) then return -3 end\n"
     "redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
@@ -113,8 +123,8 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
                    int64_t lease_ms, int64_t *retry_ms)
 {
     const char *owner = dlock_op_owner(op);
-    char lease[24], cap[8];
-    const char *argv[4];
+    char lease[24], cap[8], expect[24];
+    const char *argv[5];
     dlock_reply *r = NULL;
     int rc;
 
@@ -126,11 +136,14 @@ static int attempt(dlock_rlock *l, dlock_op *op, const dlock_wait_spec *spec,
     argv[1] = lease;
     argv[2] = owner;
     argv[3] = cap;
+    /* a retry after a lost answer: what the store holds if it ran */
+    snprintf(expect, sizeof(expect), "%" PRId64, dlock_op_retry_expect(l, op));
+    argv[4] = expect;
     /* The hold registry brackets the script; with lease 0 the watchdog
      * renews the hold with the library's hash renewal script, which fits
      * this layout. */
     rc = dlock_rlock_eval_acquire(l, op, &r, lease_ms, dlock_script_hash_renew(),
-                                  &acquire_script, 1, 3, argv);
+                                  &acquire_script, 1, 4, argv);
     if (rc != 0 || r == NULL)
         return rc; /* an error, or acquired */
     if (r->type == DLOCK_REPLY_INTEGER && r->integer == -3) {

@@ -37,7 +37,10 @@ extern "C" {
 
 /* A lock type: its name (for the reports) and its constructor, with the
  * signature of dlock_reentrant_new. make must return a dlock_rlock that
- * keeps the RLock contract of api/dlock/lock.h (reentrant, exclusive). */
+ * keeps the RLock contract of api/dlock/lock.h (reentrant, exclusive),
+ * including that an acquisition retried after a lost answer holds once: its
+ * attempt passes dlock_op_retry_expect (api/dlock/sys/methods.h) to its
+ * script (samples/custom_lock.c shows how). */
 typedef struct dlock_conformance_type {
     const char *name;
     int (*make)(dlock_rlock **out, dlock_client *c, const char *name);

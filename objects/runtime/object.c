@@ -113,11 +113,12 @@ char *dlock__lease_arg(dlock_rlock *b, char *buf, int64_t lease_ms)
     return dlock__i64(buf, dlock_rlock_lease(b, lease_ms));
 }
 
+int64_t dlock_op_retry_expect(dlock_rlock *l, const dlock_op *op)
+{
+    return l && op && op->unsure ? dlock__hold_count_local(l, op->owner) + 1 : 0;
+}
+
 char *dlock__acquire_retry_arg(dlock_rlock *b, const dlock_op *op, char *buf)
 {
-    int64_t expect = 0;
-
-    if (op && op->unsure)
-        expect = dlock__hold_count_local(b, op->owner) + 1;
-    return dlock__i64(buf, expect);
+    return dlock__i64(buf, dlock_op_retry_expect(b, op));
 }

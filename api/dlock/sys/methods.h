@@ -88,6 +88,19 @@ typedef struct dlock_op dlock_op;
  * Never blocks. NULL for NULL. */
 DLOCK_API const char *dlock_op_owner(const dlock_op *op);
 
+/* For an acquisition attempt's script of a counting (reentrant) type: the
+ * hold count dlock_op_owner(op) would have on the store now had an earlier
+ * attempt of this same call taken the lock without its answer coming back
+ * (that round trip ended DLOCK_ECONN or DLOCK_ETIMEDOUT: the script may have
+ * run): the owner's holds of l known to this client, plus one. 0 when the
+ * call made no such attempt. Pass it to the script; a script that finds the
+ * owner's count equal to a positive value grants again without counting
+ * (the earlier attempt's hold is this one), so that one unlock frees a
+ * retried acquisition (the conformance kit's
+ * retry_after_lost_reply_counts_once checks it; the built-in types'
+ * scripts do it). Never blocks. 0 for NULL. */
+DLOCK_API int64_t dlock_op_retry_expect(dlock_rlock *l, const dlock_op *op);
+
 /* The method table's version this header describes. Every slot below is
  * part of version 1. A later version of the library only appends slots
  * (a table of an older version is shorter: the library never reads past
